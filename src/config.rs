@@ -1,0 +1,328 @@
+//! Where to find Redis and how long to wait for it: one `Config` value built
+//! from a DSN, an options map, or the `redislock.*` INI defaults.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+
+pub const DEFAULT_DSN: &str = "redis://127.0.0.1:6379";
+pub const DEFAULT_CONNECT_TIMEOUT: f64 = 1.0;
+pub const DEFAULT_READ_TIMEOUT: f64 = 2.0;
+
+/// Process-wide defaults (the INI values), used where a constructor gets no
+/// value of its own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Defaults {
+    pub dsn: String,
+    pub connect_timeout: f64,
+    pub read_timeout: f64,
+    pub prefix: String,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Self {
+            dsn: DEFAULT_DSN.to_owned(),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+            prefix: String::new(),
+        }
+    }
+}
+
+/// One Redis server and the client settings used with it.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub info: ConnectionInfo,
+    /// `host:port` or `unix:/path`, for messages: never holds a password.
+    pub server: String,
+    pub connect_timeout: Duration,
+    pub read_timeout: Duration,
+    /// Prepended to every key, like phpredis' OPT_PREFIX.
+    pub prefix: Vec<u8>,
+    /// Identifies the connection in the per-process registry.
+    pub(crate) id: String,
+}
+
+/// The option names an options array may hold (besides the DSN parts).
+pub const OPTION_NAMES: &[&str] = &[
+    "dsn",
+    "host",
+    "port",
+    "socket",
+    "database",
+    "username",
+    "password",
+    "timeout",
+    "read_timeout",
+    "prefix",
+];
+
+impl Config {
+    /// A config from a DSN string, with the defaults for what it does not say.
+    /// Query parameters `timeout`, `read_timeout` and `prefix` are read too.
+    pub fn from_dsn(dsn: &str, defaults: &Defaults) -> Result<Self> {
+        let mut options = Vec::new();
+        options.push(("dsn".to_owned(), dsn.to_owned()));
+        Self::from_options(&options, defaults)
+    }
+
+    /// A config from `name => value` options (see [`OPTION_NAMES`]); `dsn`
+    /// gives the base, the other entries override its parts.
+    pub fn from_options(options: &[(String, String)], defaults: &Defaults) -> Result<Self> {
+        let get = |name: &str| {
+            options
+                .iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        for (name, _) in options {
+            if !OPTION_NAMES.contains(&name.as_str()) {
+                bail!(
+                    "unknown option '{name}' (known: {})",
+                    OPTION_NAMES.join(", ")
+                );
+            }
+        }
+        let dsn = get("dsn").unwrap_or(&defaults.dsn);
+        let (base, query) = split_query(dsn)?;
+        let query_get = |name: &str| {
+            query
+                .iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        let mut info = parse_base(base)?;
+        let mut addr = info.addr().clone();
+        if let Some(socket) = get("socket") {
+            addr = ConnectionAddr::Unix(socket.into());
+        }
+        if let Some(host) = get("host") {
+            if host.is_empty() {
+                bail!("option 'host' is empty");
+            }
+            let port = match &addr {
+                ConnectionAddr::Tcp(_, port) => *port,
+                _ => 6379,
+            };
+            addr = ConnectionAddr::Tcp(host.to_owned(), port);
+        }
+        if let Some(port) = get("port") {
+            let port: u16 = port
+                .trim()
+                .parse()
+                .ok()
+                .filter(|p| *p > 0)
+                .with_context(|| format!("option 'port' must be 1..65535, got '{port}'"))?;
+            match &mut addr {
+                ConnectionAddr::Tcp(_, p) => *p = port,
+                _ => bail!("option 'port' given for a unix socket"),
+            }
+        }
+        let mut redis = info.redis_settings().clone();
+        if let Some(user) = get("username") {
+            redis = redis.set_username(user);
+        }
+        if let Some(password) = get("password") {
+            redis = redis.set_password(password);
+        }
+        if let Some(db) = get("database").or_else(|| query_get("database")) {
+            let db: i64 = db
+                .trim()
+                .parse()
+                .ok()
+                .filter(|d| *d >= 0)
+                .with_context(|| {
+                    format!("option 'database' must be an integer >= 0, got '{db}'")
+                })?;
+            redis = redis.set_db(db);
+        }
+        info = info.set_addr(addr).set_redis_settings(redis);
+
+        let seconds = |name: &str, default: f64| -> Result<Duration> {
+            match get(name).or_else(|| query_get(name)) {
+                Some(text) => parse_seconds(name, text),
+                None => parse_seconds(name, &default.to_string()),
+            }
+        };
+        let connect_timeout = seconds("timeout", defaults.connect_timeout)?;
+        let read_timeout = seconds("read_timeout", defaults.read_timeout)?;
+        let prefix = get("prefix")
+            .or_else(|| query_get("prefix"))
+            .unwrap_or(&defaults.prefix)
+            .as_bytes()
+            .to_vec();
+
+        let server = describe(info.addr());
+        let redis = info.redis_settings();
+        let id = format!(
+            "{server}\0{}\0{}\0{}\0{:?}\0{:?}",
+            redis.db(),
+            redis.username().unwrap_or(""),
+            redis.password().unwrap_or(""),
+            connect_timeout,
+            read_timeout
+        );
+        Ok(Self {
+            info,
+            server,
+            connect_timeout,
+            read_timeout,
+            prefix,
+            id,
+        })
+    }
+
+    /// The full key for a name: the prefix, then the name.
+    pub fn key(&self, name: &[u8]) -> Vec<u8> {
+        let mut key = Vec::with_capacity(self.prefix.len() + name.len());
+        key.extend_from_slice(&self.prefix);
+        key.extend_from_slice(name);
+        key
+    }
+}
+
+/// A timeout in seconds: finite, > 0, at most a day.
+pub fn parse_seconds(name: &str, text: &str) -> Result<Duration> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v > 0.0 && *v <= 86400.0)
+        .with_context(|| {
+            format!("'{name}' must be a number of seconds in (0, 86400], got '{text}'")
+        })?;
+    Ok(Duration::from_secs_f64(value))
+}
+
+fn split_query(dsn: &str) -> Result<(&str, Vec<(String, String)>)> {
+    let Some((base, query)) = dsn.split_once('?') else {
+        return Ok((dsn, Vec::new()));
+    };
+    let pairs = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (k.to_owned(), v.to_owned())
+        })
+        .collect::<Vec<_>>();
+    for (k, _) in &pairs {
+        if !["timeout", "read_timeout", "prefix", "database"].contains(&k.as_str()) {
+            bail!("unknown DSN parameter '{k}' (known: timeout, read_timeout, prefix, database)");
+        }
+    }
+    Ok((base, pairs))
+}
+
+fn parse_base(dsn: &str) -> Result<ConnectionInfo> {
+    let scheme = dsn.split_once("://").map(|(s, _)| s).unwrap_or("");
+    match scheme {
+        "redis" | "unix" | "redis+unix" => {}
+        "rediss" => bail!(
+            "TLS DSNs (rediss://) are not supported by this build of redislock yet; use redis:// or unix://"
+        ),
+        _ => bail!(
+            "invalid DSN '{}': expected redis://[user:pass@]host:port[/db], rediss://... or unix:///path.sock",
+            redact(dsn)
+        ),
+    }
+    dsn.into_connection_info()
+        .map_err(|e| anyhow::anyhow!("invalid DSN '{}': {e}", redact(dsn)))
+}
+
+/// A DSN with any password replaced by `***`, safe to show.
+pub fn redact(dsn: &str) -> String {
+    let Some((scheme, rest)) = dsn.split_once("://") else {
+        return dsn.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map(|(u, _)| u).unwrap_or("");
+            format!("{scheme}://{user}:***@{host}{path}")
+        }
+        None => dsn.to_owned(),
+    }
+}
+
+fn describe(addr: &ConnectionAddr) -> String {
+    match addr {
+        ConnectionAddr::Tcp(host, port) => format!("{host}:{port}"),
+        ConnectionAddr::Unix(path) => format!("unix:{}", path.display()),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dsn_parts_and_defaults() {
+        let d = Defaults::default();
+        let c = Config::from_dsn(
+            "redis://u:secret@10.0.0.1:7000/3?timeout=0.5&prefix=app:",
+            &d,
+        )
+        .unwrap();
+        assert_eq!(c.server, "10.0.0.1:7000");
+        assert_eq!(c.info.redis_settings().db(), 3);
+        assert_eq!(c.info.redis_settings().password(), Some("secret"));
+        assert_eq!(c.connect_timeout, Duration::from_millis(500));
+        assert_eq!(c.read_timeout, Duration::from_secs(2));
+        assert_eq!(c.prefix, b"app:");
+        assert!(!c.server.contains("secret"));
+    }
+
+    #[test]
+    fn options_override_dsn() {
+        let d = Defaults::default();
+        let opts = vec![
+            ("host".to_owned(), "localhost".to_owned()),
+            ("port".to_owned(), "6380".to_owned()),
+            ("database".to_owned(), "2".to_owned()),
+        ];
+        let c = Config::from_options(&opts, &d).unwrap();
+        assert_eq!(c.server, "localhost:6380");
+        assert_eq!(c.info.redis_settings().db(), 2);
+    }
+
+    #[test]
+    fn unix_socket() {
+        let c = Config::from_dsn("unix:///tmp/r.sock", &Defaults::default()).unwrap();
+        assert_eq!(c.server, "unix:/tmp/r.sock");
+    }
+
+    #[test]
+    fn bad_input_is_an_error_without_password() {
+        let d = Defaults::default();
+        for dsn in [
+            "",
+            "http://x",
+            "redis://:pw@host:notaport",
+            "rediss://h:1",
+            "redis://h:1?x=1",
+            "redis://h:1?timeout=-1",
+            "redis://h:1?timeout=nan",
+        ] {
+            let err = Config::from_dsn(dsn, &d).unwrap_err().to_string();
+            assert!(!err.contains("pw@"), "{err}");
+        }
+        let opts = vec![("bogus".to_owned(), "1".to_owned())];
+        assert!(Config::from_options(&opts, &d).is_err());
+        let opts = vec![("port".to_owned(), "70000".to_owned())];
+        assert!(Config::from_options(&opts, &d).is_err());
+    }
+
+    #[test]
+    fn redaction() {
+        assert_eq!(redact("redis://u:pw@h:1/2"), "redis://u:***@h:1/2");
+        assert_eq!(redact("redis://:pw@h:1"), "redis://:***@h:1");
+        assert_eq!(redact("redis://h:1"), "redis://h:1");
+    }
+}

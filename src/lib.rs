@@ -1,0 +1,13 @@
+//! redislock: distributed locks and task queues on Redis for PHP.
+//!
+//! The engines (`lock`, `queue`) know nothing of PHP; the bindings in `php`
+//! know nothing of Redis. Built without the `php` feature, the crate is the
+//! engines alone, which is how the Rust integration tests link it.
+
+pub mod config;
+pub mod conn;
+pub mod lock;
+pub mod queue;
+
+#[cfg(feature = "php")]
+mod php;

@@ -1,0 +1,33 @@
+//! Order locks (the seed's `Lock_Service`): the value is a number from a
+//! shared counter, so the id proves ownership, survives the request and
+//! strictly increases (it doubles as a fencing token).
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::Script;
+
+use super::millis;
+use crate::config::Config;
+use crate::conn::{self, Error};
+
+static ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/order_lock_acquire.lua")));
+
+/// Takes `key` with a new id from `counter`; `None` if it is already locked.
+pub fn acquire(
+    config: &Config,
+    key: &[u8],
+    counter: &[u8],
+    lease: Duration,
+) -> Result<Option<i64>, Error> {
+    let id: i64 = conn::with(config, |c| {
+        ACQUIRE.key(key).key(counter).arg(millis(lease)).invoke(c)
+    })?;
+    Ok((id != 0).then_some(id))
+}
+
+/// A new id from the counter.
+pub fn next_id(config: &Config, counter: &[u8]) -> Result<i64, Error> {
+    conn::with(config, |c| redis::cmd("INCR").arg(counter).query(c))
+}

@@ -1,0 +1,163 @@
+//! The `redislock.*` INI entries. PHP tells us each change (php.ini at
+//! startup, `ini_set()`, the reset at request end) through `on_modify`; the
+//! values are validated there, so a bad one is refused and never used.
+
+use std::cell::RefCell;
+use std::ffi::{CStr, c_int, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ext_php_rs::ffi::{zend_ini_entry, zend_string};
+use ext_php_rs::flags::IniEntryPermission;
+use ext_php_rs::types::ZendStr;
+use ext_php_rs::zend::{IniEntryDef, IniEntryDefs};
+
+use crate::config::{self, Config, Defaults};
+
+pub const DSN: &str = "redislock.default_dsn";
+pub const CONNECT_TIMEOUT: &str = "redislock.connect_timeout";
+pub const READ_TIMEOUT: &str = "redislock.read_timeout";
+pub const PREFIX: &str = "redislock.prefix";
+pub const RELEASE_AT_REQUEST_END: &str = "redislock.release_at_request_end";
+
+const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {
+    let mut def = IniEntryDef::new(name, default, IniEntryPermission::All);
+    def.on_modify = Some(on_modify);
+    def
+}
+
+static ENTRIES: IniEntryDefs<6> = IniEntryDefs::new([
+    entry(c"redislock.default_dsn", c"redis://127.0.0.1:6379"),
+    entry(c"redislock.connect_timeout", c"1"),
+    entry(c"redislock.read_timeout", c"2"),
+    entry(c"redislock.prefix", c""),
+    entry(c"redislock.release_at_request_end", c"1"),
+    IniEntryDef::end(),
+]);
+
+/// The effective settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub defaults: Defaults,
+    pub release_at_request_end: bool,
+}
+
+static SETTINGS: Mutex<Option<Settings>> = Mutex::new(None);
+/// Bumped on every change, so cached configs know they are stale.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+pub fn register(module_number: i32) {
+    IniEntryDef::register(ENTRIES.as_slice(), module_number);
+}
+
+pub fn settings() -> Settings {
+    let guard = SETTINGS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    guard.clone().unwrap_or_else(|| Settings {
+        defaults: Defaults::default(),
+        release_at_request_end: true,
+    })
+}
+
+fn parse_bool(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "on" | "yes" | "true" => Some(true),
+        "0" | "off" | "no" | "false" | "none" | "" => Some(false),
+        _ => None,
+    }
+}
+
+/// Applies one INI change to `s`, or says why it is refused.
+fn apply(s: &mut Settings, name: &str, value: &str) -> Result<(), String> {
+    match name {
+        DSN => {
+            Config::from_dsn(value, &s.defaults).map_err(|e| e.to_string())?;
+            s.defaults.dsn = value.to_owned();
+        }
+        CONNECT_TIMEOUT => {
+            s.defaults.connect_timeout = config::parse_seconds(name, value)
+                .map_err(|e| e.to_string())?
+                .as_secs_f64();
+        }
+        READ_TIMEOUT => {
+            s.defaults.read_timeout = config::parse_seconds(name, value)
+                .map_err(|e| e.to_string())?
+                .as_secs_f64();
+        }
+        PREFIX => s.defaults.prefix = value.to_owned(),
+        RELEASE_AT_REQUEST_END => {
+            s.release_at_request_end = parse_bool(value)
+                .ok_or_else(|| format!("{name} must be on or off, got '{value}'"))?;
+        }
+        _ => return Err(format!("unknown setting {name}")),
+    }
+    Ok(())
+}
+
+fn text(s: *mut zend_string) -> String {
+    // SAFETY: the engine passes valid zend_strings (or null) to on_modify.
+    match unsafe { s.cast::<ZendStr>().as_ref() } {
+        Some(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
+        None => String::new(),
+    }
+}
+
+unsafe extern "C" fn on_modify(
+    entry: *mut zend_ini_entry,
+    new_value: *mut zend_string,
+    _: *mut c_void,
+    _: *mut c_void,
+    _: *mut c_void,
+    _stage: c_int,
+) -> c_int {
+    const SUCCESS: c_int = 0;
+    const FAILURE: c_int = -1;
+    let outcome = std::panic::catch_unwind(|| {
+        // SAFETY: the engine passes the entry being modified.
+        let name = match unsafe { entry.as_ref() } {
+            Some(entry) => text(entry.name),
+            None => return false,
+        };
+        let value = text(new_value);
+        let mut guard = SETTINGS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut next = guard.clone().unwrap_or_else(|| Settings {
+            defaults: Defaults::default(),
+            release_at_request_end: true,
+        });
+        if apply(&mut next, &name, &value).is_err() {
+            return false;
+        }
+        *guard = Some(next);
+        GENERATION.fetch_add(1, Ordering::Release);
+        true
+    });
+    if outcome.unwrap_or(false) {
+        SUCCESS
+    } else {
+        FAILURE
+    }
+}
+
+thread_local! {
+    static DEFAULT_CONFIG: RefCell<Option<(u64, Arc<Config>)>> = const { RefCell::new(None) };
+}
+
+/// The config the INI settings describe, rebuilt only after they change.
+pub fn default_config() -> Result<Arc<Config>, String> {
+    let generation = GENERATION.load(Ordering::Acquire);
+    if let Some(config) = DEFAULT_CONFIG.with(|c| {
+        c.borrow()
+            .as_ref()
+            .filter(|(g, _)| *g == generation)
+            .map(|(_, config)| config.clone())
+    }) {
+        return Ok(config);
+    }
+    let defaults = settings().defaults;
+    let config = Arc::new(Config::from_dsn(&defaults.dsn, &defaults).map_err(|e| e.to_string())?);
+    DEFAULT_CONFIG.with(|c| *c.borrow_mut() = Some((generation, config.clone())));
+    Ok(config)
+}

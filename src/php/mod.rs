@@ -1,0 +1,108 @@
+//! The PHP face of the engines: module registration, INI, phpinfo, the
+//! request-end hook, and the seed classes as thin adapters.
+
+mod errors;
+mod ini;
+mod lock_service;
+mod redis_lock;
+mod redis_queue;
+mod value;
+
+use std::sync::Arc;
+
+use ext_php_rs::exception::PhpResult;
+use ext_php_rs::prelude::*;
+use ext_php_rs::zend::ModuleEntry;
+use ext_php_rs::{info_table_end, info_table_row, info_table_start};
+
+use crate::config::{Config, redact};
+use crate::conn;
+use crate::lock::held;
+use value::{Value, type_error, value_error};
+
+/// An engine result, with its error as the extension's exception.
+fn engine<T>(result: Result<T, conn::Error>) -> PhpResult<T> {
+    result.map_err(errors::to_php)
+}
+
+fn config_or_throw() -> PhpResult<Arc<Config>> {
+    ini::default_config().map_err(value_error)
+}
+
+/// The config a constructor's `$param` describes: null for the INI defaults,
+/// a DSN string, or an options array.
+fn config_from_param(param: Value) -> PhpResult<Arc<Config>> {
+    let defaults = ini::settings().defaults;
+    let config = match &param {
+        Value::Null => return config_or_throw(),
+        Value::Str(dsn) => Config::from_dsn(&String::from_utf8_lossy(dsn), &defaults),
+        Value::Array(entries) => {
+            let mut options = Vec::with_capacity(entries.len());
+            for (name, value) in entries {
+                let text = value.bytes(&format!("option '{name}'"))?;
+                options.push((name.clone(), String::from_utf8_lossy(&text).into_owned()));
+            }
+            Config::from_options(&options, &defaults)
+        }
+        other => {
+            return Err(type_error(format!(
+                "Argument #1 ($param) must be of type array|string|null, {} given",
+                other.type_name()
+            )));
+        }
+    };
+    config
+        .map(Arc::new)
+        .map_err(|e| value_error(format!("redislock: {e}")))
+}
+
+extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
+    let _ = std::panic::catch_unwind(|| {
+        let locks = held::take_all();
+        if ini::settings().release_at_request_end {
+            held::release(locks);
+        }
+    });
+    0
+}
+
+extern "C" fn module_info(_module: *mut ModuleEntry) {
+    let _ = std::panic::catch_unwind(|| {
+        let s = ini::settings();
+        info_table_start!();
+        info_table_row!("redislock support", "enabled");
+        info_table_row!("version", env!("CARGO_PKG_VERSION"));
+        info_table_row!(ini::DSN, redact(&s.defaults.dsn));
+        info_table_row!(ini::CONNECT_TIMEOUT, s.defaults.connect_timeout.to_string());
+        info_table_row!(ini::READ_TIMEOUT, s.defaults.read_timeout.to_string());
+        info_table_row!(ini::PREFIX, s.defaults.prefix);
+        info_table_row!(
+            ini::RELEASE_AT_REQUEST_END,
+            if s.release_at_request_end {
+                "On"
+            } else {
+                "Off"
+            }
+        );
+        info_table_end!();
+    });
+}
+
+fn startup(_type: i32, module_number: i32) -> i32 {
+    let ok = std::panic::catch_unwind(|| {
+        ini::register(module_number);
+        errors::register().is_ok()
+    });
+    if ok.unwrap_or(false) { 0 } else { -1 }
+}
+
+#[php_module]
+#[php(startup = "startup")]
+pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
+    module
+        .class::<lock_service::LockService>()
+        .class::<redis_lock::RedisLock>()
+        .class::<redis_queue::RedisQueue>()
+        .request_shutdown_function(request_shutdown)
+        .info_function(module_info)
+}

@@ -1,0 +1,162 @@
+//! `RedisLock` (seed 003): named locks held by an instance, each with its own
+//! owner token, released when the instance goes away or the request ends.
+
+// Parameter names are the seeds' (PHP named arguments use them).
+#![allow(non_snake_case)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ext_php_rs::prelude::*;
+
+use super::lock_service::lease;
+use super::value::Value;
+use super::{config_from_param, engine, ini};
+use crate::config::Config;
+use crate::lock::{self, Wait, held};
+
+#[php_class]
+#[php(name = "RedisLock")]
+pub struct RedisLock {
+    config: Arc<Config>,
+    owner: u64,
+}
+
+fn lock_key(config: &Config, name: &[u8]) -> Vec<u8> {
+    let mut key = b"Lock:".to_vec();
+    key.extend_from_slice(name);
+    config.key(&key)
+}
+
+impl RedisLock {
+    fn unlock_name(&self, name: &[u8]) -> PhpResult<bool> {
+        match held::remove(self.owner, name) {
+            Some(h) => engine(lock::release(&h.config, &h.key, h.token.as_bytes())),
+            None => Ok(false),
+        }
+    }
+}
+
+#[php_impl]
+impl RedisLock {
+    /// `$param`: null for the `redislock.*` INI defaults, a DSN string, or an
+    /// options array (dsn, host, port, socket, database, username, password,
+    /// timeout, read_timeout, prefix).
+    #[php(defaults(param = None))]
+    pub fn __construct(param: Option<Value>) -> PhpResult<Self> {
+        Ok(Self {
+            config: config_from_param(param.unwrap_or(Value::Null))?,
+            owner: held::new_owner(),
+        })
+    }
+
+    /// Takes the lock `Lock:<name>` for `$expire` seconds, trying for up to
+    /// `$timeout` seconds (0: once). A waiter wakes as soon as the lock is
+    /// released; `$waitIntervalUs` is only the longest gap between re-checks.
+    #[php(
+        optional = "timeout",
+        defaults(timeout = 0, expire = 15, waitIntervalUs = 100000)
+    )]
+    pub fn lock(
+        &mut self,
+        name: Value,
+        timeout: Value,
+        expire: Value,
+        waitIntervalUs: Value,
+    ) -> PhpResult<bool> {
+        if name.is_loosely_null() {
+            return Ok(false);
+        }
+        let seconds = expire.number("RedisLock::lock(): Argument #3 ($expire)")?;
+        if seconds <= 0.0 {
+            return Ok(false);
+        }
+        let lease = lease(seconds, "RedisLock::lock(): Argument #3 ($expire)")?;
+        let timeout = timeout.finite("RedisLock::lock(): Argument #2 ($timeout)")?;
+        let interval = waitIntervalUs.finite("RedisLock::lock(): Argument #4 ($waitIntervalUs)")?;
+        let wait = Wait {
+            timeout: Duration::from_secs_f64(timeout.clamp(0.0, super::lock_service::MAX_SECONDS)),
+            recheck: Duration::from_micros(interval.clamp(1000.0, 1.0e12) as u64),
+        };
+        let name = name.bytes("RedisLock::lock(): Argument #1 ($name)")?;
+        let key = lock_key(&self.config, &name);
+        let token = lock::new_token();
+        let acquired = engine(lock::acquire(&self.config, &key, &token, lease, wait))?;
+        if acquired {
+            let pid = std::process::id();
+            held::insert(
+                self.owner,
+                name,
+                held::Held {
+                    config: self.config.clone(),
+                    key,
+                    token,
+                    pid,
+                },
+            );
+        }
+        Ok(acquired)
+    }
+
+    /// Releases the lock if this instance still holds it; true only if this
+    /// call deleted it. The instance forgets the lock in any case.
+    pub fn unlock(&mut self, name: Value) -> PhpResult<bool> {
+        let name = name.bytes("RedisLock::unlock(): Argument #1 ($name)")?;
+        self.unlock_name(&name)
+    }
+
+    /// Releases every lock this instance holds; true if all were released.
+    pub fn unlock_all(&mut self) -> PhpResult<bool> {
+        let mut all = true;
+        let mut first_error = None;
+        for name in held::names(self.owner) {
+            match self.unlock_name(&name) {
+                Ok(released) => all &= released,
+                Err(e) => {
+                    all = false;
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(all),
+        }
+    }
+
+    /// Sets the lease of a lock this instance holds to `max($expire, 1)`
+    /// seconds; false if it does not hold it (any more).
+    pub fn expire(&mut self, name: Value, expire: Value) -> PhpResult<bool> {
+        let name = name.bytes("RedisLock::expire(): Argument #1 ($name)")?;
+        let seconds = expire.number("RedisLock::expire(): Argument #2 ($expire)")?;
+        let Some(h) = held::get(self.owner, &name) else {
+            return Ok(false);
+        };
+        let lease = lease(
+            seconds.max(1.0),
+            "RedisLock::expire(): Argument #2 ($expire)",
+        )?;
+        engine(lock::extend(&h.config, &h.key, &h.token, lease))
+    }
+
+    /// True only if this instance took the lock and Redis still holds its token.
+    pub fn is_locking(&mut self, name: Value) -> PhpResult<bool> {
+        let name = name.bytes("RedisLock::isLocking(): Argument #1 ($name)")?;
+        match held::get(self.owner, &name) {
+            Some(h) => engine(lock::holds(&h.config, &h.key, &h.token)),
+            None => Ok(false),
+        }
+    }
+}
+
+impl Drop for RedisLock {
+    fn drop(&mut self) {
+        let owner = self.owner;
+        let _ = std::panic::catch_unwind(|| {
+            let locks = held::take_owner(owner);
+            if ini::settings().release_at_request_end {
+                held::release(locks);
+            }
+        });
+    }
+}

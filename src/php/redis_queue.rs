@@ -1,0 +1,180 @@
+//! `RedisQueue` (seed 003): a de-duplicating, delayable task queue in the
+//! sorted set `Queue:<name>`.
+
+// Parameter names are the seeds' (PHP named arguments use them).
+#![allow(non_snake_case)]
+
+use std::sync::Arc;
+
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
+
+use super::value::{Value, value_error};
+use super::{config_from_param, engine};
+use crate::config::Config;
+use crate::queue::{self, Task};
+
+#[php_class]
+#[php(name = "RedisQueue")]
+pub struct RedisQueue {
+    config: Arc<Config>,
+}
+
+fn queue_key(config: &Config, name: &Value, method: &str) -> PhpResult<Vec<u8>> {
+    let mut key = b"Queue:".to_vec();
+    key.extend(name.bytes(&format!("RedisQueue::{method}(): Argument #1 ($name)"))?);
+    Ok(config.key(&key))
+}
+
+fn task_array(task: Task) -> PhpResult<Zval> {
+    let mut arr = ZendHashTable::new();
+    let mut id = Zval::new();
+    id.set_zend_string(ZendStr::new(&task.id, false));
+    arr.insert("id", id)?;
+    arr.insert("score", task.score)?;
+    let mut zv = Zval::new();
+    zv.set_hashtable(arr);
+    Ok(zv)
+}
+
+/// The seed's shapes: for `$count == 1` one task or false, else a list.
+fn tasks_result(tasks: Vec<Task>, single: bool) -> PhpResult<Zval> {
+    let mut zv = Zval::new();
+    if single {
+        match tasks.into_iter().next() {
+            Some(task) => return task_array(task),
+            None => zv.set_bool(false),
+        }
+        return Ok(zv);
+    }
+    let mut list = ZendHashTable::with_capacity(tasks.len().try_into().unwrap_or(u32::MAX));
+    for task in tasks {
+        list.push(task_array(task)?)?;
+    }
+    zv.set_hashtable(list);
+    Ok(zv)
+}
+
+fn empty_list() -> Zval {
+    let mut zv = Zval::new();
+    zv.set_hashtable(ZendHashTable::new());
+    zv
+}
+
+/// A count as the seed's LIMIT takes it: the whole part of a positive number.
+fn count_of(count: f64) -> u64 {
+    count.floor().clamp(0.0, i64::MAX as f64) as u64
+}
+
+#[php_impl]
+impl RedisQueue {
+    /// `$param`: null for the INI defaults, a DSN string, or an options array.
+    #[php(defaults(param = None))]
+    pub fn __construct(param: Option<Value>) -> PhpResult<Self> {
+        Ok(Self {
+            config: config_from_param(param.unwrap_or(Value::Null))?,
+        })
+    }
+
+    /// Queues task `$id` (or each id of an array) due `$afterInterval`
+    /// seconds from now by the Redis server's clock. An id already queued
+    /// keeps its score. `$timeout` is accepted for compatibility.
+    #[php(optional = "timeout", defaults(timeout = 10, afterInterval = 0))]
+    pub fn enqueue(
+        &mut self,
+        name: Value,
+        id: Value,
+        timeout: Value,
+        afterInterval: Value,
+    ) -> PhpResult<bool> {
+        if name.is_empty() || id.is_empty() {
+            return Ok(false);
+        }
+        if timeout.number("RedisQueue::enqueue(): Argument #3 ($timeout)")? <= 0.0 {
+            return Ok(false);
+        }
+        let delay = afterInterval.finite("RedisQueue::enqueue(): Argument #4 ($afterInterval)")?;
+        let ids = match &id {
+            Value::Array(items) => items
+                .iter()
+                .map(|(_, item)| item.bytes("RedisQueue::enqueue(): Argument #2 ($id) items"))
+                .collect::<PhpResult<Vec<_>>>()?,
+            single => vec![single.bytes("RedisQueue::enqueue(): Argument #2 ($id)")?],
+        };
+        let key = queue_key(&self.config, &name, "enqueue")?;
+        engine(queue::enqueue(&self.config, &key, &ids, delay))?;
+        Ok(true)
+    }
+
+    /// Removes task `$id` only if its score is still `$score` (as `pop` or
+    /// `top` returned it); false if it was queued again since, or is gone.
+    #[php(optional = "timeout", defaults(timeout = 10))]
+    pub fn dequeue(
+        &mut self,
+        name: Value,
+        id: Value,
+        score: Value,
+        timeout: Value,
+    ) -> PhpResult<bool> {
+        let _ = timeout;
+        if name.is_empty() || id.is_empty() || score.is_empty() {
+            return Ok(false);
+        }
+        let score = score.number("RedisQueue::dequeue(): Argument #3 ($score)")?;
+        if !score.is_finite() {
+            return Ok(false);
+        }
+        let id = id.bytes("RedisQueue::dequeue(): Argument #2 ($id)")?;
+        let key = queue_key(&self.config, &name, "dequeue")?;
+        engine(queue::dequeue(&self.config, &key, &id, score))
+    }
+
+    /// Removes and returns up to `$count` due tasks, earliest first: for
+    /// `$count == 1` one `['id' => string, 'score' => float]` or false, else
+    /// a list of them.
+    ///
+    /// @return array|false
+    #[php(optional = "count", defaults(count = 1, timeout = 10))]
+    pub fn pop(&mut self, name: Value, count: Value, timeout: Value) -> PhpResult<Zval> {
+        let _ = timeout;
+        self.due(name, count, true, "pop")
+    }
+
+    /// Returns up to `$count` due tasks without removing them (shapes as `pop`).
+    ///
+    /// @return array|false
+    #[php(optional = "count", defaults(count = 1))]
+    pub fn top(&mut self, name: Value, count: Value) -> PhpResult<Zval> {
+        self.due(name, count, false, "top")
+    }
+}
+
+impl RedisQueue {
+    fn due(&self, name: Value, count: Value, remove: bool, method: &str) -> PhpResult<Zval> {
+        if name.is_empty() {
+            return Ok(empty_list());
+        }
+        let count = count.number(&format!("RedisQueue::{method}(): Argument #2 ($count)"))?;
+        // pop() refuses `$count <= 0`, top() `$count < 1` (NAN fails both).
+        let refused = if remove {
+            !(count > 0.0)
+        } else {
+            !(count >= 1.0)
+        };
+        if refused || count < 1.0 {
+            return Ok(empty_list());
+        }
+        if count.is_infinite() {
+            return Err(value_error(format!(
+                "RedisQueue::{method}(): Argument #2 ($count) must be finite"
+            )));
+        }
+        let key = queue_key(&self.config, &name, method)?;
+        let tasks = if remove {
+            engine(queue::pop(&self.config, &key, count_of(count)))?
+        } else {
+            engine(queue::top(&self.config, &key, count_of(count)))?
+        };
+        tasks_result(tasks, count == 1.0)
+    }
+}

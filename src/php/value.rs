@@ -1,0 +1,179 @@
+//! The seed classes take untyped parameters and judge them with PHP's
+//! `empty()` and loose comparisons. `Value` is such a parameter, copied out
+//! of its zval, with those rules and the conversions the bindings need.
+
+use ext_php_rs::convert::{FromZval, StubLiteral};
+use ext_php_rs::exception::{PhpException, PhpResult};
+use ext_php_rs::flags::DataType;
+use ext_php_rs::types::Zval;
+use ext_php_rs::zend::ce;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Vec<u8>),
+    /// The array's entries in order, keys as strings.
+    Array(Vec<(String, Value)>),
+    /// An object (by class name) or a resource: never a valid scalar here.
+    Other(String),
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+
+impl StubLiteral for Value {
+    fn stub_literal(&self) -> String {
+        match self {
+            Value::Int(v) => v.to_string(),
+            _ => "null".to_owned(),
+        }
+    }
+}
+
+impl Value {
+    fn copy_of(zv: &Zval) -> Self {
+        let zv = zv.dereference();
+        if zv.is_null() {
+            Value::Null
+        } else if let Some(b) = zv.bool() {
+            Value::Bool(b)
+        } else if let Some(i) = zv.long() {
+            Value::Int(i)
+        } else if let Some(f) = zv.double() {
+            Value::Float(f)
+        } else if let Some(s) = zv.zend_str() {
+            Value::Str(s.as_bytes().to_vec())
+        } else if let Some(arr) = zv.array() {
+            Value::Array(
+                arr.iter()
+                    .map(|(k, v)| (k.to_string(), Value::copy_of(v)))
+                    .collect(),
+            )
+        } else if let Some(obj) = zv.object() {
+            Value::Other(obj.get_class_name().unwrap_or_else(|_| "object".to_owned()))
+        } else {
+            Value::Other(zv.get_type().to_string())
+        }
+    }
+
+    /// PHP's `empty($v)`.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Value::Null => true,
+            Value::Bool(b) => !b,
+            Value::Int(i) => *i == 0,
+            Value::Float(f) => *f == 0.0,
+            Value::Str(s) => s.is_empty() || s == b"0",
+            Value::Array(a) => a.is_empty(),
+            Value::Other(_) => false,
+        }
+    }
+
+    /// PHP 8's `$v == null`: like `empty()`, except that "0" is not null.
+    pub fn is_loosely_null(&self) -> bool {
+        !matches!(self, Value::Str(s) if s == b"0") && self.is_empty()
+    }
+
+    /// PHP's name for the value's type, for error messages.
+    pub fn type_name(&self) -> &str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "string",
+            Value::Array(_) => "array",
+            Value::Other(class) => class,
+        }
+    }
+
+    /// The value as a number, as PHP's arithmetic takes it: null and bools
+    /// count, numeric strings are parsed, anything else is a `TypeError`.
+    pub fn number(&self, param: &str) -> PhpResult<f64> {
+        let n = match self {
+            Value::Null => Some(0.0),
+            Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            Value::Str(s) => numeric(s),
+            _ => None,
+        };
+        n.ok_or_else(|| {
+            type_error(format!(
+                "{param} must be of type int|float, {} given",
+                self.type_name()
+            ))
+        })
+    }
+
+    /// A number that must be finite (NAN and INF are a `ValueError`).
+    pub fn finite(&self, param: &str) -> PhpResult<f64> {
+        let n = self.number(param)?;
+        if n.is_finite() {
+            Ok(n)
+        } else {
+            Err(value_error(format!(
+                "{param} must be a finite number, {n} given"
+            )))
+        }
+    }
+
+    /// The value as PHP's string conversion gives it, bytes as they are.
+    pub fn bytes(&self, param: &str) -> PhpResult<Vec<u8>> {
+        match self {
+            Value::Null => Ok(Vec::new()),
+            Value::Bool(b) => Ok(if *b { b"1".to_vec() } else { Vec::new() }),
+            Value::Int(i) => Ok(i.to_string().into_bytes()),
+            Value::Float(f) => {
+                let mut zv = Zval::new();
+                zv.set_double(*f);
+                Ok(zv.coerce_to_string().unwrap_or_default().into_bytes())
+            }
+            Value::Str(s) => Ok(s.clone()),
+            _ => Err(type_error(format!(
+                "{param} must be of type string|int|float, {} given",
+                self.type_name()
+            ))),
+        }
+    }
+}
+
+/// A PHP numeric string (leading and trailing whitespace allowed).
+fn numeric(s: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(s).ok()?;
+    let t = text.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
+    let valid = !t.is_empty()
+        && t.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'))
+        && t.bytes().any(|b| b.is_ascii_digit());
+    if valid { t.parse().ok() } else { None }
+}
+
+pub fn type_error(message: String) -> PhpException {
+    PhpException::new(message, 0, ce::type_error())
+}
+
+pub fn value_error(message: String) -> PhpException {
+    PhpException::new(message, 0, ce::value_error())
+}
+
+impl<'a> FromZval<'a> for Value {
+    const TYPE: DataType = DataType::Mixed;
+    // Nullable, so the defaulted parameters accept an explicit null as the
+    // seeds' untyped ones do; `optional = ...` keeps the leading ones required.
+    const NULLABLE: bool = true;
+
+    fn from_zval(zval: &'a Zval) -> Option<Self> {
+        Some(Value::copy_of(zval))
+    }
+
+    fn from_missing() -> Option<Self> {
+        Some(Value::Null)
+    }
+}

@@ -1,0 +1,6 @@
+-- Set a new lease only if the lock still holds the caller's token.
+-- KEYS[1] lock key; ARGV[1] owner token; ARGV[2] lease in ms. Returns 1 or 0.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
