@@ -8,7 +8,7 @@ use std::time::Duration;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 
-use super::value::{Value, value_error};
+use super::value::{Optional, Value, value_error};
 use super::{config_or_throw, engine};
 use crate::lock;
 
@@ -44,13 +44,19 @@ impl LockService {
     const REDIS_CONFIG_HOST: &'static str = "127.0.0.1";
     const REDIS_CONFIG_PORT: i64 = 6379;
 
+    /// The seed class has no constructor of its own, so `new Lock_Service()`
+    /// works there (and its methods are static).
+    pub fn __construct() -> Self {
+        Self
+    }
+
     /// Locks an order for `$intExpireTime` seconds. Returns the lock id (an
     /// int that strictly increases: a fencing token), or false if the order
     /// is already locked or the arguments are empty.
     ///
     /// @return int|false
     #[php(defaults(intExpireTime = 86400))]
-    pub fn add_lock(intOrderId: Value, intExpireTime: Value) -> PhpResult<Zval> {
+    pub fn add_lock(intOrderId: Value, intExpireTime: Optional) -> PhpResult<Zval> {
         let mut result = Zval::new();
         result.set_bool(false);
         if intOrderId.is_empty() {

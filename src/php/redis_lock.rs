@@ -10,7 +10,7 @@ use std::time::Duration;
 use ext_php_rs::prelude::*;
 
 use super::lock_service::lease;
-use super::value::Value;
+use super::value::{Optional, Value};
 use super::{config_from_param, engine, ini};
 use crate::config::Config;
 use crate::lock::{self, Wait, held};
@@ -42,10 +42,9 @@ impl RedisLock {
     /// `$param`: null for the `redislock.*` INI defaults, a DSN string, or an
     /// options array (dsn, host, port, socket, database, username, password,
     /// timeout, read_timeout, prefix).
-    #[php(defaults(param = None))]
-    pub fn __construct(param: Option<Value>) -> PhpResult<Self> {
+    pub fn __construct(param: Optional) -> PhpResult<Self> {
         Ok(Self {
-            config: config_from_param(param.unwrap_or(Value::Null))?,
+            config: config_from_param(param.0)?,
             owner: held::new_owner(),
         })
     }
@@ -53,16 +52,13 @@ impl RedisLock {
     /// Takes the lock `Lock:<name>` for `$expire` seconds, trying for up to
     /// `$timeout` seconds (0: once). A waiter wakes as soon as the lock is
     /// released; `$waitIntervalUs` is only the longest gap between re-checks.
-    #[php(
-        optional = "timeout",
-        defaults(timeout = 0, expire = 15, waitIntervalUs = 100000)
-    )]
+    #[php(defaults(timeout = 0, expire = 15, waitIntervalUs = 100000))]
     pub fn lock(
         &mut self,
         name: Value,
-        timeout: Value,
-        expire: Value,
-        waitIntervalUs: Value,
+        timeout: Optional,
+        expire: Optional,
+        waitIntervalUs: Optional,
     ) -> PhpResult<bool> {
         if name.is_loosely_null() {
             return Ok(false);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 
-use super::value::{Value, value_error};
+use super::value::{Optional, Value, value_error};
 use super::{config_from_param, engine};
 use crate::config::Config;
 use crate::queue::{self, Task};
@@ -69,23 +69,22 @@ fn count_of(count: f64) -> u64 {
 #[php_impl]
 impl RedisQueue {
     /// `$param`: null for the INI defaults, a DSN string, or an options array.
-    #[php(defaults(param = None))]
-    pub fn __construct(param: Option<Value>) -> PhpResult<Self> {
+    pub fn __construct(param: Optional) -> PhpResult<Self> {
         Ok(Self {
-            config: config_from_param(param.unwrap_or(Value::Null))?,
+            config: config_from_param(param.0)?,
         })
     }
 
     /// Queues task `$id` (or each id of an array) due `$afterInterval`
     /// seconds from now by the Redis server's clock. An id already queued
     /// keeps its score. `$timeout` is accepted for compatibility.
-    #[php(optional = "timeout", defaults(timeout = 10, afterInterval = 0))]
+    #[php(defaults(timeout = 10, afterInterval = 0))]
     pub fn enqueue(
         &mut self,
         name: Value,
         id: Value,
-        timeout: Value,
-        afterInterval: Value,
+        timeout: Optional,
+        afterInterval: Optional,
     ) -> PhpResult<bool> {
         if name.is_empty() || id.is_empty() {
             return Ok(false);
@@ -108,13 +107,13 @@ impl RedisQueue {
 
     /// Removes task `$id` only if its score is still `$score` (as `pop` or
     /// `top` returned it); false if it was queued again since, or is gone.
-    #[php(optional = "timeout", defaults(timeout = 10))]
+    #[php(defaults(timeout = 10))]
     pub fn dequeue(
         &mut self,
         name: Value,
         id: Value,
         score: Value,
-        timeout: Value,
+        timeout: Optional,
     ) -> PhpResult<bool> {
         let _ = timeout;
         if name.is_empty() || id.is_empty() || score.is_empty() {
@@ -134,8 +133,8 @@ impl RedisQueue {
     /// a list of them.
     ///
     /// @return array|false
-    #[php(optional = "count", defaults(count = 1, timeout = 10))]
-    pub fn pop(&mut self, name: Value, count: Value, timeout: Value) -> PhpResult<Zval> {
+    #[php(defaults(count = 1, timeout = 10))]
+    pub fn pop(&mut self, name: Value, count: Optional, timeout: Optional) -> PhpResult<Zval> {
         let _ = timeout;
         self.due(name, count, true, "pop")
     }
@@ -143,14 +142,14 @@ impl RedisQueue {
     /// Returns up to `$count` due tasks without removing them (shapes as `pop`).
     ///
     /// @return array|false
-    #[php(optional = "count", defaults(count = 1))]
-    pub fn top(&mut self, name: Value, count: Value) -> PhpResult<Zval> {
+    #[php(defaults(count = 1))]
+    pub fn top(&mut self, name: Value, count: Optional) -> PhpResult<Zval> {
         self.due(name, count, false, "top")
     }
 }
 
 impl RedisQueue {
-    fn due(&self, name: Value, count: Value, remove: bool, method: &str) -> PhpResult<Zval> {
+    fn due(&self, name: Value, count: Optional, remove: bool, method: &str) -> PhpResult<Zval> {
         if name.is_empty() {
             return Ok(empty_list());
         }

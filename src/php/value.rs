@@ -21,18 +21,44 @@ pub enum Value {
     Other(String),
 }
 
-impl From<i64> for Value {
+/// A parameter with a default: unlike a required `Value`, it may be omitted,
+/// and an explicit null is passed on as null (the seeds' parameters are
+/// untyped, so `lock('a', null)` is legal there).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Optional(pub Value);
+
+impl From<i64> for Optional {
     fn from(v: i64) -> Self {
-        Value::Int(v)
+        Optional(Value::Int(v))
     }
 }
 
-impl StubLiteral for Value {
+impl StubLiteral for Optional {
     fn stub_literal(&self) -> String {
-        match self {
+        match &self.0 {
             Value::Int(v) => v.to_string(),
             _ => "null".to_owned(),
         }
+    }
+}
+
+impl std::ops::Deref for Optional {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl<'a> FromZval<'a> for Optional {
+    const TYPE: DataType = DataType::Mixed;
+    const NULLABLE: bool = true;
+
+    fn from_zval(zval: &'a Zval) -> Option<Self> {
+        Some(Optional(Value::copy_of(zval)))
+    }
+
+    fn from_missing() -> Option<Self> {
+        Some(Optional(Value::Null))
     }
 }
 
@@ -163,17 +189,11 @@ pub fn value_error(message: String) -> PhpException {
     PhpException::new(message, 0, ce::value_error())
 }
 
+/// A required parameter: any PHP value, null included.
 impl<'a> FromZval<'a> for Value {
     const TYPE: DataType = DataType::Mixed;
-    // Nullable, so the defaulted parameters accept an explicit null as the
-    // seeds' untyped ones do; `optional = ...` keeps the leading ones required.
-    const NULLABLE: bool = true;
 
     fn from_zval(zval: &'a Zval) -> Option<Self> {
         Some(Value::copy_of(zval))
-    }
-
-    fn from_missing() -> Option<Self> {
-        Some(Value::Null)
     }
 }
