@@ -1,0 +1,46 @@
+# The README's commands. `make demo` and `make test` set up a fresh Debian
+# machine themselves (apt packages, cargo-php), then build and run.
+
+SO      := target/release/libredislock.so
+PHP     := php -d extension=$(CURDIR)/$(SO)
+CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
+
+.PHONY: all deps build demo test test-rust test-php stubs check-stubs install clean
+
+all: build
+
+deps:
+	@tools/deps.sh
+
+build: deps $(SO)
+
+$(SO): $(CARGO_SOURCES)
+	cargo build --release
+	@touch $@
+
+demo: build
+	tools/with-redis.sh $(PHP) php/examples/flash_sale.php
+
+test: build test-rust test-php check-stubs
+
+test-rust: deps
+	cargo test --no-default-features
+
+test-php: build
+	$(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml
+
+stubs: build
+	tools/stubs.sh $(SO) stubs
+
+check-stubs: build
+	tools/stubs.sh $(SO) target/stubs-check
+	diff -ru stubs target/stubs-check && echo "stubs are in sync with the built extension"
+
+install: build
+	install -m 0755 $(SO) "$$(php-config --extension-dir)/redislock.so"
+	for d in /etc/php/8.2/mods-available; do \
+	  [ -d $$d ] && echo "extension=redislock.so" > $$d/redislock.ini; done
+	command -v phpenmod >/dev/null && phpenmod redislock || true
+
+clean:
+	cargo clean

@@ -1,0 +1,271 @@
+//! The lock engine against a real redis-server.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use common::RedisServer;
+use redislock::conn::Error;
+use redislock::lock::{self, Wait};
+
+const NO_WAIT: Wait = Wait {
+    timeout: Duration::ZERO,
+    recheck: Duration::from_millis(100),
+};
+
+fn pttl(server: &RedisServer, key: &str) -> i64 {
+    redis::cmd("PTTL")
+        .arg(key)
+        .query(&mut server.client())
+        .unwrap()
+}
+
+#[test]
+fn acquire_is_exclusive_and_only_the_owner_releases() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let (a, b) = (lock::new_token(), lock::new_token());
+    assert!(lock::acquire(&config, b"Lock:x", &a, Duration::from_secs(5), NO_WAIT).unwrap());
+    assert!(!lock::acquire(&config, b"Lock:x", &b, Duration::from_secs(5), NO_WAIT).unwrap());
+    let ttl = pttl(&server, "Lock:x");
+    assert!(
+        ttl > 4000 && ttl <= 5000,
+        "lease set with the acquire: {ttl}"
+    );
+    assert!(!lock::release(&config, b"Lock:x", b.as_bytes()).unwrap());
+    assert!(lock::holds(&config, b"Lock:x", &a).unwrap());
+    assert!(lock::release(&config, b"Lock:x", a.as_bytes()).unwrap());
+    assert!(!lock::release(&config, b"Lock:x", a.as_bytes()).unwrap());
+    assert_eq!(pttl(&server, "Lock:x"), -2, "key gone");
+}
+
+#[test]
+fn an_expired_owner_cannot_release_the_next_holder() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let (a, b) = (lock::new_token(), lock::new_token());
+    assert!(lock::acquire(&config, b"Lock:o", &a, Duration::from_millis(50), NO_WAIT).unwrap());
+    std::thread::sleep(Duration::from_millis(120));
+    assert!(lock::acquire(&config, b"Lock:o", &b, Duration::from_secs(5), NO_WAIT).unwrap());
+    assert!(!lock::release(&config, b"Lock:o", a.as_bytes()).unwrap());
+    assert!(!lock::extend(&config, b"Lock:o", &a, Duration::from_secs(9)).unwrap());
+    assert!(lock::holds(&config, b"Lock:o", &b).unwrap());
+}
+
+#[test]
+fn a_key_without_ttl_is_taken_over() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let _: () = redis::cmd("SET")
+        .arg("Lock:stale")
+        .arg("1700000000")
+        .query(&mut server.client())
+        .unwrap();
+    let token = lock::new_token();
+    assert!(
+        lock::acquire(
+            &config,
+            b"Lock:stale",
+            &token,
+            Duration::from_secs(3),
+            NO_WAIT
+        )
+        .unwrap()
+    );
+    assert!(lock::holds(&config, b"Lock:stale", &token).unwrap());
+    assert!(pttl(&server, "Lock:stale") > 0);
+}
+
+#[test]
+fn extend_sets_a_new_lease_for_the_owner() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let token = lock::new_token();
+    assert!(lock::acquire(&config, b"Lock:e", &token, Duration::from_secs(1), NO_WAIT).unwrap());
+    assert!(lock::extend(&config, b"Lock:e", &token, Duration::from_secs(30)).unwrap());
+    assert!(pttl(&server, "Lock:e") > 20_000);
+}
+
+#[test]
+fn a_waiter_wakes_on_release_long_before_its_recheck_interval() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let holder = lock::new_token();
+    assert!(
+        lock::acquire(
+            &config,
+            b"Lock:w",
+            &holder,
+            Duration::from_secs(30),
+            NO_WAIT
+        )
+        .unwrap()
+    );
+    let waiter_config = config.clone();
+    let waiter = std::thread::spawn(move || {
+        let wait = Wait {
+            timeout: Duration::from_secs(20),
+            recheck: Duration::from_secs(20),
+        };
+        let token = lock::new_token();
+        lock::acquire(
+            &waiter_config,
+            b"Lock:w",
+            &token,
+            Duration::from_secs(5),
+            wait,
+        )
+        .unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let released_at = Instant::now();
+    assert!(lock::release(&config, b"Lock:w", holder.as_bytes()).unwrap());
+    assert!(waiter.join().unwrap());
+    // Neither the 30 s lease nor the 20 s recheck ran out: only the release
+    // message can have woken the waiter.
+    assert!(released_at.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn a_waiter_gives_up_at_its_timeout_and_wakes_when_the_lease_runs_out() {
+    let server = RedisServer::start();
+    let config = server.config();
+    assert!(
+        lock::acquire(
+            &config,
+            b"Lock:t",
+            &lock::new_token(),
+            Duration::from_secs(30),
+            NO_WAIT
+        )
+        .unwrap()
+    );
+    let wait = Wait {
+        timeout: Duration::from_millis(200),
+        recheck: Duration::from_secs(10),
+    };
+    assert!(
+        !lock::acquire(
+            &config,
+            b"Lock:t",
+            &lock::new_token(),
+            Duration::from_secs(1),
+            wait
+        )
+        .unwrap()
+    );
+
+    assert!(
+        lock::acquire(
+            &config,
+            b"Lock:l",
+            &lock::new_token(),
+            Duration::from_millis(300),
+            NO_WAIT
+        )
+        .unwrap()
+    );
+    let wait = Wait {
+        timeout: Duration::from_secs(20),
+        recheck: Duration::from_secs(20),
+    };
+    assert!(
+        lock::acquire(
+            &config,
+            b"Lock:l",
+            &lock::new_token(),
+            Duration::from_secs(1),
+            wait
+        )
+        .unwrap()
+    );
+}
+
+#[test]
+fn threads_with_their_own_connections_never_overlap() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let inside = Arc::new(AtomicUsize::new(0));
+    let violations = Arc::new(AtomicUsize::new(0));
+    let entries = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (config, inside, violations, entries) = (
+                config.clone(),
+                inside.clone(),
+                violations.clone(),
+                entries.clone(),
+            );
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    let token = lock::new_token();
+                    let wait = Wait {
+                        timeout: Duration::from_secs(30),
+                        recheck: Duration::from_millis(50),
+                    };
+                    assert!(
+                        lock::acquire(&config, b"Lock:c", &token, Duration::from_secs(10), wait)
+                            .unwrap()
+                    );
+                    if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+                        violations.fetch_add(1, Ordering::SeqCst);
+                    }
+                    entries.fetch_add(1, Ordering::SeqCst);
+                    std::thread::yield_now();
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    assert!(lock::release(&config, b"Lock:c", token.as_bytes()).unwrap());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(entries.load(Ordering::SeqCst), 400);
+    assert_eq!(violations.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn order_locks_take_ids_from_the_shared_counter() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let lease = Duration::from_secs(60);
+    let first = lock::order::acquire(&config, b"order_lock_7", b"lock_unique_id", lease)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        lock::order::acquire(&config, b"order_lock_7", b"lock_unique_id", lease).unwrap(),
+        None
+    );
+    let second = lock::order::acquire(&config, b"order_lock_8", b"lock_unique_id", lease)
+        .unwrap()
+        .unwrap();
+    assert!(second > first);
+    assert!(lock::order::next_id(&config, b"lock_unique_id").unwrap() > second);
+    let stored: String = redis::cmd("GET")
+        .arg("order_lock_7")
+        .query(&mut server.client())
+        .unwrap();
+    assert_eq!(stored, first.to_string());
+}
+
+#[test]
+fn redis_down_is_a_connection_error_naming_the_server_and_recovery_is_automatic() {
+    let mut server = RedisServer::start();
+    let config = server.config();
+    let token = lock::new_token();
+    assert!(lock::acquire(&config, b"Lock:r", &token, Duration::from_secs(5), NO_WAIT).unwrap());
+    server.stop();
+    match lock::holds(&config, b"Lock:r", &token) {
+        Err(Error::Connection { server: s, .. }) => {
+            assert_eq!(s, format!("127.0.0.1:{}", server.port))
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+    server.restart();
+    // The broken connection was dropped; the next call connects again.
+    assert!(!lock::holds(&config, b"Lock:r", &token).unwrap());
+    assert!(lock::acquire(&config, b"Lock:r", &token, Duration::from_secs(5), NO_WAIT).unwrap());
+}
