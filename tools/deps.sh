@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(php8.2-dev php8.2-cli libclang-dev redis-server redis-tools phpunit
-          php8.2-fpm libfcgi-bin)
+          php8.2-fpm php8.2-redis libfcgi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

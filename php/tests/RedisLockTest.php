@@ -1,0 +1,182 @@
+<?php
+
+final class RedisLockTest extends RedisLockTestCase
+{
+    public function testLockUnlockAndTheKeyLayout(): void
+    {
+        $lock = new RedisLock();
+        $this->assertTrue($lock->lock('order'));
+        $token = $this->redis->get('Lock:order');
+        $this->assertMatchesRegularExpression('/^[0-9a-f]{32}$/', $token, 'a unique owner token, not a timestamp');
+        $this->assertGreaterThan(14000, $this->redis->pTtl('Lock:order'));
+        $this->assertLessThanOrEqual(15000, $this->redis->pTtl('Lock:order'));
+        $this->assertTrue($lock->isLocking('order'));
+        $this->assertFalse((new RedisLock())->lock('order'));
+        $this->assertTrue($lock->unlock('order'));
+        $this->assertFalse($lock->unlock('order'));
+        $this->assertFalse($lock->isLocking('order'));
+        $this->assertSame([], $this->snapshot());
+    }
+
+    public function testConstructorTakesNullADsnOrOptions(): void
+    {
+        $dsn = RedisServer::$main->dsn();
+        foreach ([null, $dsn, ['dsn' => $dsn], ['host' => '127.0.0.1', 'port' => RedisServer::$main->port],
+                  ['dsn' => $dsn, 'prefix' => 'app:', 'timeout' => 0.5, 'read_timeout' => '1']] as $param) {
+            $lock = new RedisLock($param);
+            $this->assertTrue($lock->lock('c'), var_export($param, true));
+            $this->assertTrue($lock->unlock('c'));
+        }
+        $lock = new RedisLock(['dsn' => $dsn, 'prefix' => 'app:', 'database' => 2]);
+        $this->assertTrue($lock->lock('p'));
+        $this->redis->select(2);
+        $this->assertTrue((bool) $this->redis->exists('app:Lock:p'));
+    }
+
+    public function testOwnerSafetyAfterExpiry(): void
+    {
+        $a = new RedisLock();
+        $b = new RedisLock();
+        $this->assertTrue($a->lock('o', 0, 0.1));
+        usleep(200000);
+        $this->assertTrue($b->lock('o', 0, 10));
+        $this->assertFalse($a->isLocking('o'));
+        $this->assertFalse($a->expire('o', 100));
+        $this->assertFalse($a->unlock('o'), "A's lock expired: its unlock must not delete B's");
+        $this->assertTrue($b->isLocking('o'));
+        $this->assertLessThanOrEqual(10000, $this->redis->pTtl('Lock:o'));
+    }
+
+    public function testAStaleKeyWithoutTtlIsTakenOver(): void
+    {
+        $this->redis->set('Lock:stale', (string) time());
+        $lock = new RedisLock();
+        $this->assertTrue($lock->lock('stale', 0, 5));
+        $this->assertTrue($lock->isLocking('stale'));
+        $this->assertGreaterThan(0, $this->redis->pTtl('Lock:stale'));
+    }
+
+    public function testExpireSetsTheLeaseOfAHeldLockOnly(): void
+    {
+        $lock = new RedisLock();
+        $this->assertFalse($lock->expire('e', 100), 'not held');
+        $this->assertTrue($lock->lock('e', 0, 2));
+        $this->assertTrue($lock->expire('e', 100));
+        $this->assertGreaterThan(95, $this->redis->ttl('Lock:e'));
+        $this->assertTrue($lock->expire('e', 0), 'max($expire, 1)');
+        $this->assertLessThanOrEqual(1000, $this->redis->pTtl('Lock:e'));
+    }
+
+    public function testIsLockingSeesALockDeletedBehindItsBack(): void
+    {
+        $lock = new RedisLock();
+        $this->assertTrue($lock->lock('gone'));
+        $this->redis->del('Lock:gone');
+        $this->assertFalse($lock->isLocking('gone'));
+        $this->assertFalse($lock->unlock('gone'));
+    }
+
+    public function testUnlockAll(): void
+    {
+        $lock = new RedisLock();
+        $this->assertTrue($lock->unlockAll(), 'nothing held');
+        foreach (['a', 'b', 'c'] as $n) {
+            $this->assertTrue($lock->lock($n));
+        }
+        $this->redis->del('Lock:b');
+        $this->assertFalse($lock->unlockAll(), 'b was lost');
+        $this->assertSame([], $this->snapshot());
+        $this->assertTrue($lock->unlockAll(), 'the records were dropped');
+    }
+
+    public function testAWaiterGetsTheLockPromptlyAfterRelease(): void
+    {
+        $holder = new RedisLock();
+        $this->assertTrue($holder->lock('w', 0, 30));
+        // A second process waits up to 20 s, re-checking every 20 s at most:
+        // only the release message can let it in within its first interval.
+        $p = proc_open(self::command('
+            $l = new RedisLock(); $t = microtime(true);
+            $ok = $l->lock("w", 20, 5, 20000000);
+            printf("%d %.3f", $ok, microtime(true) - $t);'), [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        usleep(500000);
+        $this->assertTrue($holder->unlock('w'));
+        [$ok, $waited] = explode(' ', stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]));
+        proc_close($p);
+        $this->assertSame('1', $ok);
+        $this->assertLessThan(20.0, (float) $waited, 'woken by the release, not by the 20 s re-check');
+    }
+
+    public function testAWaiterGivesUpAfterItsTimeout(): void
+    {
+        $holder = new RedisLock();
+        $this->assertTrue($holder->lock('t', 0, 30));
+        $waiter = new RedisLock();
+        $this->assertFalse($waiter->lock('t', 0.2));
+        $this->assertTrue($holder->isLocking('t'));
+    }
+
+    public function testLocksAreReleasedWhenTheObjectGoesAway(): void
+    {
+        $lock = new RedisLock();
+        $this->assertTrue($lock->lock('d'));
+        unset($lock);
+        $this->assertFalse((bool) $this->redis->exists('Lock:d'));
+    }
+
+    public static function requestEnds(): array
+    {
+        return [
+            'normal end' => ['$l = new RedisLock(); $l->lock("end", 0, 60); $GLOBALS["keep"] = $l; echo "held";'],
+            'exit()' => ['$l = new RedisLock(); $l->lock("end", 0, 60); echo "held"; exit(3);'],
+            'fatal error' => ['$l = new RedisLock(); $l->lock("end", 0, 60); echo "held"; undefined_function();'],
+            'uncaught exception' => ['$l = new RedisLock(); $l->lock("end", 0, 60); echo "held"; throw new Exception("x");'],
+            'max_execution_time' => ['set_time_limit(1); $l = new RedisLock(); $l->lock("end", 0, 60); echo "held"; for (;;) {}'],
+            'static holder' => ['class H { static $l; } H::$l = new RedisLock(); H::$l->lock("end", 0, 60); echo "held";'],
+        ];
+    }
+
+    /** @dataProvider requestEnds */
+    public function testLocksStillHeldAtRequestEndAreReleased(string $code): void
+    {
+        $out = self::php($code);
+        $this->assertStringStartsWith('held', $out);
+        $this->assertFalse((bool) $this->redis->exists('Lock:end'), $out);
+    }
+
+    public function testReleaseAtRequestEndCanBeSwitchedOff(): void
+    {
+        $out = self::php('$l = new RedisLock(); $l->lock("kept", 0, 60); echo "held";',
+                         ['redislock.release_at_request_end' => '0']);
+        $this->assertSame('held', $out);
+        $this->assertTrue((bool) $this->redis->exists('Lock:kept'));
+        $this->assertGreaterThan(0, $this->redis->ttl('Lock:kept'));
+    }
+
+    public function testAForkedChildDoesNotReleaseItsParentsLocks(): void
+    {
+        $out = self::php('
+            $l = new RedisLock(); $l->lock("fork", 0, 60);
+            $pid = pcntl_fork();
+            if ($pid === 0) { exit(0); }
+            pcntl_waitpid($pid, $status);
+            echo $l->isLocking("fork") ? "still held" : "lost";');
+        if (str_contains($out, 'pcntl_fork')) {
+            $this->markTestSkipped('pcntl is not loaded under php -n');
+        }
+        $this->assertSame('still held', $out);
+    }
+
+    public function testNameValidationIsTheSeeds(): void
+    {
+        $lock = new RedisLock();
+        foreach ([null, '', 0, 0.0, false, []] as $nullish) {
+            $this->assertFalse($lock->lock($nullish), var_export($nullish, true));
+        }
+        $this->assertTrue($lock->lock('0'), '"0" == null is false in PHP 8');
+        foreach ([0, -1, -0.001, null, false, '0', '-5'] as $expire) {
+            $this->assertFalse($lock->lock('x', 0, $expire), var_export($expire, true));
+        }
+        $this->assertSame(['Lock:0'], array_keys($this->snapshot()));
+    }
+}

@@ -1,0 +1,66 @@
+<?php
+
+abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
+{
+    protected Redis $redis;
+
+    protected function setUp(): void
+    {
+        $this->redis = RedisServer::$main->client();
+        $this->redis->flushAll();
+    }
+
+    /** Every key in Redis with its value (strings) or members (zsets). */
+    protected function snapshot(): array
+    {
+        $keys = $this->redis->keys('*');
+        sort($keys);
+        $out = [];
+        foreach ($keys as $k) {
+            $out[$k] = $this->redis->type($k) === Redis::REDIS_ZSET
+                ? $this->redis->zRange($k, 0, -1, true)
+                : $this->redis->get($k);
+        }
+        return $out;
+    }
+
+    /** The command line of a new PHP process with the extension loaded. */
+    protected static function command(string $code, array $ini = []): array
+    {
+        $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
+        $ini += ['redislock.default_dsn' => RedisServer::$main->dsn()];
+        $cmd = [PHP_BINARY, '-n', '-d', "extension=$so"];
+        foreach ($ini as $k => $v) {
+            array_push($cmd, '-d', "$k=$v");
+        }
+        array_push($cmd, '-r', $code);
+        return $cmd;
+    }
+
+    /**
+     * Runs PHP scripts as concurrent processes; returns their outputs
+     * (stdout then stderr) and sets $exits to their exit codes.
+     */
+    protected static function phpMany(array $codes, array $ini = [], ?array &$exits = null): array
+    {
+        $procs = [];
+        foreach ($codes as $i => $code) {
+            $p = proc_open(self::command($code, $ini), [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+            $procs[$i] = [$p, $pipes];
+        }
+        $outs = $exits = [];
+        foreach ($procs as $i => [$p, $pipes]) {
+            $outs[$i] = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+            $exits[$i] = proc_close($p);
+        }
+        return $outs;
+    }
+
+    /** Runs one PHP script in a new process; returns its output. */
+    protected static function php(string $code, array $ini = [], ?int &$exit = null): string
+    {
+        $out = self::phpMany([$code], $ini, $exits)[0];
+        $exit = $exits[0];
+        return $out;
+    }
+}
