@@ -1,0 +1,130 @@
+<?php
+
+use RedisLock\ConnectionException;
+use RedisLock\RedisLockException;
+use RedisLock\ServerException;
+
+final class ErrorsTest extends RedisLockTestCase
+{
+    public function testRedisDownThrowsTheExtensionsExceptionNamingTheServer(): void
+    {
+        $port = RedisServer::freePort();
+        $calls = [
+            fn () => (new RedisLock("redis://user:s3cret@127.0.0.1:$port"))->lock('x'),
+            fn () => (new RedisQueue("redis://:s3cret@127.0.0.1:$port"))->pop('q'),
+            function () use ($port) {
+                ini_set('redislock.default_dsn', "redis://127.0.0.1:$port");
+                try {
+                    Lock_Service::addLock(1);
+                } finally {
+                    ini_set('redislock.default_dsn', RedisServer::$main->dsn());
+                }
+            },
+        ];
+        foreach ($calls as $call) {
+            try {
+                $call();
+                $this->fail('no exception');
+            } catch (ConnectionException $e) {
+                $this->assertInstanceOf(RedisLockException::class, $e);
+                $this->assertInstanceOf(RuntimeException::class, $e);
+                $this->assertStringContainsString("127.0.0.1:$port", $e->getMessage());
+                $this->assertStringNotContainsString('s3cret', $e->getMessage());
+            }
+        }
+    }
+
+    public function testAServerThatNeverAnswersTimesOut(): void
+    {
+        // A listening socket that accepts connections but never replies.
+        $silent = stream_socket_server('tcp://127.0.0.1:0');
+        $addr = stream_socket_get_name($silent, false);
+        $lock = new RedisLock(['dsn' => "redis://$addr", 'read_timeout' => 0.2]);
+        $this->expectException(ConnectionException::class);
+        $this->expectExceptionMessage($addr);
+        $lock->lock('x');
+    }
+
+    public function testRecoveryAfterRedisRestarts(): void
+    {
+        $server = RedisServer::start();
+        $lock = new RedisLock($server->dsn());
+        $this->assertTrue($lock->lock('r'));
+        $server->stop();
+        try {
+            $lock->isLocking('r');
+            $this->fail('no exception while Redis is down');
+        } catch (ConnectionException) {
+        }
+        $server->restart();
+        $this->assertFalse($lock->isLocking('r'), 'the restarted server lost the key');
+        $this->assertTrue($lock->lock('r'));
+        $this->assertTrue($lock->unlock('r'));
+    }
+
+    public function testAnErrorReplyIsAServerException(): void
+    {
+        $this->redis->set('Queue:str', 'not a zset');
+        $this->expectException(ServerException::class);
+        $this->expectExceptionMessage('WRONGTYPE');
+        (new RedisQueue())->enqueue('str', 'x');
+    }
+
+    public function testTheExceptionsArePlainClassesUsersCanThrowAndExtend(): void
+    {
+        $e = new ConnectionException('mine', 7);
+        $this->assertSame('mine', $e->getMessage());
+        $this->assertSame(7, $e->getCode());
+        $sub = new class ('sub') extends ServerException {};
+        $this->assertInstanceOf(RedisLockException::class, $sub);
+    }
+
+    public function testBadDsnsAndOptionsAreValueErrors(): void
+    {
+        foreach (['', 'http://x', 'redis://h:notaport', 'redis://:pw@h:1?bogus=1', ['bogus' => 1],
+                  ['port' => 70000], ['timeout' => -1], ['read_timeout' => NAN], [1, 2]] as $bad) {
+            try {
+                new RedisLock($bad);
+                $this->fail('accepted ' . var_export($bad, true));
+            } catch (ValueError $e) {
+                $this->assertStringNotContainsString('pw@', $e->getMessage());
+            }
+        }
+        foreach ([1, 1.5, true, new stdClass()] as $bad) {
+            try {
+                new RedisQueue($bad);
+                $this->fail('accepted ' . var_export($bad, true));
+            } catch (TypeError) {
+                $this->addToAssertionCount(1);
+            }
+        }
+    }
+
+    public function testIniSettingsAreValidated(): void
+    {
+        $this->assertFalse(ini_set('redislock.default_dsn', 'nonsense'));
+        $this->assertFalse(ini_set('redislock.connect_timeout', '-1'));
+        $this->assertFalse(ini_set('redislock.read_timeout', 'abc'));
+        $this->assertFalse(ini_set('redislock.release_at_request_end', 'maybe'));
+        $this->assertSame(RedisServer::$main->dsn(), ini_get('redislock.default_dsn'));
+        $this->assertTrue((new RedisLock())->lock('still works'));
+    }
+
+    public function testPhpinfoShowsTheSettingsWithoutThePassword(): void
+    {
+        $out = self::php('phpinfo(INFO_MODULES);', ['redislock.default_dsn' => 'redis://app:s3cret@127.0.0.1:6379/2']);
+        $this->assertStringContainsString('redislock support => enabled', $out);
+        $this->assertStringContainsString('redis://app:***@127.0.0.1:6379/2', $out);
+        $this->assertStringContainsString('redislock.release_at_request_end => On', $out);
+        $this->assertStringNotContainsString('s3cret', $out);
+    }
+
+    public function testAPrefixFromTheIniApplies(): void
+    {
+        $out = self::php('$l = new RedisLock(); $l->lock("p", 0, 60); echo Lock_Service::addLock(5);',
+                         ['redislock.prefix' => 'app:', 'redislock.release_at_request_end' => 'off']);
+        $this->assertTrue((bool) $this->redis->exists('app:Lock:p'));
+        $this->assertSame($out, $this->redis->get('app:order_lock_5'));
+        $this->assertSame($out, $this->redis->get('app:lock_unique_id'));
+    }
+}

@@ -1,0 +1,128 @@
+<?php
+
+final class RedisQueueTest extends RedisLockTestCase
+{
+    public function testEnqueuePopAndTheSeedsShapes(): void
+    {
+        $q = new RedisQueue();
+        $this->assertTrue($q->enqueue('jobs', 'a'));
+        $this->assertTrue($q->enqueue('jobs', ['b', 'c']));
+        $one = $q->pop('jobs');
+        $this->assertSame(['id', 'score'], array_keys($one));
+        $this->assertSame('a', $one['id']);
+        $this->assertIsFloat($one['score']);
+        $two = $q->pop('jobs', 5);
+        $this->assertSame(['b', 'c'], array_column($two, 'id'));
+        $this->assertFalse($q->pop('jobs'), 'count 1 and nothing due: false');
+        $this->assertSame([], $q->pop('jobs', 3), 'count > 1 and nothing due: []');
+        $this->assertFalse($q->top('jobs'));
+        $this->assertSame([], $q->top('jobs', 2));
+    }
+
+    public function testIdsAreStringsAndScoresAreTheServersTime(): void
+    {
+        $q = new RedisQueue();
+        $q->enqueue('n', 123);
+        [$sec, $usec] = $this->redis->time();
+        $task = $q->top('n');
+        $this->assertSame('123', $task['id']);
+        $this->assertEqualsWithDelta($sec + $usec / 1e6, $task['score'], 5.0);
+        $this->assertSame($task['score'], $this->redis->zScore('Queue:n', '123'));
+    }
+
+    public function testAnIdAlreadyQueuedKeepsItsScore(): void
+    {
+        $q = new RedisQueue();
+        $q->enqueue('d', 'x', 10, -100);
+        $first = $q->top('d');
+        $q->enqueue('d', 'x', 10, 0);
+        $q->enqueue('d', ['x', 'y'], 10, 0);
+        $this->assertSame($first['score'], $this->redis->zScore('Queue:d', 'x'));
+        $this->assertSame(2, $this->redis->zCard('Queue:d'));
+    }
+
+    public function testDelayedTasksAreNotDueBeforeTheirTime(): void
+    {
+        $q = new RedisQueue();
+        $q->enqueue('later', 'soon', 10, 0.4);
+        $q->enqueue('later', 'hour', 10, 3600);
+        $this->assertFalse($q->pop('later'));
+        $this->assertFalse($q->top('later'));
+        usleep(500000);
+        $this->assertSame('soon', $q->pop('later')['id']);
+        $this->assertFalse($q->pop('later'));
+        $this->assertSame(1, $this->redis->zCard('Queue:later'));
+    }
+
+    public function testDequeueRemovesOnlyWithTheExactScore(): void
+    {
+        $q = new RedisQueue();
+        $q->enqueue('s', ['a', 'b'], 10, -1.123456789);
+        $tasks = $q->top('s', 2);
+        $this->assertFalse($q->dequeue('s', 'a', $tasks[0]['score'] + 1e-6));
+        $this->assertFalse($q->dequeue('s', 'a', $tasks[1]['score'] + 1));
+        $this->assertTrue($q->dequeue('s', 'a', $tasks[0]['score']), 'the score round-trips exactly');
+        $this->assertFalse($q->dequeue('s', 'a', $tasks[0]['score']));
+        $this->assertTrue($q->dequeue('s', 'b', $tasks[1]['score']));
+        $this->assertSame([], $this->snapshot());
+    }
+
+    public function testAReEnqueuedTaskIsNotDequeuedWithItsOldScore(): void
+    {
+        $q = new RedisQueue();
+        $q->enqueue('r', 't', 10, -5);
+        $old = $q->pop('r');
+        $q->enqueue('r', 't', 10, -1);
+        $this->assertFalse($q->dequeue('r', 't', $old['score']));
+        $this->assertSame(1, $this->redis->zCard('Queue:r'));
+    }
+
+    public function testValidationIsTheSeeds(): void
+    {
+        $q = new RedisQueue();
+        foreach ([null, '', '0', 0, false, []] as $empty) {
+            $this->assertFalse($q->enqueue($empty, 'x'));
+            $this->assertFalse($q->enqueue('q', $empty));
+            $this->assertFalse($q->dequeue($empty, 'x', 1.5));
+            $this->assertFalse($q->dequeue('q', $empty, 1.5));
+            $this->assertFalse($q->dequeue('q', 'x', $empty));
+            $this->assertSame([], $q->pop($empty));
+            $this->assertSame([], $q->top($empty));
+        }
+        foreach ([0, -1, '0', null] as $bad) {
+            $this->assertFalse($q->enqueue('q', 'x', $bad), 'timeout <= 0');
+            $this->assertSame([], $q->pop('q', $bad), 'count <= 0');
+            $this->assertSame([], $q->top('q', $bad), 'count < 1');
+        }
+        $this->assertSame([], $q->top('q', 0.5));
+        $this->assertSame([], $this->snapshot());
+    }
+
+    public function testOldUserlandWorkersShareTheQueue(): void
+    {
+        $q = new RedisQueue();
+        // An old producer: ZADD with the host's microtime.
+        $this->redis->zAdd('Queue:shared', microtime(true) - 1, 'old');
+        $q->enqueue('shared', 'new', 10, -0.5);
+        // An old consumer: ZRANGEBYSCORE up to now, then ZREM.
+        $due = $this->redis->zRangeByScore('Queue:shared', '-inf', (string) (microtime(true) + 1), ['withscores' => true]);
+        $this->assertSame(['old', 'new'], array_keys($due));
+        $this->assertSame('old', $q->pop('shared')['id']);
+        $this->assertSame(1, $this->redis->zRem('Queue:shared', 'new'));
+    }
+
+    public function testConcurrentPoppersShareTheTasksWithoutDuplicates(): void
+    {
+        $q = new RedisQueue();
+        $ids = array_map(fn ($i) => "t$i", range(1, 1000));
+        $q->enqueue('c', $ids, 10, -1);
+        $outs = self::phpMany(array_fill(0, 6, '
+            $q = new RedisQueue(); $got = [];
+            while ($batch = $q->pop("c", 7)) { foreach ($batch as $t) { $got[] = $t["id"]; } }
+            echo implode(",", $got);'));
+        $got = array_merge(...array_map(fn ($o) => $o === '' ? [] : explode(',', $o), $outs));
+        sort($got);
+        $this->assertCount(1000, $got, 'every task delivered');
+        $this->assertCount(1000, array_unique($got), 'none twice');
+    }
+}
