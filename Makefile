@@ -2,6 +2,9 @@
 # machine themselves (apt packages, cargo-php), then build and run.
 
 SO      := target/release/libredislock.so
+# cargo-php reads the stubs from the describe table ext-php-rs compiles only
+# into debug builds, so stubs come from a debug build of the same sources.
+DEBUG_SO := target/debug/libredislock.so
 PHP     := php -d extension=$(CURDIR)/$(SO)
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
@@ -18,6 +21,10 @@ $(SO): $(CARGO_SOURCES)
 	cargo build --release
 	@touch $@
 
+$(DEBUG_SO): $(CARGO_SOURCES)
+	cargo build
+	@touch $@
+
 demo: build
 	tools/with-redis.sh $(PHP) php/examples/flash_sale.php
 
@@ -27,13 +34,14 @@ test-rust: deps
 	cargo test --no-default-features
 
 test-php: build
-	$(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml
+	REDISLOCK_SO=$(CURDIR)/$(SO) $(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml
 
-stubs: build
-	tools/stubs.sh $(SO) stubs
+stubs: deps $(DEBUG_SO)
+	tools/stubs.sh $(DEBUG_SO) stubs
 
-check-stubs: build
-	tools/stubs.sh $(SO) target/stubs-check
+check-stubs: deps $(DEBUG_SO)
+	rm -rf target/stubs-check
+	tools/stubs.sh $(DEBUG_SO) target/stubs-check
 	diff -ru stubs target/stubs-check && echo "stubs are in sync with the built extension"
 
 install: build

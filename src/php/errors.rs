@@ -70,5 +70,9 @@ pub fn to_php(err: Error) -> PhpException {
         Error::Server { .. } => &SERVER,
     };
     let class = loaded(slot).unwrap_or_else(root);
-    PhpException::new(format!("redislock: {err}"), 0, class)
+    PhpException::new(
+        super::value::printable(format!("redislock: {err}")),
+        0,
+        class,
+    )
 }

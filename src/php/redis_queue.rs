@@ -63,7 +63,7 @@ fn empty_list() -> Zval {
 
 /// A count as the seed's LIMIT takes it: the whole part of a positive number.
 fn count_of(count: f64) -> u64 {
-    count.floor().clamp(0.0, i64::MAX as f64) as u64
+    (count.floor().max(0.0) as u64).min(i64::MAX as u64)
 }
 
 #[php_impl]

@@ -181,12 +181,22 @@ fn numeric(s: &[u8]) -> Option<f64> {
     if valid { t.parse().ok() } else { None }
 }
 
+/// PHP cannot throw a message with a NUL byte in it (names and DSNs may
+/// hold them): show them escaped.
+pub fn printable(message: String) -> String {
+    if message.contains('\0') {
+        message.replace('\0', "\\0")
+    } else {
+        message
+    }
+}
+
 pub fn type_error(message: String) -> PhpException {
-    PhpException::new(message, 0, ce::type_error())
+    PhpException::new(printable(message), 0, ce::type_error())
 }
 
 pub fn value_error(message: String) -> PhpException {
-    PhpException::new(message, 0, ce::value_error())
+    PhpException::new(printable(message), 0, ce::value_error())
 }
 
 /// A required parameter: any PHP value, null included.

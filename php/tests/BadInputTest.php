@@ -1,0 +1,109 @@
+<?php
+
+/**
+ * Every public method with hostile arguments: each gives a clear result or a
+ * TypeError/ValueError, never a crash, and leaves Redis as it was.
+ */
+final class BadInputTest extends RedisLockTestCase
+{
+    private static function hostile(): array
+    {
+        $fp = fopen('php://memory', 'r');
+        return [
+            'null' => null, 'empty' => '', 'zero string' => '0', 'zero' => 0, 'minus one' => -1,
+            'max int' => PHP_INT_MAX, 'min int' => PHP_INT_MIN, 'nan' => NAN, 'inf' => INF, '-inf' => -INF,
+            'array' => ['a', 'b'], 'nested array' => [['x']], 'object' => new stdClass(), 'resource' => $fp,
+            'closure' => fn () => 1, 'nul bytes' => "a\0b", 'invalid utf-8' => "\xff\xfe",
+            'huge' => str_repeat('n', 1 << 20), 'true' => true, 'false' => false, 'float' => 1.5,
+        ];
+    }
+
+    /** The calls to try: one per method and parameter, the others valid. */
+    private static function calls(): array
+    {
+        $lock = fn () => new RedisLock();
+        $queue = fn () => new RedisQueue();
+        return [
+            'addLock $intOrderId' => fn ($v) => Lock_Service::addLock($v, 60),
+            'addLock $intExpireTime' => fn ($v) => Lock_Service::addLock('o', $v),
+            'releaseLock $intOrderId' => fn ($v) => Lock_Service::releaseLock($v, 1),
+            'releaseLock $intLockId' => fn ($v) => Lock_Service::releaseLock('o', $v),
+            'RedisLock::__construct' => fn ($v) => new RedisLock($v),
+            'lock $name' => fn ($v) => $lock()->lock($v),
+            'lock $timeout' => fn ($v) => $lock()->lock('n', $v),
+            'lock $expire' => fn ($v) => $lock()->lock('n', 0, $v),
+            'lock $waitIntervalUs' => fn ($v) => $lock()->lock('n', 0, 15, $v),
+            'unlock $name' => fn ($v) => $lock()->unlock($v),
+            'expire $name' => fn ($v) => $lock()->expire($v, 5),
+            'expire $expire' => function ($v) use ($lock) { $l = $lock(); $l->lock('e'); return $l->expire('e', $v); },
+            'isLocking $name' => fn ($v) => $lock()->isLocking($v),
+            'RedisQueue::__construct' => fn ($v) => new RedisQueue($v),
+            'enqueue $name' => fn ($v) => $queue()->enqueue($v, 'i'),
+            'enqueue $id' => fn ($v) => $queue()->enqueue('q', $v),
+            'enqueue $timeout' => fn ($v) => $queue()->enqueue('q', 'i', $v),
+            'enqueue $afterInterval' => fn ($v) => $queue()->enqueue('q', 'i', 10, $v),
+            'dequeue $name' => fn ($v) => $queue()->dequeue($v, 'i', 1.5),
+            'dequeue $id' => fn ($v) => $queue()->dequeue('q', $v, 1.5),
+            'dequeue $score' => fn ($v) => $queue()->dequeue('q', 'i', $v),
+            'pop $name' => fn ($v) => $queue()->pop($v),
+            'pop $count' => fn ($v) => $queue()->pop('q', $v),
+            'top $name' => fn ($v) => $queue()->top($v),
+            'top $count' => fn ($v) => $queue()->top('q', $v),
+        ];
+    }
+
+    public function testEveryMethodWithEveryHostileValue(): void
+    {
+        $outcomes = [];
+        foreach (self::calls() as $call => $fn) {
+            foreach (self::hostile() as $label => $value) {
+                $this->redis->flushAll();
+                try {
+                    $result = $fn($value);
+                    $outcome = is_object($result) ? 'object' : gettype($result);
+                } catch (TypeError | ValueError $e) {
+                    $outcome = get_class($e);
+                    $this->assertNotSame('', $e->getMessage());
+                    $this->assertSame([], $this->snapshot(), "$call($label) threw but changed Redis");
+                }
+                $outcomes["$call($label)"] = $outcome;
+            }
+        }
+        // Spot checks of the documented outcomes.
+        $this->assertSame('boolean', $outcomes['addLock $intOrderId(null)']);
+        $this->assertSame('integer', $outcomes['addLock $intOrderId(nul bytes)']);
+        $this->assertSame('integer', $outcomes['addLock $intOrderId(huge)']);
+        $this->assertSame('TypeError', $outcomes['addLock $intOrderId(object)']);
+        $this->assertSame('ValueError', $outcomes['addLock $intExpireTime(max int)']);
+        $this->assertSame('ValueError', $outcomes['addLock $intExpireTime(nan)']);
+        $this->assertSame('boolean', $outcomes['addLock $intExpireTime(-inf)'], '-INF <= 0');
+        $this->assertSame('TypeError', $outcomes['lock $name(array)']);
+        $this->assertSame('ValueError', $outcomes['lock $timeout(inf)']);
+        $this->assertSame('TypeError', $outcomes['lock $expire(invalid utf-8)']);
+        $this->assertSame('ValueError', $outcomes['RedisLock::__construct(empty)']);
+        $this->assertSame('TypeError', $outcomes['RedisQueue::__construct(closure)']);
+        $this->assertSame('boolean', $outcomes['enqueue $id(array)']);
+        $this->assertSame('TypeError', $outcomes['enqueue $id(nested array)']);
+        $this->assertSame('ValueError', $outcomes['pop $count(inf)']);
+        $this->assertSame('array', $outcomes['pop $count(max int)']);
+        foreach ($outcomes as $case => $outcome) {
+            $this->assertContains($outcome, ['boolean', 'integer', 'array', 'object', 'TypeError', 'ValueError'], $case);
+        }
+    }
+
+    public function testBinaryAndHugeNamesRoundTrip(): void
+    {
+        $huge = str_repeat('n', 1 << 20);
+        $lock = new RedisLock();
+        foreach (["a\0b", "\xff\xfe", $huge] as $name) {
+            $this->assertTrue($lock->lock($name));
+            $this->assertTrue((bool) $this->redis->exists("Lock:$name"));
+            $this->assertTrue($lock->isLocking($name));
+            $this->assertTrue($lock->unlock($name));
+        }
+        $q = new RedisQueue();
+        $q->enqueue("q\0", ["id\0x", "\xff"], 10, -1);
+        $this->assertSame(["id\0x", "\xff"], array_column($q->pop("q\0", 2), 'id'));
+        $this->assertSame([], $this->snapshot());
+    }
+}
