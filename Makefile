@@ -31,7 +31,7 @@ demo: build
 test: build test-rust test-php check-stubs
 
 test-rust: deps
-	cargo test --no-default-features
+	cargo test --no-default-features --lib --tests
 
 test-php: build
 	REDISLOCK_SO=$(CURDIR)/$(SO) $(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml
