@@ -1,0 +1,80 @@
+<?php
+
+/**
+ * The extension under Debian's php-fpm: a static pool of 2 workers, requests
+ * sent with cgi-fcgi. Module startup forks the workers, so each must open its
+ * own connection lazily and reuse it across requests.
+ */
+final class FpmTest extends RedisLockTestCase
+{
+    private static $fpm;
+    private static string $dir;
+    private static string $socket;
+
+    public static function setUpBeforeClass(): void
+    {
+        $bin = '/usr/sbin/php-fpm8.2';
+        if (!is_executable($bin) || !is_executable('/usr/bin/cgi-fcgi')) {
+            self::markTestSkipped('php8.2-fpm and libfcgi-bin are installed by make test');
+        }
+        self::$dir = sys_get_temp_dir() . '/redislock-fpm-' . getmypid();
+        @mkdir(self::$dir);
+        self::$socket = self::$dir . '/fpm.sock';
+        $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
+        file_put_contents(self::$dir . '/fpm.conf', implode("\n", [
+            '[global]', 'error_log = ' . self::$dir . '/fpm.log', 'daemonize = no',
+            '[pool]', 'listen = ' . self::$socket, 'pm = static', 'pm.max_children = 2',
+            'catch_workers_output = yes', '',
+        ]));
+        file_put_contents(self::$dir . '/lock.php', '<?php
+            $l = new RedisLock();
+            $ok = $l->lock("fpm", 5, 10);
+            if (($_GET["die"] ?? "") === "fatal") { echo "held "; undefined_function(); }
+            echo $ok && $l->unlock("fpm") ? "ok" : "fail";');
+        self::$fpm = proc_open([$bin, '-n', '-R', '-d', "extension=$so", '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn(),
+                     '-y', self::$dir . '/fpm.conf', '-F'],
+            [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
+        for ($i = 0; $i < 100 && !file_exists(self::$socket); $i++) {
+            usleep(50000);
+        }
+    }
+
+    public static function tearDownAfterClass(): void
+    {
+        if (self::$fpm) {
+            proc_terminate(self::$fpm);
+            proc_close(self::$fpm);
+        }
+        @array_map('unlink', glob(self::$dir . '/*') ?: []);
+        @rmdir(self::$dir);
+    }
+
+    private static function request(string $query = ''): string
+    {
+        $env = ['SCRIPT_FILENAME' => self::$dir . '/lock.php', 'REQUEST_METHOD' => 'GET',
+                'QUERY_STRING' => $query, 'SCRIPT_NAME' => '/lock.php'];
+        $p = proc_open(['cgi-fcgi', '-bind', '-connect', self::$socket], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
+        $out = stream_get_contents($pipes[1]);
+        proc_close($p);
+        return trim(substr($out, strpos($out, "\r\n\r\n") + 4));
+    }
+
+    public function testWorkersLockAndReuseTheirOwnConnections(): void
+    {
+        $this->assertFileExists(self::$socket, 'php-fpm started');
+        for ($i = 0; $i < 20; $i++) {
+            $this->assertSame('ok', self::request());
+        }
+        // One command connection per worker at most (plus this test's own).
+        $clients = array_filter(explode("\n", $this->redis->rawCommand('CLIENT', 'LIST')));
+        $this->assertLessThanOrEqual(3, count($clients), implode("\n", $clients));
+        $this->assertGreaterThanOrEqual(2, count($clients), 'the workers stay connected between requests');
+    }
+
+    public function testAFatalErrorInARequestReleasesItsLock(): void
+    {
+        $this->assertStringStartsWith('held', self::request('die=fatal'));
+        $this->assertFalse((bool) $this->redis->exists('Lock:fpm'));
+        $this->assertSame('ok', self::request());
+    }
+}
