@@ -71,13 +71,7 @@ impl Config {
     /// A config from `name => value` options (see [`OPTION_NAMES`]); `dsn`
     /// gives the base, the other entries override its parts.
     pub fn from_options(options: &[(String, String)], defaults: &Defaults) -> Result<Self> {
-        let get = |name: &str| {
-            options
-                .iter()
-                .rev()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.as_str())
-        };
+        let get = |name: &str| last_value(options, name);
         for (name, _) in options {
             if !OPTION_NAMES.contains(&name.as_str()) {
                 bail!(
@@ -88,13 +82,7 @@ impl Config {
         }
         let dsn = get("dsn").unwrap_or(&defaults.dsn);
         let (base, query) = split_query(dsn)?;
-        let query_get = |name: &str| {
-            query
-                .iter()
-                .rev()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.as_str())
-        };
+        let query_get = |name: &str| last_value(&query, name);
         let mut info = parse_base(base)?;
         let mut addr = info.addr().clone();
         if let Some(socket) = get("socket") {
@@ -183,6 +171,15 @@ impl Config {
         key.extend_from_slice(name);
         key
     }
+}
+
+/// The value of the last `name` entry (later entries win, as in a URL query).
+fn last_value<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// A timeout in seconds: finite, > 0, at most a day.
