@@ -134,9 +134,3 @@ pub fn with_role<T>(
         }
     }
 }
-
-/// Drops every pooled connection of this thread (tests, and after errors in
-/// request shutdown).
-pub fn drop_all() {
-    POOL.with(|pool| pool.borrow_mut().clear());
-}

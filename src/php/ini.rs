@@ -42,6 +42,15 @@ pub struct Settings {
     pub release_at_request_end: bool,
 }
 
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            defaults: Defaults::default(),
+            release_at_request_end: true,
+        }
+    }
+}
+
 static SETTINGS: Mutex<Option<Settings>> = Mutex::new(None);
 /// Bumped on every change, so cached configs know they are stale.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
@@ -54,10 +63,7 @@ pub fn settings() -> Settings {
     let guard = SETTINGS
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    guard.clone().unwrap_or_else(|| Settings {
-        defaults: Defaults::default(),
-        release_at_request_end: true,
-    })
+    guard.clone().unwrap_or_default()
 }
 
 fn parse_bool(value: &str) -> Option<bool> {
@@ -123,10 +129,7 @@ unsafe extern "C" fn on_modify(
         let mut guard = SETTINGS
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut next = guard.clone().unwrap_or_else(|| Settings {
-            defaults: Defaults::default(),
-            release_at_request_end: true,
-        });
+        let mut next = guard.clone().unwrap_or_default();
         if apply(&mut next, &name, &value).is_err() {
             return false;
         }
