@@ -62,6 +62,30 @@ final class ErrorsTest extends RedisLockTestCase
         $this->assertTrue($lock->unlock('r'));
     }
 
+    public function testARequestEndsCleanlyWhenRedisDiedWhileLocksWereHeld(): void
+    {
+        $server = RedisServer::start();
+        $flag = tempnam(sys_get_temp_dir(), 'flag-');
+        // The child takes three locks, then its Redis dies before the request
+        // ends: releasing them at request end must fail quietly.
+        $p = proc_open(self::command('
+            $l = new RedisLock(["dsn" => "' . $server->dsn() . '", "timeout" => 0.2]);
+            foreach (["a", "b", "c"] as $n) { $l->lock($n, 0, 60); }
+            file_put_contents("' . $flag . '", "ready");
+            while (file_get_contents("' . $flag . '") !== "stopped") { usleep(10000); }
+            echo "done";'), [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        for ($i = 0; $i < 500 && file_get_contents($flag) !== 'ready'; $i++) {
+            usleep(10000);
+        }
+        $this->assertSame(3, count($server->client()->keys('Lock:*')));
+        $server->stop();
+        file_put_contents($flag, 'stopped');
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        $this->assertSame('done', $out);
+        $this->assertSame(0, proc_close($p), 'no crash in request shutdown');
+        unlink($flag);
+    }
+
     public function testAnErrorReplyIsAServerException(): void
     {
         $this->redis->set('Queue:str', 'not a zset');

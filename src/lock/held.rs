@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::conn::Error;
 
 /// One lock held by an owner.
 #[derive(Clone, Debug)]
@@ -83,12 +84,22 @@ pub fn take_all() -> Vec<Held> {
 }
 
 /// Releases the given locks, skipping those another process acquired.
-/// Best effort: a lock whose release fails runs out with its lease.
+/// Best effort: a lock whose release fails runs out with its lease, and once
+/// a server is unreachable its other locks are not tried (each try could
+/// cost a connect timeout while the request is ending).
 pub fn release(locks: Vec<Held>) -> usize {
     let pid = std::process::id();
-    locks
-        .into_iter()
-        .filter(|h| h.pid == pid)
-        .filter(|h| super::release(&h.config, &h.key, h.token.as_bytes()).unwrap_or(false))
-        .count()
+    let mut unreachable: Vec<String> = Vec::new();
+    let mut released = 0;
+    for h in locks.into_iter().filter(|h| h.pid == pid) {
+        if unreachable.contains(&h.config.server) {
+            continue;
+        }
+        match super::release(&h.config, &h.key, h.token.as_bytes()) {
+            Ok(true) => released += 1,
+            Ok(false) | Err(Error::Server { .. }) => {}
+            Err(Error::Connection { server, .. }) => unreachable.push(server),
+        }
+    }
+    released
 }
