@@ -3,27 +3,12 @@
 // Parameter names are the seeds' (PHP named arguments use them).
 #![allow(non_snake_case)]
 
-use std::time::Duration;
-
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 
-use super::value::{Optional, Value, value_error};
-use super::{config_or_throw, engine};
+use super::value::{Optional, Value};
+use super::{config_or_throw, engine, lease};
 use crate::lock;
-
-/// Longest lease accepted, in seconds (about 68 years).
-pub const MAX_SECONDS: f64 = 2_147_483_647.0;
-
-/// A lease from a positive number of seconds.
-pub fn lease(seconds: f64, param: &str) -> PhpResult<Duration> {
-    if !seconds.is_finite() || seconds > MAX_SECONDS {
-        return Err(value_error(format!(
-            "{param} must be a finite number of seconds up to {MAX_SECONDS}, {seconds} given"
-        )));
-    }
-    Ok(Duration::from_secs_f64(seconds.max(0.001)))
-}
 
 /// Order locks: `order_lock_<id>` holds an id from `INCR lock_unique_id`.
 #[php_class]

@@ -9,6 +9,7 @@ mod redis_queue;
 mod value;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ext_php_rs::exception::PhpResult;
 use ext_php_rs::prelude::*;
@@ -23,6 +24,19 @@ use value::{Value, type_error, value_error};
 /// An engine result, with its error as the extension's exception.
 fn engine<T>(result: Result<T, conn::Error>) -> PhpResult<T> {
     result.map_err(errors::to_php)
+}
+
+/// Longest lease accepted, in seconds (about 68 years).
+pub const MAX_SECONDS: f64 = 2_147_483_647.0;
+
+/// A lease from a positive number of seconds.
+pub fn lease(seconds: f64, param: &str) -> PhpResult<Duration> {
+    if !seconds.is_finite() || seconds > MAX_SECONDS {
+        return Err(value_error(format!(
+            "{param} must be a finite number of seconds up to {MAX_SECONDS}, {seconds} given"
+        )));
+    }
+    Ok(Duration::from_secs_f64(seconds.max(0.001)))
 }
 
 fn config_or_throw() -> PhpResult<Arc<Config>> {

@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use ext_php_rs::prelude::*;
 
-use super::lock_service::lease;
 use super::value::{Optional, Value};
-use super::{config_from_param, engine, ini};
+use super::{MAX_SECONDS, config_from_param, engine, ini, lease};
 use crate::config::Config;
 use crate::lock::{self, Wait, held};
 
@@ -71,7 +70,7 @@ impl RedisLock {
         let timeout = timeout.finite("RedisLock::lock(): Argument #2 ($timeout)")?;
         let interval = waitIntervalUs.finite("RedisLock::lock(): Argument #4 ($waitIntervalUs)")?;
         let wait = Wait {
-            timeout: Duration::from_secs_f64(timeout.clamp(0.0, super::lock_service::MAX_SECONDS)),
+            timeout: Duration::from_secs_f64(timeout.clamp(0.0, MAX_SECONDS)),
             recheck: Duration::from_micros(interval.clamp(1000.0, 1.0e12) as u64),
         };
         let name = name.bytes("RedisLock::lock(): Argument #1 ($name)")?;
