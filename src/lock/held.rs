@@ -1,5 +1,7 @@
-//! The locks each owner (a `RedisLock` object) holds in this process, so they
-//! can be released when the owner goes away or the request ends.
+//! The locks each owner holds in this process, so they can be released when
+//! the owner goes away or the request ends. An owner is a seed `RedisLock`
+//! object, a `RedisLock\Lock` object, or, for reentrant locks, the process
+//! itself ([`PROCESS`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -17,7 +19,32 @@ pub struct Held {
     /// The process that acquired it: a forked child inherits the record but
     /// must not release its parent's locks when it exits.
     pub pid: u32,
+    /// The fencing token the acquire handed out (0 for the seed's locks).
+    pub fence: i64,
+    /// How many times the owner holds it (reentrant locks).
+    pub count: u32,
+    /// The lease renewal keeping it alive, if any.
+    pub renewal: Option<u64>,
 }
+
+impl Held {
+    /// A lock just acquired, held once, without renewal or fencing token.
+    pub fn new(config: Arc<Config>, key: Vec<u8>, token: String) -> Self {
+        Held {
+            config,
+            key,
+            token,
+            pid: std::process::id(),
+            fence: 0,
+            count: 1,
+            renewal: None,
+        }
+    }
+}
+
+/// The owner of reentrant locks: the process (a PHP request runs on one
+/// thread, so this is Redisson's per-thread ownership).
+pub const PROCESS: u64 = 0;
 
 thread_local! {
     static HELD: RefCell<HashMap<u64, HashMap<Vec<u8>, Held>>> = RefCell::new(HashMap::new());
@@ -43,6 +70,15 @@ pub fn insert(owner: u64, name: Vec<u8>, held: Held) {
 /// The lock named `name` that `owner` holds, if any.
 pub fn get(owner: u64, name: &[u8]) -> Option<Held> {
     HELD.with(|h| h.borrow().get(&owner).and_then(|m| m.get(name)).cloned())
+}
+
+/// Sets how many times `owner` holds the lock named `name`.
+pub fn set_count(owner: u64, name: &[u8], count: u32) {
+    HELD.with(|h| {
+        if let Some(held) = h.borrow_mut().get_mut(&owner).and_then(|m| m.get_mut(name)) {
+            held.count = count;
+        }
+    });
 }
 
 /// Forgets and returns the lock named `name` of `owner`.
@@ -83,16 +119,20 @@ pub fn take_all() -> Vec<Held> {
         .collect()
 }
 
-/// Releases the given locks, skipping those another process acquired.
-/// Best effort: a lock whose release fails runs out with its lease, and once
-/// a server is unreachable its other locks are not tried (each try could
-/// cost a connect timeout while the request is ending).
-pub fn release(locks: Vec<Held>) -> usize {
+/// Lets go of the given locks: stops their lease renewals and, if
+/// `release`, releases those this process acquired. Best effort: a lock
+/// whose release fails runs out with its lease, and once a server is
+/// unreachable its other locks are not tried (each try could cost a connect
+/// timeout while the request is ending). Returns how many were released.
+pub fn end(locks: Vec<Held>, release: bool) -> usize {
     let pid = std::process::id();
     let mut unreachable: Vec<String> = Vec::new();
     let mut released = 0;
     for h in locks.into_iter().filter(|h| h.pid == pid) {
-        if unreachable.contains(&h.config.server) {
+        if let Some(id) = h.renewal {
+            super::renew::stop(id);
+        }
+        if !release || unreachable.contains(&h.config.server) {
             continue;
         }
         match super::release(&h.config, &h.key, h.token.as_bytes()) {

@@ -4,6 +4,7 @@
 
 pub mod held;
 pub mod order;
+pub mod renew;
 
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
@@ -19,6 +20,13 @@ static RELEASE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/lock_release.lua")));
 static EXTEND: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/lock_extend.lua")));
+static ACQUIRE_FENCED: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/lock_acquire_fenced.lua")));
+static REMAINING: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/lock_remaining.lua")));
+
+/// How long a fence counter outlives the lease of the lock it counts for.
+pub const FENCE_KEEP: Duration = Duration::from_secs(3600);
 
 /// A fresh owner token: unique across processes and hosts.
 pub fn new_token() -> String {
@@ -39,17 +47,19 @@ pub struct Wait {
     pub recheck: Duration,
 }
 
-/// One attempt: `None` when acquired, else how long the holder's lease runs.
-fn attempt(
-    config: &Config,
-    key: &[u8],
-    token: &str,
-    lease: Duration,
-) -> Result<Option<Duration>, Error> {
-    let left: u64 = conn::with(config, |c| {
-        CONTEND.key(key).arg(token).arg(millis(lease)).invoke(c)
-    })?;
-    Ok((left > 0).then(|| Duration::from_millis(left)))
+/// One try at a lock: taken (with what the script handed out), or busy and
+/// worth trying again after at most this long.
+enum Try<T> {
+    Taken(T),
+    Busy(Duration),
+}
+
+/// A holder's remaining lease as the scripts report it (-1: no expiry).
+fn busy<T>(left_ms: i64) -> Try<T> {
+    match u64::try_from(left_ms) {
+        Ok(ms) => Try::Busy(Duration::from_millis(ms)),
+        Err(_) => Try::Busy(Duration::MAX),
+    }
 }
 
 /// Takes the lock for `lease`, waiting up to `wait.timeout` for the holder to
@@ -61,41 +71,78 @@ pub fn acquire(
     lease: Duration,
     wait: Wait,
 ) -> Result<bool, Error> {
-    let deadline = Instant::now() + wait.timeout;
-    if attempt(config, key, token, lease)?.is_none() {
-        return Ok(true);
-    }
-    if wait.timeout.is_zero() {
-        return Ok(false);
-    }
-    wait_for(config, key, deadline, wait.recheck, || {
-        attempt(config, key, token, lease)
+    let acquired = acquire_with(config, key, wait, || {
+        let left: i64 = conn::with(config, |c| {
+            CONTEND.key(key).arg(token).arg(millis(lease)).invoke(c)
+        })?;
+        Ok(if left == 0 { Try::Taken(()) } else { busy(left) })
+    })?;
+    Ok(acquired.is_some())
+}
+
+/// Like [`acquire`], and hands out a fencing token: an integer that is
+/// larger for every acquire of the lock than for any before it. The counter
+/// lives in `fence_key` (same hash slot as `key`).
+pub fn acquire_fenced(
+    config: &Config,
+    key: &[u8],
+    fence_key: &[u8],
+    token: &str,
+    lease: Duration,
+    wait: Wait,
+) -> Result<Option<i64>, Error> {
+    acquire_with(config, key, wait, || {
+        let (left, fence): (i64, i64) = conn::with(config, |c| {
+            ACQUIRE_FENCED
+                .key(key)
+                .key(fence_key)
+                .arg(token)
+                .arg(millis(lease))
+                .arg(millis(FENCE_KEEP))
+                .invoke(c)
+        })?;
+        Ok(if left == 0 { Try::Taken(fence) } else { busy(left) })
     })
+}
+
+fn acquire_with<T>(
+    config: &Config,
+    key: &[u8],
+    wait: Wait,
+    mut attempt: impl FnMut() -> Result<Try<T>, Error>,
+) -> Result<Option<T>, Error> {
+    let deadline = Instant::now() + wait.timeout;
+    match attempt()? {
+        Try::Taken(value) => return Ok(Some(value)),
+        Try::Busy(_) if wait.timeout.is_zero() => return Ok(None),
+        Try::Busy(_) => {}
+    }
+    wait_for(config, key, deadline, wait.recheck, attempt)
 }
 
 /// Subscribes to the key's channel, then retries on every release message,
 /// when the holder's lease runs out, at `recheck` at the latest, until
 /// `deadline`. Subscribing before the first retry closes the window in which
 /// a release could go unheard.
-fn wait_for(
+fn wait_for<T>(
     config: &Config,
     key: &[u8],
     deadline: Instant,
     recheck: Duration,
-    mut retry: impl FnMut() -> Result<Option<Duration>, Error>,
-) -> Result<bool, Error> {
+    mut retry: impl FnMut() -> Result<Try<T>, Error>,
+) -> Result<Option<T>, Error> {
     let outcome = conn::with_role(config, Role::Subscriber, |c| {
         let mut sub = c.as_pubsub();
         sub.subscribe(key)?;
         let outcome = loop {
             let left = match retry() {
-                Ok(None) => break Ok(true),
-                Ok(Some(left)) => left,
+                Ok(Try::Taken(value)) => break Ok(Some(value)),
+                Ok(Try::Busy(left)) => left,
                 Err(e) => break Err(e),
             };
             let now = Instant::now();
             if now >= deadline {
-                break Ok(false);
+                break Ok(None);
             }
             let nap = left
                 .min(recheck)
@@ -118,11 +165,11 @@ fn wait_for(
         // so finish the wait by rechecking on the command connection.
         Err(_) => loop {
             match retry()? {
-                None => return Ok(true),
-                Some(left) => {
+                Try::Taken(value) => return Ok(Some(value)),
+                Try::Busy(left) => {
                     let now = Instant::now();
                     if now >= deadline {
-                        return Ok(false);
+                        return Ok(None);
                     }
                     std::thread::sleep(left.min(recheck).min(deadline - now));
                 }
@@ -147,6 +194,15 @@ pub fn extend(config: &Config, key: &[u8], token: &str, lease: Duration) -> Resu
 
 /// Whether the key still holds `token`.
 pub fn holds(config: &Config, key: &[u8], token: &str) -> Result<bool, Error> {
-    let value: Option<Vec<u8>> = conn::with(config, |c| redis::cmd("GET").arg(key).query(c))?;
-    Ok(value.as_deref() == Some(token.as_bytes()))
+    Ok(remaining(config, key, token)?.is_some())
+}
+
+/// How long the lease of a lock still holding `token` runs (`Duration::MAX`
+/// when it has no expiry); `None` when the key no longer holds `token`.
+pub fn remaining(config: &Config, key: &[u8], token: &str) -> Result<Option<Duration>, Error> {
+    let left: i64 = conn::with(config, |c| REMAINING.key(key).arg(token).invoke(c))?;
+    Ok(match left {
+        -2 => None,
+        ms => Some(u64::try_from(ms).map_or(Duration::MAX, Duration::from_millis)),
+    })
 }

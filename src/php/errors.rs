@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicPtr, Ordering};
 
+use ext_php_rs::args::ArgInfoTables;
 use ext_php_rs::builders::ClassBuilder;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::ffi::{ext_php_rs_compiler_globals, zend_hash_str_find_ptr_lc};
@@ -11,13 +12,67 @@ use ext_php_rs::zend::{ClassEntry, ce};
 
 use crate::conn::Error;
 
-pub const ROOT_NAME: &str = "RedisLock\\RedisLockException";
-pub const CONNECTION_NAME: &str = "RedisLock\\ConnectionException";
-pub const SERVER_NAME: &str = "RedisLock\\ServerException";
+/// The extension's exception classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The root: every error of the extension.
+    Root,
+    /// Redis unreachable, timed out, connection reset.
+    Connection,
+    /// Redis answered with an error.
+    Server,
+    /// A lock was lost while held: its lease ran out, its key was deleted or
+    /// taken, its renewal failed, or its maximum hold time was reached.
+    LockLost,
+    /// Release (or extend) of a lock the object does not hold.
+    NotHeld,
+    /// `synchronized()` could not take the lock in time.
+    NotAcquired,
+}
 
-static ROOT: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
-static CONNECTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
-static SERVER: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
+const KINDS: [Kind; 6] = [
+    Kind::Root,
+    Kind::Connection,
+    Kind::Server,
+    Kind::LockLost,
+    Kind::NotHeld,
+    Kind::NotAcquired,
+];
+
+impl Kind {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Root => "RedisLock\\RedisLockException",
+            Kind::Connection => "RedisLock\\ConnectionException",
+            Kind::Server => "RedisLock\\ServerException",
+            Kind::LockLost => "RedisLock\\LockLostException",
+            Kind::NotHeld => "RedisLock\\NotHeldException",
+            Kind::NotAcquired => "RedisLock\\NotAcquiredException",
+        }
+    }
+
+    fn slot(self) -> &'static AtomicPtr<ClassEntry> {
+        &SLOTS[self as usize]
+    }
+
+    /// The registration callback that records this kind's class entry.
+    fn store(self) -> fn(&'static mut ClassEntry, ArgInfoTables) {
+        match self {
+            Kind::Root => store::<0>,
+            Kind::Connection => store::<1>,
+            Kind::Server => store::<2>,
+            Kind::LockLost => store::<3>,
+            Kind::NotHeld => store::<4>,
+            Kind::NotAcquired => store::<5>,
+        }
+    }
+}
+
+static SLOTS: [AtomicPtr<ClassEntry>; 6] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 6];
+
+fn store<const SLOT: usize>(class: &'static mut ClassEntry, _: ArgInfoTables) {
+    SLOTS[SLOT].store(class, Ordering::Release);
+}
 
 /// `\RuntimeException`, looked up in the compiler's class table because the
 /// executor's is not set up during module startup.
@@ -37,42 +92,42 @@ fn runtime_exception() -> &'static ClassEntry {
     ce::exception()
 }
 
-fn loaded(slot: &AtomicPtr<ClassEntry>) -> Option<&'static ClassEntry> {
+fn loaded(kind: Kind) -> Option<&'static ClassEntry> {
     // SAFETY: only ever set to a registered class entry, which lives for the process.
-    unsafe { slot.load(Ordering::Acquire).as_ref() }
+    unsafe { kind.slot().load(Ordering::Acquire).as_ref() }
 }
 
 fn root() -> &'static ClassEntry {
-    loaded(&ROOT).unwrap_or_else(runtime_exception)
+    loaded(Kind::Root).unwrap_or_else(runtime_exception)
 }
 
 /// Registers the classes; called once from module startup.
 pub fn register() -> ext_php_rs::error::Result<()> {
-    ClassBuilder::new(ROOT_NAME)
-        .extends((runtime_exception, "\\RuntimeException"))
-        .registration(|class, _| ROOT.store(class, Ordering::Release))
-        .register()?;
-    ClassBuilder::new(CONNECTION_NAME)
-        .extends((root, ROOT_NAME))
-        .registration(|class, _| CONNECTION.store(class, Ordering::Release))
-        .register()?;
-    ClassBuilder::new(SERVER_NAME)
-        .extends((root, ROOT_NAME))
-        .registration(|class, _| SERVER.store(class, Ordering::Release))
-        .register()?;
+    for kind in KINDS {
+        let builder = ClassBuilder::new(kind.name());
+        let builder = if kind == Kind::Root {
+            builder.extends((runtime_exception, "\\RuntimeException"))
+        } else {
+            builder.extends((root, Kind::Root.name()))
+        };
+        builder
+            .registration(kind.store())
+            .register()?;
+    }
     Ok(())
+}
+
+/// An exception of the given kind.
+pub fn exception(kind: Kind, message: impl Into<String>) -> PhpException {
+    let class = loaded(kind).unwrap_or_else(root);
+    PhpException::new(super::value::printable(message.into()), 0, class)
 }
 
 /// The PHP exception for an engine error.
 pub fn to_php(err: Error) -> PhpException {
-    let slot = match err {
-        Error::Connection { .. } => &CONNECTION,
-        Error::Server { .. } => &SERVER,
+    let kind = match err {
+        Error::Connection { .. } => Kind::Connection,
+        Error::Server { .. } => Kind::Server,
     };
-    let class = loaded(slot).unwrap_or_else(root);
-    PhpException::new(
-        super::value::printable(format!("redislock: {err}")),
-        0,
-        class,
-    )
+    exception(kind, format!("redislock: {err}"))
 }

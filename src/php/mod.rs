@@ -1,8 +1,10 @@
 //! The PHP face of the engines: module registration, INI, phpinfo, the
 //! request-end hook, and the seed classes as thin adapters.
 
+mod client;
 mod errors;
 mod ini;
+mod lock;
 mod lock_service;
 mod redis_lock;
 mod redis_queue;
@@ -18,7 +20,7 @@ use ext_php_rs::{info_table_end, info_table_row, info_table_start};
 
 use crate::config::{Config, redact};
 use crate::conn;
-use crate::lock::held;
+use crate::lock::{held, renew};
 use value::{Value, type_error, value_error};
 
 /// An engine result, with its error as the extension's exception.
@@ -43,9 +45,9 @@ fn config_or_throw() -> PhpResult<Arc<Config>> {
     ini::default_config().map_err(value_error)
 }
 
-/// The config a constructor's `$param` describes: null for the INI defaults,
-/// a DSN string, or an options array.
-fn config_from_param(param: Value) -> PhpResult<Arc<Config>> {
+/// The config a constructor's parameter (named `name`) describes: null for
+/// the INI defaults, a DSN string, or an options array.
+fn config_from_param(param: Value, name: &str) -> PhpResult<Arc<Config>> {
     let defaults = ini::settings().defaults;
     let config = match &param {
         Value::Null => return config_or_throw(),
@@ -60,7 +62,7 @@ fn config_from_param(param: Value) -> PhpResult<Arc<Config>> {
         }
         other => {
             return Err(type_error(format!(
-                "Argument #1 ($param) must be of type array|string|null, {} given",
+                "Argument #1 ({name}) must be of type array|string|null, {} given",
                 other.type_name()
             )));
         }
@@ -72,10 +74,7 @@ fn config_from_param(param: Value) -> PhpResult<Arc<Config>> {
 
 extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
     let _ = std::panic::catch_unwind(|| {
-        let locks = held::take_all();
-        if ini::settings().release_at_request_end {
-            held::release(locks);
-        }
+        held::end(held::take_all(), ini::settings().release_at_request_end);
     });
     0
 }
@@ -110,6 +109,13 @@ fn startup(_type: i32, module_number: i32) -> i32 {
     if ok.unwrap_or(false) { 0 } else { -1 }
 }
 
+/// Module shutdown: the renewal thread must stop before PHP unloads the
+/// code it runs.
+extern "C" fn shutdown(_type: i32, _module_number: i32) -> i32 {
+    let _ = std::panic::catch_unwind(renew::shutdown);
+    0
+}
+
 #[php_module]
 #[php(startup = "startup")]
 pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
@@ -117,6 +123,9 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<lock_service::LockService>()
         .class::<redis_lock::RedisLock>()
         .class::<redis_queue::RedisQueue>()
+        .class::<client::Client>()
+        .class::<lock::Lock>()
         .request_shutdown_function(request_shutdown)
+        .shutdown_function(shutdown)
         .info_function(module_info)
 }

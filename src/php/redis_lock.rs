@@ -43,7 +43,7 @@ impl RedisLock {
     /// timeout, read_timeout, prefix).
     pub fn __construct(param: Optional) -> PhpResult<Self> {
         Ok(Self {
-            config: config_from_param(param.0)?,
+            config: config_from_param(param.0, "$param")?,
             owner: held::new_owner(),
         })
     }
@@ -78,16 +78,10 @@ impl RedisLock {
         let token = lock::new_token();
         let acquired = engine(lock::acquire(&self.config, &key, &token, lease, wait))?;
         if acquired {
-            let pid = std::process::id();
             held::insert(
                 self.owner,
                 name,
-                held::Held {
-                    config: self.config.clone(),
-                    key,
-                    token,
-                    pid,
-                },
+                held::Held::new(self.config.clone(), key, token),
             );
         }
         Ok(acquired)
@@ -148,10 +142,10 @@ impl Drop for RedisLock {
     fn drop(&mut self) {
         let owner = self.owner;
         let _ = std::panic::catch_unwind(|| {
-            let locks = held::take_owner(owner);
-            if ini::settings().release_at_request_end {
-                held::release(locks);
-            }
+            held::end(
+                held::take_owner(owner),
+                ini::settings().release_at_request_end,
+            );
         });
     }
 }

@@ -71,7 +71,7 @@ impl RedisQueue {
     /// `$param`: null for the INI defaults, a DSN string, or an options array.
     pub fn __construct(param: Optional) -> PhpResult<Self> {
         Ok(Self {
-            config: config_from_param(param.0)?,
+            config: config_from_param(param.0, "$param")?,
         })
     }
 

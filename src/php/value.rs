@@ -24,42 +24,13 @@ pub enum Value {
 /// A parameter with a default: unlike a required `Value`, it may be omitted,
 /// and an explicit null is passed on as null (the seeds' parameters are
 /// untyped, so `lock('a', null)` is legal there).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Optional(pub Value);
+pub type Optional = Arg<Mixed>;
 
-impl From<i64> for Optional {
-    fn from(v: i64) -> Self {
-        Optional(Value::Int(v))
-    }
-}
-
-impl StubLiteral for Optional {
-    fn stub_literal(&self) -> String {
-        match &self.0 {
-            Value::Int(v) => v.to_string(),
-            _ => "null".to_owned(),
-        }
-    }
-}
-
-impl std::ops::Deref for Optional {
-    type Target = Value;
-    fn deref(&self) -> &Value {
-        &self.0
-    }
-}
-
-impl<'a> FromZval<'a> for Optional {
+/// `mixed` (with a default).
+pub enum Mixed {}
+impl Declared for Mixed {
     const TYPE: DataType = DataType::Mixed;
     const NULLABLE: bool = true;
-
-    fn from_zval(zval: &'a Zval) -> Option<Self> {
-        Some(Optional(Value::copy_of(zval)))
-    }
-
-    fn from_missing() -> Option<Self> {
-        Some(Optional(Value::Null))
-    }
 }
 
 impl Value {
@@ -205,5 +176,92 @@ impl<'a> FromZval<'a> for Value {
 
     fn from_zval(zval: &'a Zval) -> Option<Self> {
         Some(Value::copy_of(zval))
+    }
+}
+
+/// What a typed parameter declares to PHP (reflection, stubs). The binding
+/// still checks the value itself, so the errors say exactly what is wrong.
+pub trait Declared {
+    const TYPE: DataType;
+    /// Whether null is declared as accepted (and, trailing, the parameter
+    /// may be omitted).
+    const NULLABLE: bool;
+}
+
+/// `string`.
+pub enum Text {}
+impl Declared for Text {
+    const TYPE: DataType = DataType::String;
+    const NULLABLE: bool = false;
+}
+
+/// `float` (with a default).
+pub enum Float {}
+impl Declared for Float {
+    const TYPE: DataType = DataType::Double;
+    const NULLABLE: bool = false;
+}
+
+/// `?float`.
+pub enum NullableFloat {}
+impl Declared for NullableFloat {
+    const TYPE: DataType = DataType::Double;
+    const NULLABLE: bool = true;
+}
+
+/// `?array`.
+pub enum NullableArray {}
+impl Declared for NullableArray {
+    const TYPE: DataType = DataType::Array;
+    const NULLABLE: bool = true;
+}
+
+/// A parameter declared as `D` whose value is any PHP value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arg<D>(pub Value, std::marker::PhantomData<D>);
+
+impl<D> std::ops::Deref for Arg<D> {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl<D> From<i64> for Arg<D> {
+    fn from(v: i64) -> Self {
+        Arg(Value::Int(v), std::marker::PhantomData)
+    }
+}
+
+impl<D> StubLiteral for Arg<D> {
+    fn stub_literal(&self) -> String {
+        match &self.0 {
+            Value::Int(v) => v.to_string(),
+            _ => "null".to_owned(),
+        }
+    }
+}
+
+impl<'a, D: Declared> FromZval<'a> for Arg<D> {
+    const TYPE: DataType = D::TYPE;
+    const NULLABLE: bool = D::NULLABLE;
+
+    fn from_zval(zval: &'a Zval) -> Option<Self> {
+        Some(Arg(Value::copy_of(zval), std::marker::PhantomData))
+    }
+
+    fn from_missing() -> Option<Self> {
+        Some(Arg(Value::Null, std::marker::PhantomData))
+    }
+}
+
+/// A `callable` parameter, checked by the binding.
+pub struct Callback<'a>(pub &'a Zval);
+
+impl<'a> FromZval<'a> for Callback<'a> {
+    const TYPE: DataType = DataType::Callable;
+
+    fn from_zval(zval: &'a Zval) -> Option<Self> {
+        Some(Callback(zval))
     }
 }

@@ -1,0 +1,235 @@
+//! Lease renewal from a background thread: while a lock with `autoRenew` is
+//! held, its lease is set again every third of its length, until it is
+//! released, its maximum hold time is reached, or a renewal fails. The
+//! thread is started by the first renewal a process needs (never in module
+//! startup: PHP-FPM forks its workers after it), renews over its own
+//! connections, and never touches PHP.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+
+/// A held lock to keep alive.
+#[derive(Clone, Debug)]
+pub struct Lease {
+    pub config: Arc<Config>,
+    pub key: Vec<u8>,
+    pub token: String,
+    /// The lease each renewal sets.
+    pub lease: Duration,
+    /// The end of the maximum hold time: no lease reaches past it.
+    pub until: Instant,
+    /// How long the maximum hold time was, for the message when it is reached.
+    pub max_hold: Duration,
+}
+
+struct Renewal {
+    lease: Lease,
+    /// When to renew next.
+    due: Instant,
+    /// Until when the last confirmed lease surely runs.
+    safe_until: Instant,
+}
+
+#[derive(Default)]
+struct State {
+    renewals: HashMap<u64, Renewal>,
+    /// Renewals that stopped because the lock was lost, with the reason.
+    lost: HashMap<u64, String>,
+    next_id: u64,
+    stop: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the map inconsistent.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+struct Watchdog {
+    pid: u32,
+    shared: Arc<Shared>,
+    thread: JoinHandle<()>,
+}
+
+thread_local! {
+    static WATCHDOG: RefCell<Option<Watchdog>> = const { RefCell::new(None) };
+}
+
+/// This process's watchdog, if it has started one. A watchdog inherited
+/// through fork() has no thread in this process: it is forgotten, never
+/// locked (its mutex may have been held by that thread at the fork).
+fn running() -> Option<Arc<Shared>> {
+    WATCHDOG.with(|w| {
+        let mut w = w.borrow_mut();
+        if w.as_ref().is_some_and(|dog| dog.pid != std::process::id()) {
+            std::mem::forget(w.take());
+        }
+        w.as_ref().map(|dog| dog.shared.clone())
+    })
+}
+
+/// Starts renewing `lease` now; returns the renewal's id.
+pub fn start(lease: Lease) -> std::io::Result<u64> {
+    let shared = match running() {
+        Some(shared) => shared,
+        None => {
+            let shared = Arc::new(Shared::default());
+            let for_thread = shared.clone();
+            let thread = std::thread::Builder::new()
+                .name("redislock-renew".into())
+                .spawn(move || run(&for_thread))?;
+            WATCHDOG.with(|w| {
+                *w.borrow_mut() = Some(Watchdog {
+                    pid: std::process::id(),
+                    shared: shared.clone(),
+                    thread,
+                });
+            });
+            shared
+        }
+    };
+    let now = Instant::now();
+    let mut state = shared.state();
+    state.next_id += 1;
+    let id = state.next_id;
+    let renewal = Renewal {
+        due: now + lease.lease / 3,
+        safe_until: now + lease.lease,
+        lease,
+    };
+    state.renewals.insert(id, renewal);
+    drop(state);
+    shared.wake.notify_one();
+    Ok(id)
+}
+
+/// Why the lock of renewal `id` was lost, if it was.
+pub fn lost(id: u64) -> Option<String> {
+    running().and_then(|shared| shared.state().lost.get(&id).cloned())
+}
+
+/// Stops renewal `id`; returns why the lock was lost, if it was.
+pub fn stop(id: u64) -> Option<String> {
+    let shared = running()?;
+    let mut state = shared.state();
+    state.renewals.remove(&id);
+    state.lost.remove(&id)
+}
+
+/// Stops the thread and waits for it (module shutdown: the thread must not
+/// outlive the code it runs).
+pub fn shutdown() {
+    let Some(dog) = WATCHDOG.with(|w| w.borrow_mut().take()) else {
+        return;
+    };
+    if dog.pid != std::process::id() {
+        std::mem::forget(dog);
+        return;
+    }
+    dog.shared.state().stop = true;
+    dog.shared.wake.notify_one();
+    let _ = dog.thread.join();
+}
+
+/// How many renewals this process runs.
+pub fn active() -> usize {
+    running().map_or(0, |shared| shared.state().renewals.len())
+}
+
+fn run(shared: &Shared) {
+    let mut state = shared.state();
+    loop {
+        if state.stop {
+            return;
+        }
+        let next = state
+            .renewals
+            .iter()
+            .min_by_key(|(_, r)| r.due)
+            .map(|(id, r)| (*id, r.due));
+        let now = Instant::now();
+        state = match next {
+            None => shared.wake.wait(state).unwrap_or_else(|e| e.into_inner()),
+            Some((_, due)) if due > now => {
+                shared
+                    .wake
+                    .wait_timeout(state, due - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+            Some((id, _)) => {
+                let lease = state.renewals[&id].lease.clone();
+                drop(state);
+                let outcome = renew(&lease, now);
+                let mut state = shared.state();
+                apply(&mut state, id, now, outcome);
+                state
+            }
+        };
+    }
+}
+
+enum Outcome {
+    Renewed(Duration),
+    Failed(String),
+    Lost(String),
+}
+
+/// One renewal: a lease up to the maximum hold time, set only if the key
+/// still holds the token.
+fn renew(lease: &Lease, now: Instant) -> Outcome {
+    let left = lease.until.saturating_duration_since(now);
+    if left < Duration::from_millis(1) {
+        return Outcome::Lost(format!(
+            "the lock was held for its maximum hold time ({} s) and its lease ran out",
+            lease.max_hold.as_secs_f64()
+        ));
+    }
+    let ttl = lease.lease.min(left);
+    match super::extend(&lease.config, &lease.key, &lease.token, ttl) {
+        Ok(true) => Outcome::Renewed(ttl),
+        Ok(false) => Outcome::Lost(
+            "its key expired, was deleted, or was taken by another owner before the lease could be renewed".into(),
+        ),
+        Err(e) => Outcome::Failed(e.to_string()),
+    }
+}
+
+fn apply(state: &mut State, id: u64, sent: Instant, outcome: Outcome) {
+    // Stopped while the renewal was under way: nothing to record.
+    let Some(r) = state.renewals.get_mut(&id) else {
+        return;
+    };
+    let reason = match outcome {
+        Outcome::Renewed(ttl) => {
+            r.safe_until = sent + ttl;
+            // The last renewal before the maximum hold time ends the lease
+            // exactly there; the next turn then reports the lock lost.
+            r.due = (sent + r.lease.lease / 3).min(r.lease.until);
+            return;
+        }
+        Outcome::Failed(cause) => {
+            let retry = sent + (r.lease.lease / 10).min(Duration::from_millis(100));
+            if retry < r.safe_until {
+                r.due = retry;
+                return;
+            }
+            format!("its lease could not be renewed before it ran out: {cause}")
+        }
+        Outcome::Lost(reason) => reason,
+    };
+    state.renewals.remove(&id);
+    state.lost.insert(id, reason);
+}
