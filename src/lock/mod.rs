@@ -75,7 +75,11 @@ pub fn acquire(
         let left: i64 = conn::with(config, |c| {
             CONTEND.key(key).arg(token).arg(millis(lease)).invoke(c)
         })?;
-        Ok(if left == 0 { Try::Taken(()) } else { busy(left) })
+        Ok(if left == 0 {
+            Try::Taken(())
+        } else {
+            busy(left)
+        })
     })?;
     Ok(acquired.is_some())
 }
@@ -101,7 +105,11 @@ pub fn acquire_fenced(
                 .arg(millis(FENCE_KEEP))
                 .invoke(c)
         })?;
-        Ok(if left == 0 { Try::Taken(fence) } else { busy(left) })
+        Ok(if left == 0 {
+            Try::Taken(fence)
+        } else {
+            busy(left)
+        })
     })
 }
 

@@ -103,6 +103,10 @@ impl Client {
                 "RedisLock\\Client::lock(): Argument #1 ($name) must not be empty".into(),
             ));
         }
-        Ok(Lock::new(self.config.clone(), name, lock_options(&options)?))
+        Ok(Lock::new(
+            self.config.clone(),
+            name,
+            lock_options(&options)?,
+        ))
     }
 }

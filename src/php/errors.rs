@@ -110,9 +110,7 @@ pub fn register() -> ext_php_rs::error::Result<()> {
         } else {
             builder.extends((root, Kind::Root.name()))
         };
-        builder
-            .registration(kind.store())
-            .register()?;
+        builder.registration(kind.store()).register()?;
     }
     Ok(())
 }

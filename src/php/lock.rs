@@ -125,7 +125,10 @@ impl Lock {
     fn lost(&self, reason: &str) -> PhpException {
         exception(
             Kind::LockLost,
-            format!("redislock: lock '{}' was lost: {reason}", self.display_name()),
+            format!(
+                "redislock: lock '{}' was lost: {reason}",
+                self.display_name()
+            ),
         )
     }
 
@@ -271,7 +274,9 @@ impl Lock {
     /// Whether this Lock holds the lock and Redis still has its token.
     pub fn is_held(&self) -> PhpResult<bool> {
         match self.mine() {
-            Some(h) if lost_reason(&h).is_none() => engine(lock::holds(&h.config, &h.key, &h.token)),
+            Some(h) if lost_reason(&h).is_none() => {
+                engine(lock::holds(&h.config, &h.key, &h.token))
+            }
             _ => Ok(false),
         }
     }
@@ -311,8 +316,12 @@ impl Lock {
                 r#fn.0.get_type()
             )));
         }
-        let callable = ZendCallable::new(r#fn.0).map_err(|e| type_error(format!("{PARAM}: {e}")))?;
-        let wait = wait_seconds(&wait, "RedisLock\\Lock::synchronized(): Argument #2 ($wait)")?;
+        let callable =
+            ZendCallable::new(r#fn.0).map_err(|e| type_error(format!("{PARAM}: {e}")))?;
+        let wait = wait_seconds(
+            &wait,
+            "RedisLock\\Lock::synchronized(): Argument #2 ($wait)",
+        )?;
         if !self.take(wait)? {
             return Err(exception(
                 Kind::NotAcquired,

@@ -1,0 +1,287 @@
+//! Fencing tokens and lease renewal, against a real redis-server.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::RedisServer;
+use redislock::lock::renew::{self, Lease};
+use redislock::lock::{self, Wait};
+
+const NO_WAIT: Wait = Wait {
+    timeout: Duration::ZERO,
+    recheck: Duration::from_millis(100),
+};
+
+fn pttl(server: &RedisServer, key: &str) -> i64 {
+    redis::cmd("PTTL")
+        .arg(key)
+        .query(&mut server.client())
+        .unwrap()
+}
+
+fn acquire(config: &redislock::config::Config, key: &str, token: &str, lease: Duration) -> i64 {
+    let fence_key = format!("{key}:fence");
+    lock::acquire_fenced(
+        config,
+        key.as_bytes(),
+        fence_key.as_bytes(),
+        token,
+        lease,
+        NO_WAIT,
+    )
+    .unwrap()
+    .expect("lock free")
+}
+
+#[test]
+fn fencing_tokens_increase_even_after_the_counter_is_gone() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let lease = Duration::from_secs(5);
+    let mut last = 0;
+    for round in 0..20 {
+        if round == 10 {
+            // The counter expired (or was deleted): the clock floor still
+            // puts the next token above every earlier one.
+            let _: () = redis::cmd("DEL")
+                .arg("lock:{f}:fence")
+                .query(&mut server.client())
+                .unwrap();
+        }
+        let token = lock::new_token();
+        let fence = acquire(&config, "lock:{f}", &token, lease);
+        assert!(fence > last, "round {round}: {fence} after {last}");
+        last = fence;
+        let busy = lock::acquire_fenced(
+            &config,
+            b"lock:{f}",
+            b"lock:{f}:fence",
+            &lock::new_token(),
+            lease,
+            NO_WAIT,
+        )
+        .unwrap();
+        assert_eq!(busy, None, "held: no token for a second acquirer");
+        assert!(lock::release(&config, b"lock:{f}", token.as_bytes()).unwrap());
+    }
+    let kept = pttl(&server, "lock:{f}:fence");
+    let most = (lease + lock::FENCE_KEEP).as_millis() as i64;
+    assert!(kept > 0 && kept <= most, "the counter expires: {kept}");
+    // A counter ahead of the clock (tokens issued faster than 1 per µs) wins.
+    let ahead = last + 1_000_000_000;
+    let _: () = redis::cmd("SET")
+        .arg("lock:{f}:fence")
+        .arg(ahead)
+        .query(&mut server.client())
+        .unwrap();
+    assert_eq!(acquire(&config, "lock:{f}", "t", lease), ahead + 1);
+}
+
+#[test]
+fn a_key_without_expiry_is_not_taken_over_by_the_fenced_acquire() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let _: () = redis::cmd("SET")
+        .arg("lock:{p}")
+        .arg("someone")
+        .query(&mut server.client())
+        .unwrap();
+    let wait = Wait {
+        timeout: Duration::from_millis(150),
+        recheck: Duration::from_millis(50),
+    };
+    let got = lock::acquire_fenced(
+        &config,
+        b"lock:{p}",
+        b"lock:{p}:fence",
+        "me",
+        Duration::from_secs(1),
+        wait,
+    )
+    .unwrap();
+    assert_eq!(got, None);
+    assert_eq!(
+        lock::remaining(&config, b"lock:{p}", "someone").unwrap(),
+        Some(Duration::MAX)
+    );
+}
+
+#[test]
+fn tokens_order_the_critical_sections_of_contending_threads() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let history = Arc::new(Mutex::new(Vec::new()));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (config, history) = (config.clone(), history.clone());
+            std::thread::spawn(move || {
+                for _ in 0..40 {
+                    let token = lock::new_token();
+                    let wait = Wait {
+                        timeout: Duration::from_secs(30),
+                        recheck: Duration::from_millis(250),
+                    };
+                    let fence = lock::acquire_fenced(
+                        &config,
+                        b"lock:{c}",
+                        b"lock:{c}:fence",
+                        &token,
+                        Duration::from_secs(10),
+                        wait,
+                    )
+                    .unwrap()
+                    .unwrap();
+                    let enter = Instant::now();
+                    std::thread::yield_now();
+                    let exit = Instant::now();
+                    history.lock().unwrap().push((fence, enter, exit));
+                    assert!(lock::release(&config, b"lock:{c}", token.as_bytes()).unwrap());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut history = history.lock().unwrap().clone();
+    assert_eq!(history.len(), 320);
+    history.sort_by_key(|(fence, _, _)| *fence);
+    let overlaps = history
+        .windows(2)
+        .filter(|w| w[0].0 == w[1].0 || w[0].2 > w[1].1)
+        .count();
+    assert_eq!(overlaps, 0, "sections in token order never overlap");
+}
+
+fn lease_of(
+    config: &redislock::config::Config,
+    key: &str,
+    token: &str,
+    lease: Duration,
+    max_hold: Duration,
+) -> Lease {
+    Lease {
+        config: Arc::new(config.clone()),
+        key: key.as_bytes().to_vec(),
+        token: token.to_owned(),
+        lease,
+        until: Instant::now() + max_hold,
+        max_hold,
+    }
+}
+
+#[test]
+fn renewal_keeps_a_short_lease_alive_until_stopped() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let lease = Duration::from_millis(300);
+    let token = lock::new_token();
+    acquire(&config, "lock:{r}", &token, lease);
+    let id = renew::start(lease_of(
+        &config,
+        "lock:{r}",
+        &token,
+        lease,
+        Duration::from_secs(60),
+    ))
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    assert!(
+        lock::holds(&config, b"lock:{r}", &token).unwrap(),
+        "held after 4 leases"
+    );
+    assert_eq!(renew::lost(id), None);
+    assert_eq!(renew::stop(id), None);
+    assert_eq!(renew::active(), 0);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(pttl(&server, "lock:{r}"), -2, "not renewed after stop");
+    renew::shutdown();
+}
+
+#[test]
+fn renewal_ends_at_the_maximum_hold_time() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let lease = Duration::from_millis(300);
+    let token = lock::new_token();
+    acquire(&config, "lock:{m}", &token, lease);
+    let id = renew::start(lease_of(
+        &config,
+        "lock:{m}",
+        &token,
+        lease,
+        Duration::from_millis(700),
+    ))
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(lock::holds(&config, b"lock:{m}", &token).unwrap());
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(
+        pttl(&server, "lock:{m}"),
+        -2,
+        "expired at the maximum hold time"
+    );
+    let reason = renew::lost(id).expect("reported lost");
+    assert!(reason.contains("maximum hold time"), "{reason}");
+    assert!(renew::stop(id).is_some());
+    renew::shutdown();
+}
+
+#[test]
+fn renewal_reports_a_key_deleted_behind_the_holders_back() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let lease = Duration::from_millis(300);
+    let token = lock::new_token();
+    acquire(&config, "lock:{d}", &token, lease);
+    let id = renew::start(lease_of(
+        &config,
+        "lock:{d}",
+        &token,
+        lease,
+        Duration::from_secs(60),
+    ))
+    .unwrap();
+    let _: () = redis::cmd("DEL")
+        .arg("lock:{d}")
+        .query(&mut server.client())
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+    let reason = renew::lost(id).expect("reported lost");
+    assert!(reason.contains("deleted"), "{reason}");
+    renew::shutdown();
+}
+
+#[test]
+fn renewal_reports_redis_unreachable_once_the_lease_may_have_run_out() {
+    let mut server = RedisServer::start();
+    let config = server.config();
+    let lease = Duration::from_millis(400);
+    let token = lock::new_token();
+    acquire(&config, "lock:{u}", &token, lease);
+    let id = renew::start(lease_of(
+        &config,
+        "lock:{u}",
+        &token,
+        lease,
+        Duration::from_secs(60),
+    ))
+    .unwrap();
+    server.stop();
+    // A renewal has failed by now, but the last lease surely still runs.
+    std::thread::sleep(Duration::from_millis(250));
+    assert_eq!(
+        renew::lost(id),
+        None,
+        "not lost while the lease surely runs"
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let reason = renew::lost(id).expect("reported lost");
+    assert!(
+        reason.contains("could not be renewed") && reason.contains("unavailable"),
+        "{reason}"
+    );
+    renew::shutdown();
+}
