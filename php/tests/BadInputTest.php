@@ -18,12 +18,28 @@ final class BadInputTest extends RedisLockTestCase
         ];
     }
 
-    /** The calls to try: one per method and parameter, the others valid. */
+    /**
+     * The calls to try: one per method and parameter, the others valid. A
+     * pair is [set-up, call]: Redis must stay as the set-up left it.
+     */
     private static function calls(): array
     {
         $lock = fn () => new RedisLock();
         $queue = fn () => new RedisQueue();
+        $client = fn () => new RedisLock\Client();
+        $held = function () use ($client) {
+            $l = $client()->lock('h');
+            $l->acquire();
+            return $l;
+        };
         return [
+            'Client::__construct' => fn ($v) => new RedisLock\Client($v),
+            'Client::lock $name' => fn ($v) => $client()->lock($v),
+            'Client::lock $options' => fn ($v) => $client()->lock('n', $v),
+            'Lock::acquire $wait' => fn ($v) => $client()->lock('n')->acquire($v),
+            'Lock::extend $ttl' => [$held, fn ($l, $v) => $l->extend($v)],
+            'Lock::synchronized $fn' => fn ($v) => $client()->lock('n')->synchronized($v),
+            'Lock::synchronized $wait' => fn ($v) => $client()->lock('n')->synchronized(fn () => 1, $v),
             'addLock $intOrderId' => fn ($v) => Lock_Service::addLock($v, 60),
             'addLock $intExpireTime' => fn ($v) => Lock_Service::addLock('o', $v),
             'releaseLock $intOrderId' => fn ($v) => Lock_Service::releaseLock($v, 1),
@@ -55,17 +71,21 @@ final class BadInputTest extends RedisLockTestCase
     public function testEveryMethodWithEveryHostileValue(): void
     {
         $outcomes = [];
-        foreach (self::calls() as $call => $fn) {
+        foreach (self::calls() as $call => $row) {
+            [$setUp, $fn] = is_array($row) ? $row : [fn () => null, $row];
             foreach (self::hostile() as $label => $value) {
                 $this->redis->flushAll();
+                $context = $setUp();
+                $before = $this->snapshot();
                 try {
-                    $result = $fn($value);
+                    $result = $context === null ? $fn($value) : $fn($context, $value);
                     $outcome = is_object($result) ? 'object' : gettype($result);
                 } catch (TypeError | ValueError $e) {
                     $outcome = get_class($e);
                     $this->assertNotSame('', $e->getMessage());
-                    $this->assertSame([], $this->snapshot(), "$call($label) threw but changed Redis");
+                    $this->assertSame($before, $this->snapshot(), "$call($label) threw but changed Redis");
                 }
+                unset($context);
                 $outcomes["$call($label)"] = $outcome;
             }
         }
@@ -86,6 +106,20 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('TypeError', $outcomes['enqueue $id(nested array)']);
         $this->assertSame('ValueError', $outcomes['pop $count(inf)']);
         $this->assertSame('array', $outcomes['pop $count(max int)']);
+        $this->assertSame('TypeError', $outcomes['Client::lock $name(array)']);
+        $this->assertSame('ValueError', $outcomes['Client::lock $name(empty)']);
+        $this->assertSame('object', $outcomes['Client::lock $name(nul bytes)']);
+        $this->assertSame('TypeError', $outcomes['Client::lock $options(closure)']);
+        $this->assertSame('ValueError', $outcomes['Client::lock $options(array)'], 'unknown options 0 and 1');
+        $this->assertSame('ValueError', $outcomes['Lock::acquire $wait(minus one)']);
+        $this->assertSame('ValueError', $outcomes['Lock::acquire $wait(nan)']);
+        $this->assertSame('boolean', $outcomes['Lock::acquire $wait(inf)'], 'INF: no limit');
+        $this->assertSame('ValueError', $outcomes['Lock::extend $ttl(zero)']);
+        $this->assertSame('ValueError', $outcomes['Lock::extend $ttl(max int)']);
+        $this->assertSame('boolean', $outcomes['Lock::extend $ttl(null)'], 'null: the lock\'s ttl');
+        $this->assertSame('TypeError', $outcomes['Lock::synchronized $fn(nul bytes)']);
+        $this->assertSame('integer', $outcomes['Lock::synchronized $fn(closure)']);
+        $this->assertSame('ValueError', $outcomes['Lock::synchronized $wait(-inf)']);
         foreach ($outcomes as $case => $outcome) {
             $this->assertContains($outcome, ['boolean', 'integer', 'array', 'object', 'TypeError', 'ValueError'], $case);
         }
@@ -100,6 +134,12 @@ final class BadInputTest extends RedisLockTestCase
             $this->assertTrue((bool) $this->redis->exists("Lock:$name"));
             $this->assertTrue($lock->isLocking($name));
             $this->assertTrue($lock->unlock($name));
+            $api = (new RedisLock\Client())->lock($name);
+            $this->assertTrue($api->acquire());
+            $this->assertTrue((bool) $this->redis->exists("lock:{{$name}}"));
+            $this->assertTrue($api->isHeld());
+            $this->assertTrue($api->release());
+            $this->redis->del("lock:{{$name}}:fence");
         }
         $q = new RedisQueue();
         $q->enqueue("q\0", ["id\0x", "\xff"], 10, -1);

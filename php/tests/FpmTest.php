@@ -31,6 +31,12 @@ final class FpmTest extends RedisLockTestCase
             $ok = $l->lock("fpm", 5, 10);
             if (($_GET["die"] ?? "") === "fatal") { echo "held "; undefined_function(); }
             echo $ok && $l->unlock("fpm") ? "ok" : "fail";');
+        file_put_contents(self::$dir . '/api.php', '<?php
+            if (($_GET["keep"] ?? "") === "1") { ini_set("redislock.release_at_request_end", "0"); }
+            $l = (new RedisLock\Client())->lock("fpm-api", ["ttl" => 1, "autoRenew" => true]);
+            echo $l->acquire(5) ? "held " : "busy ";
+            match ($_GET["end"] ?? "") { "fatal" => undefined_function(), "exit" => exit(0), default => null };
+            echo "done";');
         self::$fpm = proc_open([$bin, '-n', '-R', '-d', "extension=$so", '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn(),
                      '-y', self::$dir . '/fpm.conf', '-F'],
             [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
@@ -49,10 +55,10 @@ final class FpmTest extends RedisLockTestCase
         @rmdir(self::$dir);
     }
 
-    private static function request(string $query = ''): string
+    private static function request(string $query = '', string $script = 'lock.php'): string
     {
-        $env = ['SCRIPT_FILENAME' => self::$dir . '/lock.php', 'REQUEST_METHOD' => 'GET',
-                'QUERY_STRING' => $query, 'SCRIPT_NAME' => '/lock.php'];
+        $env = ['SCRIPT_FILENAME' => self::$dir . "/$script", 'REQUEST_METHOD' => 'GET',
+                'QUERY_STRING' => $query, 'SCRIPT_NAME' => "/$script"];
         $p = proc_open(['cgi-fcgi', '-bind', '-connect', self::$socket], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
         $out = stream_get_contents($pipes[1]);
         proc_close($p);
@@ -83,5 +89,24 @@ final class FpmTest extends RedisLockTestCase
         $this->assertStringStartsWith('held', self::request('die=fatal'));
         $this->assertFalse((bool) $this->redis->exists('Lock:fpm'));
         $this->assertSame('ok', self::request());
+    }
+
+    public function testLockObjectsAreReleasedAtTheEndOfEveryKindOfRequest(): void
+    {
+        foreach (['end=fatal', 'end=exit', ''] as $query) {
+            $this->assertStringStartsWith('held', self::request($query, 'api.php'), $query);
+            $this->assertFalse((bool) $this->redis->exists('lock:{fpm-api}'), "released after '$query'");
+        }
+    }
+
+    public function testRenewalStopsAtRequestEndWhileTheWorkerLivesOn(): void
+    {
+        // Release at request end switched off: the lease (1 s) must run out
+        // once the request is over, so the worker's thread stopped renewing.
+        $this->assertSame('held done', self::request('keep=1', 'api.php'));
+        $this->assertTrue((bool) $this->redis->exists('lock:{fpm-api}'));
+        usleep(1500000);
+        $this->assertFalse((bool) $this->redis->exists('lock:{fpm-api}'), 'not renewed after the request');
+        $this->assertSame('held done', self::request('', 'api.php'), 'the worker still serves');
     }
 }
