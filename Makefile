@@ -8,7 +8,7 @@ DEBUG_SO := target/debug/libredislock.so
 PHP     := php -d extension=$(CURDIR)/$(SO)
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps build demo test test-rust test-php stubs check-stubs install clean
+.PHONY: all deps build demo test test-rust test-php bench stubs check-stubs install clean
 
 all: build
 
@@ -29,6 +29,10 @@ demo: build
 	tools/with-redis.sh $(PHP) php/examples/flash_sale.php
 
 test: build test-rust test-php check-stubs
+
+# Benchmarks against a private redis-server (php8.2-redis runs the peers).
+bench: build
+	REDISLOCK_SO=$(CURDIR)/$(SO) tools/with-redis.sh $(PHP) php/bench/handoff.php
 
 test-rust: deps
 	cargo test --no-default-features --lib --tests

@@ -4,6 +4,9 @@
 
 namespace RedisLock {
     class ConnectionException extends \RedisLock\RedisLockException {}
+    class LockLostException extends \RedisLock\RedisLockException {}
+    class NotAcquiredException extends \RedisLock\RedisLockException {}
+    class NotHeldException extends \RedisLock\RedisLockException {}
     class RedisLockException extends \RuntimeException {}
     class ServerException extends \RedisLock\RedisLockException {}
 }

@@ -2,6 +2,108 @@
 
 // Stubs for redislock
 
+namespace RedisLock {
+    /**
+     * The object API's entry point: one Redis server (DSN or options), handing
+     * out locks.
+     */
+    class Client {
+        /**
+         * `$connection`: null for the `redislock.*` INI defaults, a DSN string,
+         * or an options array (dsn, host, port, socket, database, username,
+         * password, timeout, read_timeout, prefix).
+         *
+         * @param mixed $connection
+         */
+        public function __construct(mixed $connection = null) {}
+
+        /**
+         * A lock named `$name` (key `lock:{<name>}`). Options: `ttl` (lease in
+         * seconds, default 30), `reentrant` (bool: the process may acquire it
+         * again, and only the last release frees it), `autoRenew` (bool: a
+         * background thread keeps the lease alive while held), `maxHold`
+         * (seconds a renewed lock may be held at most, default 300).
+         *
+         * @param string $name
+         * @param array|null $options
+         * @return \RedisLock\Lock
+         */
+        public function lock(string $name, ?array $options = null): \RedisLock\Lock {}
+    }
+
+    /**
+     * One named lock, from `RedisLock\Client::lock()` (not constructible with
+     * `new`). Released when the object goes away or the request ends.
+     */
+    class Lock {
+        public function __construct() {}
+
+        /**
+         * Takes the lock, waiting up to `$wait` seconds (0: one try, INF: no
+         * limit). A waiter wakes as soon as the lock is released or its lease
+         * runs out; no polling. Returns false if it was not acquired in time.
+         *
+         * @param float $wait
+         * @return bool
+         */
+        public function acquire(float $wait = 0): bool {}
+
+        /**
+         * Sets the lease to `$ttl` seconds (default: the lock's ttl) from now.
+         * Throws `NotHeldException` or `LockLostException` as `release()`.
+         *
+         * @param float|null $ttl
+         * @return bool
+         */
+        public function extend(?float $ttl = null): bool {}
+
+        /**
+         * Whether this Lock holds the lock and Redis still has its token.
+         *
+         * @return bool
+         */
+        public function isHeld(): bool {}
+
+        /**
+         * Releases the lock; true when done. A reentrant lock is freed by the
+         * last release of the process's holds. Throws `NotHeldException` if
+         * this Lock does not hold it, `LockLostException` if it was lost
+         * before the release (lease ran out, key taken, renewal failed).
+         *
+         * @return bool
+         */
+        public function release(): bool {}
+
+        /**
+         * Seconds left on the lease, or null when the lock is not held (any more).
+         *
+         * @return float|null
+         */
+        public function remaining(): ?float {}
+
+        /**
+         * Runs `$fn` holding the lock and returns its result; the lock is
+         * released afterwards, also when `$fn` throws (its exception then
+         * propagates). Waits up to `$wait` seconds for the lock, then throws
+         * `NotAcquiredException`. If the lock was lost while `$fn` ran,
+         * throws `LockLostException` after it.
+         *
+         * @param callable $fn
+         * @param float $wait
+         * @return mixed
+         */
+        public function synchronized(callable $fn, float $wait = 10): mixed {}
+
+        /**
+         * The fencing token of the current hold: larger than that of every
+         * earlier acquire of this lock name; null when not held.
+         *
+         * @return int|null
+         */
+        public function token(): ?int {}
+    }
+}
+
 namespace {
     /**
      * Order locks: `order_lock_<id>` holds an id from `INCR lock_unique_id`.

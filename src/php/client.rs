@@ -11,6 +11,8 @@ use super::value::{Arg, NullableArray, Optional, Text, Value, type_error, value_
 use super::{config_from_param, lease};
 use crate::config::Config;
 
+/// The object API's entry point: one Redis server (DSN or options), handing
+/// out locks.
 #[php_class]
 #[php(name = "RedisLock\\Client")]
 pub struct Client {

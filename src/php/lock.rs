@@ -29,6 +29,8 @@ pub struct Options {
     pub max_hold: Duration,
 }
 
+/// One named lock, from `RedisLock\Client::lock()` (not constructible with
+/// `new`). Released when the object goes away or the request ends.
 #[php_class]
 #[php(name = "RedisLock\\Lock")]
 pub struct Lock {
