@@ -5,23 +5,12 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::RedisServer;
+use common::{NO_WAIT, RedisServer};
+use redislock::config::Config;
 use redislock::lock::renew::{self, Lease};
 use redislock::lock::{self, Wait};
 
-const NO_WAIT: Wait = Wait {
-    timeout: Duration::ZERO,
-    recheck: Duration::from_millis(100),
-};
-
-fn pttl(server: &RedisServer, key: &str) -> i64 {
-    redis::cmd("PTTL")
-        .arg(key)
-        .query(&mut server.client())
-        .unwrap()
-}
-
-fn acquire(config: &redislock::config::Config, key: &str, token: &str, lease: Duration) -> i64 {
+fn acquire(config: &Config, key: &str, token: &str, lease: Duration) -> i64 {
     let fence_key = format!("{key}:fence");
     lock::acquire_fenced(
         config,
@@ -66,7 +55,7 @@ fn fencing_tokens_increase_even_after_the_counter_is_gone() {
         assert_eq!(busy, None, "held: no token for a second acquirer");
         assert!(lock::release(&config, b"lock:{f}", token.as_bytes()).unwrap());
     }
-    let kept = pttl(&server, "lock:{f}:fence");
+    let kept = server.pttl("lock:{f}:fence");
     let most = (lease + lock::FENCE_KEEP).as_millis() as i64;
     assert!(kept > 0 && kept <= most, "the counter expires: {kept}");
     // A counter ahead of the clock (tokens issued faster than 1 per µs) wins.
@@ -155,38 +144,34 @@ fn tokens_order_the_critical_sections_of_contending_threads() {
     assert_eq!(overlaps, 0, "sections in token order never overlap");
 }
 
-fn lease_of(
-    config: &redislock::config::Config,
+/// Acquires `key` with a lease of `lease_ms` and starts renewing it;
+/// returns the config, the owner token and the renewal's id.
+fn renewed(
+    server: &RedisServer,
     key: &str,
-    token: &str,
-    lease: Duration,
+    lease_ms: u64,
     max_hold: Duration,
-) -> Lease {
-    Lease {
+) -> (Config, String, u64) {
+    let config = server.config();
+    let lease = Duration::from_millis(lease_ms);
+    let token = lock::new_token();
+    acquire(&config, key, &token, lease);
+    let id = renew::start(Lease {
         config: Arc::new(config.clone()),
         key: key.as_bytes().to_vec(),
-        token: token.to_owned(),
+        token: token.clone(),
         lease,
         until: Instant::now() + max_hold,
         max_hold,
-    }
+    })
+    .unwrap();
+    (config, token, id)
 }
 
 #[test]
 fn renewal_keeps_a_short_lease_alive_until_stopped() {
     let server = RedisServer::start();
-    let config = server.config();
-    let lease = Duration::from_millis(300);
-    let token = lock::new_token();
-    acquire(&config, "lock:{r}", &token, lease);
-    let id = renew::start(lease_of(
-        &config,
-        "lock:{r}",
-        &token,
-        lease,
-        Duration::from_secs(60),
-    ))
-    .unwrap();
+    let (config, token, id) = renewed(&server, "lock:{r}", 300, Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(1200));
     assert!(
         lock::holds(&config, b"lock:{r}", &token).unwrap(),
@@ -196,30 +181,19 @@ fn renewal_keeps_a_short_lease_alive_until_stopped() {
     assert_eq!(renew::stop(id), None);
     assert_eq!(renew::active(), 0);
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(pttl(&server, "lock:{r}"), -2, "not renewed after stop");
+    assert_eq!(server.pttl("lock:{r}"), -2, "not renewed after stop");
     renew::shutdown();
 }
 
 #[test]
 fn renewal_ends_at_the_maximum_hold_time() {
     let server = RedisServer::start();
-    let config = server.config();
-    let lease = Duration::from_millis(300);
-    let token = lock::new_token();
-    acquire(&config, "lock:{m}", &token, lease);
-    let id = renew::start(lease_of(
-        &config,
-        "lock:{m}",
-        &token,
-        lease,
-        Duration::from_millis(700),
-    ))
-    .unwrap();
+    let (config, token, id) = renewed(&server, "lock:{m}", 300, Duration::from_millis(700));
     std::thread::sleep(Duration::from_millis(400));
     assert!(lock::holds(&config, b"lock:{m}", &token).unwrap());
     std::thread::sleep(Duration::from_millis(600));
     assert_eq!(
-        pttl(&server, "lock:{m}"),
+        server.pttl("lock:{m}"),
         -2,
         "expired at the maximum hold time"
     );
@@ -232,18 +206,7 @@ fn renewal_ends_at_the_maximum_hold_time() {
 #[test]
 fn renewal_reports_a_key_deleted_behind_the_holders_back() {
     let server = RedisServer::start();
-    let config = server.config();
-    let lease = Duration::from_millis(300);
-    let token = lock::new_token();
-    acquire(&config, "lock:{d}", &token, lease);
-    let id = renew::start(lease_of(
-        &config,
-        "lock:{d}",
-        &token,
-        lease,
-        Duration::from_secs(60),
-    ))
-    .unwrap();
+    let (_, _, id) = renewed(&server, "lock:{d}", 300, Duration::from_secs(60));
     let _: () = redis::cmd("DEL")
         .arg("lock:{d}")
         .query(&mut server.client())
@@ -257,18 +220,7 @@ fn renewal_reports_a_key_deleted_behind_the_holders_back() {
 #[test]
 fn renewal_reports_redis_unreachable_once_the_lease_may_have_run_out() {
     let mut server = RedisServer::start();
-    let config = server.config();
-    let lease = Duration::from_millis(400);
-    let token = lock::new_token();
-    acquire(&config, "lock:{u}", &token, lease);
-    let id = renew::start(lease_of(
-        &config,
-        "lock:{u}",
-        &token,
-        lease,
-        Duration::from_secs(60),
-    ))
-    .unwrap();
+    let (_, _, id) = renewed(&server, "lock:{u}", 400, Duration::from_secs(60));
     server.stop();
     // A renewal has failed by now, but the last lease surely still runs.
     std::thread::sleep(Duration::from_millis(250));

@@ -6,21 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::RedisServer;
+use common::{NO_WAIT, RedisServer};
 use redislock::conn::Error;
 use redislock::lock::{self, Wait};
-
-const NO_WAIT: Wait = Wait {
-    timeout: Duration::ZERO,
-    recheck: Duration::from_millis(100),
-};
-
-fn pttl(server: &RedisServer, key: &str) -> i64 {
-    redis::cmd("PTTL")
-        .arg(key)
-        .query(&mut server.client())
-        .unwrap()
-}
 
 #[test]
 fn acquire_is_exclusive_and_only_the_owner_releases() {
@@ -29,7 +17,7 @@ fn acquire_is_exclusive_and_only_the_owner_releases() {
     let (a, b) = (lock::new_token(), lock::new_token());
     assert!(lock::acquire(&config, b"Lock:x", &a, Duration::from_secs(5), NO_WAIT).unwrap());
     assert!(!lock::acquire(&config, b"Lock:x", &b, Duration::from_secs(5), NO_WAIT).unwrap());
-    let ttl = pttl(&server, "Lock:x");
+    let ttl = server.pttl("Lock:x");
     assert!(
         ttl > 4000 && ttl <= 5000,
         "lease set with the acquire: {ttl}"
@@ -38,7 +26,7 @@ fn acquire_is_exclusive_and_only_the_owner_releases() {
     assert!(lock::holds(&config, b"Lock:x", &a).unwrap());
     assert!(lock::release(&config, b"Lock:x", a.as_bytes()).unwrap());
     assert!(!lock::release(&config, b"Lock:x", a.as_bytes()).unwrap());
-    assert_eq!(pttl(&server, "Lock:x"), -2, "key gone");
+    assert_eq!(server.pttl("Lock:x"), -2, "key gone");
 }
 
 #[test]
@@ -75,7 +63,7 @@ fn a_key_without_ttl_is_taken_over() {
         .unwrap()
     );
     assert!(lock::holds(&config, b"Lock:stale", &token).unwrap());
-    assert!(pttl(&server, "Lock:stale") > 0);
+    assert!(server.pttl("Lock:stale") > 0);
 }
 
 #[test]
@@ -85,7 +73,7 @@ fn extend_sets_a_new_lease_for_the_owner() {
     let token = lock::new_token();
     assert!(lock::acquire(&config, b"Lock:e", &token, Duration::from_secs(1), NO_WAIT).unwrap());
     assert!(lock::extend(&config, b"Lock:e", &token, Duration::from_secs(30)).unwrap());
-    assert!(pttl(&server, "Lock:e") > 20_000);
+    assert!(server.pttl("Lock:e") > 20_000);
 }
 
 #[test]

@@ -7,6 +7,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use redislock::config::{Config, Defaults};
+use redislock::lock::Wait;
+
+/// One attempt, no waiting.
+pub const NO_WAIT: Wait = Wait {
+    timeout: Duration::ZERO,
+    recheck: Duration::from_millis(100),
+};
 
 pub struct RedisServer {
     pub port: u16,
@@ -78,6 +85,14 @@ impl RedisServer {
             &Defaults::default(),
         )
         .unwrap()
+    }
+
+    /// The remaining TTL of a key in ms (-2: no key, -1: no expiry).
+    pub fn pttl(&self, key: &str) -> i64 {
+        redis::cmd("PTTL")
+            .arg(key)
+            .query(&mut self.client())
+            .unwrap()
     }
 
     /// A direct connection, for checking what the engines left in Redis.
