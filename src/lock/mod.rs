@@ -7,12 +7,13 @@ pub mod order;
 pub mod renew;
 
 use std::sync::LazyLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redis::Script;
 
 use crate::config::Config;
-use crate::conn::{self, Error, Role};
+use crate::conn::{self, Error};
+use crate::wait::{self, Try};
 
 static CONTEND: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/lock_contend.lua")));
@@ -47,21 +48,6 @@ pub struct Wait {
     pub recheck: Duration,
 }
 
-/// One try at a lock: taken (with what the script handed out), or busy and
-/// worth trying again after at most this long.
-enum Try<T> {
-    Taken(T),
-    Busy(Duration),
-}
-
-/// A holder's remaining lease as the scripts report it (-1: no expiry).
-fn busy<T>(left_ms: i64) -> Try<T> {
-    match u64::try_from(left_ms) {
-        Ok(ms) => Try::Busy(Duration::from_millis(ms)),
-        Err(_) => Try::Busy(Duration::MAX),
-    }
-}
-
 /// Takes the lock for `lease`, waiting up to `wait.timeout` for the holder to
 /// let go. Returns whether the lock is now held with `token`.
 pub fn acquire(
@@ -76,9 +62,9 @@ pub fn acquire(
             CONTEND.key(key).arg(token).arg(millis(lease)).invoke(c)
         })?;
         Ok(if left == 0 {
-            Try::Taken(())
+            Try::Done(())
         } else {
-            busy(left)
+            Try::Later(wait::later_ms(left))
         })
     })?;
     Ok(acquired.is_some())
@@ -106,9 +92,9 @@ pub fn acquire_fenced(
                 .invoke(c)
         })?;
         Ok(if left == 0 {
-            Try::Taken(fence)
+            Try::Done(fence)
         } else {
-            busy(left)
+            Try::Later(wait::later_ms(left))
         })
     })
 }
@@ -117,73 +103,9 @@ fn acquire_with<T>(
     config: &Config,
     key: &[u8],
     wait: Wait,
-    mut attempt: impl FnMut() -> Result<Try<T>, Error>,
+    attempt: impl FnMut() -> Result<Try<T>, Error>,
 ) -> Result<Option<T>, Error> {
-    let deadline = Instant::now() + wait.timeout;
-    match attempt()? {
-        Try::Taken(value) => return Ok(Some(value)),
-        Try::Busy(_) if wait.timeout.is_zero() => return Ok(None),
-        Try::Busy(_) => {}
-    }
-    wait_for(config, key, deadline, wait.recheck, attempt)
-}
-
-/// Subscribes to the key's channel, then retries on every release message,
-/// when the holder's lease runs out, at `recheck` at the latest, until
-/// `deadline`. Subscribing before the first retry closes the window in which
-/// a release could go unheard.
-fn wait_for<T>(
-    config: &Config,
-    key: &[u8],
-    deadline: Instant,
-    recheck: Duration,
-    mut retry: impl FnMut() -> Result<Try<T>, Error>,
-) -> Result<Option<T>, Error> {
-    let outcome = conn::with_role(config, Role::Subscriber, |c| {
-        let mut sub = c.as_pubsub();
-        sub.subscribe(key)?;
-        let outcome = loop {
-            let left = match retry() {
-                Ok(Try::Taken(value)) => break Ok(Some(value)),
-                Ok(Try::Busy(left)) => left,
-                Err(e) => break Err(e),
-            };
-            let now = Instant::now();
-            if now >= deadline {
-                break Ok(None);
-            }
-            let nap = left
-                .min(recheck)
-                .min(deadline - now)
-                .max(Duration::from_millis(1));
-            sub.set_read_timeout(Some(nap))?;
-            match sub.get_message() {
-                Ok(_) => {}
-                Err(e) if e.is_timeout() => {}
-                Err(e) => return Err(e),
-            }
-        };
-        // Unsubscribing (when `sub` drops) must not run under a 1 ms timeout.
-        sub.set_read_timeout(Some(config.read_timeout))?;
-        Ok(outcome)
-    });
-    match outcome {
-        Ok(result) => result,
-        // The subscriber connection failed: waiting is only an optimisation,
-        // so finish the wait by rechecking on the command connection.
-        Err(_) => loop {
-            match retry()? {
-                Try::Taken(value) => return Ok(Some(value)),
-                Try::Busy(left) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return Ok(None);
-                    }
-                    std::thread::sleep(left.min(recheck).min(deadline - now));
-                }
-            }
-        },
-    }
+    wait::until(config, &[key], wait.timeout, wait.recheck, attempt)
 }
 
 /// Deletes the lock if it still holds `token`; true if this call deleted it.
