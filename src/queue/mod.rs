@@ -1,6 +1,10 @@
-//! The queue engine (the seed's `RedisQueue`): a sorted set of task ids
-//! scored by due time in seconds on the Redis server's clock. Every
-//! operation is one Lua script, so no lock is needed around it.
+//! The queue engine: a sorted set of task ids scored by due time in seconds
+//! on the Redis server's clock (the seed's `RedisQueue` layout), and beside
+//! it, in keys of the same hash slot, payloads, attempts, leases and dead
+//! letters (`lease`). Every operation is one Lua script, so no lock is
+//! needed around it.
+
+pub mod lease;
 
 use std::sync::LazyLock;
 
@@ -9,8 +13,8 @@ use redis::Script;
 use crate::config::Config;
 use crate::conn::{self, Error};
 
-static ENQUEUE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/queue_enqueue.lua")));
+static PUT: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/queue_put.lua")));
 static DEQUEUE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_dequeue.lua")));
 static DUE: LazyLock<Script> =
@@ -29,17 +33,180 @@ pub fn score_arg(score: f64) -> String {
     format!("{score}")
 }
 
-/// Adds `ids` due `delay` seconds from the server's now; ids already queued
-/// keep their score. Returns how many were added.
-pub fn enqueue(config: &Config, key: &[u8], ids: &[Vec<u8>], delay: f64) -> Result<u64, Error> {
-    conn::with(config, |c| {
-        let mut call = ENQUEUE.key(key);
-        call.arg(score_arg(delay));
-        for id in ids {
-            call.arg(id.as_slice());
+/// The keys of one queue. The seed's sorted set is the queue itself; the
+/// others are named after it so that they share its hash slot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Keys {
+    pub queue: Vec<u8>,
+    pub payloads: Vec<u8>,
+    pub attempts: Vec<u8>,
+    pub leased: Vec<u8>,
+    pub leases: Vec<u8>,
+    pub dead: Vec<u8>,
+}
+
+/// Whether Redis Cluster hashes `key` by a `{tag}` inside it.
+fn has_hash_tag(key: &[u8]) -> bool {
+    key.iter().position(|&b| b == b'{').is_some_and(|open| {
+        key[open + 1..]
+            .iter()
+            .position(|&b| b == b'}')
+            .is_some_and(|len| len > 0)
+    })
+}
+
+/// A key in the same hash slot as `key`: `key` + suffix when `key` has a
+/// hash tag, else `{key}` + suffix.
+fn beside(key: &[u8], suffix: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(key.len() + suffix.len() + 2);
+    if has_hash_tag(key) {
+        out.extend_from_slice(key);
+    } else {
+        out.push(b'{');
+        out.extend_from_slice(key);
+        out.push(b'}');
+    }
+    out.extend_from_slice(suffix.as_bytes());
+    out
+}
+
+impl Keys {
+    pub fn new(queue: Vec<u8>) -> Self {
+        Keys {
+            payloads: beside(&queue, ":payloads"),
+            attempts: beside(&queue, ":attempts"),
+            leased: beside(&queue, ":leased"),
+            leases: beside(&queue, ":leases"),
+            dead: beside(&queue, ":dead"),
+            queue,
+        }
+    }
+}
+
+/// What to do when an enqueued id is already queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Keep the queued task (the seed's behaviour).
+    Keep,
+    /// Replace it: the new due time and payload.
+    Replace,
+    /// Whichever is due first wins.
+    Earliest,
+    /// Whichever is due last wins.
+    Latest,
+}
+
+impl Policy {
+    fn arg(self) -> &'static str {
+        match self {
+            Policy::Keep => "keep",
+            Policy::Replace => "replace",
+            Policy::Earliest => "earliest",
+            Policy::Latest => "latest",
+        }
+    }
+}
+
+/// What an enqueue did with one task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ignored,
+    Added,
+    Updated,
+}
+
+/// A task to enqueue.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewTask {
+    pub id: Vec<u8>,
+    pub payload: Option<Vec<u8>>,
+}
+
+/// Enqueued, or refused because the queue is at its maximum length.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Put {
+    Done(Vec<Status>),
+    Full { length: u64 },
+}
+
+/// Enqueues `tasks` due `delay` seconds from the server's now, under
+/// `policy` for ids already queued; `max_length` (0: none) bounds queued
+/// plus leased tasks, refusing the whole batch when it would be passed.
+pub fn put(
+    config: &Config,
+    keys: &Keys,
+    tasks: &[NewTask],
+    delay: f64,
+    policy: Policy,
+    max_length: u64,
+) -> Result<Put, Error> {
+    let with_payloads = tasks.iter().any(|t| t.payload.is_some());
+    let flags: String = if with_payloads {
+        tasks
+            .iter()
+            .map(|t| if t.payload.is_some() { '1' } else { '0' })
+            .collect()
+    } else {
+        String::new()
+    };
+    let reply: Vec<i64> = conn::with(config, |c| {
+        let mut call = PUT.key(&keys.queue);
+        call.key(&keys.payloads)
+            .key(&keys.attempts)
+            .key(&keys.leased)
+            .arg(score_arg(delay))
+            .arg(policy.arg())
+            .arg(max_length)
+            .arg(&flags);
+        for task in tasks {
+            call.arg(task.id.as_slice());
+            if with_payloads {
+                call.arg(task.payload.as_deref().unwrap_or_default());
+            }
         }
         call.invoke(c)
-    })
+    })?;
+    let statuses = reply.get(1..).unwrap_or_default();
+    if reply.first() == Some(&0) {
+        let length = statuses.first().copied().unwrap_or(0);
+        return Ok(Put::Full {
+            length: u64::try_from(length).unwrap_or(0),
+        });
+    }
+    Ok(Put::Done(
+        statuses
+            .iter()
+            .map(|s| match s {
+                1 => Status::Added,
+                2 => Status::Updated,
+                _ => Status::Ignored,
+            })
+            .collect(),
+    ))
+}
+
+/// Adds `ids` due `delay` seconds from the server's now; ids already queued
+/// keep their score (the seed's `enqueue`). Returns how many were added.
+pub fn enqueue(config: &Config, key: &[u8], ids: &[Vec<u8>], delay: f64) -> Result<u64, Error> {
+    let tasks: Vec<NewTask> = ids
+        .iter()
+        .map(|id| NewTask {
+            id: id.clone(),
+            payload: None,
+        })
+        .collect();
+    let added = match put(
+        config,
+        &Keys::new(key.to_vec()),
+        &tasks,
+        delay,
+        Policy::Keep,
+        0,
+    )? {
+        Put::Done(statuses) => statuses.iter().filter(|s| **s == Status::Added).count(),
+        Put::Full { .. } => 0,
+    };
+    Ok(added as u64)
 }
 
 /// Removes `id` if its score is still exactly `score`.

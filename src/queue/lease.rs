@@ -1,0 +1,316 @@
+//! Leased delivery: a worker reserves due tasks, each under a lease with its
+//! own token, and acks (finishes) or nacks (gives back) them while the lease
+//! is still its own. Leases that run out put their tasks back by themselves,
+//! counting attempts, and a task out of attempts goes to the dead letters.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::{Script, Value};
+
+use super::{Keys, score_arg};
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::wait::{self, Try};
+
+static RESERVE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/queue_reserve.lua")));
+static ACK: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/queue_ack.lua")));
+static NACK: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/queue_nack.lua")));
+static EXTEND: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/queue_extend.lua")));
+static METRICS: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/queue_metrics.lua")));
+static DEAD: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/queue_dead.lua")));
+
+/// The most tasks one script call moves: bounds its run time (Redis runs
+/// nothing else meanwhile).
+pub const BATCH: u64 = 1000;
+
+/// A reserved task.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Leased {
+    pub id: Vec<u8>,
+    pub payload: Option<Vec<u8>>,
+    /// How many times it has been reserved, this time included.
+    pub attempts: i64,
+    /// Proves the lease to ack, nack and extend.
+    pub token: String,
+}
+
+/// What to reserve and how.
+#[derive(Clone, Copy, Debug)]
+pub struct Reserve {
+    pub count: u64,
+    pub lease: Duration,
+    /// 0: no limit.
+    pub max_attempts: u64,
+    pub wait: Duration,
+    /// The longest gap between re-checks when no message comes (an old
+    /// client's enqueue publishes nothing).
+    pub recheck: Duration,
+}
+
+fn bytes(v: &Value) -> Option<Vec<u8>> {
+    match v {
+        Value::BulkString(b) => Some(b.clone()),
+        Value::SimpleString(s) => Some(s.clone().into_bytes()),
+        Value::Int(i) => Some(i.to_string().into_bytes()),
+        _ => None,
+    }
+}
+
+fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        other => bytes(other)
+            .and_then(|b| std::str::from_utf8(&b).ok()?.parse().ok())
+            .unwrap_or(0),
+    }
+}
+
+fn float(v: &Value) -> f64 {
+    bytes(v)
+        .and_then(|b| std::str::from_utf8(&b).ok()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn try_reserve(config: &Config, keys: &Keys, how: &Reserve) -> Result<Try<Vec<Leased>>, Error> {
+    let prefix = format!("{}:", crate::lock::new_token());
+    let reply: Vec<Value> = conn::with(config, |c| {
+        RESERVE
+            .key(&keys.queue)
+            .key(&keys.payloads)
+            .key(&keys.attempts)
+            .key(&keys.leased)
+            .key(&keys.leases)
+            .key(&keys.dead)
+            .arg(how.count.clamp(1, BATCH))
+            .arg(score_arg(how.lease.as_secs_f64()))
+            .arg(&prefix)
+            .arg(how.max_attempts)
+            .arg(BATCH)
+            .invoke(c)
+    })?;
+    let later = reply.first().map_or(-1, int);
+    let tasks: Vec<Leased> = reply
+        .get(1..)
+        .unwrap_or_default()
+        .chunks_exact(4)
+        .map(|t| Leased {
+            id: bytes(&t[0]).unwrap_or_default(),
+            payload: bytes(&t[1]),
+            attempts: int(&t[2]),
+            token: String::from_utf8_lossy(&bytes(&t[3]).unwrap_or_default()).into_owned(),
+        })
+        .collect();
+    Ok(if tasks.is_empty() {
+        Try::Later(wait::later_ms(later))
+    } else {
+        Try::Done(tasks)
+    })
+}
+
+/// Reserves up to `how.count` (at most [`BATCH`]) due tasks from the first
+/// of `queues` that has any, waiting up to `how.wait` for one: woken by an
+/// enqueue, by the due time of a delayed task, and by a lease running out.
+/// Returns the queue's index and its tasks; none when the wait ran out.
+pub fn reserve(
+    config: &Config,
+    queues: &[&Keys],
+    how: &Reserve,
+) -> Result<Option<(usize, Vec<Leased>)>, Error> {
+    let channels: Vec<&[u8]> = queues.iter().map(|k| k.queue.as_slice()).collect();
+    wait::until(config, &channels, how.wait, how.recheck, || {
+        let mut soonest = Duration::MAX;
+        for (index, keys) in queues.iter().enumerate() {
+            match try_reserve(config, keys, how)? {
+                Try::Done(tasks) => return Ok(Try::Done((index, tasks))),
+                Try::Later(later) => soonest = soonest.min(later),
+            }
+        }
+        Ok(Try::Later(soonest))
+    })
+}
+
+/// Finishes a task if `token` is still its lease.
+pub fn ack(config: &Config, keys: &Keys, id: &[u8], token: &str) -> Result<bool, Error> {
+    let done: i64 = conn::with(config, |c| {
+        ACK.key(&keys.queue)
+            .key(&keys.payloads)
+            .key(&keys.attempts)
+            .key(&keys.leased)
+            .key(&keys.leases)
+            .arg(id)
+            .arg(token)
+            .invoke(c)
+    })?;
+    Ok(done == 1)
+}
+
+/// What a nack did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nack {
+    Requeued,
+    Dead,
+    /// The lease is not the caller's any more.
+    NotLeased,
+}
+
+/// Gives a task back, due after `delay` seconds, or to the dead letters
+/// when it has used up `max_attempts` (0: no limit).
+pub fn nack(
+    config: &Config,
+    keys: &Keys,
+    id: &[u8],
+    token: &str,
+    delay: f64,
+    max_attempts: u64,
+) -> Result<Nack, Error> {
+    let done: i64 = conn::with(config, |c| {
+        NACK.key(&keys.queue)
+            .key(&keys.attempts)
+            .key(&keys.leased)
+            .key(&keys.leases)
+            .key(&keys.dead)
+            .arg(id)
+            .arg(token)
+            .arg(score_arg(delay))
+            .arg(max_attempts)
+            .invoke(c)
+    })?;
+    Ok(match done {
+        1 => Nack::Requeued,
+        2 => Nack::Dead,
+        _ => Nack::NotLeased,
+    })
+}
+
+/// Sets the lease of a task to `lease` from now if `token` is still its lease.
+pub fn extend(
+    config: &Config,
+    keys: &Keys,
+    id: &[u8],
+    token: &str,
+    lease: Duration,
+) -> Result<bool, Error> {
+    let done: i64 = conn::with(config, |c| {
+        EXTEND
+            .key(&keys.leased)
+            .key(&keys.leases)
+            .arg(id)
+            .arg(token)
+            .arg(score_arg(lease.as_secs_f64()))
+            .invoke(c)
+    })?;
+    Ok(done == 1)
+}
+
+/// A queue's counts at one instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metrics {
+    pub ready: u64,
+    pub delayed: u64,
+    pub leased: u64,
+    pub dead: u64,
+    /// How long the oldest due task has been due, in ms.
+    pub oldest_due_ms: Option<u64>,
+}
+
+pub fn metrics(config: &Config, keys: &Keys) -> Result<Metrics, Error> {
+    let m: Vec<i64> = conn::with(config, |c| {
+        METRICS
+            .key(&keys.queue)
+            .key(&keys.leased)
+            .key(&keys.dead)
+            .invoke(c)
+    })?;
+    let at = |i: usize| u64::try_from(m.get(i).copied().unwrap_or(0)).unwrap_or(0);
+    Ok(Metrics {
+        ready: at(0),
+        delayed: at(1),
+        leased: at(2),
+        dead: at(3),
+        oldest_due_ms: m.get(4).and_then(|&age| u64::try_from(age).ok()),
+    })
+}
+
+/// A dead letter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeadTask {
+    pub id: Vec<u8>,
+    pub payload: Option<Vec<u8>>,
+    pub attempts: i64,
+    /// When it died, in seconds on the server's clock.
+    pub died_at: f64,
+}
+
+fn dead_call(
+    config: &Config,
+    keys: &Keys,
+    op: &str,
+    limit: u64,
+    ids: &[Vec<u8>],
+) -> Result<Value, Error> {
+    conn::with(config, |c| {
+        let mut call = DEAD.key(&keys.queue);
+        call.key(&keys.payloads)
+            .key(&keys.attempts)
+            .key(&keys.dead)
+            .arg(op)
+            .arg(limit.clamp(1, BATCH));
+        for id in ids {
+            call.arg(id.as_slice());
+        }
+        call.invoke(c)
+    })
+}
+
+/// The oldest dead letters, up to `limit` (at most [`BATCH`]).
+pub fn dead(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<DeadTask>, Error> {
+    let Value::Array(flat) = dead_call(config, keys, "list", limit, &[])? else {
+        return Ok(Vec::new());
+    };
+    Ok(flat
+        .chunks_exact(4)
+        .map(|t| DeadTask {
+            id: bytes(&t[0]).unwrap_or_default(),
+            payload: bytes(&t[1]),
+            attempts: int(&t[2]),
+            died_at: float(&t[3]),
+        })
+        .collect())
+}
+
+/// Moves dead letters back to the queue (due now, attempts reset): the
+/// given ids, or all of them when `ids` is empty. Returns how many.
+pub fn retry_dead(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Error> {
+    settle_dead(config, keys, "retry", ids)
+}
+
+/// Removes dead letters with their payloads: the given ids, or all of them
+/// when `ids` is empty. Returns how many.
+pub fn purge_dead(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Error> {
+    settle_dead(config, keys, "purge", ids)
+}
+
+fn settle_dead(config: &Config, keys: &Keys, op: &str, ids: &[Vec<u8>]) -> Result<u64, Error> {
+    let mut total = 0;
+    if ids.is_empty() {
+        // All of them, a bounded batch per call.
+        loop {
+            let n = u64::try_from(int(&dead_call(config, keys, op, BATCH, &[])?)).unwrap_or(0);
+            total += n;
+            if n < BATCH {
+                return Ok(total);
+            }
+        }
+    }
+    for chunk in ids.chunks(BATCH as usize) {
+        total += u64::try_from(int(&dead_call(config, keys, op, BATCH, chunk)?)).unwrap_or(0);
+    }
+    Ok(total)
+}

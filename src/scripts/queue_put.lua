@@ -1,0 +1,73 @@
+-- Enqueue tasks due at server time + delay. An id already queued is kept,
+-- or replaced, or takes the earlier or later due time (the policy); a task
+-- added or replaced takes its payload (or loses an old one). Waiters on the
+-- queue's channel are woken.
+-- KEYS[1] queue zset (due time per id); KEYS[2] payloads hash;
+-- KEYS[3] attempts hash; KEYS[4] leased zset.
+-- ARGV[1] delay in seconds; ARGV[2] policy: keep | replace | earliest | latest;
+-- ARGV[3] maximum length, queued plus leased (0: none);
+-- ARGV[4] '' when ARGV[5..] are ids only, else one flag per task ('1': it
+-- has a payload) and ARGV[5..] are id, payload pairs.
+-- Returns {1, status per task (0 ignored, 1 added, 2 updated)}, or
+-- {0, length} when the batch would take the queue past its maximum length
+-- (then nothing is changed).
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local due = now + tonumber(ARGV[1])
+local dueText = string.format('%.17g', due)
+local policy = ARGV[2]
+local flags = ARGV[4]
+local step = 1
+if flags ~= '' then step = 2 end
+local n = (#ARGV - 4) / step
+
+local max = tonumber(ARGV[3])
+if max > 0 then
+  local adding = 0
+  local seen = {}
+  for i = 0, n - 1 do
+    local id = ARGV[5 + i * step]
+    if not seen[id] and not redis.call('ZSCORE', KEYS[1], id) then
+      adding = adding + 1
+    end
+    seen[id] = true
+  end
+  local length = redis.call('ZCARD', KEYS[1]) + redis.call('ZCARD', KEYS[4])
+  if adding > 0 and length + adding > max then
+    return {0, length}
+  end
+end
+
+local out = {1}
+local changed = false
+for i = 0, n - 1 do
+  local id = ARGV[5 + i * step]
+  local old = redis.call('ZSCORE', KEYS[1], id)
+  local status = 0
+  if not old then
+    status = 1
+  elseif policy == 'replace'
+      or (policy == 'earliest' and due < tonumber(old))
+      or (policy == 'latest' and due > tonumber(old)) then
+    status = 2
+  end
+  if status > 0 then
+    redis.call('ZADD', KEYS[1], dueText, id)
+    if step == 2 and string.sub(flags, i + 1, i + 1) == '1' then
+      redis.call('HSET', KEYS[2], id, ARGV[6 + i * step])
+    else
+      redis.call('HDEL', KEYS[2], id)
+    end
+    -- A new task starts without attempts, unless its previous run is still
+    -- leased (that run's count decides its own fate).
+    if status == 1 and not redis.call('ZSCORE', KEYS[4], id) then
+      redis.call('HDEL', KEYS[3], id)
+    end
+    changed = true
+  end
+  out[#out + 1] = status
+end
+if changed then
+  redis.call('PUBLISH', KEYS[1], '')
+end
+return out

@@ -1,0 +1,360 @@
+//! The leased queue engine against a real redis-server.
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use common::RedisServer;
+use redislock::config::Config;
+use redislock::queue::lease::{self, Leased, Nack, Reserve};
+use redislock::queue::{self, Keys, NewTask, Policy, Put, Status};
+
+fn task(id: &str, payload: Option<&str>) -> NewTask {
+    NewTask {
+        id: id.as_bytes().to_vec(),
+        payload: payload.map(|p| p.as_bytes().to_vec()),
+    }
+}
+
+fn how(count: u64, lease_ms: u64, wait_ms: u64) -> Reserve {
+    Reserve {
+        count,
+        lease: Duration::from_millis(lease_ms),
+        max_attempts: 3,
+        wait: Duration::from_millis(wait_ms),
+        recheck: Duration::from_secs(10),
+    }
+}
+
+fn reserve(config: &Config, keys: &Keys, how: Reserve) -> Vec<Leased> {
+    lease::reserve(config, &[keys], &how)
+        .unwrap()
+        .map(|(_, tasks)| tasks)
+        .unwrap_or_default()
+}
+
+fn statuses(put: Put) -> Vec<Status> {
+    match put {
+        Put::Done(s) => s,
+        Put::Full { .. } => panic!("queue full"),
+    }
+}
+
+fn score(server: &RedisServer, id: &str) -> f64 {
+    redis::cmd("ZSCORE")
+        .arg("Queue:p")
+        .arg(id)
+        .query(&mut server.client())
+        .unwrap()
+}
+
+fn keys_left(server: &RedisServer) -> Vec<String> {
+    let mut keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query(&mut server.client())
+        .unwrap();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn enqueue_policies_decide_for_ids_already_queued() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"Queue:p".to_vec());
+    let put = |delay: f64, policy: Policy| {
+        statuses(
+            queue::put(
+                &config,
+                &keys,
+                &[task("t", Some(&format!("{delay}")))],
+                delay,
+                policy,
+                0,
+            )
+            .unwrap(),
+        )
+    };
+    use Status::*;
+    assert_eq!(put(100.0, Policy::Keep), [Added]);
+    let first = score(&server, "t");
+    assert_eq!(put(50.0, Policy::Keep), [Ignored]);
+    assert_eq!(score(&server, "t"), first);
+    assert_eq!(put(200.0, Policy::Earliest), [Ignored]);
+    assert_eq!(put(50.0, Policy::Earliest), [Updated]);
+    assert!(score(&server, "t") < first);
+    assert_eq!(put(10.0, Policy::Latest), [Ignored]);
+    assert_eq!(put(300.0, Policy::Latest), [Updated]);
+    assert_eq!(put(20.0, Policy::Replace), [Updated]);
+    let payload: String = redis::cmd("HGET")
+        .arg("{Queue:p}:payloads")
+        .arg("t")
+        .query(&mut server.client())
+        .unwrap();
+    assert_eq!(payload, "20", "the winning task's payload");
+    // A batch reports per task, duplicates within it included.
+    let batch = [task("t", None), task("u", None), task("u", None)];
+    assert_eq!(
+        statuses(queue::put(&config, &keys, &batch, 0.0, Policy::Keep, 0).unwrap()),
+        [Ignored, Added, Ignored]
+    );
+}
+
+#[test]
+fn payloads_travel_with_their_tasks_and_an_ack_leaves_nothing_behind() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"Queue:w".to_vec());
+    let tasks = [
+        task("a", Some("alpha\0bin")),
+        task("b", None),
+        task("c", Some("")),
+    ];
+    queue::put(&config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap();
+    let got = reserve(&config, &keys, how(10, 30_000, 0));
+    let seen: Vec<(&[u8], Option<&[u8]>, i64)> = got
+        .iter()
+        .map(|t| (t.id.as_slice(), t.payload.as_deref(), t.attempts))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (b"a".as_slice(), Some(b"alpha\0bin".as_slice()), 1),
+            (b"b", None, 1),
+            (b"c", Some(b"".as_slice()), 1)
+        ]
+    );
+    let tokens: HashSet<&str> = got.iter().map(|t| t.token.as_str()).collect();
+    assert_eq!(tokens.len(), 3, "one lease token per task");
+    for t in &got {
+        assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+        assert!(
+            !lease::ack(&config, &keys, &t.id, &t.token).unwrap(),
+            "acked once"
+        );
+    }
+    assert_eq!(keys_left(&server), Vec::<String>::new());
+}
+
+#[test]
+fn an_expired_lease_is_handed_to_the_next_worker_and_the_stale_ack_refused() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"Queue:x".to_vec());
+    queue::put(
+        &config,
+        &keys,
+        &[task("job", Some("p"))],
+        0.0,
+        Policy::Keep,
+        0,
+    )
+    .unwrap();
+    let first = reserve(&config, &keys, how(1, 100, 0)).remove(0);
+    assert!(reserve(&config, &keys, how(1, 100, 0)).is_empty(), "leased");
+    std::thread::sleep(Duration::from_millis(150));
+    let second = reserve(&config, &keys, how(1, 30_000, 0)).remove(0);
+    assert_eq!(
+        (second.attempts, second.payload.as_deref()),
+        (2, Some(b"p".as_slice()))
+    );
+    assert!(
+        !lease::ack(&config, &keys, &first.id, &first.token).unwrap(),
+        "stale ack"
+    );
+    assert!(
+        !lease::extend(
+            &config,
+            &keys,
+            &first.id,
+            &first.token,
+            Duration::from_secs(9)
+        )
+        .unwrap()
+    );
+    assert_eq!(
+        lease::nack(&config, &keys, &first.id, &first.token, 0.0, 3).unwrap(),
+        Nack::NotLeased
+    );
+    assert!(
+        lease::extend(
+            &config,
+            &keys,
+            &second.id,
+            &second.token,
+            Duration::from_secs(60)
+        )
+        .unwrap()
+    );
+    assert!(lease::ack(&config, &keys, &second.id, &second.token).unwrap());
+    assert_eq!(keys_left(&server), Vec::<String>::new());
+}
+
+#[test]
+fn a_poison_task_dies_after_its_attempts_and_can_be_retried_or_purged() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"Queue:poison".to_vec());
+    queue::put(
+        &config,
+        &keys,
+        &[task("bad", Some("x")), task("worse", None)],
+        0.0,
+        Policy::Keep,
+        0,
+    )
+    .unwrap();
+    // "bad" fails by nack, "worse" by lease expiry (its worker died).
+    for attempt in 1..=3 {
+        let got = reserve(&config, &keys, how(2, 50, 0));
+        assert_eq!(got.len(), 2, "attempt {attempt}");
+        let bad = got.iter().find(|t| t.id == b"bad").unwrap();
+        assert_eq!(bad.attempts, attempt);
+        let expected = if attempt < 3 {
+            Nack::Requeued
+        } else {
+            Nack::Dead
+        };
+        assert_eq!(
+            lease::nack(&config, &keys, &bad.id, &bad.token, 0.0, 3).unwrap(),
+            expected
+        );
+        std::thread::sleep(Duration::from_millis(80));
+    }
+    assert!(
+        reserve(&config, &keys, how(2, 50, 0)).is_empty(),
+        "both dead"
+    );
+    let dead = lease::dead(&config, &keys, 10).unwrap();
+    let mut seen: Vec<(&[u8], i64)> = dead.iter().map(|d| (d.id.as_slice(), d.attempts)).collect();
+    seen.sort();
+    assert_eq!(seen, [(b"bad".as_slice(), 3), (b"worse", 3)]);
+    assert!(dead.iter().all(|d| d.died_at > 1.7e9));
+    let m = lease::metrics(&config, &keys).unwrap();
+    assert_eq!((m.ready, m.leased, m.dead), (0, 0, 2));
+
+    assert_eq!(
+        lease::retry_dead(&config, &keys, &[b"bad".to_vec(), b"nope".to_vec()]).unwrap(),
+        1
+    );
+    let again = reserve(&config, &keys, how(5, 30_000, 0));
+    assert_eq!(again.len(), 1);
+    assert_eq!(
+        (again[0].attempts, again[0].payload.as_deref()),
+        (1, Some(b"x".as_slice()))
+    );
+    assert_eq!(lease::purge_dead(&config, &keys, &[]).unwrap(), 1);
+    assert!(lease::ack(&config, &keys, &again[0].id, &again[0].token).unwrap());
+    assert_eq!(keys_left(&server), Vec::<String>::new());
+}
+
+#[test]
+fn delayed_tasks_wait_for_their_due_time_and_a_blocking_reserve_wakes_then() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"Queue:later".to_vec());
+    queue::put(&config, &keys, &[task("soon", None)], 0.4, Policy::Keep, 0).unwrap();
+    assert!(
+        reserve(&config, &keys, how(1, 1000, 0)).is_empty(),
+        "not due yet"
+    );
+    let m = lease::metrics(&config, &keys).unwrap();
+    assert_eq!((m.ready, m.delayed, m.oldest_due_ms), (0, 1, None));
+    let started = Instant::now();
+    // The recheck is 10 s: only the due time known from the try can wake it.
+    let got = reserve(&config, &keys, how(1, 1000, 5000));
+    assert_eq!(got.len(), 1);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(300) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+}
+
+#[test]
+fn a_blocking_reserve_on_several_queues_wakes_on_an_enqueue() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let (a, b) = (
+        Keys::new(b"Queue:a".to_vec()),
+        Keys::new(b"Queue:b".to_vec()),
+    );
+    let producer_config = config.clone();
+    let producer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        let keys = Keys::new(b"Queue:b".to_vec());
+        queue::put(
+            &producer_config,
+            &keys,
+            &[task("hello", None)],
+            0.0,
+            Policy::Keep,
+            0,
+        )
+        .unwrap();
+    });
+    let started = Instant::now();
+    let (index, tasks) = lease::reserve(&config, &[&a, &b], &how(1, 1000, 20_000))
+        .unwrap()
+        .expect("woken by the enqueue");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "not the 10 s recheck"
+    );
+    assert_eq!((index, tasks[0].id.as_slice()), (1, b"hello".as_slice()));
+    producer.join().unwrap();
+    assert!(
+        lease::reserve(&config, &[&a, &b], &how(1, 1000, 100))
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn a_maximum_length_refuses_a_batch_whole() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"Queue:max".to_vec());
+    let two = [task("1", None), task("2", None)];
+    assert!(matches!(
+        queue::put(&config, &keys, &two, 0.0, Policy::Keep, 3).unwrap(),
+        Put::Done(_)
+    ));
+    let got = reserve(&config, &keys, how(1, 30_000, 0));
+    let more = [task("3", None), task("4", None)];
+    assert_eq!(
+        queue::put(&config, &keys, &more, 0.0, Policy::Keep, 3).unwrap(),
+        Put::Full { length: 2 },
+        "leased tasks count"
+    );
+    assert_eq!(
+        lease::metrics(&config, &keys).unwrap().ready,
+        1,
+        "nothing added"
+    );
+    let queued = if got[0].id == b"1" {
+        &two[1..]
+    } else {
+        &two[..1]
+    };
+    assert!(
+        matches!(
+            queue::put(&config, &keys, queued, 0.0, Policy::Replace, 3).unwrap(),
+            Put::Done(_)
+        ),
+        "updates are not growth"
+    );
+    assert!(matches!(
+        queue::put(&config, &keys, &more[..1], 0.0, Policy::Keep, 3).unwrap(),
+        Put::Done(_)
+    ));
+}
+
+#[test]
+fn keys_share_the_queues_hash_slot() {
+    let plain = Keys::new(b"Queue:q".to_vec());
+    assert_eq!(plain.leased, b"{Queue:q}:leased");
+    let tagged = Keys::new(b"Queue:{q}".to_vec());
+    assert_eq!(tagged.dead, b"Queue:{q}:dead");
+}
