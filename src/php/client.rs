@@ -6,10 +6,16 @@ use std::time::Duration;
 
 use ext_php_rs::prelude::*;
 
-use super::lock::{Lock, Options};
-use super::value::{Arg, NullableArray, Optional, Text, Value, type_error, value_error};
-use super::{config_from_param, lease};
+use ext_php_rs::types::{ZendHashTable, Zval};
+
+use super::lock::{self, Lock};
+use super::queue::{self, Queue, task_list};
+use super::value::{
+    Arg, Float, Int, NullableArray, NullableFloat, Optional, Text, Value, type_error, value_error,
+};
+use super::{config_from_param, engine, lease};
 use crate::config::Config;
+use crate::queue::lease as leased;
 
 /// The object API's entry point: one Redis server (DSN or options), handing
 /// out locks.
@@ -21,7 +27,10 @@ pub struct Client {
 
 const DEFAULT_TTL: f64 = 30.0;
 const DEFAULT_MAX_HOLD: f64 = 300.0;
-const OPTION_NAMES: &str = "ttl, reentrant, autoRenew, maxHold";
+const LOCK_OPTIONS: &str = "ttl, reentrant, autoRenew, maxHold";
+const DEFAULT_LEASE: f64 = 30.0;
+const DEFAULT_MAX_ATTEMPTS: u64 = 5;
+const QUEUE_OPTIONS: &str = "lease, maxAttempts, maxLength";
 
 fn flag(value: &Value, param: &str) -> PhpResult<bool> {
     match value {
@@ -44,42 +53,87 @@ fn seconds(value: &Value, param: &str) -> PhpResult<Duration> {
     lease(n, param)
 }
 
-fn lock_options(options: &Value) -> PhpResult<Options> {
-    const METHOD: &str = "RedisLock\\Client::lock(): Argument #2 ($options)";
-    let entries: &[(String, Value)] = match options {
-        Value::Null => &[],
-        Value::Array(entries) => entries,
-        other => {
-            return Err(type_error(format!(
-                "{METHOD} must be of type ?array, {} given",
-                other.type_name()
-            )));
+/// A whole number >= 0.
+fn natural(value: &Value, param: &str) -> PhpResult<u64> {
+    match value {
+        Value::Int(n) => {
+            u64::try_from(*n).map_err(|_| value_error(format!("{param} must be >= 0, {n} given")))
         }
+        other => Err(type_error(format!(
+            "{param} must be of type int, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+/// The entries of an `?array $options` parameter.
+fn entries<'a>(options: &'a Value, method: &str) -> PhpResult<&'a [(String, Value)]> {
+    match options {
+        Value::Null => Ok(&[]),
+        Value::Array(entries) => Ok(entries),
+        other => Err(type_error(format!(
+            "{method} must be of type ?array, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+fn unknown(method: &str, name: &str, known: &str) -> ext_php_rs::exception::PhpException {
+    value_error(format!(
+        "{method} has an unknown option '{name}' (known: {known})"
+    ))
+}
+
+fn queue_options(options: &Value) -> PhpResult<queue::Options> {
+    const METHOD: &str = "RedisLock\\Client::queue(): Argument #2 ($options)";
+    let mut out = queue::Options {
+        lease: Duration::from_secs_f64(DEFAULT_LEASE),
+        max_attempts: DEFAULT_MAX_ATTEMPTS,
+        max_length: 0,
     };
+    for (name, value) in entries(options, METHOD)? {
+        let param = format!("{METHOD} option '{name}'");
+        match name.as_str() {
+            "lease" => out.lease = seconds(value, &param)?,
+            "maxAttempts" => out.max_attempts = natural(value, &param)?,
+            "maxLength" => out.max_length = natural(value, &param)?,
+            _ => return Err(unknown(METHOD, name, QUEUE_OPTIONS)),
+        }
+    }
+    Ok(out)
+}
+
+fn lock_options(options: &Value) -> PhpResult<lock::Options> {
+    const METHOD: &str = "RedisLock\\Client::lock(): Argument #2 ($options)";
     let mut ttl = Duration::from_secs_f64(DEFAULT_TTL);
     let mut max_hold = Duration::from_secs_f64(DEFAULT_MAX_HOLD);
     let (mut reentrant, mut auto_renew) = (false, false);
-    for (name, value) in entries {
+    for (name, value) in entries(options, METHOD)? {
         let param = format!("{METHOD} option '{name}'");
         match name.as_str() {
             "ttl" => ttl = seconds(value, &param)?,
             "maxHold" => max_hold = seconds(value, &param)?,
             "reentrant" => reentrant = flag(value, &param)?,
             "autoRenew" => auto_renew = flag(value, &param)?,
-            _ => {
-                return Err(value_error(format!(
-                    "{METHOD} has an unknown option '{name}' (known: {OPTION_NAMES})"
-                )));
-            }
+            _ => return Err(unknown(METHOD, name, LOCK_OPTIONS)),
         }
     }
-    Ok(Options {
+    Ok(lock::Options {
         // A renewed lock never holds a lease past its maximum hold time.
         lease: if auto_renew { ttl.min(max_hold) } else { ttl },
         reentrant,
         auto_renew,
         max_hold,
     })
+}
+
+/// A lock or queue name: a non-empty string.
+fn name_of(name: &Value, param: &str) -> PhpResult<Vec<u8>> {
+    let name = name.bytes(param)?;
+    if name.is_empty() {
+        return Err(value_error(format!("{param} must not be empty")));
+    }
+    Ok(name)
 }
 
 #[php_impl]
@@ -99,16 +153,67 @@ impl Client {
     /// background thread keeps the lease alive while held), `maxHold`
     /// (seconds a renewed lock may be held at most, default 300).
     pub fn lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
-        let name = name.bytes("RedisLock\\Client::lock(): Argument #1 ($name)")?;
-        if name.is_empty() {
-            return Err(value_error(
-                "RedisLock\\Client::lock(): Argument #1 ($name) must not be empty".into(),
-            ));
-        }
+        let name = name_of(&name, "RedisLock\\Client::lock(): Argument #1 ($name)")?;
         Ok(Lock::new(
             self.config.clone(),
             name,
             lock_options(&options)?,
         ))
+    }
+
+    /// The leased queue named `$name` (sorted set `Queue:<name>`, shared
+    /// with the seed `RedisQueue`). Options: `lease` (seconds a reserved
+    /// task stays with its worker, default 30), `maxAttempts` (reserves
+    /// before a task goes to the dead letters, default 5, 0: no limit),
+    /// `maxLength` (queued plus leased tasks at most, 0: no limit).
+    pub fn queue(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Queue> {
+        let name = name_of(&name, "RedisLock\\Client::queue(): Argument #1 ($name)")?;
+        Ok(Queue::new(
+            self.config.clone(),
+            name,
+            queue_options(&options)?,
+        ))
+    }
+
+    /// Reserves from the first of `$queues` (a list of this client's
+    /// `RedisLock\Queue`) that has due tasks, waiting up to `$wait` seconds
+    /// on all of them at once. Returns a list of `RedisLock\Task`
+    /// (`Task::queue()` tells which queue), empty when none came. `$lease`
+    /// defaults to the first queue's.
+    #[php(defaults(count = 1, wait = 0))]
+    pub fn reserve(
+        &self,
+        queues: &ZendHashTable,
+        count: Arg<Int>,
+        lease: Arg<NullableFloat>,
+        wait: Arg<Float>,
+    ) -> PhpResult<Zval> {
+        const M: &str = "RedisLock\\Client::reserve()";
+        let mut list: Vec<&Queue> = Vec::with_capacity(queues.len());
+        for (_, zv) in queues {
+            let queue = zv.extract::<&Queue>().ok_or_else(|| {
+                type_error(format!(
+                    "{M}: Argument #1 ($queues) must be a list of RedisLock\\Queue, {} found",
+                    zv.get_type()
+                ))
+            })?;
+            if queue.config().id != self.config.id {
+                return Err(value_error(format!(
+                    "{M}: Argument #1 ($queues) holds a queue of another client"
+                )));
+            }
+            list.push(queue);
+        }
+        let Some(first) = list.first() else {
+            return Err(value_error(format!(
+                "{M}: Argument #1 ($queues) must not be empty"
+            )));
+        };
+        let how = first.reserve_how(&count, &lease, &wait, M)?;
+        let keys: Vec<_> = list.iter().map(|q| q.keys()).collect();
+        match engine(leased::reserve(&self.config, &keys, &how))? {
+            Some((index, tasks)) => task_list(list[index], tasks),
+            None => task_list(first, Vec::new()),
+        }
     }
 }

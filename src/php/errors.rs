@@ -28,15 +28,18 @@ pub enum Kind {
     NotHeld,
     /// `synchronized()` could not take the lock in time.
     NotAcquired,
+    /// An enqueue would pass the queue's maximum length.
+    QueueFull,
 }
 
-const KINDS: [Kind; 6] = [
+const KINDS: [Kind; 7] = [
     Kind::Root,
     Kind::Connection,
     Kind::Server,
     Kind::LockLost,
     Kind::NotHeld,
     Kind::NotAcquired,
+    Kind::QueueFull,
 ];
 
 impl Kind {
@@ -48,6 +51,7 @@ impl Kind {
             Kind::LockLost => "RedisLock\\LockLostException",
             Kind::NotHeld => "RedisLock\\NotHeldException",
             Kind::NotAcquired => "RedisLock\\NotAcquiredException",
+            Kind::QueueFull => "RedisLock\\QueueFullException",
         }
     }
 
@@ -64,11 +68,13 @@ impl Kind {
             Kind::LockLost => store::<3>,
             Kind::NotHeld => store::<4>,
             Kind::NotAcquired => store::<5>,
+            Kind::QueueFull => store::<6>,
         }
     }
 }
 
-static SLOTS: [AtomicPtr<ClassEntry>; 6] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 6];
+static SLOTS: [AtomicPtr<ClassEntry>; KINDS.len()] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; KINDS.len()];
 
 fn store<const SLOT: usize>(class: &'static mut ClassEntry, _: ArgInfoTables) {
     SLOTS[SLOT].store(class, Ordering::Release);

@@ -6,6 +6,7 @@ mod errors;
 mod ini;
 mod lock;
 mod lock_service;
+mod queue;
 mod redis_lock;
 mod redis_queue;
 mod value;
@@ -125,6 +126,8 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<redis_queue::RedisQueue>()
         .class::<client::Client>()
         .class::<lock::Lock>()
+        .class::<queue::Queue>()
+        .class::<queue::Task>()
         .request_shutdown_function(request_shutdown)
         .shutdown_function(shutdown)
         .info_function(module_info)

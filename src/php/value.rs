@@ -195,6 +195,27 @@ impl Declared for Text {
     const NULLABLE: bool = false;
 }
 
+/// `?string`.
+pub enum NullableText {}
+impl Declared for NullableText {
+    const TYPE: DataType = DataType::String;
+    const NULLABLE: bool = true;
+}
+
+/// `int` (with a default).
+pub enum Int {}
+impl Declared for Int {
+    const TYPE: DataType = DataType::Long;
+    const NULLABLE: bool = false;
+}
+
+/// `array`.
+pub enum List {}
+impl Declared for List {
+    const TYPE: DataType = DataType::Array;
+    const NULLABLE: bool = false;
+}
+
 /// `float` (with a default).
 pub enum Float {}
 impl Declared for Float {

@@ -1,0 +1,485 @@
+//! `RedisLock\Queue` and `RedisLock\Task`: the leased queue of the object
+//! API, on the seed queue's sorted set `Queue:<name>`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ext_php_rs::boxed::ZBox;
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
+
+use super::errors::{Kind, exception};
+use super::value::{
+    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Text, Value, type_error,
+    value_error,
+};
+use super::{engine, lease};
+use crate::config::Config;
+use crate::queue::lease::{self as leased, BATCH, Leased, Nack, Reserve};
+use crate::queue::{self, Keys, NewTask, Policy, Put, Status};
+
+/// How often a blocked reserve looks again when no message comes (old
+/// clients' enqueues publish nothing).
+const RECHECK: Duration = Duration::from_secs(1);
+
+/// What `RedisLock\Client::queue()` was asked for.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub lease: Duration,
+    pub max_attempts: u64,
+    pub max_length: u64,
+}
+
+/// A queue, from `RedisLock\Client::queue()` (not constructible with `new`).
+#[php_class]
+#[php(name = "RedisLock\\Queue")]
+pub struct Queue {
+    config: Arc<Config>,
+    name: Vec<u8>,
+    keys: Arc<Keys>,
+    options: Options,
+}
+
+/// A reserved task, from `RedisLock\Queue::reserve()`: ack or nack it with
+/// the queue while its lease runs.
+#[php_class]
+#[php(name = "RedisLock\\Task")]
+pub struct Task {
+    queue: Vec<u8>,
+    keys: Arc<Keys>,
+    leased: Leased,
+}
+
+pub fn binary(bytes: &[u8]) -> Zval {
+    let mut zv = Zval::new();
+    zv.set_zend_string(ZendStr::new(bytes, false));
+    zv
+}
+
+fn optional_binary(bytes: Option<&[u8]>) -> Zval {
+    bytes.map_or_else(Zval::new, binary)
+}
+
+fn array(table: ZBox<ZendHashTable>) -> Zval {
+    let mut zv = Zval::new();
+    zv.set_hashtable(table);
+    zv
+}
+
+/// A number of seconds >= 0 (`what` names the parameter).
+fn delay_seconds(value: &Value, param: &str) -> PhpResult<f64> {
+    let n = value.finite(param)?;
+    if n < 0.0 {
+        return Err(value_error(format!("{param} must be >= 0, {n} given")));
+    }
+    lease(n, param).map(|_| n)
+}
+
+fn positive_seconds(value: &Value, param: &str, default: Duration) -> PhpResult<Duration> {
+    if *value == Value::Null {
+        return Ok(default);
+    }
+    let n = value.number(param)?;
+    if n.is_nan() || n <= 0.0 {
+        return Err(value_error(format!(
+            "{param} must be a number of seconds greater than 0, {n} given"
+        )));
+    }
+    lease(n, param)
+}
+
+fn policy(value: &Value, param: &str) -> PhpResult<Policy> {
+    match value {
+        Value::Null => Ok(Policy::Keep),
+        Value::Str(s) => match s.as_slice() {
+            b"keep" => Ok(Policy::Keep),
+            b"replace" => Ok(Policy::Replace),
+            b"earliest" => Ok(Policy::Earliest),
+            b"latest" => Ok(Policy::Latest),
+            other => Err(value_error(format!(
+                "{param} must be 'keep', 'replace', 'earliest' or 'latest', '{}' given",
+                String::from_utf8_lossy(other)
+            ))),
+        },
+        other => Err(type_error(format!(
+            "{param} must be of type string, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Added => "added",
+        Status::Updated => "updated",
+        Status::Ignored => "ignored",
+    }
+}
+
+fn wait_seconds(value: &Value, param: &str) -> PhpResult<Duration> {
+    let n = value.number(param)?;
+    if n.is_nan() || n < 0.0 {
+        return Err(value_error(format!(
+            "{param} must be a number of seconds >= 0 (INF to wait without limit), {n} given"
+        )));
+    }
+    Ok(Duration::from_secs_f64(n.min(super::MAX_SECONDS)))
+}
+
+fn count(value: &Value, param: &str) -> PhpResult<u64> {
+    match value {
+        Value::Null => Ok(1),
+        Value::Int(n) if (1..=BATCH as i64).contains(n) => Ok(*n as u64),
+        Value::Int(n) => Err(value_error(format!(
+            "{param} must be between 1 and {BATCH}, {n} given"
+        ))),
+        other => Err(type_error(format!(
+            "{param} must be of type int, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+/// Ids for the dead-letter calls: null for all of them, else a list.
+fn id_list(value: &Value, param: &str) -> PhpResult<Vec<Vec<u8>>> {
+    match value {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(items) if items.is_empty() => Err(value_error(format!(
+            "{param} must not be empty (null means all)"
+        ))),
+        Value::Array(items) => items.iter().map(|(_, id)| id.bytes(param)).collect(),
+        other => Err(type_error(format!(
+            "{param} must be of type ?array, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+impl Queue {
+    pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
+        let mut key = b"Queue:".to_vec();
+        key.extend_from_slice(&name);
+        let keys = Arc::new(Keys::new(config.key(&key)));
+        Self {
+            config,
+            name,
+            keys,
+            options,
+        }
+    }
+
+    fn put(&self, tasks: &[NewTask], delay: f64, policy: Policy) -> PhpResult<Vec<Status>> {
+        let put = queue::put(
+            &self.config,
+            &self.keys,
+            tasks,
+            delay,
+            policy,
+            self.options.max_length,
+        );
+        match engine(put)? {
+            Put::Done(statuses) => Ok(statuses),
+            Put::Full { length } => Err(exception(
+                Kind::QueueFull,
+                format!(
+                    "redislock: queue '{}' is full: {length} tasks of at most {}; nothing was enqueued",
+                    String::from_utf8_lossy(&self.name),
+                    self.options.max_length
+                ),
+            )),
+        }
+    }
+
+    /// The task's lease token, after checking it is one of this queue's.
+    fn own<'a>(&self, task: &'a Task, method: &str) -> PhpResult<&'a Leased> {
+        if *task.keys != *self.keys {
+            return Err(value_error(format!(
+                "RedisLock\\Queue::{method}(): Argument #1 ($task) belongs to queue '{}', not '{}'",
+                String::from_utf8_lossy(&task.queue),
+                String::from_utf8_lossy(&self.name)
+            )));
+        }
+        Ok(&task.leased)
+    }
+
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    pub fn reserve_how(
+        &self,
+        count: &Value,
+        lease: &Value,
+        wait: &Value,
+        method: &str,
+    ) -> PhpResult<Reserve> {
+        Ok(Reserve {
+            count: self::count(count, &format!("{method}: Argument ($count)"))?,
+            lease: positive_seconds(
+                lease,
+                &format!("{method}: Argument ($lease)"),
+                self.options.lease,
+            )?,
+            max_attempts: self.options.max_attempts,
+            wait: wait_seconds(wait, &format!("{method}: Argument ($wait)"))?,
+            recheck: RECHECK,
+        })
+    }
+
+    pub fn task(&self, leased: Leased) -> Task {
+        Task {
+            queue: self.name.clone(),
+            keys: self.keys.clone(),
+            leased,
+        }
+    }
+}
+
+/// Tasks as a PHP list of `RedisLock\Task`.
+pub fn task_list(queue: &Queue, tasks: Vec<Leased>) -> PhpResult<Zval> {
+    let mut list = ZendHashTable::with_capacity(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
+    for leased in tasks {
+        list.push(queue.task(leased))?;
+    }
+    Ok(array(list))
+}
+
+#[php_impl]
+impl Queue {
+    /// Enqueues one task, due after `$delay` seconds (server clock), with an
+    /// optional payload. `$policy` decides for an id already queued: 'keep'
+    /// (default, the seed's), 'replace', 'earliest' or 'latest' (that due
+    /// time wins). Returns 'added', 'updated' or 'ignored'. Throws
+    /// `QueueFullException` at the queue's `maxLength`.
+    #[php(defaults(delay = 0))]
+    pub fn enqueue(
+        &self,
+        id: Arg<Text>,
+        payload: Arg<NullableText>,
+        delay: Arg<Float>,
+        policy: Arg<NullableText>,
+    ) -> PhpResult<&'static str> {
+        const M: &str = "RedisLock\\Queue::enqueue()";
+        let task = NewTask {
+            id: non_empty(&id, &format!("{M}: Argument #1 ($id)"))?,
+            payload: match &payload.0 {
+                Value::Null => None,
+                p => Some(p.bytes(&format!("{M}: Argument #2 ($payload)"))?),
+            },
+        };
+        let delay = delay_seconds(&delay, &format!("{M}: Argument #3 ($delay)"))?;
+        let policy = self::policy(&policy, &format!("{M}: Argument #4 ($policy)"))?;
+        let statuses = self.put(&[task], delay, policy)?;
+        Ok(status_name(
+            statuses.first().copied().unwrap_or(Status::Ignored),
+        ))
+    }
+
+    /// Enqueues many tasks in one round trip: `$tasks` maps id => payload
+    /// (null: none). Returns id => 'added' | 'updated' | 'ignored'. At the
+    /// queue's `maxLength` nothing is enqueued and `QueueFullException` is
+    /// thrown.
+    #[php(defaults(delay = 0))]
+    pub fn enqueue_many(
+        &self,
+        tasks: Arg<List>,
+        delay: Arg<Float>,
+        policy: Arg<NullableText>,
+    ) -> PhpResult<Zval> {
+        const M: &str = "RedisLock\\Queue::enqueueMany()";
+        let param = format!("{M}: Argument #1 ($tasks)");
+        let Value::Array(entries) = &tasks.0 else {
+            return Err(type_error(format!(
+                "{param} must be of type array, {} given",
+                tasks.type_name()
+            )));
+        };
+        let mut batch = Vec::with_capacity(entries.len());
+        for (id, payload) in entries {
+            batch.push(NewTask {
+                id: non_empty(&Value::Str(id.clone().into_bytes()), &format!("{param} id"))?,
+                payload: match payload {
+                    Value::Null => None,
+                    p => Some(p.bytes(&format!("{param} payload of '{id}'"))?),
+                },
+            });
+        }
+        let delay = delay_seconds(&delay, &format!("{M}: Argument #2 ($delay)"))?;
+        let policy = self::policy(&policy, &format!("{M}: Argument #3 ($policy)"))?;
+        let statuses = if batch.is_empty() {
+            Vec::new()
+        } else {
+            self.put(&batch, delay, policy)?
+        };
+        let mut out = ZendHashTable::with_capacity(u32::try_from(batch.len()).unwrap_or(u32::MAX));
+        for ((key, _), status) in entries.iter().zip(statuses) {
+            // The caller's own keys: PHP made numeric ids integers.
+            match key.parse::<i64>() {
+                Ok(n) if n.to_string() == *key => out.insert(n, status_name(status))?,
+                _ => out.insert(key.as_str(), status_name(status))?,
+            }
+        }
+        Ok(array(out))
+    }
+
+    /// Reserves up to `$count` (1 to 1000) due tasks, each leased for
+    /// `$lease` seconds (default: the queue's `lease`), waiting up to `$wait`
+    /// seconds for one (woken by an enqueue or a due time; INF: no limit).
+    /// Returns a list of `RedisLock\Task`, empty when none came.
+    #[php(defaults(count = 1, wait = 0))]
+    pub fn reserve(
+        &self,
+        count: Arg<Int>,
+        lease: Arg<NullableFloat>,
+        wait: Arg<Float>,
+    ) -> PhpResult<Zval> {
+        let how = self.reserve_how(&count, &lease, &wait, "RedisLock\\Queue::reserve()")?;
+        let got = engine(leased::reserve(&self.config, &[&self.keys], &how))?;
+        task_list(self, got.map(|(_, tasks)| tasks).unwrap_or_default())
+    }
+
+    /// Finishes a task; false if its lease ran out and another worker has
+    /// it now (or it was acked already).
+    pub fn ack(&self, task: &Task) -> PhpResult<bool> {
+        let leased = self.own(task, "ack")?;
+        engine(leased::ack(
+            &self.config,
+            &self.keys,
+            &leased.id,
+            &leased.token,
+        ))
+    }
+
+    /// Gives a task back, due again after `$delay` seconds, or to the dead
+    /// letters when it has used up `maxAttempts`; false if the lease is no
+    /// longer this task's.
+    #[php(defaults(delay = 0))]
+    pub fn nack(&self, task: &Task, delay: Arg<Float>) -> PhpResult<bool> {
+        let delay = delay_seconds(&delay, "RedisLock\\Queue::nack(): Argument #2 ($delay)")?;
+        let leased = self.own(task, "nack")?;
+        let max = self.options.max_attempts;
+        let done = engine(leased::nack(
+            &self.config,
+            &self.keys,
+            &leased.id,
+            &leased.token,
+            delay,
+            max,
+        ))?;
+        Ok(done != Nack::NotLeased)
+    }
+
+    /// Sets the task's lease to `$lease` seconds from now (default: the
+    /// queue's `lease`); false if the lease is no longer this task's.
+    pub fn extend(&self, task: &Task, lease: Arg<NullableFloat>) -> PhpResult<bool> {
+        let lease = positive_seconds(
+            &lease,
+            "RedisLock\\Queue::extend(): Argument #2 ($lease)",
+            self.options.lease,
+        )?;
+        let leased = self.own(task, "extend")?;
+        engine(leased::extend(
+            &self.config,
+            &self.keys,
+            &leased.id,
+            &leased.token,
+            lease,
+        ))
+    }
+
+    /// Counts at one instant: ['ready' => due now, 'delayed', 'leased',
+    /// 'dead', 'oldestDueAge' => seconds the oldest due task has waited, or
+    /// null].
+    pub fn metrics(&self) -> PhpResult<Zval> {
+        let m = engine(leased::metrics(&self.config, &self.keys))?;
+        let mut out = ZendHashTable::new();
+        for (name, n) in [
+            ("ready", m.ready),
+            ("delayed", m.delayed),
+            ("leased", m.leased),
+            ("dead", m.dead),
+        ] {
+            out.insert(name, i64::try_from(n).unwrap_or(i64::MAX))?;
+        }
+        let mut age = Zval::new();
+        if let Some(ms) = m.oldest_due_ms {
+            age.set_double(ms as f64 / 1000.0);
+        }
+        out.insert("oldestDueAge", age)?;
+        Ok(array(out))
+    }
+
+    /// The oldest dead letters, up to `$limit` (1 to 1000): a list of
+    /// ['id', 'payload' => ?string, 'attempts', 'diedAt' => server time].
+    #[php(defaults(limit = 100))]
+    pub fn dead(&self, limit: Arg<Int>) -> PhpResult<Zval> {
+        let limit = count(&limit, "RedisLock\\Queue::dead(): Argument #1 ($limit)")?;
+        let dead = engine(leased::dead(&self.config, &self.keys, limit))?;
+        let mut list = ZendHashTable::with_capacity(u32::try_from(dead.len()).unwrap_or(u32::MAX));
+        for d in dead {
+            let mut row = ZendHashTable::new();
+            row.insert("id", binary(&d.id))?;
+            row.insert("payload", optional_binary(d.payload.as_deref()))?;
+            row.insert("attempts", d.attempts)?;
+            row.insert("diedAt", d.died_at)?;
+            list.push(array(row))?;
+        }
+        Ok(array(list))
+    }
+
+    /// Puts dead letters back in the queue, due now with their attempts
+    /// reset: the given ids, or all of them (null). Returns how many.
+    pub fn retry_dead(&self, ids: Arg<NullableArray>) -> PhpResult<i64> {
+        let ids = id_list(&ids, "RedisLock\\Queue::retryDead(): Argument #1 ($ids)")?;
+        let n = engine(leased::retry_dead(&self.config, &self.keys, &ids))?;
+        Ok(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
+    /// Deletes dead letters and their payloads: the given ids, or all of
+    /// them (null). Returns how many.
+    pub fn purge_dead(&self, ids: Arg<NullableArray>) -> PhpResult<i64> {
+        let ids = id_list(&ids, "RedisLock\\Queue::purgeDead(): Argument #1 ($ids)")?;
+        let n = engine(leased::purge_dead(&self.config, &self.keys, &ids))?;
+        Ok(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
+    /// The queue's name.
+    pub fn name(&self) -> Zval {
+        binary(&self.name)
+    }
+}
+
+fn non_empty(value: &Value, param: &str) -> PhpResult<Vec<u8>> {
+    let bytes = value.bytes(param)?;
+    if bytes.is_empty() {
+        return Err(value_error(format!("{param} must not be empty")));
+    }
+    Ok(bytes)
+}
+
+#[php_impl]
+impl Task {
+    /// The task's id.
+    pub fn id(&self) -> Zval {
+        binary(&self.leased.id)
+    }
+
+    /// The task's payload, null if it has none.
+    pub fn payload(&self) -> Zval {
+        optional_binary(self.leased.payload.as_deref())
+    }
+
+    /// How many times the task has been reserved, this time included.
+    pub fn attempts(&self) -> i64 {
+        self.leased.attempts
+    }
+
+    /// The name of the queue it came from.
+    pub fn queue(&self) -> Zval {
+        binary(&self.queue)
+    }
+}
