@@ -1,0 +1,319 @@
+<?php
+
+use RedisLock\Client;
+use RedisLock\Queue;
+use RedisLock\QueueFullException;
+use RedisLock\RedisLockException;
+use RedisLock\Task;
+
+/** The leased queue of the object API: RedisLock\Queue and RedisLock\Task. */
+final class QueueApiTest extends RedisLockTestCase
+{
+    private function queue(string $name = 'jobs', array $options = []): Queue
+    {
+        return (new Client())->queue($name, $options);
+    }
+
+    public function testEnqueueReserveAckAndTheKeyLayout(): void
+    {
+        $q = $this->queue();
+        $this->assertSame('jobs', $q->name());
+        $this->assertSame('added', $q->enqueue('a', "pay\0load"));
+        $this->assertSame('added', $q->enqueue('b'));
+        $this->assertSame(['a', 'b'], $this->redis->zRange('Queue:jobs', 0, -1), 'the seed layout');
+        $this->assertSame("pay\0load", $this->redis->hGet('{Queue:jobs}:payloads', 'a'));
+
+        $tasks = $q->reserve(10, 30);
+        $this->assertCount(2, $tasks);
+        $this->assertContainsOnlyInstancesOf(Task::class, $tasks);
+        [$a, $b] = $tasks;
+        $this->assertSame(['a', "pay\0load", 1, 'jobs'], [$a->id(), $a->payload(), $a->attempts(), $a->queue()]);
+        $this->assertSame(['b', null, 1], [$b->id(), $b->payload(), $b->attempts()]);
+        $this->assertSame([], $q->reserve(), 'both leased');
+        $this->assertEqualsWithDelta(time() + 30, $this->redis->zScore('{Queue:jobs}:leased', 'a'), 2);
+
+        $this->assertTrue($q->ack($a));
+        $this->assertFalse($q->ack($a), 'acked once');
+        $this->assertTrue($q->ack($b));
+        $this->assertSame([], $this->snapshot(), 'nothing left behind');
+    }
+
+    public function testPoliciesAndBatchResults(): void
+    {
+        $q = $this->queue();
+        $this->assertSame('added', $q->enqueue('t', 'first', 100));
+        $this->assertSame('ignored', $q->enqueue('t', 'second', 50), 'keep is the default');
+        $this->assertSame('ignored', $q->enqueue('t', 'later', 200, 'earliest'));
+        $this->assertSame('updated', $q->enqueue('t', 'earlier', 50, 'earliest'));
+        $this->assertSame('ignored', $q->enqueue('t', 'earlier still', 10, 'latest'));
+        $this->assertSame('updated', $q->enqueue('t', 'latest', 300, 'latest'));
+        $this->assertSame('updated', $q->enqueue('t', 'now', 0, 'replace'));
+        $this->assertSame('now', $q->reserve()[0]->payload());
+
+        $this->assertSame(['x' => 'added', 7 => 'added', 't' => 'added'],
+            $q->enqueueMany(['x' => 'p', 7 => null, 't' => 'again']), 't was leased, not queued');
+        $this->assertSame(['x' => 'updated', 'y' => 'added'], $q->enqueueMany(['x' => null, 'y' => 'q'], 0, 'replace'));
+        $this->assertSame([], $q->enqueueMany([]));
+        $this->assertFalse($this->redis->hExists('{Queue:jobs}:payloads', 'x'), 'replaced without payload');
+        try {
+            $q->enqueue('t', null, 0, 'newest');
+            $this->fail('unknown policy');
+        } catch (ValueError $e) {
+            $this->assertStringContainsString("'keep', 'replace', 'earliest' or 'latest'", $e->getMessage());
+        }
+    }
+
+    public function testAnExpiredLeaseGoesToTheNextWorkerAndTheStaleAckIsRefused(): void
+    {
+        $q = $this->queue();
+        $q->enqueue('job', 'p');
+        [$first] = $q->reserve(1, 0.1);
+        usleep(200000);
+        [$second] = $q->reserve(1, 30);
+        $this->assertSame(['job', 2, 'p'], [$second->id(), $second->attempts(), $second->payload()]);
+        $this->assertFalse($q->ack($first), 'the lease ran out and was handed on');
+        $this->assertFalse($q->nack($first));
+        $this->assertFalse($q->extend($first, 60));
+        $this->assertTrue($q->extend($second, 60));
+        $this->assertGreaterThan(time() + 50, $this->redis->zScore('{Queue:jobs}:leased', 'job'));
+        $this->assertTrue($q->ack($second));
+    }
+
+    public function testAPoisonTaskLandsInTheDeadLettersAndComesBackOnRetry(): void
+    {
+        $q = $this->queue('poison', ['maxAttempts' => 3]);
+        $q->enqueue('bad', 'boom');
+        for ($i = 1; $i <= 3; $i++) {
+            $tasks = $q->reserve();
+            $this->assertCount(1, $tasks, "attempt $i");
+            $this->assertSame($i, $tasks[0]->attempts());
+            $this->assertTrue($q->nack($tasks[0]));
+        }
+        $this->assertSame([], $q->reserve());
+        $dead = $q->dead();
+        $this->assertCount(1, $dead);
+        $this->assertSame(['bad', 'boom', 3], [$dead[0]['id'], $dead[0]['payload'], $dead[0]['attempts']]);
+        $this->assertEqualsWithDelta(microtime(true), $dead[0]['diedAt'], 5);
+        $this->assertSame(['ready' => 0, 'delayed' => 0, 'leased' => 0, 'dead' => 1, 'oldestDueAge' => null], $q->metrics());
+
+        $this->assertSame(0, $q->retryDead(['nope']));
+        $this->assertSame(1, $q->retryDead(['bad']));
+        [$again] = $q->reserve();
+        $this->assertSame([1, 'boom'], [$again->attempts(), $again->payload()], 'attempts reset');
+        $this->assertTrue($q->nack($again, 100));
+        $this->assertSame(1, $q->metrics()['delayed'], 'nack with a delay');
+
+        $q->enqueue('worse');
+        foreach (range(1, 3) as $_) {
+            $q->reserve(1, 0.05);
+            usleep(100000); // the worker "died": its lease runs out
+        }
+        $this->assertSame([], $q->reserve());
+        $this->assertSame(['worse'], array_column($q->dead(), 'id'), 'dead by lease expiry too');
+        $this->assertSame(1, $q->purgeDead());
+        $this->assertSame([], $q->dead());
+    }
+
+    public function testDelayedTasksAreDueByTheServerClockAndABlockedReserveWakesThen(): void
+    {
+        $q = $this->queue();
+        $q->enqueue('later', null, 0.5);
+        $this->assertSame([], $q->reserve());
+        $m = $q->metrics();
+        $this->assertSame([0, 1], [$m['ready'], $m['delayed']]);
+        $t = microtime(true);
+        $tasks = $q->reserve(1, null, 10);
+        $waited = microtime(true) - $t;
+        $this->assertCount(1, $tasks);
+        $this->assertGreaterThan(0.3, $waited, 'not before its due time');
+        $this->assertLessThan(10, $waited, 'woken at the due time, not at the end of the wait');
+    }
+
+    public function testABlockedReserveOnSeveralQueuesWakesOnAnEnqueue(): void
+    {
+        $client = new Client();
+        [$a, $b] = [$client->queue('a'), $client->queue('b')];
+        $p = proc_open(self::command('usleep(300000); (new RedisLock\Client())->queue("b")->enqueue("hello", "world");'),
+            [], $pipes);
+        $t = microtime(true);
+        $tasks = $client->reserve([$a, $b], 1, null, 20);
+        $this->assertLessThan(10, microtime(true) - $t);
+        proc_close($p);
+        $this->assertCount(1, $tasks);
+        $this->assertSame(['b', 'hello', 'world'], [$tasks[0]->queue(), $tasks[0]->id(), $tasks[0]->payload()]);
+        $this->assertTrue($b->ack($tasks[0]));
+        try {
+            $a->ack($tasks[0]);
+            $this->fail('acked on the wrong queue');
+        } catch (ValueError $e) {
+            $this->assertStringContainsString("belongs to queue 'b'", $e->getMessage());
+        }
+        $this->assertSame([], $client->reserve([$a, $b], 1, null, 0.1));
+    }
+
+    public function testAMaximumLengthRefusesEnqueuesClearly(): void
+    {
+        $q = $this->queue('bounded', ['maxLength' => 2]);
+        $this->assertSame(['a' => 'added', 'b' => 'added'], $q->enqueueMany(['a' => null, 'b' => null]));
+        $this->assertSame('ignored', $q->enqueue('a'), 'an id already queued is no growth');
+        try {
+            $q->enqueueMany(['c' => null, 'd' => null]);
+            $this->fail('enqueued past maxLength');
+        } catch (QueueFullException $e) {
+            $this->assertInstanceOf(RedisLockException::class, $e);
+            $this->assertStringContainsString("queue 'bounded' is full", $e->getMessage());
+        }
+        $this->assertSame(2, $this->redis->zCard('Queue:bounded'), 'nothing of the batch was added');
+        $q->ack($q->reserve()[0]);
+        $this->assertSame('added', $q->enqueue('c'));
+    }
+
+    public function testMetricsMatchTheGroundTruth(): void
+    {
+        $q = $this->queue();
+        $q->enqueueMany(['r1' => null, 'r2' => null, 'r3' => null]);
+        $q->enqueueMany(['d1' => null, 'd2' => null], 60);
+        usleep(100000);
+        $q->reserve(1);
+        $m = $q->metrics();
+        $this->assertSame([2, 2, 1, 0], [$m['ready'], $m['delayed'], $m['leased'], $m['dead']]);
+        $this->assertGreaterThan(0.05, $m['oldestDueAge']);
+        $this->assertLessThan(5, $m['oldestDueAge']);
+        $this->assertSame(4, $this->redis->zCard('Queue:jobs'));
+        $this->assertSame(1, $this->redis->zCard('{Queue:jobs}:leased'));
+    }
+
+    public function testTheSeedQueueAndOldUserlandWorkersShareTheQueue(): void
+    {
+        $seed = new RedisQueue();
+        $q = $this->queue('shared');
+        $seed->enqueue('shared', ['s1', 's2']);
+        $this->redis->zAdd('Queue:shared', ['NX'], microtime(true) - 1, 'old-userland');
+        $ids = array_map(fn (Task $t) => $t->id(), $q->reserve(10));
+        sort($ids);
+        $this->assertSame(['old-userland', 's1', 's2'], $ids);
+
+        $q->enqueue('n1');
+        $this->assertSame('n1', $seed->pop('shared')['id']);
+        $this->assertSame(0.0 + 0, (float) $this->redis->zCard('Queue:shared'));
+    }
+
+    public function testOptionsAndArgumentsAreChecked(): void
+    {
+        $client = new Client();
+        foreach ([
+            [['lease' => 0], ValueError::class], [['maxAttempts' => -1], ValueError::class],
+            [['maxLength' => '5'], TypeError::class], [['leese' => 1], ValueError::class],
+        ] as [$options, $class]) {
+            try {
+                $client->queue('q', $options);
+                $this->fail(var_export($options, true));
+            } catch (TypeError | ValueError $e) {
+                $this->assertInstanceOf($class, $e);
+            }
+        }
+        $q = $client->queue('q');
+        foreach ([fn () => $q->reserve(0), fn () => $q->reserve(1001), fn () => $q->enqueue(''),
+                  fn () => $q->enqueue('i', null, -1), fn () => $q->reserve(1, -1), fn () => $q->dead(0),
+                  fn () => $q->retryDead([]), fn () => $client->reserve([])] as $i => $call) {
+            try {
+                $call();
+                $this->fail("call $i accepted");
+            } catch (ValueError) {
+            }
+        }
+        $this->expectException(TypeError::class);
+        $client->reserve(['not a queue']);
+    }
+
+    /**
+     * 8 workers drain 5,000 tasks while the test SIGKILLs them at random,
+     * often between reserve and ack, and starts new ones: in the end every
+     * task was processed and acked once, none is left or lost, and a task
+     * was handed out again only after the worker holding it was killed.
+     */
+    public function testKilledWorkersLoseNothing(): void
+    {
+        $total = 5000;
+        $q = $this->queue('drain', ['maxAttempts' => 0]);
+        foreach (array_chunk(range(1, $total), 1000) as $chunk) {
+            $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", $chunk), null));
+        }
+        $log = tempnam(sys_get_temp_dir(), 'drain');
+        $worker = '
+            $q = (new RedisLock\Client())->queue("drain", ["lease" => 1, "maxAttempts" => 0]);
+            $log = fopen(getenv("DRAIN_LOG"), "a");
+            $pid = getmypid();
+            while (true) {
+                $tasks = $q->reserve(1, null, 0.5);
+                if (!$tasks) {
+                    $m = $q->metrics();
+                    if ($m["ready"] + $m["delayed"] + $m["leased"] === 0) { break; }
+                    continue;
+                }
+                fwrite($log, "R {$tasks[0]->id()} $pid\n");
+                usleep(1000); // the work
+                fwrite($log, "W {$tasks[0]->id()} $pid\n");
+                if ($q->ack($tasks[0])) { fwrite($log, "A {$tasks[0]->id()} $pid\n"); }
+            }';
+        putenv("DRAIN_LOG=$log");
+        $spawn = function () use ($worker) {
+            $p = proc_open(self::command($worker), [], $pipes);
+            return [$p, proc_get_status($p)['pid']];
+        };
+        $workers = [];
+        for ($i = 0; $i < 8; $i++) {
+            $workers[] = $spawn();
+        }
+        $killed = [];
+        $deadline = microtime(true) + 120;
+        while ($workers && microtime(true) < $deadline) {
+            usleep(random_int(50000, 150000));
+            foreach ($workers as $i => [$p, $pid]) {
+                if (!proc_get_status($p)['running']) {
+                    proc_close($p);
+                    unset($workers[$i]);
+                }
+            }
+            if ($workers && count($killed) < 25) {
+                $i = array_rand($workers);
+                proc_terminate($workers[$i][0], 9);
+                proc_close($workers[$i][0]);
+                $killed[] = $workers[$i][1];
+                unset($workers[$i]);
+                $workers[] = $spawn();
+            }
+        }
+        $this->assertSame([], $workers, 'the workers finished');
+        $acked = $reserved = $worked = [];
+        $lastHolder = [];
+        $unexplained = 0;
+        foreach (file($log, FILE_IGNORE_NEW_LINES) as $line) {
+            [$kind, $id, $pid] = explode(' ', $line);
+            if ($kind === 'R') {
+                // Handed out again: only if the previous holder was killed.
+                if (isset($lastHolder[$id]) && !in_array((int) $lastHolder[$id], $killed, true)) {
+                    $unexplained++;
+                }
+                $lastHolder[$id] = $pid;
+                $reserved[$id] = ($reserved[$id] ?? 0) + 1;
+            } elseif ($kind === 'W') {
+                $worked[$id] = true;
+            } else {
+                $acked[$id] = ($acked[$id] ?? 0) + 1;
+            }
+        }
+        unlink($log);
+        $this->assertCount(25, $killed);
+        $this->assertCount($total, $worked, 'every task processed');
+        $this->assertSame([1], array_values(array_unique($acked)), 'no task acked twice');
+        // A worker killed between its ack and its log line leaves no "A": the
+        // task is gone from Redis (checked below), and its holder was killed.
+        foreach (array_diff_key($worked, $acked) as $id => $_) {
+            $this->assertContains((int) $lastHolder[$id], $killed, "$id: acked by a killed worker");
+        }
+        $this->assertSame(0, $unexplained);
+        $this->assertGreaterThan(0, count(array_filter($reserved, fn ($n) => $n > 1)), 'some kills hit a task in flight');
+        $this->assertSame([], $this->snapshot());
+    }
+}
