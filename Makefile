@@ -33,6 +33,7 @@ test: build test-rust test-php check-stubs
 # Benchmarks against a private redis-server (php8.2-redis runs the peers).
 bench: build
 	REDISLOCK_SO=$(CURDIR)/$(SO) tools/with-redis.sh $(PHP) php/bench/handoff.php
+	REDISLOCK_SO=$(CURDIR)/$(SO) tools/with-redis.sh $(PHP) php/bench/queue_wake.php
 
 test-rust: deps
 	cargo test --no-default-features --lib --tests

@@ -316,4 +316,18 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertGreaterThan(0, count(array_filter($reserved, fn ($n) => $n > 1)), 'some kills hit a task in flight');
         $this->assertSame([], $this->snapshot());
     }
+
+    public function testTheWorkerExampleDrainsAQueue(): void
+    {
+        $example = dirname(__DIR__) . '/examples/worker.php';
+        $dsn = RedisServer::$main->dsn();
+        // command() ends with -r <code>: drop it to run the file instead.
+        $php = array_slice(self::command(''), 0, -2);
+        $cmd = implode(' ', array_map('escapeshellarg', $php)) . ' ' . escapeshellarg($example);
+        shell_exec("$cmd mail " . escapeshellarg($dsn) . ' --produce 6');
+        $out = shell_exec("WORKER_IDLE_EXIT=0.5 $cmd mail " . escapeshellarg($dsn));
+        $this->assertSame(6, substr_count($out, 'done mail-'), $out);
+        $this->assertStringContainsString('0 ready, 0 delayed, 0 leased, 0 dead', $out);
+        $this->assertSame([], $this->snapshot());
+    }
 }
