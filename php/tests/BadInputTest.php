@@ -32,7 +32,33 @@ final class BadInputTest extends RedisLockTestCase
             $l->acquire();
             return $l;
         };
+        $queue2 = fn () => $client()->queue('q');
+        $reserved = function () use ($queue2) {
+            $q = $queue2();
+            $q->enqueue('t', 'p');
+            return [$q, $q->reserve()[0]];
+        };
         return [
+            'Client::queue $name' => fn ($v) => $client()->queue($v),
+            'Client::queue $options' => fn ($v) => $client()->queue('q', $v),
+            'Client::reserve $queues' => fn ($v) => $client()->reserve($v),
+            'Queue::enqueue $id' => fn ($v) => $queue2()->enqueue($v),
+            'Queue::enqueue $payload' => fn ($v) => $queue2()->enqueue('i', $v),
+            'Queue::enqueue $delay' => fn ($v) => $queue2()->enqueue('i', null, $v),
+            'Queue::enqueue $policy' => fn ($v) => $queue2()->enqueue('i', null, 0, $v),
+            'Queue::enqueueMany $tasks' => fn ($v) => $queue2()->enqueueMany($v),
+            'Queue::enqueueMany $delay' => fn ($v) => $queue2()->enqueueMany(['i' => null], $v),
+            'Queue::reserve $count' => fn ($v) => $queue2()->reserve($v),
+            'Queue::reserve $lease' => fn ($v) => $queue2()->reserve(1, $v),
+            // A task is due, so even an endless wait returns at once.
+            'Queue::reserve $wait' => [function () use ($queue2) { $q = $queue2(); $q->enqueue('t'); return $q; },
+                fn ($q, $v) => $q->reserve(1, null, $v)],
+            'Queue::ack $task' => fn ($v) => $queue2()->ack($v),
+            'Queue::nack $delay' => [$reserved, fn ($qt, $v) => $qt[0]->nack($qt[1], $v)],
+            'Queue::extend $lease' => [$reserved, fn ($qt, $v) => $qt[0]->extend($qt[1], $v)],
+            'Queue::dead $limit' => fn ($v) => $queue2()->dead($v),
+            'Queue::retryDead $ids' => fn ($v) => $queue2()->retryDead($v),
+            'Queue::purgeDead $ids' => fn ($v) => $queue2()->purgeDead($v),
             'Client::__construct' => fn ($v) => new RedisLock\Client($v),
             'Client::lock $name' => fn ($v) => $client()->lock($v),
             'Client::lock $options' => fn ($v) => $client()->lock('n', $v),
@@ -120,8 +146,21 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('TypeError', $outcomes['Lock::synchronized $fn(nul bytes)']);
         $this->assertSame('integer', $outcomes['Lock::synchronized $fn(closure)']);
         $this->assertSame('ValueError', $outcomes['Lock::synchronized $wait(-inf)']);
+        $this->assertSame('string', $outcomes['Queue::enqueue $id(nul bytes)']);
+        $this->assertSame('ValueError', $outcomes['Queue::enqueue $id(empty)']);
+        $this->assertSame('string', $outcomes['Queue::enqueue $payload(huge)']);
+        $this->assertSame('ValueError', $outcomes['Queue::enqueue $delay(minus one)']);
+        $this->assertSame('ValueError', $outcomes['Queue::enqueue $policy(empty)']);
+        $this->assertSame('TypeError', $outcomes['Queue::enqueueMany $tasks(null)']);
+        $this->assertSame('TypeError', $outcomes['Queue::enqueueMany $tasks(nested array)']);
+        $this->assertSame('ValueError', $outcomes['Queue::reserve $count(max int)']);
+        $this->assertSame('TypeError', $outcomes['Queue::reserve $count(float)']);
+        $this->assertSame('array', $outcomes['Queue::reserve $wait(inf)'], 'INF: no limit');
+        $this->assertSame('TypeError', $outcomes['Queue::ack $task(object)']);
+        $this->assertSame('integer', $outcomes['Queue::retryDead $ids(array)']);
+        $this->assertSame('TypeError', $outcomes['Queue::purgeDead $ids(zero)']);
         foreach ($outcomes as $case => $outcome) {
-            $this->assertContains($outcome, ['boolean', 'integer', 'array', 'object', 'TypeError', 'ValueError'], $case);
+            $this->assertContains($outcome, ['boolean', 'integer', 'string', 'array', 'object', 'TypeError', 'ValueError'], $case);
         }
     }
 
