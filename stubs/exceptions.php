@@ -7,6 +7,7 @@ namespace RedisLock {
     class LockLostException extends \RedisLock\RedisLockException {}
     class NotAcquiredException extends \RedisLock\RedisLockException {}
     class NotHeldException extends \RedisLock\RedisLockException {}
+    class QueueFullException extends \RedisLock\RedisLockException {}
     class RedisLockException extends \RuntimeException {}
     class ServerException extends \RedisLock\RedisLockException {}
 }

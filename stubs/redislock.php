@@ -29,6 +29,34 @@ namespace RedisLock {
          * @return \RedisLock\Lock
          */
         public function lock(string $name, ?array $options = null): \RedisLock\Lock {}
+
+        /**
+         * The leased queue named `$name` (sorted set `Queue:<name>`, shared
+         * with the seed `RedisQueue`). Options: `lease` (seconds a reserved
+         * task stays with its worker, default 30), `maxAttempts` (reserves
+         * before a task goes to the dead letters, default 5, 0: no limit),
+         * `maxLength` (queued plus leased tasks at most, 0: no limit).
+         *
+         * @param string $name
+         * @param array|null $options
+         * @return \RedisLock\Queue
+         */
+        public function queue(string $name, ?array $options = null): \RedisLock\Queue {}
+
+        /**
+         * Reserves from the first of `$queues` (a list of this client's
+         * `RedisLock\Queue`) that has due tasks, waiting up to `$wait` seconds
+         * on all of them at once. Returns a list of `RedisLock\Task`
+         * (`Task::queue()` tells which queue), empty when none came. `$lease`
+         * defaults to the first queue's.
+         *
+         * @param array $queues
+         * @param int $count
+         * @param float|null $lease
+         * @param float $wait
+         * @return mixed
+         */
+        public function reserve(array $queues, int $count = 1, ?float $lease = null, float $wait = 0): mixed {}
     }
 
     /**
@@ -101,6 +129,163 @@ namespace RedisLock {
          * @return int|null
          */
         public function token(): ?int {}
+    }
+
+    /**
+     * A queue, from `RedisLock\Client::queue()` (not constructible with `new`).
+     */
+    class Queue {
+        public function __construct() {}
+
+        /**
+         * Finishes a task; false if its lease ran out and another worker has
+         * it now (or it was acked already).
+         *
+         * @param \RedisLock\Task $task
+         * @return bool
+         */
+        public function ack(\RedisLock\Task $task): bool {}
+
+        /**
+         * The oldest dead letters, up to `$limit` (1 to 1000): a list of
+         * ['id', 'payload' => ?string, 'attempts', 'diedAt' => server time].
+         *
+         * @param int $limit
+         * @return mixed
+         */
+        public function dead(int $limit = 100): mixed {}
+
+        /**
+         * Enqueues one task, due after `$delay` seconds (server clock), with an
+         * optional payload. `$policy` decides for an id already queued: 'keep'
+         * (default, the seed's), 'replace', 'earliest' or 'latest' (that due
+         * time wins). Returns 'added', 'updated' or 'ignored'. Throws
+         * `QueueFullException` at the queue's `maxLength`.
+         *
+         * @param string $id
+         * @param string|null $payload
+         * @param float $delay
+         * @param string|null $policy
+         * @return string
+         */
+        public function enqueue(string $id, ?string $payload = null, float $delay = 0, ?string $policy = null): string {}
+
+        /**
+         * Enqueues many tasks in one round trip: `$tasks` maps id => payload
+         * (null: none). Returns id => 'added' | 'updated' | 'ignored'. At the
+         * queue's `maxLength` nothing is enqueued and `QueueFullException` is
+         * thrown.
+         *
+         * @param array $tasks
+         * @param float $delay
+         * @param string|null $policy
+         * @return mixed
+         */
+        public function enqueueMany(array $tasks, float $delay = 0, ?string $policy = null): mixed {}
+
+        /**
+         * Sets the task's lease to `$lease` seconds from now (default: the
+         * queue's `lease`); false if the lease is no longer this task's.
+         *
+         * @param \RedisLock\Task $task
+         * @param float|null $lease
+         * @return bool
+         */
+        public function extend(\RedisLock\Task $task, ?float $lease = null): bool {}
+
+        /**
+         * Counts at one instant: ['ready' => due now, 'delayed', 'leased',
+         * 'dead', 'oldestDueAge' => seconds the oldest due task has waited, or
+         * null].
+         *
+         * @return mixed
+         */
+        public function metrics(): mixed {}
+
+        /**
+         * Gives a task back, due again after `$delay` seconds, or to the dead
+         * letters when it has used up `maxAttempts`; false if the lease is no
+         * longer this task's.
+         *
+         * @param \RedisLock\Task $task
+         * @param float $delay
+         * @return bool
+         */
+        public function nack(\RedisLock\Task $task, float $delay = 0): bool {}
+
+        /**
+         * The queue's name.
+         *
+         * @return mixed
+         */
+        public function name(): mixed {}
+
+        /**
+         * Deletes dead letters and their payloads: the given ids, or all of
+         * them (null). Returns how many.
+         *
+         * @param array|null $ids
+         * @return int
+         */
+        public function purgeDead(?array $ids = null): int {}
+
+        /**
+         * Reserves up to `$count` (1 to 1000) due tasks, each leased for
+         * `$lease` seconds (default: the queue's `lease`), waiting up to `$wait`
+         * seconds for one (woken by an enqueue or a due time; INF: no limit).
+         * Returns a list of `RedisLock\Task`, empty when none came.
+         *
+         * @param int $count
+         * @param float|null $lease
+         * @param float $wait
+         * @return mixed
+         */
+        public function reserve(int $count = 1, ?float $lease = null, float $wait = 0): mixed {}
+
+        /**
+         * Puts dead letters back in the queue, due now with their attempts
+         * reset: the given ids, or all of them (null). Returns how many.
+         *
+         * @param array|null $ids
+         * @return int
+         */
+        public function retryDead(?array $ids = null): int {}
+    }
+
+    /**
+     * A reserved task, from `RedisLock\Queue::reserve()`: ack or nack it with
+     * the queue while its lease runs.
+     */
+    class Task {
+        public function __construct() {}
+
+        /**
+         * How many times the task has been reserved, this time included.
+         *
+         * @return int
+         */
+        public function attempts(): int {}
+
+        /**
+         * The task's id.
+         *
+         * @return mixed
+         */
+        public function id(): mixed {}
+
+        /**
+         * The task's payload, null if it has none.
+         *
+         * @return mixed
+         */
+        public function payload(): mixed {}
+
+        /**
+         * The name of the queue it came from.
+         *
+         * @return mixed
+         */
+        public function queue(): mixed {}
     }
 }
 
