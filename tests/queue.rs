@@ -123,3 +123,28 @@ fn concurrent_poppers_never_get_the_same_task() {
     assert_eq!(total, 2000, "every task delivered");
     assert_eq!(seen.len(), 2000, "no task delivered twice");
 }
+
+#[test]
+fn large_pops_and_tops_run_in_bounded_batches_and_return_everything_asked() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let all: Vec<Vec<u8>> = (0..3000).map(|i| format!("{i:05}").into_bytes()).collect();
+    for chunk in all.chunks(500) {
+        queue::enqueue(&config, b"Queue:big", chunk, -1.0).unwrap();
+    }
+    let top = queue::top(&config, b"Queue:big", 2500).unwrap();
+    assert_eq!(top.len(), 2500);
+    let top_ids: Vec<&[u8]> = top.iter().map(|t| t.id.as_slice()).collect();
+    let popped = queue::pop(&config, b"Queue:big", 2500).unwrap();
+    assert_eq!(
+        popped.iter().map(|t| t.id.as_slice()).collect::<Vec<_>>(),
+        top_ids
+    );
+    let rest = queue::pop(&config, b"Queue:big", u64::MAX).unwrap();
+    assert_eq!(rest.len(), 500);
+    let mut seen: Vec<&[u8]> = top_ids.clone();
+    seen.extend(rest.iter().map(|t| t.id.as_slice()));
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 3000, "every task exactly once");
+}

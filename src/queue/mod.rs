@@ -227,11 +227,34 @@ pub fn top(config: &Config, key: &[u8], count: u64) -> Result<Vec<Task>, Error> 
     due(config, key, count, false)
 }
 
+/// Batches of at most [`lease::BATCH`] tasks keep each script short (Redis
+/// runs nothing else meanwhile); a larger count takes several round trips.
 fn due(config: &Config, key: &[u8], count: u64, remove: bool) -> Result<Vec<Task>, Error> {
+    let mut tasks = Vec::new();
+    loop {
+        let skip = if remove { 0 } else { tasks.len() };
+        let want = (count - tasks.len() as u64).min(lease::BATCH);
+        let batch = due_batch(config, key, want, remove, skip)?;
+        let done = (batch.len() as u64) < want;
+        tasks.extend(batch);
+        if done || tasks.len() as u64 >= count {
+            return Ok(tasks);
+        }
+    }
+}
+
+fn due_batch(
+    config: &Config,
+    key: &[u8],
+    count: u64,
+    remove: bool,
+    skip: usize,
+) -> Result<Vec<Task>, Error> {
     let flat: Vec<Vec<u8>> = conn::with(config, |c| {
         DUE.key(key)
             .arg(count)
             .arg(if remove { "1" } else { "0" })
+            .arg(skip)
             .invoke(c)
     })?;
     let mut tasks = Vec::with_capacity(flat.len() / 2);
