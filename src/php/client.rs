@@ -13,7 +13,7 @@ use super::queue::{self, Queue, task_list};
 use super::value::{
     Arg, Float, Int, NullableArray, NullableFloat, Optional, Text, Value, type_error, value_error,
 };
-use super::{config_from_param, engine, lease};
+use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
 use crate::queue::lease as leased;
 
@@ -40,17 +40,6 @@ fn flag(value: &Value, param: &str) -> PhpResult<bool> {
             other.type_name()
         ))),
     }
-}
-
-/// A positive number of seconds.
-fn seconds(value: &Value, param: &str) -> PhpResult<Duration> {
-    let n = value.number(param)?;
-    if n.is_nan() || n <= 0.0 {
-        return Err(value_error(format!(
-            "{param} must be a number of seconds greater than 0, {n} given"
-        )));
-    }
-    lease(n, param)
 }
 
 /// A whole number >= 0.
@@ -94,7 +83,7 @@ fn queue_options(options: &Value) -> PhpResult<queue::Options> {
     for (name, value) in entries(options, METHOD)? {
         let param = format!("{METHOD} option '{name}'");
         match name.as_str() {
-            "lease" => out.lease = seconds(value, &param)?,
+            "lease" => out.lease = positive_seconds(value, &param)?,
             "maxAttempts" => out.max_attempts = natural(value, &param)?,
             "maxLength" => out.max_length = natural(value, &param)?,
             _ => return Err(unknown(METHOD, name, QUEUE_OPTIONS)),
@@ -111,8 +100,8 @@ fn lock_options(options: &Value) -> PhpResult<lock::Options> {
     for (name, value) in entries(options, METHOD)? {
         let param = format!("{METHOD} option '{name}'");
         match name.as_str() {
-            "ttl" => ttl = seconds(value, &param)?,
-            "maxHold" => max_hold = seconds(value, &param)?,
+            "ttl" => ttl = positive_seconds(value, &param)?,
+            "maxHold" => max_hold = positive_seconds(value, &param)?,
             "reentrant" => reentrant = flag(value, &param)?,
             "autoRenew" => auto_renew = flag(value, &param)?,
             _ => return Err(unknown(METHOD, name, LOCK_OPTIONS)),

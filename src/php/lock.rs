@@ -9,8 +9,8 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendCallable, Zval};
 
 use super::errors::{Kind, exception};
-use super::value::{Arg, Callback, Float, NullableFloat, type_error, value_error};
-use super::{MAX_SECONDS, engine, ini, lease};
+use super::value::{Arg, Callback, Float, NullableFloat, Value, type_error};
+use super::{engine, ini, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::lock::held::{self, Held};
 use crate::lock::renew::{self, Lease};
@@ -46,18 +46,6 @@ pub struct Lock {
     entry: Vec<u8>,
     /// How many of the holds were taken through this object.
     mine: u32,
-}
-
-/// How long to wait: a non-negative number of seconds, INF for (nearly)
-/// forever.
-fn wait_seconds(value: &Arg<impl Sized>, param: &str) -> PhpResult<Duration> {
-    let n = value.number(param)?;
-    if n.is_nan() || n < 0.0 {
-        return Err(value_error(format!(
-            "{param} must be a number of seconds >= 0 (INF to wait without limit), {n} given"
-        )));
-    }
-    Ok(Duration::from_secs_f64(n.min(MAX_SECONDS)))
 }
 
 /// Why the renewal of a held lock gave up on it, if it did.
@@ -251,17 +239,8 @@ impl Lock {
     pub fn extend(&mut self, ttl: Arg<NullableFloat>) -> PhpResult<bool> {
         let h = self.held_for("extend")?;
         let lease = match &ttl.0 {
-            super::value::Value::Null => self.options.lease,
-            value => {
-                let param = "RedisLock\\Lock::extend(): Argument #1 ($ttl)";
-                let n = value.number(param)?;
-                if n.is_nan() || n <= 0.0 {
-                    return Err(value_error(format!(
-                        "{param} must be a number of seconds greater than 0, {n} given"
-                    )));
-                }
-                lease(n, param)?
-            }
+            Value::Null => self.options.lease,
+            value => positive_seconds(value, "RedisLock\\Lock::extend(): Argument #1 ($ttl)")?,
         };
         if let Some(reason) = lost_reason(&h) {
             return Err(self.lost(&reason));

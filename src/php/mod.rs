@@ -42,6 +42,28 @@ pub fn lease(seconds: f64, param: &str) -> PhpResult<Duration> {
     Ok(Duration::from_secs_f64(seconds.max(0.001)))
 }
 
+/// A number of seconds greater than 0, as a lease.
+pub fn positive_seconds(value: &Value, param: &str) -> PhpResult<Duration> {
+    let n = value.number(param)?;
+    if n.is_nan() || n <= 0.0 {
+        return Err(value_error(format!(
+            "{param} must be a number of seconds greater than 0, {n} given"
+        )));
+    }
+    lease(n, param)
+}
+
+/// How long to wait: a number of seconds >= 0, INF for (nearly) forever.
+pub fn wait_seconds(value: &Value, param: &str) -> PhpResult<Duration> {
+    let n = value.number(param)?;
+    if n.is_nan() || n < 0.0 {
+        return Err(value_error(format!(
+            "{param} must be a number of seconds >= 0 (INF to wait without limit), {n} given"
+        )));
+    }
+    Ok(Duration::from_secs_f64(n.min(MAX_SECONDS)))
+}
+
 fn config_or_throw() -> PhpResult<Arc<Config>> {
     ini::default_config().map_err(value_error)
 }

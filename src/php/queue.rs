@@ -13,7 +13,7 @@ use super::value::{
     Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Text, Value, type_error,
     value_error,
 };
-use super::{engine, lease};
+use super::{engine, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::queue::lease::{self as leased, BATCH, Leased, Nack, Reserve};
 use crate::queue::{self, Keys, NewTask, Policy, Put, Status};
@@ -75,17 +75,12 @@ fn delay_seconds(value: &Value, param: &str) -> PhpResult<f64> {
     lease(n, param).map(|_| n)
 }
 
-fn positive_seconds(value: &Value, param: &str, default: Duration) -> PhpResult<Duration> {
-    if *value == Value::Null {
-        return Ok(default);
+/// A lease: null for the queue's own.
+fn lease_or(value: &Value, param: &str, default: Duration) -> PhpResult<Duration> {
+    match value {
+        Value::Null => Ok(default),
+        value => positive_seconds(value, param),
     }
-    let n = value.number(param)?;
-    if n.is_nan() || n <= 0.0 {
-        return Err(value_error(format!(
-            "{param} must be a number of seconds greater than 0, {n} given"
-        )));
-    }
-    lease(n, param)
 }
 
 fn policy(value: &Value, param: &str) -> PhpResult<Policy> {
@@ -114,16 +109,6 @@ fn status_name(status: Status) -> &'static str {
         Status::Updated => "updated",
         Status::Ignored => "ignored",
     }
-}
-
-fn wait_seconds(value: &Value, param: &str) -> PhpResult<Duration> {
-    let n = value.number(param)?;
-    if n.is_nan() || n < 0.0 {
-        return Err(value_error(format!(
-            "{param} must be a number of seconds >= 0 (INF to wait without limit), {n} given"
-        )));
-    }
-    Ok(Duration::from_secs_f64(n.min(super::MAX_SECONDS)))
 }
 
 fn count(value: &Value, param: &str) -> PhpResult<u64> {
@@ -219,7 +204,7 @@ impl Queue {
     ) -> PhpResult<Reserve> {
         Ok(Reserve {
             count: self::count(count, &format!("{method}: Argument ($count)"))?,
-            lease: positive_seconds(
+            lease: lease_or(
                 lease,
                 &format!("{method}: Argument ($lease)"),
                 self.options.lease,
@@ -376,7 +361,7 @@ impl Queue {
     /// Sets the task's lease to `$lease` seconds from now (default: the
     /// queue's `lease`); false if the lease is no longer this task's.
     pub fn extend(&self, task: &Task, lease: Arg<NullableFloat>) -> PhpResult<bool> {
-        let lease = positive_seconds(
+        let lease = lease_or(
             &lease,
             "RedisLock\\Queue::extend(): Argument #2 ($lease)",
             self.options.lease,
