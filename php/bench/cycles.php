@@ -1,0 +1,146 @@
+<?php
+/**
+ * Single-process loops over one loopback connection, side by side in one
+ * run: lock cycles (acquire + release) and queue operations, redislock
+ * against the seed's userland code, symfony/lock, a php-lock-style
+ * predis lock, and the floor of raw phpredis commands. Prints markdown.
+ *
+ *   php -d extension=... php/bench/cycles.php [redis-url] [seconds per loop]
+ */
+
+require __DIR__ . '/seed.php';
+require '/usr/share/php/Symfony/Component/Lock/autoload.php';
+require '/usr/share/php/Predis/autoload.php';
+
+use Symfony\Component\Lock\LockFactory;
+use Symfony\Component\Lock\Store\RedisStore;
+
+$url = $argv[1] ?? (getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
+$seconds = (float) ($argv[2] ?? 1.5);
+$p = parse_url($url);
+[$host, $port] = [$p['host'], $p['port'] ?? 6379];
+
+$phpredis = new Redis();
+$phpredis->pconnect($host, $port);
+$predis = new Predis\Client("tcp://$host:$port");
+Seed\Lock_Service::$host = $host;
+Seed\Lock_Service::$port = $port;
+ini_set('redislock.default_dsn', $url);
+
+/** Runs $op for about $seconds (after a warm-up); returns operations per second. */
+function measure(callable $op, float $seconds, int $limit = PHP_INT_MAX): float
+{
+    for ($i = 0; $i < 200; $i++) {
+        $op($i);
+    }
+    $n = 0;
+    $start = hrtime(true);
+    $end = $start + (int) ($seconds * 1e9);
+    do {
+        for ($j = 0; $j < 100 && $n < $limit; $j++, $n++) {
+            $op($n);
+        }
+        $now = hrtime(true);
+    } while ($now < $end && $n < $limit);
+    return $n / (($now - $start) / 1e9);
+}
+
+function table(string $title, array $rows, string $ours, array $peers): void
+{
+    echo "### $title\n\n| contender | ops/s | redislock ($ours) / this |\n|---|---:|---:|\n";
+    foreach ($rows as $name => $ops) {
+        $ratio = $name === $ours ? '1.00' : sprintf('%.2f', $rows[$ours] / $ops);
+        printf("| %s | %s | %s |\n", $name, number_format($ops), $ratio);
+    }
+    echo "\n";
+    foreach ($peers as $peer => $label) {
+        printf("- %s: %.2fx\n", $label, $rows[$ours] / $rows[$peer]);
+    }
+    echo "\n";
+}
+
+$flush = fn () => $phpredis->flushAll();
+
+// ---- lock cycle: acquire + release of one uncontended lock
+$flush();
+$rl = new RedisLock();
+$client = new RedisLock\Client();
+$lockApi = $client->lock('bench');
+$seedLock = new Seed\RedisLock($phpredis);
+$symfony = (new LockFactory(new RedisStore($phpredis)));
+$release = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+$lockRows = [
+    'redislock `RedisLock::lock/unlock`' => measure(fn () => $rl->lock('bench') && $rl->unlock('bench'), $seconds),
+    'redislock `Lock_Service::addLock/releaseLock`' => measure(fn () => Lock_Service::releaseLock(42, Lock_Service::addLock(42)), $seconds),
+    'redislock `RedisLock\Lock::acquire/release`' => measure(fn () => $lockApi->acquire() && $lockApi->release(), $seconds),
+    'seed userland `RedisLock` (phpredis)' => measure(fn () => $seedLock->lock('bench') && $seedLock->unlock('bench'), $seconds),
+    'seed userland `Lock_Service` (phpredis, connects per call)' => measure(fn () => Seed\Lock_Service::releaseLock(42, Seed\Lock_Service::addLock(42)), $seconds),
+    'symfony/lock `RedisStore` (phpredis)' => measure(function () use ($symfony) {
+        $l = $symfony->createLock('bench');
+        $l->acquire();
+        $l->release();
+    }, $seconds),
+    'php-lock style: SET NX PX + Lua release (predis)' => measure(function () use ($predis, $release) {
+        $token = bin2hex(random_bytes(16));
+        $predis->set('bench-predis', $token, 'PX', 15000, 'NX');
+        $predis->eval($release, 1, 'bench-predis', $token);
+    }, $seconds),
+    'floor: phpredis `SET NX PX` + `DEL` (2 round trips)' => measure(function () use ($phpredis) {
+        $phpredis->set('bench-floor', '1', ['nx', 'px' => 15000]);
+        $phpredis->del('bench-floor');
+    }, $seconds),
+];
+table('Lock cycle (acquire + release, uncontended)', $lockRows, 'redislock `RedisLock::lock/unlock`', [
+    'floor: phpredis `SET NX PX` + `DEL` (2 round trips)' => 'vs the raw phpredis floor (target >= 0.9x)',
+    'seed userland `Lock_Service` (phpredis, connects per call)' => 'redislock `Lock_Service` vs the seed `Lock_Service` (target >= 3x) uses the row below',
+    'symfony/lock `RedisStore` (phpredis)' => 'vs symfony/lock (target >= 6x)',
+]);
+printf("- redislock `Lock_Service` / seed `Lock_Service`: %.2fx\n\n",
+    $lockRows['redislock `Lock_Service::addLock/releaseLock`'] / $lockRows['seed userland `Lock_Service` (phpredis, connects per call)']);
+
+// ---- queue: enqueue, then pop what was enqueued; single tasks and batches of 100
+$queue = new RedisQueue();
+$seedQueue = new Seed\RedisQueue($phpredis);
+$api = $client->queue('bench-api');
+$popScript = "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end return due";
+$popSha = $phpredis->script('load', $popScript);
+$batch = fn (string $p, int $n) => array_map(fn ($i) => "$p-$n-$i", range(0, 99));
+$queueRows = [];
+foreach ([1, 100] as $size) {
+    $flush();
+    $ids = fn (string $p, int $n) => $size === 1 ? "$p-$n" : $batch($p, $n);
+    $rows = [];
+    $rows['redislock `RedisQueue::enqueue`'] = measure(fn ($n) => $queue->enqueue('bench', $ids('r', $n)), $seconds);
+    $rows['seed userland `RedisQueue::enqueue` (phpredis)'] = measure(fn ($n) => $seedQueue->enqueue('bench-seed', $ids('s', $n)), $seconds);
+    $rows['redislock `RedisLock\Queue::enqueue` / `enqueueMany`'] = $size === 1
+        ? measure(fn ($n) => $api->enqueue("a-$n"), $seconds)
+        : measure(fn ($n) => $api->enqueueMany(array_fill_keys($batch('a', $n), null)), $seconds);
+    $rows['floor: phpredis `ZADD`'] = measure(function ($n) use ($phpredis, $ids, $size) {
+        $args = ['bench-floor', ['NX']];
+        foreach ((array) $ids('f', $n) as $id) {
+            array_push($args, microtime(true), $id);
+        }
+        $phpredis->zAdd(...$args);
+    }, $seconds);
+    table("Queue enqueue, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls)', $rows,
+        'redislock `RedisQueue::enqueue`', [
+            'floor: phpredis `ZADD`' => 'vs the one-round-trip floor (target >= 0.85x)',
+            'seed userland `RedisQueue::enqueue` (phpredis)' => 'vs the seed userland queue (target >= 3x)',
+        ]);
+    $pops = [];
+    $pops['redislock `RedisQueue::pop`'] = measure(fn () => $queue->pop('bench', $size), $seconds);
+    $pops['seed userland `RedisQueue::pop` (phpredis)'] = measure(fn () => $seedQueue->pop('bench-seed', $size), $seconds);
+    $pops['redislock `RedisLock\Queue::reserve` + `ack`'] = measure(function () use ($api, $size) {
+        foreach ($api->reserve($size) as $task) {
+            $api->ack($task);
+        }
+    }, $seconds);
+    $pops['floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)'] = measure(
+        fn () => $phpredis->evalSha($popSha, ['bench-floor', (string) microtime(true), $size], 1), $seconds);
+    table("Queue pop, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls; queues filled by the enqueue run above)', $pops,
+        'redislock `RedisQueue::pop`', [
+            'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => 'vs the one-round-trip floor (target >= 0.85x)',
+            'seed userland `RedisQueue::pop` (phpredis)' => 'vs the seed userland queue (target >= 3x)',
+        ]);
+}
