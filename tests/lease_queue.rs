@@ -358,3 +358,47 @@ fn keys_share_the_queues_hash_slot() {
     let tagged = Keys::new(b"Queue:{q}".to_vec());
     assert_eq!(tagged.dead, b"Queue:{q}:dead");
 }
+
+#[test]
+fn a_seed_enqueue_never_hands_an_old_payload_to_a_new_task() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"Queue:mixed".to_vec());
+    queue::put(
+        &config,
+        &keys,
+        &[task("x", Some("old"))],
+        0.0,
+        Policy::Keep,
+        0,
+    )
+    .unwrap();
+    // A seed worker pops it: no lease, and the payload stays behind.
+    assert_eq!(queue::pop(&config, b"Queue:mixed", 1).unwrap().len(), 1);
+    assert_eq!(
+        queue::enqueue(
+            &config,
+            b"Queue:mixed",
+            &[b"x".to_vec(), b"y".to_vec()],
+            0.0
+        )
+        .unwrap(),
+        2
+    );
+    let got = reserve(&config, &keys, how(10, 30_000, 0));
+    assert_eq!(got.len(), 2);
+    assert!(got.iter().all(|t| t.payload.is_none()), "{got:?}");
+    // Without payloads or attempts around, the seed's batch takes the fast path.
+    for t in &got {
+        assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+    }
+    let ids: Vec<Vec<u8>> = (0..2500).map(|i| format!("{i}").into_bytes()).collect();
+    assert_eq!(
+        queue::enqueue(&config, b"Queue:mixed", &ids, 0.0).unwrap(),
+        2500
+    );
+    assert_eq!(
+        queue::enqueue(&config, b"Queue:mixed", &ids, 0.0).unwrap(),
+        0
+    );
+}

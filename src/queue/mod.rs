@@ -129,6 +129,33 @@ pub enum Put {
     Full { length: u64 },
 }
 
+/// Runs the enqueue script; `args` adds the ids (and payloads).
+#[allow(clippy::too_many_arguments)]
+fn put_script(
+    config: &Config,
+    keys: &Keys,
+    delay: f64,
+    policy: Policy,
+    max_length: u64,
+    flags: &str,
+    statuses: bool,
+    args: impl Fn(&mut redis::ScriptInvocation<'_>),
+) -> Result<Vec<i64>, Error> {
+    conn::with(config, |c| {
+        let mut call = PUT.key(&keys.queue);
+        call.key(&keys.payloads)
+            .key(&keys.attempts)
+            .key(&keys.leased)
+            .arg(score_arg(delay))
+            .arg(policy.arg())
+            .arg(max_length)
+            .arg(flags)
+            .arg(if statuses { "1" } else { "0" });
+        args(&mut call);
+        call.invoke(c)
+    })
+}
+
 /// Enqueues `tasks` due `delay` seconds from the server's now, under
 /// `policy` for ids already queued; `max_length` (0: none) bounds queued
 /// plus leased tasks, refusing the whole batch when it would be passed.
@@ -149,23 +176,23 @@ pub fn put(
     } else {
         String::new()
     };
-    let reply: Vec<i64> = conn::with(config, |c| {
-        let mut call = PUT.key(&keys.queue);
-        call.key(&keys.payloads)
-            .key(&keys.attempts)
-            .key(&keys.leased)
-            .arg(score_arg(delay))
-            .arg(policy.arg())
-            .arg(max_length)
-            .arg(&flags);
-        for task in tasks {
-            call.arg(task.id.as_slice());
-            if with_payloads {
-                call.arg(task.payload.as_deref().unwrap_or_default());
+    let reply = put_script(
+        config,
+        keys,
+        delay,
+        policy,
+        max_length,
+        &flags,
+        true,
+        |call| {
+            for task in tasks {
+                call.arg(task.id.as_slice());
+                if with_payloads {
+                    call.arg(task.payload.as_deref().unwrap_or_default());
+                }
             }
-        }
-        call.invoke(c)
-    })?;
+        },
+    )?;
     let statuses = reply.get(1..).unwrap_or_default();
     if reply.first() == Some(&0) {
         let length = statuses.first().copied().unwrap_or(0);
@@ -188,25 +215,13 @@ pub fn put(
 /// Adds `ids` due `delay` seconds from the server's now; ids already queued
 /// keep their score (the seed's `enqueue`). Returns how many were added.
 pub fn enqueue(config: &Config, key: &[u8], ids: &[Vec<u8>], delay: f64) -> Result<u64, Error> {
-    let tasks: Vec<NewTask> = ids
-        .iter()
-        .map(|id| NewTask {
-            id: id.clone(),
-            payload: None,
-        })
-        .collect();
-    let added = match put(
-        config,
-        &Keys::new(key.to_vec()),
-        &tasks,
-        delay,
-        Policy::Keep,
-        0,
-    )? {
-        Put::Done(statuses) => statuses.iter().filter(|s| **s == Status::Added).count(),
-        Put::Full { .. } => 0,
-    };
-    Ok(added as u64)
+    let keys = Keys::new(key.to_vec());
+    let reply = put_script(config, &keys, delay, Policy::Keep, 0, "", false, |call| {
+        for id in ids {
+            call.arg(id.as_slice());
+        }
+    })?;
+    Ok(reply.get(1).map_or(0, |&n| u64::try_from(n).unwrap_or(0)))
 }
 
 /// Removes `id` if its score is still exactly `score`.

@@ -6,27 +6,52 @@
 -- KEYS[3] attempts hash; KEYS[4] leased zset.
 -- ARGV[1] delay in seconds; ARGV[2] policy: keep | replace | earliest | latest;
 -- ARGV[3] maximum length, queued plus leased (0: none);
--- ARGV[4] '' when ARGV[5..] are ids only, else one flag per task ('1': it
--- has a payload) and ARGV[5..] are id, payload pairs.
--- Returns {1, status per task (0 ignored, 1 added, 2 updated)}, or
--- {0, length} when the batch would take the queue past its maximum length
--- (then nothing is changed).
+-- ARGV[4] '' when ARGV[6..] are ids only, else one flag per task ('1': it
+-- has a payload) and ARGV[6..] are id, payload pairs;
+-- ARGV[5] '1' for a status per task, '0' for how many were added.
+-- Returns {1, status per task (0 ignored, 1 added, 2 updated)} or
+-- {1, added}; {0, length} when the batch would take the queue past its
+-- maximum length (then nothing is changed).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local due = now + tonumber(ARGV[1])
 local dueText = string.format('%.17g', due)
 local policy = ARGV[2]
+local max = tonumber(ARGV[3])
 local flags = ARGV[4]
+local statuses = ARGV[5] == '1'
 local step = 1
 if flags ~= '' then step = 2 end
-local n = (#ARGV - 4) / step
+local first = 6
+local n = (#ARGV - first + 1) / step
+local hasPayloads = redis.call('EXISTS', KEYS[2]) == 1
+local hasAttempts = redis.call('EXISTS', KEYS[3]) == 1
 
-local max = tonumber(ARGV[3])
+-- The seed's enqueue, with nothing an added id could inherit: one ZADD NX
+-- per 500 ids.
+if not statuses and policy == 'keep' and flags == '' and max == 0
+    and not hasPayloads and not hasAttempts then
+  local added = 0
+  local args = {}
+  for i = first, #ARGV do
+    args[#args + 1] = dueText
+    args[#args + 1] = ARGV[i]
+    if #args == 1000 or i == #ARGV then
+      added = added + redis.call('ZADD', KEYS[1], 'NX', unpack(args))
+      args = {}
+    end
+  end
+  if added > 0 then
+    redis.call('PUBLISH', KEYS[1], '')
+  end
+  return {1, added}
+end
+
 if max > 0 then
   local adding = 0
   local seen = {}
   for i = 0, n - 1 do
-    local id = ARGV[5 + i * step]
+    local id = ARGV[first + i * step]
     if not seen[id] and not redis.call('ZSCORE', KEYS[1], id) then
       adding = adding + 1
     end
@@ -39,35 +64,50 @@ if max > 0 then
 end
 
 local out = {1}
+local added = 0
 local changed = false
 for i = 0, n - 1 do
-  local id = ARGV[5 + i * step]
-  local old = redis.call('ZSCORE', KEYS[1], id)
-  local status = 0
-  if not old then
-    status = 1
-  elseif policy == 'replace'
-      or (policy == 'earliest' and due < tonumber(old))
-      or (policy == 'latest' and due > tonumber(old)) then
-    status = 2
+  local id = ARGV[first + i * step]
+  local status
+  if policy == 'keep' then
+    status = redis.call('ZADD', KEYS[1], 'NX', dueText, id)
+  else
+    local old = redis.call('ZSCORE', KEYS[1], id)
+    status = 0
+    if not old then
+      status = 1
+    elseif policy == 'replace'
+        or (policy == 'earliest' and due < tonumber(old))
+        or (policy == 'latest' and due > tonumber(old)) then
+      status = 2
+    end
+    if status > 0 then
+      redis.call('ZADD', KEYS[1], dueText, id)
+    end
   end
   if status > 0 then
-    redis.call('ZADD', KEYS[1], dueText, id)
+    changed = true
     if step == 2 and string.sub(flags, i + 1, i + 1) == '1' then
-      redis.call('HSET', KEYS[2], id, ARGV[6 + i * step])
-    else
+      redis.call('HSET', KEYS[2], id, ARGV[first + 1 + i * step])
+      hasPayloads = true
+    elseif hasPayloads then
       redis.call('HDEL', KEYS[2], id)
     end
     -- A new task starts without attempts, unless its previous run is still
     -- leased (that run's count decides its own fate).
-    if status == 1 and not redis.call('ZSCORE', KEYS[4], id) then
+    if status == 1 and hasAttempts and not redis.call('ZSCORE', KEYS[4], id) then
       redis.call('HDEL', KEYS[3], id)
     end
-    changed = true
+  end
+  if status == 1 then
+    added = added + 1
   end
   out[#out + 1] = status
 end
 if changed then
   redis.call('PUBLISH', KEYS[1], '')
+end
+if not statuses then
+  return {1, added}
 end
 return out
