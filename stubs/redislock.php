@@ -147,6 +147,15 @@ namespace RedisLock {
         public function ack(\RedisLock\Task $task): bool {}
 
         /**
+         * Finishes many tasks in one round trip (per 1000); returns how many
+         * were still this worker's (see `ack()`).
+         *
+         * @param array $tasks
+         * @return int
+         */
+        public function ackMany(array $tasks): int {}
+
+        /**
          * The oldest dead letters, up to `$limit` (1 to 1000): a list of
          * ['id', 'payload' => ?string, 'attempts', 'diedAt' => server time].
          *

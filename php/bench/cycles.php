@@ -131,11 +131,8 @@ foreach ([1, 100] as $size) {
     $pops = [];
     $pops['redislock `RedisQueue::pop`'] = measure(fn () => $queue->pop('bench', $size), $seconds);
     $pops['seed userland `RedisQueue::pop` (phpredis)'] = measure(fn () => $seedQueue->pop('bench-seed', $size), $seconds);
-    $pops['redislock `RedisLock\Queue::reserve` + `ack`'] = measure(function () use ($api, $size) {
-        foreach ($api->reserve($size) as $task) {
-            $api->ack($task);
-        }
-    }, $seconds);
+    $pops['redislock `RedisLock\Queue::reserve` + `ackMany` (leased, 2 round trips)'] = measure(
+        fn () => $api->ackMany($api->reserve($size)), $seconds);
     $pops['floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)'] = measure(
         fn () => $phpredis->evalSha($popSha, ['bench-floor', (string) microtime(true), $size], 1), $seconds);
     table("Queue pop, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls; queues filled by the enqueue run above)', $pops,

@@ -54,6 +54,7 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::reserve $wait' => [function () use ($queue2) { $q = $queue2(); $q->enqueue('t'); return $q; },
                 fn ($q, $v) => $q->reserve(1, null, $v)],
             'Queue::ack $task' => fn ($v) => $queue2()->ack($v),
+            'Queue::ackMany $tasks' => fn ($v) => $queue2()->ackMany($v),
             'Queue::nack $delay' => [$reserved, fn ($qt, $v) => $qt[0]->nack($qt[1], $v)],
             'Queue::extend $lease' => [$reserved, fn ($qt, $v) => $qt[0]->extend($qt[1], $v)],
             'Queue::dead $limit' => fn ($v) => $queue2()->dead($v),

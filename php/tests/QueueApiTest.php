@@ -34,7 +34,8 @@ final class QueueApiTest extends RedisLockTestCase
 
         $this->assertTrue($q->ack($a));
         $this->assertFalse($q->ack($a), 'acked once');
-        $this->assertTrue($q->ack($b));
+        $this->assertSame(1, $q->ackMany([$a, $b]), 'only b was still leased');
+        $this->assertSame(0, $q->ackMany([]));
         $this->assertSame([], $this->snapshot(), 'nothing left behind');
     }
 

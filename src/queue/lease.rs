@@ -138,17 +138,28 @@ pub fn reserve(
 
 /// Finishes a task if `token` is still its lease.
 pub fn ack(config: &Config, keys: &Keys, id: &[u8], token: &str) -> Result<bool, Error> {
-    let done: i64 = conn::with(config, |c| {
-        ACK.key(&keys.queue)
-            .key(&keys.payloads)
-            .key(&keys.attempts)
-            .key(&keys.leased)
-            .key(&keys.leases)
-            .arg(id)
-            .arg(token)
-            .invoke(c)
-    })?;
-    Ok(done == 1)
+    Ok(ack_many(config, keys, &[(id, token)])? == 1)
+}
+
+/// Finishes the tasks whose lease is still the given token, in one round
+/// trip per [`BATCH`]; returns how many.
+pub fn ack_many(config: &Config, keys: &Keys, tasks: &[(&[u8], &str)]) -> Result<u64, Error> {
+    let mut done = 0;
+    for chunk in tasks.chunks(BATCH as usize) {
+        let n: u64 = conn::with(config, |c| {
+            let mut call = ACK.key(&keys.queue);
+            call.key(&keys.payloads)
+                .key(&keys.attempts)
+                .key(&keys.leased)
+                .key(&keys.leases);
+            for (id, token) in chunk {
+                call.arg(*id).arg(*token);
+            }
+            call.invoke(c)
+        })?;
+        done += n;
+    }
+    Ok(done)
 }
 
 /// What a nack did.
