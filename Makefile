@@ -30,10 +30,11 @@ demo: build
 
 test: build test-rust test-php check-stubs
 
-# Benchmarks against a private redis-server (php8.2-redis runs the peers).
+# Benchmarks against the peers and a private redis-server; writes
+# bench/RESULTS.md.
 bench: build
-	REDISLOCK_SO=$(CURDIR)/$(SO) tools/with-redis.sh $(PHP) php/bench/handoff.php
-	REDISLOCK_SO=$(CURDIR)/$(SO) tools/with-redis.sh $(PHP) php/bench/queue_wake.php
+	tools/deps.sh bench
+	REDISLOCK_SO=$(CURDIR)/$(SO) tools/with-redis.sh tools/bench.sh
 
 test-rust: deps
 	cargo test --no-default-features --lib --tests

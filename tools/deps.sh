@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing need on a fresh Debian bookworm machine:
-# only what is missing, so a second run costs nothing.
+# only what is missing, so a second run costs nothing. `deps.sh bench` adds
+# the peers and tools the benchmarks run.
 set -euo pipefail
 
 packages=(php8.2-dev php8.2-cli libclang-dev redis-server redis-tools phpunit
           php8.2-fpm php8.2-redis libfcgi-bin)
+if [ "${1:-}" = bench ]; then
+  packages+=(php-symfony-lock php-nrk-predis nginx-light wrk)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -96,7 +96,7 @@ $results = [
     'polling SET NX, 10 ms sleep (phpredis)' => run($url, $workers, $rounds, 'poll', 10000),
     'polling SET NX, 100 ms sleep (the seed\'s default)' => run($url, $workers, $rounds, 'poll', 100000),
 ];
-printf("Contended handoff: %d processes x %d rounds on one lock, release -> acquire by a waiter\n\n", $workers, $rounds);
+printf("### Contended handoff: %d processes x %d rounds on one lock, release -> acquire by a waiter\n\n", $workers, $rounds);
 printf("| %-50s | %9s | %9s | %9s |\n|%s|%s|%s|%s|\n", 'contender', 'handoffs', 'p50 ms', 'p99 ms',
     str_repeat('-', 52), str_repeat('-', 11), str_repeat('-', 11), str_repeat('-', 11));
 foreach ($results as $name => $gaps) {

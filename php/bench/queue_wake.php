@@ -77,7 +77,7 @@ $results = [
     'seed pop() polling every 10 ms' => run($url, $tasks, 'poll10', 0, 10000),
     'seed pop() polling every 100 ms' => run($url, $tasks, 'poll100', 0, 100000),
 ];
-printf("Queue wake-up: %d tasks, enqueue (or due time) -> consumer has it\n\n", $tasks);
+printf("### Queue wake-up: %d tasks, enqueue (or due time) -> consumer has it\n\n", $tasks);
 printf("| %-46s | %9s | %9s |\n|%s|%s|%s|\n", 'consumer', 'p50 ms', 'p99 ms', str_repeat('-', 48), str_repeat('-', 11), str_repeat('-', 11));
 foreach ($results as $name => $lat) {
     printf("| %-46s | %9.3f | %9.3f |\n", $name, pct($lat, 0.5), pct($lat, 0.99));
