@@ -158,7 +158,9 @@ foreach (['with the extension' => $so, 'without it' => null] as $label => $ext) 
         $redis->set('stock', $stock);
         $redis->set('sold', 0);
         [$rps, $p50, $p99, $errors] = wrk($httpPort, $impl, $seconds, $connections);
-        $rows[$name] = [$rps, $p50, $p99, $errors, max(0, (int) $redis->get('sold') - $stock), (int) $redis->get('sold')];
+        usleep(500000); // requests still queued when wrk stopped
+        $sold = (int) $redis->get('sold');
+        $rows[$name] = [$rps, $p50, $p99, $errors, max(0, $sold - $stock), $sold, (int) $redis->get('stock')];
     }
     $rss[$label] = worker_rss($fpm);
     proc_terminate($nginx);
@@ -171,9 +173,9 @@ array_map('unlink', glob("$dir/*"));
 
 printf("### PHP-FPM flash sale: nginx + php-fpm (%d static workers), wrk -c%d for %d s, stock %d\n\n",
     $workers, $connections, $seconds, $stock);
-echo "| endpoint | requests/s | p50 ms | p99 ms | non-2xx | sold | oversold |\n|---|---:|---:|---:|---:|---:|---:|\n";
-foreach ($rows as $name => [$rps, $p50, $p99, $errors, $oversold, $sold]) {
-    printf("| %s | %s | %.2f | %.2f | %d | %d | %d |\n", $name, number_format($rps), $p50, $p99, $errors, $sold, $oversold);
+echo "| endpoint | requests/s | p50 ms | p99 ms | non-2xx | sold | stock left | oversold |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
+foreach ($rows as $name => [$rps, $p50, $p99, $errors, $oversold, $sold, $left]) {
+    printf("| %s | %s | %.2f | %.2f | %d | %d | %d | %d |\n", $name, number_format($rps), $p50, $p99, $errors, $sold, $left, $oversold);
 }
 $ceiling = $rows['no lock (ceiling)'][0];
 printf("\n- redislock / no-lock ceiling: %.2fx; redislock / seed userland: %.2fx\n",
