@@ -265,27 +265,18 @@ fn due_batch(
     remove: bool,
     skip: usize,
 ) -> Result<Vec<Task>, Error> {
-    let flat: Vec<Vec<u8>> = conn::with(config, |c| {
+    // The flat reply (id, score, id, score, ...) parses straight into pairs;
+    // a score that is not a number is a server error naming the key.
+    let pairs: Vec<(Vec<u8>, f64)> = conn::with(config, |c| {
         DUE.key(key)
             .arg(count)
             .arg(if remove { "1" } else { "0" })
             .arg(skip)
             .invoke(c)
     })?;
-    let mut tasks = Vec::with_capacity(flat.len() / 2);
-    let mut it = flat.into_iter();
-    while let (Some(id), Some(score)) = (it.next(), it.next()) {
-        let score = std::str::from_utf8(&score)
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .ok_or_else(|| Error::Server {
-                server: config.server.clone(),
-                cause: format!(
-                    "score of task in {} is not a number",
-                    String::from_utf8_lossy(key)
-                ),
-            })?;
-        tasks.push(Task { id, score });
-    }
+    let tasks = pairs
+        .into_iter()
+        .map(|(id, score)| Task { id, score })
+        .collect();
     Ok(tasks)
 }
