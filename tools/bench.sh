@@ -34,6 +34,7 @@ mkdir -p bench
   "${php[@]}" php/bench/throughput.php "$REDIS_URL"
   php php/bench/fpm.php "$REDIS_URL"
   "${php[@]}" php/bench/memory.php "$REDIS_URL"
+  cat bench/targets.md
 } | tee "$out.new"
 mv "$out.new" "$out"
 echo "written: $out"
