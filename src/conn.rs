@@ -78,10 +78,16 @@ fn pool_key(config: &Config, role: Role) -> String {
 
 fn connect(config: &Config) -> RedisResult<Connection> {
     let client = redis::Client::open(config.info.clone())?;
-    let conn = client.get_connection_with_timeout(config.connect_timeout)?;
+    let mut conn = client.get_connection_with_timeout(config.connect_timeout)?;
     conn.set_read_timeout(Some(config.read_timeout))?;
     conn.set_write_timeout(Some(config.read_timeout))?;
-    Ok(conn)
+    // `CLIENT LIST` then shows which process owns each connection. An error
+    // reply (an ACL user may not name itself) is fine; a broken stream is not.
+    let name = format!("redislock-{}", std::process::id());
+    match redis::cmd("CLIENT").arg("SETNAME").arg(name).query::<()>(&mut conn) {
+        Err(e) if !keeps_connection(&e) => Err(e),
+        _ => Ok(conn),
+    }
 }
 
 /// Takes this process's connection for `config` out of the pool, opening one

@@ -31,7 +31,7 @@ final class RedisServer
     private function spawn(): void
     {
         $cmd = ['redis-server', '--port', (string) $this->port, '--bind', '127.0.0.1',
-                '--save', '', '--appendonly', 'no', '--dir', $this->dir];
+                '--save', '', '--appendonly', 'no', '--dir', $this->dir, '--enable-debug-command', 'local'];
         $this->process = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
         for ($i = 0; $i < 200; $i++) {
             try {
@@ -57,6 +57,12 @@ final class RedisServer
         $r = new Redis();
         $r->connect('127.0.0.1', $this->port, 2.0);
         return $r;
+    }
+
+    /** The server's process id (for SIGSTOP/SIGCONT). */
+    public function pid(): int
+    {
+        return proc_get_status($this->process)['pid'];
     }
 
     public function stop(): void
