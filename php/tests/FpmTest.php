@@ -7,62 +7,33 @@
  */
 final class FpmTest extends RedisLockTestCase
 {
-    private static $fpm;
-    private static string $dir;
-    private static string $socket;
+    private static ?FpmPool $pool = null;
 
     public static function setUpBeforeClass(): void
     {
-        $bin = '/usr/sbin/php-fpm8.2';
-        if (!is_executable($bin) || !is_executable('/usr/bin/cgi-fcgi')) {
-            self::markTestSkipped('php8.2-fpm and libfcgi-bin are installed by make test');
-        }
-        self::$dir = sys_get_temp_dir() . '/redislock-fpm-' . getmypid();
-        @mkdir(self::$dir);
-        self::$socket = self::$dir . '/fpm.sock';
-        $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
-        file_put_contents(self::$dir . '/fpm.conf', implode("\n", [
-            '[global]', 'error_log = ' . self::$dir . '/fpm.log', 'daemonize = no',
-            '[pool]', 'listen = ' . self::$socket, 'pm = static', 'pm.max_children = 2',
-            'catch_workers_output = yes', '',
-        ]));
-        file_put_contents(self::$dir . '/lock.php', '<?php
-            $l = new RedisLock();
-            $ok = $l->lock("fpm", 5, 10);
-            if (($_GET["die"] ?? "") === "fatal") { echo "held "; undefined_function(); }
-            echo $ok && $l->unlock("fpm") ? "ok" : "fail";');
-        file_put_contents(self::$dir . '/api.php', '<?php
-            if (($_GET["keep"] ?? "") === "1") { ini_set("redislock.release_at_request_end", "0"); }
-            $l = (new RedisLock\Client())->lock("fpm-api", ["ttl" => 1, "autoRenew" => true]);
-            echo $l->acquire(5) ? "held " : "busy ";
-            match ($_GET["end"] ?? "") { "fatal" => undefined_function(), "exit" => exit(0), default => null };
-            echo "done";');
-        self::$fpm = proc_open([$bin, '-n', '-R', '-d', "extension=$so", '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn(),
-                     '-y', self::$dir . '/fpm.conf', '-F'],
-            [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
-        for ($i = 0; $i < 100 && !file_exists(self::$socket); $i++) {
-            usleep(50000);
-        }
+        self::$pool = new FpmPool([
+            'lock.php' => '<?php
+                $l = new RedisLock();
+                $ok = $l->lock("fpm", 5, 10);
+                if (($_GET["die"] ?? "") === "fatal") { echo "held "; undefined_function(); }
+                echo $ok && $l->unlock("fpm") ? "ok" : "fail";',
+            'api.php' => '<?php
+                if (($_GET["keep"] ?? "") === "1") { ini_set("redislock.release_at_request_end", "0"); }
+                $l = (new RedisLock\Client())->lock("fpm-api", ["ttl" => 1, "autoRenew" => true]);
+                echo $l->acquire(5) ? "held " : "busy ";
+                match ($_GET["end"] ?? "") { "fatal" => undefined_function(), "exit" => exit(0), default => null };
+                echo "done";',
+        ]);
     }
 
     public static function tearDownAfterClass(): void
     {
-        if (self::$fpm) {
-            proc_terminate(self::$fpm);
-            proc_close(self::$fpm);
-        }
-        @array_map('unlink', glob(self::$dir . '/*') ?: []);
-        @rmdir(self::$dir);
+        self::$pool?->stop();
     }
 
     private static function request(string $query = '', string $script = 'lock.php'): string
     {
-        $env = ['SCRIPT_FILENAME' => self::$dir . "/$script", 'REQUEST_METHOD' => 'GET',
-                'QUERY_STRING' => $query, 'SCRIPT_NAME' => "/$script"];
-        $p = proc_open(['cgi-fcgi', '-bind', '-connect', self::$socket], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
-        $out = stream_get_contents($pipes[1]);
-        proc_close($p);
-        return trim(substr($out, strpos($out, "\r\n\r\n") + 4));
+        return self::$pool->request($script, $query);
     }
 
     private function clientIds(): array
@@ -73,7 +44,7 @@ final class FpmTest extends RedisLockTestCase
 
     public function testWorkersLockAndReuseTheirOwnConnections(): void
     {
-        $this->assertFileExists(self::$socket, 'php-fpm started');
+        $this->assertTrue(self::$pool->started(), 'php-fpm started');
         $before = $this->clientIds();
         for ($i = 0; $i < 20; $i++) {
             $this->assertSame('ok', self::request());
