@@ -5,10 +5,13 @@ SO      := target/release/libredislock.so
 # cargo-php reads the stubs from the describe table ext-php-rs compiles only
 # into debug builds, so stubs come from a debug build of the same sources.
 DEBUG_SO := target/debug/libredislock.so
+# The engine tests build without the php feature: in a target dir of their
+# own, so they never overwrite the extension the stubs are read from.
+ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
 PHP     := php -d extension=$(CURDIR)/$(SO)
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps build demo test test-rust test-php bench stubs check-stubs install clean
+.PHONY: all deps build demo test test-rust test-php faults bench stubs check-stubs install clean
 
 all: build
 
@@ -30,6 +33,13 @@ demo: build
 
 test: build test-rust test-php check-stubs
 
+# The fault suite in its long form (longer outages, more requests); its
+# fast form runs in `make test`. FAULTS.md lists what each case proves.
+faults: build
+	PROPTEST_CASES=20000 $(ENGINE_CARGO) test --no-default-features --test properties
+	FAULTS_LONG=1 REDISLOCK_SO=$(CURDIR)/$(SO) $(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml \
+	  --filter 'FaultsTest|FpmFaultsTest|BadInputTest|testKilledWorkersLoseNothing|testLocksStillHeldAtRequestEndAreReleased|testAFatalError'
+
 # Benchmarks against the peers and a private redis-server; writes
 # bench/RESULTS.md.
 bench: build
@@ -37,7 +47,7 @@ bench: build
 	REDISLOCK_SO=$(CURDIR)/$(SO) tools/with-redis.sh tools/bench.sh
 
 test-rust: deps
-	cargo test --no-default-features --lib --tests
+	$(ENGINE_CARGO) test --no-default-features --lib --tests
 
 test-php: build
 	REDISLOCK_SO=$(CURDIR)/$(SO) $(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml

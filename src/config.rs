@@ -63,9 +63,7 @@ impl Config {
     /// A config from a DSN string, with the defaults for what it does not say.
     /// Query parameters `timeout`, `read_timeout` and `prefix` are read too.
     pub fn from_dsn(dsn: &str, defaults: &Defaults) -> Result<Self> {
-        let mut options = Vec::new();
-        options.push(("dsn".to_owned(), dsn.to_owned()));
-        Self::from_options(&options, defaults)
+        Self::from_options(&[("dsn".to_owned(), dsn.to_owned())], defaults)
     }
 
     /// A config from `name => value` options (see [`OPTION_NAMES`]); `dsn`
@@ -104,7 +102,7 @@ impl Config {
                 .parse()
                 .ok()
                 .filter(|p| *p > 0)
-                .with_context(|| format!("option 'port' must be 1..65535, got '{port}'"))?;
+                .with_context(|| format!("option 'port' must be 1..65535, got {}", shown(port)))?;
             match &mut addr {
                 ConnectionAddr::Tcp(_, p) => *p = port,
                 _ => bail!("option 'port' given for a unix socket"),
@@ -124,7 +122,10 @@ impl Config {
                 .ok()
                 .filter(|d| *d >= 0)
                 .with_context(|| {
-                    format!("option 'database' must be an integer >= 0, got '{db}'")
+                    format!(
+                        "option 'database' must be an integer >= 0, got {}",
+                        shown(db)
+                    )
                 })?;
             redis = redis.set_db(db);
         }
@@ -190,7 +191,10 @@ pub fn parse_seconds(name: &str, text: &str) -> Result<Duration> {
         .ok()
         .filter(|v: &f64| v.is_finite() && *v > 0.0 && *v <= 86400.0)
         .with_context(|| {
-            format!("'{name}' must be a number of seconds in (0, 86400], got '{text}'")
+            format!(
+                "'{name}' must be a number of seconds in (0, 86400], got {}",
+                shown(text)
+            )
         })?;
     Ok(Duration::from_secs_f64(value))
 }
@@ -209,7 +213,17 @@ fn split_query(dsn: &str) -> Result<(&str, Vec<(String, String)>)> {
         .collect::<Vec<_>>();
     for (k, _) in &pairs {
         if !["timeout", "read_timeout", "prefix", "database"].contains(&k.as_str()) {
-            bail!("unknown DSN parameter '{k}' (known: timeout, read_timeout, prefix, database)");
+            // Shown only when it is a plain word: a mistyped DSN can put
+            // credentials where a parameter name should be.
+            let shown = if !k.is_empty()
+                && k.len() <= 32
+                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            {
+                format!("'{k}'")
+            } else {
+                "(not shown: not a plain name)".to_owned()
+            };
+            bail!("unknown DSN parameter {shown} (known: timeout, read_timeout, prefix, database)");
         }
     }
     Ok((base, pairs))
@@ -231,20 +245,65 @@ fn parse_base(dsn: &str) -> Result<ConnectionInfo> {
         .map_err(|e| anyhow::anyhow!("invalid DSN '{}': {e}", redact(dsn)))
 }
 
-/// A DSN with any password replaced by `***`, safe to show.
-pub fn redact(dsn: &str) -> String {
-    let Some((scheme, rest)) = dsn.split_once("://") else {
-        return dsn.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split_once(':').map(|(u, _)| u).unwrap_or("");
-            format!("{scheme}://{user}:***@{host}{path}")
-        }
-        None => dsn.to_owned(),
+/// A value for an error message: quoted when it is a plain word or number;
+/// otherwise left out, since a mistyped DSN can put credentials anywhere.
+fn shown(value: &str) -> String {
+    let plain = value.len() <= 32
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-+".contains(&b));
+    if plain {
+        format!("'{value}'")
+    } else {
+        "a value that is not shown (not a plain word or number)".to_owned()
     }
+}
+
+/// A DSN with its credentials replaced by `***`, safe to show even when it
+/// does not parse: everything before the last `@` but a leading scheme and
+/// the user name, and the value of any query parameter named like a
+/// password.
+pub fn redact(dsn: &str) -> String {
+    let mut out = String::with_capacity(dsn.len());
+    let rest = match dsn.rfind('@') {
+        Some(at) => {
+            let scheme = dsn
+                .find("://")
+                .filter(|&i| {
+                    i < at
+                        && dsn[..i]
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b))
+                })
+                .map_or(0, |i| i + 3);
+            out.push_str(&dsn[..scheme]);
+            if let Some((user, _)) = dsn[scheme..at].split_once(':') {
+                out.push_str(user);
+            }
+            out.push_str(":***");
+            &dsn[at..]
+        }
+        None => dsn,
+    };
+    let (path, query) = rest.split_at(rest.find('?').unwrap_or(rest.len()));
+    out.push_str(path);
+    let mut first = true;
+    for pair in query
+        .trim_start_matches('?')
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        out.push(if first { '?' } else { '&' });
+        first = false;
+        match pair.split_once('=') {
+            Some((name, _)) if name.to_ascii_lowercase().contains("pass") => {
+                out.push_str(name);
+                out.push_str("=***");
+            }
+            _ => out.push_str(pair),
+        }
+    }
+    out
 }
 
 fn describe(addr: &ConnectionAddr) -> String {

@@ -84,7 +84,11 @@ fn connect(config: &Config) -> RedisResult<Connection> {
     // `CLIENT LIST` then shows which process owns each connection. An error
     // reply (an ACL user may not name itself) is fine; a broken stream is not.
     let name = format!("redislock-{}", std::process::id());
-    match redis::cmd("CLIENT").arg("SETNAME").arg(name).query::<()>(&mut conn) {
+    match redis::cmd("CLIENT")
+        .arg("SETNAME")
+        .arg(name)
+        .query::<()>(&mut conn)
+    {
         Err(e) if !keeps_connection(&e) => Err(e),
         _ => Ok(conn),
     }
