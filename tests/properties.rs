@@ -43,7 +43,9 @@ fn dsn_like() -> impl Strategy<Value = String> {
 
 /// 2,000 cases, or `PROPTEST_CASES` (`make faults` runs 20,000).
 fn parsing_cases() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok());
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok());
     ProptestConfig::with_cases(cases.unwrap_or(2000))
 }
 

@@ -198,7 +198,7 @@ impl Client {
                 "{M}: Argument #1 ($queues) must not be empty"
             )));
         };
-        let how = first.reserve_how(&count, &lease, &wait, M)?;
+        let how = first.reserve_how(&count, &lease, &wait, M, 2)?;
         let keys: Vec<_> = list.iter().map(|q| q.keys()).collect();
         match engine(leased::reserve(&self.config, &keys, &how))? {
             Some((index, tasks)) => task_list(list[index], tasks),

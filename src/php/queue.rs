@@ -201,16 +201,16 @@ impl Queue {
         lease: &Value,
         wait: &Value,
         method: &str,
+        // The position of `$count` in the method's parameters.
+        first: usize,
     ) -> PhpResult<Reserve> {
+        let param =
+            |offset: usize, name: &str| format!("{method}: Argument #{} (${name})", first + offset);
         Ok(Reserve {
-            count: self::count(count, &format!("{method}: Argument ($count)"))?,
-            lease: lease_or(
-                lease,
-                &format!("{method}: Argument ($lease)"),
-                self.options.lease,
-            )?,
+            count: self::count(count, &param(0, "count"))?,
+            lease: lease_or(lease, &param(1, "lease"), self.options.lease)?,
             max_attempts: self.options.max_attempts,
-            wait: wait_seconds(wait, &format!("{method}: Argument ($wait)"))?,
+            wait: wait_seconds(wait, &param(2, "wait"))?,
             recheck: RECHECK,
         })
     }
@@ -322,7 +322,7 @@ impl Queue {
         lease: Arg<NullableFloat>,
         wait: Arg<Float>,
     ) -> PhpResult<Zval> {
-        let how = self.reserve_how(&count, &lease, &wait, "RedisLock\\Queue::reserve()")?;
+        let how = self.reserve_how(&count, &lease, &wait, "RedisLock\\Queue::reserve()", 1)?;
         let got = engine(leased::reserve(&self.config, &[&self.keys], &how))?;
         task_list(self, got.map(|(_, tasks)| tasks).unwrap_or_default())
     }
