@@ -3,7 +3,8 @@
  * PHP-FPM end to end: Debian's nginx in front of php-fpm 8.2 (static pool,
  * Debian's php.ini with opcache), a flash-sale endpoint under wrk at fixed
  * concurrency. The endpoint takes a lock, reads the stock, decrements it
- * and counts the sale; variants: redislock's `RedisLock`, the seed's
+ * and counts the sale (phpredis, a new connection per request, the same
+ * for every variant); variants: redislock's `RedisLock`, the seed's
  * userland RedisLock on phpredis, and no lock (the ceiling, which oversells).
  * Also reports the resident memory of the workers with and without the
  * extension loaded.
@@ -27,7 +28,9 @@ copy(__DIR__ . '/seed.php', "$dir/seed.php");
 file_put_contents("$dir/flash.php", <<<PHP
 <?php
 \$redis = new Redis();
-\$redis->pconnect('$host', $port);
+// Not pconnect(): a persistent phpredis connection was seen handing a GET
+// the reply of an earlier request's command, which skewed the counts.
+\$redis->connect('$host', $port);
 \$impl = \$_GET['impl'] ?? 'none';
 if (\$impl === 'redislock') {
     \$lock = new RedisLock();
