@@ -27,7 +27,11 @@ Seed\Lock_Service::$host = $host;
 Seed\Lock_Service::$port = $port;
 ini_set('redislock.default_dsn', $url);
 
-/** Runs $op for about $seconds (after a warm-up); returns operations per second. */
+/**
+ * Runs $op for about $seconds (after 200 warm-up calls), at most $limit
+ * counted calls; returns operations per second. $op gets a call number
+ * that is new on every call, warm-up included.
+ */
 function measure(callable $op, float $seconds, int $limit = PHP_INT_MAX): float
 {
     for ($i = 0; $i < 200; $i++) {
@@ -38,7 +42,7 @@ function measure(callable $op, float $seconds, int $limit = PHP_INT_MAX): float
     $end = $start + (int) ($seconds * 1e9);
     do {
         for ($j = 0; $j < 100 && $n < $limit; $j++, $n++) {
-            $op($n);
+            $op(200 + $n);
         }
         $now = hrtime(true);
     } while ($now < $end && $n < $limit);
@@ -110,31 +114,41 @@ $queueRows = [];
 foreach ([1, 100] as $size) {
     $flush();
     $ids = fn (string $p, int $n) => $size === 1 ? "$p-$n" : $batch($p, $n);
+    // Each enqueue loop counts its calls, so each pop loop below stops
+    // before its queue runs dry (popping an empty queue is another thing).
+    $calls = ['r' => 0, 's' => 0, 'a' => 0, 'f' => 0];
+    $count = function (string $p, callable $op) use (&$calls) {
+        return function ($n) use ($p, $op, &$calls) {
+            $calls[$p]++;
+            $op($n);
+        };
+    };
     $rows = [];
-    $rows['redislock `RedisQueue::enqueue`'] = measure(fn ($n) => $queue->enqueue('bench', $ids('r', $n)), $seconds);
-    $rows['seed userland `RedisQueue::enqueue` (phpredis)'] = measure(fn ($n) => $seedQueue->enqueue('bench-seed', $ids('s', $n)), $seconds);
+    $rows['redislock `RedisQueue::enqueue`'] = measure($count('r', fn ($n) => $queue->enqueue('bench', $ids('r', $n))), $seconds);
+    $rows['seed userland `RedisQueue::enqueue` (phpredis)'] = measure($count('s', fn ($n) => $seedQueue->enqueue('bench-seed', $ids('s', $n))), $seconds);
     $rows['redislock `RedisLock\Queue::enqueue` / `enqueueMany`'] = $size === 1
-        ? measure(fn ($n) => $api->enqueue("a-$n"), $seconds)
-        : measure(fn ($n) => $api->enqueueMany(array_fill_keys($batch('a', $n), null)), $seconds);
-    $rows['floor: phpredis `ZADD`'] = measure(function ($n) use ($phpredis, $ids, $size) {
+        ? measure($count('a', fn ($n) => $api->enqueue("a-$n")), $seconds)
+        : measure($count('a', fn ($n) => $api->enqueueMany(array_fill_keys($batch('a', $n), null))), $seconds);
+    $rows['floor: phpredis `ZADD`'] = measure($count('f', function ($n) use ($phpredis, $ids) {
         $args = ['bench-floor', ['NX']];
         foreach ((array) $ids('f', $n) as $id) {
             array_push($args, microtime(true), $id);
         }
         $phpredis->zAdd(...$args);
-    }, $seconds);
+    }), $seconds);
     table("Queue enqueue, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls)', $rows,
         'redislock `RedisQueue::enqueue`', [
             'floor: phpredis `ZADD`' => 'vs the one-round-trip floor (target >= 0.85x)',
             'seed userland `RedisQueue::enqueue` (phpredis)' => 'vs the seed userland queue (target >= 3x)',
         ]);
+    // measure() runs 200 warm-up calls before it counts.
     $pops = [];
-    $pops['redislock `RedisQueue::pop`'] = measure(fn () => $queue->pop('bench', $size), $seconds);
-    $pops['seed userland `RedisQueue::pop` (phpredis)'] = measure(fn () => $seedQueue->pop('bench-seed', $size), $seconds);
+    $pops['redislock `RedisQueue::pop`'] = measure(fn () => $queue->pop('bench', $size), $seconds, $calls['r'] - 200);
+    $pops['seed userland `RedisQueue::pop` (phpredis)'] = measure(fn () => $seedQueue->pop('bench-seed', $size), $seconds, $calls['s'] - 200);
     $pops['redislock `RedisLock\Queue::reserve` + `ackMany` (leased, 2 round trips)'] = measure(
-        fn () => $api->ackMany($api->reserve($size)), $seconds);
+        fn () => $api->ackMany($api->reserve($size)), $seconds, $calls['a'] - 200);
     $pops['floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)'] = measure(
-        fn () => $phpredis->evalSha($popSha, ['bench-floor', (string) microtime(true), $size], 1), $seconds);
+        fn () => $phpredis->evalSha($popSha, ['bench-floor', (string) microtime(true), $size], 1), $seconds, $calls['f'] - 200);
     table("Queue pop, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls; queues filled by the enqueue run above)', $pops,
         'redislock `RedisQueue::pop`', [
             'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => 'vs the one-round-trip floor (target >= 0.85x)',
