@@ -4,6 +4,7 @@
 
 pub mod held;
 pub mod order;
+pub mod redlock;
 pub mod renew;
 
 use std::sync::LazyLock;

@@ -103,6 +103,11 @@ impl RedisServer {
             .unwrap()
     }
 
+    /// The server's process id (for SIGSTOP/SIGCONT).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
