@@ -262,6 +262,68 @@ namespace RedisLock {
     }
 
     /**
+     * A lock over independent Redis masters (Redlock): held when a majority
+     * of `nodes` took it, for the time left after the elapsed time and the
+     * clock drift allowance. Released when the object goes away.
+     */
+    class Redlock {
+        /**
+         * `$options`: `nodes` (required: DSN strings or options arrays, one per
+         * independent master), `ttl` (seconds, default 30), `driftFactor`
+         * (default 0.01) and `drift` (seconds, default 0.002): the clock drift
+         * allowance, `ttl * driftFactor + drift`; `retryDelay` (the longest
+         * random pause between attempts, seconds, default 0.2).
+         *
+         * @param string $name
+         * @param array $options
+         */
+        public function __construct(string $name, array $options) {}
+
+        /**
+         * Takes the lock on a majority of the nodes, trying again after random
+         * pauses for up to `$wait` seconds. False when not acquired;
+         * `ConnectionException` (naming each failed node) when too many nodes
+         * are out of reach for a majority.
+         *
+         * @param float $wait
+         * @return bool
+         */
+        public function acquire(float $wait = 0): bool {}
+
+        /**
+         * A new lease of `$ttl` seconds (default: the lock's ttl) on every node
+         * still holding it; held again only with a majority.
+         *
+         * @param float|null $ttl
+         * @return bool
+         */
+        public function extend(?float $ttl = null): bool {}
+
+        /**
+         * Held by this object, within its validity, and a majority of the
+         * nodes still has its token.
+         *
+         * @return bool
+         */
+        public function isHeld(): bool {}
+
+        /**
+         * Releases the lock on every node; true. `NotHeldException` if not
+         * held, `LockLostException` if fewer than a majority still had it.
+         *
+         * @return bool
+         */
+        public function release(): bool {}
+
+        /**
+         * Seconds of validity left (by this process's clock), or null.
+         *
+         * @return float|null
+         */
+        public function remaining(): ?float {}
+    }
+
+    /**
      * A reserved task, from `RedisLock\Queue::reserve()`: ack or nack it with
      * the queue while its lease runs.
      */

@@ -9,6 +9,7 @@ mod lock_service;
 mod queue;
 mod redis_lock;
 mod redis_queue;
+mod redlock;
 mod value;
 
 use std::sync::Arc;
@@ -150,6 +151,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<lock::Lock>()
         .class::<queue::Queue>()
         .class::<queue::Task>()
+        .class::<redlock::Redlock>()
         .request_shutdown_function(request_shutdown)
         .shutdown_function(shutdown)
         .info_function(module_info)

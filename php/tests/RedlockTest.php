@@ -1,0 +1,133 @@
+<?php
+
+use RedisLock\ConnectionException;
+use RedisLock\LockLostException;
+use RedisLock\NotHeldException;
+use RedisLock\Redlock;
+
+/** RedisLock\Redlock over independent redis-servers. */
+final class RedlockTest extends RedisLockTestCase
+{
+    /** @var RedisServer[] */
+    private array $servers = [];
+
+    private function nodes(int $n): array
+    {
+        for ($i = count($this->servers); $i < $n; $i++) {
+            $this->servers[] = RedisServer::start();
+        }
+        return array_map(fn (RedisServer $s) => $s->dsn() . '?timeout=0.3&read_timeout=0.3', $this->servers);
+    }
+
+    protected function tearDown(): void
+    {
+        $this->servers = [];
+    }
+
+    public function testAMajorityHoldsIt(): void
+    {
+        $nodes = $this->nodes(3);
+        $lock = new Redlock('job', ['nodes' => $nodes, 'ttl' => 10]);
+        $this->assertFalse($lock->isHeld());
+        $this->assertNull($lock->remaining());
+        $this->assertTrue($lock->acquire());
+        $this->assertTrue($lock->isHeld());
+        $this->assertLessThanOrEqual(10.0, $lock->remaining(), 'validity never exceeds the ttl');
+        $this->assertGreaterThan(9.0, $lock->remaining());
+        foreach ($this->servers as $s) {
+            $this->assertSame(1, $s->client()->exists('lock:{job}'));
+        }
+        $other = new Redlock('job', ['nodes' => $nodes]);
+        $this->assertFalse($other->acquire(0.3));
+        $this->assertTrue($lock->extend(20));
+        $this->assertGreaterThan(19.0, $lock->remaining());
+        $this->assertTrue($lock->release());
+        foreach ($this->servers as $s) {
+            $this->assertSame(0, $s->client()->exists('lock:{job}'));
+        }
+        $this->expectException(NotHeldException::class);
+        $lock->release();
+    }
+
+    public function testTwoOfFiveDownIsFineThreeDownNamesThem(): void
+    {
+        $nodes = $this->nodes(5);
+        $this->servers[0]->stop();
+        $this->servers[1]->stop();
+        $lock = new Redlock('down', ['nodes' => $nodes]);
+        $this->assertTrue($lock->acquire());
+        $this->assertTrue($lock->release());
+        $this->servers[2]->stop();
+        try {
+            $lock->acquire();
+            $this->fail('acquired without a majority');
+        } catch (ConnectionException $e) {
+            foreach (array_slice($this->servers, 0, 3) as $s) {
+                $this->assertStringContainsString("127.0.0.1:{$s->port}", $e->getMessage());
+            }
+        }
+        foreach (array_slice($this->servers, 3) as $s) {
+            $this->assertSame(0, $s->client()->exists('lock:{down}'), 'released after the failed attempt');
+        }
+    }
+
+    public function testALockLostOnAMajorityIsReported(): void
+    {
+        $nodes = $this->nodes(3);
+        $lock = new Redlock('lost', ['nodes' => $nodes]);
+        $this->assertTrue($lock->acquire());
+        $this->servers[0]->client()->del('lock:{lost}');
+        $this->servers[1]->client()->del('lock:{lost}');
+        $this->assertFalse($lock->isHeld());
+        $this->expectException(LockLostException::class);
+        $lock->release();
+    }
+
+    public function testOptionsAreChecked(): void
+    {
+        $nodes = $this->nodes(1);
+        foreach ([[[], ValueError::class], [['nodes' => []], ValueError::class], [['nodes' => 'x'], TypeError::class],
+                  [['nodes' => [1]], TypeError::class], [['nodes' => $nodes, 'ttl' => 0], ValueError::class],
+                  [['nodes' => $nodes, 'driftFactor' => 2], ValueError::class], [['nodes' => $nodes, 'tll' => 1], ValueError::class]]
+                 as [$options, $class]) {
+            try {
+                new Redlock('o', $options);
+                $this->fail(var_export($options, true));
+            } catch (TypeError | ValueError $e) {
+                $this->assertInstanceOf($class, $e, $e->getMessage());
+            }
+        }
+        $lock = new Redlock('o', ['nodes' => $nodes]);
+        $this->assertTrue($lock->acquire());
+        unset($lock);
+        $this->assertSame(0, $this->servers[0]->client()->exists('lock:{o}'), 'released when the object went away');
+    }
+
+    public function testTenProcessesNeverOverlap(): void
+    {
+        $nodes = $this->nodes(3);
+        $code = '
+            $l = new RedisLock\Redlock("c", ["nodes" => ' . var_export($nodes, true) . ', "ttl" => 10, "retryDelay" => 0.02]);
+            for ($i = 0; $i < 5; $i++) {
+                if (!$l->acquire(60)) { exit(3); }
+                $enter = hrtime(true); usleep(500); $exit = hrtime(true);
+                echo "$enter $exit\n";
+                $l->release();
+            }';
+        $outs = self::phpMany(array_fill(0, 10, $code), [], $exits);
+        $this->assertSame(array_fill(0, 10, 0), $exits, implode("\n", $outs));
+        $sections = [];
+        foreach ($outs as $out) {
+            foreach (explode("\n", trim($out)) as $line) {
+                $sections[] = array_map('intval', explode(' ', $line));
+            }
+        }
+        $this->assertCount(50, $sections);
+        sort($sections);
+        $overlaps = 0;
+        for ($i = 1; $i < count($sections); $i++) {
+            $overlaps += $sections[$i][0] < $sections[$i - 1][1] ? 1 : 0;
+        }
+        $this->assertSame(0, $overlaps);
+    }
+}

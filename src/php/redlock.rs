@@ -1,0 +1,257 @@
+//! `RedisLock\Redlock`: one named lock over N independent Redis masters,
+//! with the interface of `RedisLock\Lock`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ext_php_rs::exception::PhpException;
+use ext_php_rs::prelude::*;
+
+use super::errors::{Kind, exception};
+use super::value::{Arg, Float, List, NullableFloat, Text, Value, type_error, value_error};
+use super::{config_from_param, positive_seconds, wait_seconds};
+use crate::lock::new_token;
+use crate::lock::redlock::{self, Held, Nodes, Refused};
+
+const OPTIONS: &str = "nodes, ttl, driftFactor, drift, retryDelay";
+
+/// A lock over independent Redis masters (Redlock): held when a majority
+/// of `nodes` took it, for the time left after the elapsed time and the
+/// clock drift allowance. Released when the object goes away.
+#[php_class]
+#[php(name = "RedisLock\\Redlock")]
+pub struct Redlock {
+    nodes: Nodes,
+    name: Vec<u8>,
+    key: Vec<u8>,
+    ttl: Duration,
+    held: Option<(String, Held)>,
+}
+
+impl Redlock {
+    fn display_name(&self) -> String {
+        String::from_utf8_lossy(&self.name).into_owned()
+    }
+
+    fn not_held(&self, action: &str) -> PhpException {
+        exception(
+            Kind::NotHeld,
+            format!(
+                "redislock: cannot {action} Redlock '{}': it is not held",
+                self.display_name()
+            ),
+        )
+    }
+
+    fn refused(&self, refused: Refused, lost: bool) -> PhpException {
+        match refused {
+            Refused::Busy => exception(
+                Kind::LockLost,
+                format!(
+                    "redislock: Redlock '{}' was lost: fewer than {} of {} nodes still held it",
+                    self.display_name(),
+                    self.nodes.quorum(),
+                    self.nodes.nodes.len()
+                ),
+            ),
+            Refused::Unavailable(failed) => {
+                let list: Vec<String> = failed.iter().map(|(s, c)| format!("{s}: {c}")).collect();
+                exception(
+                    if lost {
+                        Kind::LockLost
+                    } else {
+                        Kind::Connection
+                    },
+                    format!(
+                        "redislock: Redlock '{}': a majority of the {} nodes is out of reach ({})",
+                        self.display_name(),
+                        self.nodes.nodes.len(),
+                        list.join("; ")
+                    ),
+                )
+            }
+        }
+    }
+
+    /// Time left on the current hold, by this process's clock.
+    fn left(&self) -> Option<Duration> {
+        let (_, held) = self.held.as_ref()?;
+        (held.since + held.validity).checked_duration_since(Instant::now())
+    }
+}
+
+fn nodes_of(value: &Value, param: &str) -> PhpResult<Vec<Arc<crate::config::Config>>> {
+    let Value::Array(items) = value else {
+        return Err(type_error(format!(
+            "{param} must be a list of DSNs or options arrays, {} given",
+            value.type_name()
+        )));
+    };
+    if items.is_empty() {
+        return Err(value_error(format!("{param} must name at least one node")));
+    }
+    items
+        .iter()
+        .map(|(_, node)| match node {
+            Value::Str(_) | Value::Array(_) => config_from_param(node.clone(), "$options['nodes']"),
+            other => Err(type_error(format!(
+                "{param} must hold DSN strings or options arrays, {} given",
+                other.type_name()
+            ))),
+        })
+        .collect()
+}
+
+#[php_impl]
+impl Redlock {
+    /// `$options`: `nodes` (required: DSN strings or options arrays, one per
+    /// independent master), `ttl` (seconds, default 30), `driftFactor`
+    /// (default 0.01) and `drift` (seconds, default 0.002): the clock drift
+    /// allowance, `ttl * driftFactor + drift`; `retryDelay` (the longest
+    /// random pause between attempts, seconds, default 0.2).
+    pub fn __construct(name: Arg<Text>, options: Arg<List>) -> PhpResult<Self> {
+        const M: &str = "RedisLock\\Redlock::__construct()";
+        let name = name.bytes(&format!("{M}: Argument #1 ($name)"))?;
+        if name.is_empty() {
+            return Err(value_error(format!(
+                "{M}: Argument #1 ($name) must not be empty"
+            )));
+        }
+        let param = format!("{M}: Argument #2 ($options)");
+        let Value::Array(entries) = &options.0 else {
+            return Err(type_error(format!(
+                "{param} must be of type array, {} given",
+                options.type_name()
+            )));
+        };
+        let mut nodes = None;
+        let mut ttl = Duration::from_secs(30);
+        let (mut drift_factor, mut drift_fixed) = (0.01, Duration::from_millis(2));
+        let mut retry_delay = Duration::from_millis(200);
+        for (key, value) in entries {
+            let option = format!("{param} option '{key}'");
+            match key.as_str() {
+                "nodes" => nodes = Some(nodes_of(value, &option)?),
+                "ttl" => ttl = positive_seconds(value, &option)?,
+                "drift" => drift_fixed = wait_seconds(value, &option)?,
+                "retryDelay" => retry_delay = wait_seconds(value, &option)?,
+                "driftFactor" => {
+                    drift_factor = value.finite(&option)?;
+                    if !(0.0..1.0).contains(&drift_factor) {
+                        return Err(value_error(format!(
+                            "{option} must be in [0, 1), {drift_factor} given"
+                        )));
+                    }
+                }
+                _ => {
+                    return Err(value_error(format!(
+                        "{param} has an unknown option '{key}' (known: {OPTIONS})"
+                    )));
+                }
+            }
+        }
+        let nodes = nodes.ok_or_else(|| value_error(format!("{param} must have 'nodes'")))?;
+        let mut key = b"lock:{".to_vec();
+        key.extend_from_slice(&name);
+        key.push(b'}');
+        Ok(Self {
+            nodes: Nodes {
+                nodes,
+                drift_factor,
+                drift_fixed,
+                retry_delay,
+            },
+            name,
+            key,
+            ttl,
+            held: None,
+        })
+    }
+
+    /// Takes the lock on a majority of the nodes, trying again after random
+    /// pauses for up to `$wait` seconds. False when not acquired;
+    /// `ConnectionException` (naming each failed node) when too many nodes
+    /// are out of reach for a majority.
+    #[php(defaults(wait = 0))]
+    pub fn acquire(&mut self, wait: Arg<Float>) -> PhpResult<bool> {
+        let wait = wait_seconds(&wait, "RedisLock\\Redlock::acquire(): Argument #1 ($wait)")?;
+        if self.left().is_some() {
+            return Err(exception(
+                Kind::Root,
+                format!(
+                    "redislock: Redlock '{}' is already held by this object",
+                    self.display_name()
+                ),
+            ));
+        }
+        let token = new_token();
+        match redlock::acquire(&self.nodes, &self.key, &token, self.ttl, wait) {
+            Ok(held) => {
+                self.held = Some((token, held));
+                Ok(true)
+            }
+            Err(Refused::Busy) => Ok(false),
+            Err(refused) => Err(self.refused(refused, false)),
+        }
+    }
+
+    /// Releases the lock on every node; true. `NotHeldException` if not
+    /// held, `LockLostException` if fewer than a majority still had it.
+    pub fn release(&mut self) -> PhpResult<bool> {
+        let Some((token, _)) = self.held.take() else {
+            return Err(self.not_held("release"));
+        };
+        let released = redlock::release(&self.nodes, &self.key, &token, self.ttl);
+        if released >= self.nodes.quorum() {
+            Ok(true)
+        } else {
+            Err(self.refused(Refused::Busy, true))
+        }
+    }
+
+    /// A new lease of `$ttl` seconds (default: the lock's ttl) on every node
+    /// still holding it; held again only with a majority.
+    pub fn extend(&mut self, ttl: Arg<NullableFloat>) -> PhpResult<bool> {
+        let ttl = match &ttl.0 {
+            Value::Null => self.ttl,
+            value => positive_seconds(value, "RedisLock\\Redlock::extend(): Argument #1 ($ttl)")?,
+        };
+        let Some((token, _)) = self.held.take() else {
+            return Err(self.not_held("extend"));
+        };
+        match redlock::extend(&self.nodes, &self.key, &token, ttl) {
+            Ok(held) => {
+                self.held = Some((token, held));
+                Ok(true)
+            }
+            Err(refused) => Err(self.refused(refused, true)),
+        }
+    }
+
+    /// Held by this object, within its validity, and a majority of the
+    /// nodes still has its token.
+    pub fn is_held(&self) -> bool {
+        match (&self.held, self.left()) {
+            (Some((token, _)), Some(_)) => {
+                redlock::holders(&self.nodes, &self.key, token, self.ttl) >= self.nodes.quorum()
+            }
+            _ => false,
+        }
+    }
+
+    /// Seconds of validity left (by this process's clock), or null.
+    pub fn remaining(&self) -> Option<f64> {
+        self.left().map(|d| d.as_secs_f64())
+    }
+}
+
+impl Drop for Redlock {
+    fn drop(&mut self) {
+        if let Some((token, _)) = self.held.take() {
+            let (nodes, key, ttl) = (&self.nodes, &self.key, self.ttl);
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                redlock::release(nodes, key, &token, ttl)
+            }));
+        }
+    }
+}
