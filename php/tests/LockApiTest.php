@@ -220,14 +220,8 @@ final class LockApiTest extends RedisLockTestCase
             }';
         $outs = self::phpMany(array_fill(0, 20, $code), [], $exits);
         $this->assertSame(array_fill(0, 20, 0), $exits, implode("\n", $outs));
-        $history = [];
-        foreach ($outs as $out) {
-            foreach (explode("\n", trim($out)) as $line) {
-                $history[] = array_map('intval', explode(' ', $line));
-            }
-        }
+        $history = self::records($outs);
         $this->assertCount(200, $history);
-        sort($history);
         $violations = 0;
         for ($i = 1; $i < count($history); $i++) {
             // Strictly increasing tokens, and each section ends before the

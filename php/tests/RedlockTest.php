@@ -116,14 +116,8 @@ final class RedlockTest extends RedisLockTestCase
             }';
         $outs = self::phpMany(array_fill(0, 10, $code), [], $exits);
         $this->assertSame(array_fill(0, 10, 0), $exits, implode("\n", $outs));
-        $sections = [];
-        foreach ($outs as $out) {
-            foreach (explode("\n", trim($out)) as $line) {
-                $sections[] = array_map('intval', explode(' ', $line));
-            }
-        }
+        $sections = self::records($outs);
         $this->assertCount(50, $sections);
-        sort($sections);
         $overlaps = 0;
         for ($i = 1; $i < count($sections); $i++) {
             $overlaps += $sections[$i][0] < $sections[$i - 1][1] ? 1 : 0;

@@ -63,4 +63,20 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         $exit = $exits[0];
         return $out;
     }
+
+    /**
+     * The lines the processes printed, each split into integers (e.g. a
+     * fencing token and hrtime stamps of a critical section), sorted.
+     */
+    protected static function records(array $outs): array
+    {
+        $records = [];
+        foreach ($outs as $out) {
+            foreach (explode("\n", trim($out)) as $line) {
+                $records[] = array_map('intval', explode(' ', $line));
+            }
+        }
+        sort($records);
+        return $records;
+    }
 }

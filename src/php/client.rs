@@ -11,7 +11,8 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 use super::lock::{self, Lock};
 use super::queue::{self, Queue, task_list};
 use super::value::{
-    Arg, Float, Int, NullableArray, NullableFloat, Optional, Text, Value, type_error, value_error,
+    Arg, Float, Int, NullableArray, NullableFloat, Optional, Text, Value, non_empty, type_error,
+    value_error,
 };
 use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
@@ -116,15 +117,6 @@ fn lock_options(options: &Value) -> PhpResult<lock::Options> {
     })
 }
 
-/// A lock or queue name: a non-empty string.
-fn name_of(name: &Value, param: &str) -> PhpResult<Vec<u8>> {
-    let name = name.bytes(param)?;
-    if name.is_empty() {
-        return Err(value_error(format!("{param} must not be empty")));
-    }
-    Ok(name)
-}
-
 #[php_impl]
 impl Client {
     /// `$connection`: null for the `redislock.*` INI defaults, a DSN string,
@@ -142,7 +134,7 @@ impl Client {
     /// background thread keeps the lease alive while held), `maxHold`
     /// (seconds a renewed lock may be held at most, default 300).
     pub fn lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
-        let name = name_of(&name, "RedisLock\\Client::lock(): Argument #1 ($name)")?;
+        let name = non_empty(&name, "RedisLock\\Client::lock(): Argument #1 ($name)")?;
         Ok(Lock::new(
             self.config.clone(),
             name,
@@ -156,7 +148,7 @@ impl Client {
     /// before a task goes to the dead letters, default 5, 0: no limit),
     /// `maxLength` (queued plus leased tasks at most, 0: no limit).
     pub fn queue(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Queue> {
-        let name = name_of(&name, "RedisLock\\Client::queue(): Argument #1 ($name)")?;
+        let name = non_empty(&name, "RedisLock\\Client::queue(): Argument #1 ($name)")?;
         Ok(Queue::new(
             self.config.clone(),
             name,

@@ -10,8 +10,8 @@ use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 
 use super::errors::{Kind, exception};
 use super::value::{
-    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Text, Value, type_error,
-    value_error,
+    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Text, Value, non_empty,
+    type_error, value_error,
 };
 use super::{engine, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
@@ -454,14 +454,6 @@ impl Queue {
     pub fn name(&self) -> Zval {
         binary(&self.name)
     }
-}
-
-fn non_empty(value: &Value, param: &str) -> PhpResult<Vec<u8>> {
-    let bytes = value.bytes(param)?;
-    if bytes.is_empty() {
-        return Err(value_error(format!("{param} must not be empty")));
-    }
-    Ok(bytes)
 }
 
 #[php_impl]

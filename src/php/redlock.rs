@@ -8,7 +8,9 @@ use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
 
 use super::errors::{Kind, exception};
-use super::value::{Arg, Float, List, NullableFloat, Text, Value, type_error, value_error};
+use super::value::{
+    Arg, Float, List, NullableFloat, Text, Value, non_empty, type_error, value_error,
+};
 use super::{config_from_param, positive_seconds, wait_seconds};
 use crate::lock::new_token;
 use crate::lock::redlock::{self, Held, Nodes, Refused};
@@ -111,12 +113,7 @@ impl Redlock {
     /// random pause between attempts, seconds, default 0.2).
     pub fn __construct(name: Arg<Text>, options: Arg<List>) -> PhpResult<Self> {
         const M: &str = "RedisLock\\Redlock::__construct()";
-        let name = name.bytes(&format!("{M}: Argument #1 ($name)"))?;
-        if name.is_empty() {
-            return Err(value_error(format!(
-                "{M}: Argument #1 ($name) must not be empty"
-            )));
-        }
+        let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
         let param = format!("{M}: Argument #2 ($options)");
         let Value::Array(entries) = &options.0 else {
             return Err(type_error(format!(

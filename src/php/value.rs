@@ -141,6 +141,15 @@ impl Value {
     }
 }
 
+/// A name or id: the value as a string, which must not be empty.
+pub fn non_empty(value: &Value, param: &str) -> PhpResult<Vec<u8>> {
+    let bytes = value.bytes(param)?;
+    if bytes.is_empty() {
+        return Err(value_error(format!("{param} must not be empty")));
+    }
+    Ok(bytes)
+}
+
 /// A PHP numeric string (leading and trailing whitespace allowed).
 fn numeric(s: &[u8]) -> Option<f64> {
     let text = std::str::from_utf8(s).ok()?;
