@@ -30,6 +30,21 @@ static REMAINING: LazyLock<Script> =
 /// How long a fence counter outlives the lease of the lock it counts for.
 pub const FENCE_KEEP: Duration = Duration::from_secs(3600);
 
+/// The key of a `RedisLock\` lock (before the prefix): `lock:{<name>}`, a
+/// hash tag of its own, so that its fence counter shares its Cluster slot.
+pub fn named_key(name: &[u8]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(name.len() + 7);
+    key.extend_from_slice(b"lock:{");
+    key.extend_from_slice(name);
+    key.push(b'}');
+    key
+}
+
+/// The fence counter beside a lock key from [`named_key`].
+pub fn fence_key(key: &[u8]) -> Vec<u8> {
+    [key, b":fence"].concat()
+}
+
 /// A fresh owner token: unique across processes and hosts.
 pub fn new_token() -> String {
     uuid::Uuid::new_v4().simple().to_string()
@@ -58,7 +73,7 @@ pub fn acquire(
     lease: Duration,
     wait: Wait,
 ) -> Result<bool, Error> {
-    let acquired = acquire_with(config, key, wait, || {
+    let acquired = wait::until(config, &[key], wait.timeout, wait.recheck, || {
         let left: i64 = conn::with(config, |c| {
             CONTEND.key(key).arg(token).arg(millis(lease)).invoke(c)
         })?;
@@ -82,7 +97,7 @@ pub fn acquire_fenced(
     lease: Duration,
     wait: Wait,
 ) -> Result<Option<i64>, Error> {
-    acquire_with(config, key, wait, || {
+    wait::until(config, &[key], wait.timeout, wait.recheck, || {
         let (left, fence): (i64, i64) = conn::with(config, |c| {
             ACQUIRE_FENCED
                 .key(key)
@@ -98,15 +113,6 @@ pub fn acquire_fenced(
             Try::Later(wait::later_ms(left))
         })
     })
-}
-
-fn acquire_with<T>(
-    config: &Config,
-    key: &[u8],
-    wait: Wait,
-    attempt: impl FnMut() -> Result<Try<T>, Error>,
-) -> Result<Option<T>, Error> {
-    wait::until(config, &[key], wait.timeout, wait.recheck, attempt)
 }
 
 /// Deletes the lock if it still holds `token`; true if this call deleted it.
@@ -134,6 +140,6 @@ pub fn remaining(config: &Config, key: &[u8], token: &str) -> Result<Option<Dura
     let left: i64 = conn::with(config, |c| REMAINING.key(key).arg(token).invoke(c))?;
     Ok(match left {
         -2 => None,
-        ms => Some(u64::try_from(ms).map_or(Duration::MAX, Duration::from_millis)),
+        ms => Some(wait::later_ms(ms)),
     })
 }

@@ -55,14 +55,8 @@ fn lost_reason(h: &Held) -> Option<String> {
 
 impl Lock {
     pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
-        // `lock:{<name>}` and `lock:{<name>}:fence` share their hash tag, so
-        // a Redis Cluster keeps them in one slot.
-        let mut key = b"lock:{".to_vec();
-        key.extend_from_slice(&name);
-        key.push(b'}');
-        let key = config.key(&key);
-        let mut fence_key = key.clone();
-        fence_key.extend_from_slice(b":fence");
+        let key = config.key(&lock::named_key(&name));
+        let fence_key = lock::fence_key(&key);
         let (owner, entry) = if options.reentrant {
             let mut entry = config.id.clone().into_bytes();
             entry.push(0);

@@ -142,9 +142,7 @@ fn id_list(value: &Value, param: &str) -> PhpResult<Vec<Vec<u8>>> {
 
 impl Queue {
     pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
-        let mut key = b"Queue:".to_vec();
-        key.extend_from_slice(&name);
-        let keys = Arc::new(Keys::new(config.key(&key)));
+        let keys = Arc::new(Keys::new(config.key(&queue::key_of(&name))));
         Self {
             config,
             name,

@@ -21,9 +21,8 @@ pub struct RedisQueue {
 }
 
 fn queue_key(config: &Config, name: &Value, method: &str) -> PhpResult<Vec<u8>> {
-    let mut key = b"Queue:".to_vec();
-    key.extend(name.bytes(&format!("RedisQueue::{method}(): Argument #1 ($name)"))?);
-    Ok(config.key(&key))
+    let name = name.bytes(&format!("RedisQueue::{method}(): Argument #1 ($name)"))?;
+    Ok(config.key(&queue::key_of(&name)))
 }
 
 fn task_array(task: Task) -> PhpResult<Zval> {

@@ -148,9 +148,7 @@ impl Redlock {
             }
         }
         let nodes = nodes.ok_or_else(|| value_error(format!("{param} must have 'nodes'")))?;
-        let mut key = b"lock:{".to_vec();
-        key.extend_from_slice(&name);
-        key.push(b'}');
+        let key = crate::lock::named_key(&name);
         Ok(Self {
             nodes: Nodes {
                 nodes,

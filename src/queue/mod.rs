@@ -33,6 +33,11 @@ pub fn score_arg(score: f64) -> String {
     format!("{score}")
 }
 
+/// The key of a queue (before the prefix): `Queue:<name>`, the seed's.
+pub fn key_of(name: &[u8]) -> Vec<u8> {
+    [b"Queue:".as_slice(), name].concat()
+}
+
 /// The keys of one queue. The seed's sorted set is the queue itself; the
 /// others are named after it so that they share its hash slot.
 #[derive(Clone, Debug, PartialEq)]
