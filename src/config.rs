@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+use redis::{ClientTlsConfig, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, TlsCertificates};
 
 pub const DEFAULT_DSN: &str = "redis://127.0.0.1:6379";
 pub const DEFAULT_CONNECT_TIMEOUT: f64 = 1.0;
@@ -31,11 +31,31 @@ impl Default for Defaults {
     }
 }
 
-/// One Redis server and the client settings used with it.
+/// How the servers behind a DSN are arranged.
+#[derive(Clone, Debug)]
+pub enum Topology {
+    /// One server: `Config::info`.
+    Single,
+    /// A Redis Cluster, found through these seed nodes (`Config::info` is
+    /// the first one).
+    Cluster { nodes: Vec<ConnectionInfo> },
+    /// The master these sentinels name `master`; `Config::info` holds the
+    /// credentials and database used on it.
+    Sentinel {
+        sentinels: Vec<ConnectionAddr>,
+        master: String,
+    },
+}
+
+/// One Redis deployment and the client settings used with it.
 #[derive(Clone, Debug)]
 pub struct Config {
     pub info: ConnectionInfo,
-    /// `host:port` or `unix:/path`, for messages: never holds a password.
+    pub topology: Topology,
+    /// The CA and client certificate for `rediss` DSNs, when not the system's.
+    pub tls: Option<TlsCertificates>,
+    /// `host:port`, `unix:/path`, `cluster h:p,h:p` or `sentinel h:p,h:p/master`,
+    /// for messages: never holds a password.
     pub server: String,
     pub connect_timeout: Duration,
     pub read_timeout: Duration,
@@ -57,6 +77,20 @@ pub const OPTION_NAMES: &[&str] = &[
     "timeout",
     "read_timeout",
     "prefix",
+    "tls_ca",
+    "tls_cert",
+    "tls_key",
+];
+
+/// The parameters a DSN's query string may hold.
+const DSN_PARAMS: &[&str] = &[
+    "timeout",
+    "read_timeout",
+    "prefix",
+    "database",
+    "tls_ca",
+    "tls_cert",
+    "tls_key",
 ];
 
 impl Config {
@@ -81,8 +115,13 @@ impl Config {
         let dsn = get("dsn").unwrap_or(&defaults.dsn);
         let (base, query) = split_query(dsn)?;
         let query_get = |name: &str| last_value(&query, name);
-        let mut info = parse_base(base)?;
+        let (mut info, mut topology) = parse_base(base)?;
         let mut addr = info.addr().clone();
+        if !matches!(topology, Topology::Single) {
+            if let Some(name) = ["socket", "host", "port"].into_iter().find(|n| get(n).is_some()) {
+                bail!("option '{name}' cannot be combined with a cluster or sentinel DSN: list the nodes in the DSN");
+            }
+        }
         if let Some(socket) = get("socket") {
             addr = ConnectionAddr::Unix(socket.into());
         }
@@ -129,7 +168,17 @@ impl Config {
                 })?;
             redis = redis.set_db(db);
         }
+        if matches!(topology, Topology::Cluster { .. }) && redis.db() != 0 {
+            bail!("Redis Cluster has only database 0");
+        }
         info = info.set_addr(addr).set_redis_settings(redis);
+        if let Topology::Cluster { nodes } = &mut topology {
+            for node in nodes.iter_mut() {
+                *node = info.clone().set_addr(node.addr().clone());
+            }
+        }
+        let tls_paths = ["tls_ca", "tls_cert", "tls_key"].map(|n| get(n).or_else(|| query_get(n)));
+        let tls = tls_files(tls_paths, info.addr())?;
 
         let seconds = |name: &str, default: f64| -> Result<Duration> {
             match get(name).or_else(|| query_get(name)) {
@@ -145,18 +194,31 @@ impl Config {
             .as_bytes()
             .to_vec();
 
-        let server = describe(info.addr());
+        let server = match &topology {
+            Topology::Single => describe(info.addr()),
+            Topology::Cluster { nodes } => format!(
+                "cluster {}",
+                nodes.iter().map(|n| describe(n.addr())).collect::<Vec<_>>().join(",")
+            ),
+            Topology::Sentinel { sentinels, master } => format!(
+                "sentinel {}/{master}",
+                sentinels.iter().map(describe).collect::<Vec<_>>().join(",")
+            ),
+        };
         let redis = info.redis_settings();
         let id = format!(
-            "{server}\0{}\0{}\0{}\0{:?}\0{:?}",
+            "{server}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}",
             redis.db(),
             redis.username().unwrap_or(""),
             redis.password().unwrap_or(""),
             connect_timeout,
-            read_timeout
+            read_timeout,
+            tls_paths,
         );
         Ok(Self {
             info,
+            topology,
+            tls,
             server,
             connect_timeout,
             read_timeout,
@@ -212,7 +274,7 @@ fn split_query(dsn: &str) -> Result<(&str, Vec<(String, String)>)> {
         })
         .collect::<Vec<_>>();
     for (k, _) in &pairs {
-        if !["timeout", "read_timeout", "prefix", "database"].contains(&k.as_str()) {
+        if !DSN_PARAMS.contains(&k.as_str()) {
             // Shown only when it is a plain word: a mistyped DSN can put
             // credentials where a parameter name should be.
             let shown = if !k.is_empty()
@@ -223,26 +285,104 @@ fn split_query(dsn: &str) -> Result<(&str, Vec<(String, String)>)> {
             } else {
                 "(not shown: not a plain name)".to_owned()
             };
-            bail!("unknown DSN parameter {shown} (known: timeout, read_timeout, prefix, database)");
+            bail!("unknown DSN parameter {shown} (known: {})", DSN_PARAMS.join(", "));
         }
     }
     Ok((base, pairs))
 }
 
-fn parse_base(dsn: &str) -> Result<ConnectionInfo> {
-    let scheme = dsn.split_once("://").map(|(s, _)| s).unwrap_or("");
-    match scheme {
-        "redis" | "unix" | "redis+unix" => {}
-        "rediss" => bail!(
-            "TLS DSNs (rediss://) are not supported by this build of redislock yet; use redis:// or unix://"
-        ),
+fn parse_base(dsn: &str) -> Result<(ConnectionInfo, Topology)> {
+    let invalid = |why: &dyn std::fmt::Display| anyhow::anyhow!("invalid DSN '{}': {why}", redact(dsn));
+    let (scheme, rest) = dsn.split_once("://").unwrap_or(("", dsn));
+    let (base, topology) = match scheme {
+        "redis" | "rediss" | "unix" | "redis+unix" => {
+            return Ok((dsn.into_connection_info().map_err(|e| invalid(&e))?, Topology::Single));
+        }
+        "redis+cluster" => ("redis", "cluster"),
+        "rediss+cluster" => ("rediss", "cluster"),
+        "redis+sentinel" => ("redis", "sentinel"),
+        "rediss+sentinel" => ("rediss", "sentinel"),
         _ => bail!(
-            "invalid DSN '{}': expected redis://[user:pass@]host:port[/db], rediss://... or unix:///path.sock",
+            "invalid DSN '{}': expected redis[s]://[user:pass@]host:port[/db], unix:///path.sock, \
+             redis[s]+cluster://[user:pass@]host:port,host:port,... or \
+             redis[s]+sentinel://[user:pass@]host:port,host:port,.../master[/db]",
             redact(dsn)
         ),
+    };
+    // [user:pass@]host:port,host:port[/path]
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let (userinfo, hosts) = match authority.rfind('@') {
+        Some(at) => (&authority[..=at], &authority[at + 1..]),
+        None => ("", authority),
+    };
+    let (master, db) = match topology {
+        "sentinel" => {
+            let mut parts = path.trim_start_matches('/').splitn(2, '/');
+            let master = parts.next().unwrap_or("");
+            if master.is_empty() {
+                return Err(invalid(&"a sentinel DSN ends with /<master name>[/db]"));
+            }
+            (master, parts.next().unwrap_or(""))
+        }
+        _ if !path.is_empty() && path != "/" => {
+            return Err(invalid(&"a cluster DSN has no path (Redis Cluster has only database 0)"));
+        }
+        _ => ("", ""),
+    };
+    let mut nodes = Vec::new();
+    for host in hosts.split(',') {
+        if host.is_empty() {
+            return Err(invalid(&"empty host in the node list"));
+        }
+        let db = if db.is_empty() { String::new() } else { format!("/{db}") };
+        let info = format!("{base}://{userinfo}{host}{db}")
+            .into_connection_info()
+            .map_err(|e| invalid(&e))?;
+        nodes.push(info);
     }
-    dsn.into_connection_info()
-        .map_err(|e| anyhow::anyhow!("invalid DSN '{}': {e}", redact(dsn)))
+    let info = nodes[0].clone();
+    let topology = match topology {
+        "cluster" => Topology::Cluster { nodes },
+        _ => Topology::Sentinel {
+            sentinels: nodes.into_iter().map(|n| n.addr().clone()).collect(),
+            master: master.to_owned(),
+        },
+    };
+    Ok((info, topology))
+}
+
+/// The PEM files named by `tls_ca`, `tls_cert` and `tls_key`, read now so a
+/// wrong path is reported where it was given.
+fn tls_files(
+    [ca, cert, key]: [Option<&str>; 3],
+    addr: &ConnectionAddr,
+) -> Result<Option<TlsCertificates>> {
+    let read = |name: &str, path: Option<&str>| -> Result<Option<Vec<u8>>> {
+        let Some(path) = path else { return Ok(None) };
+        std::fs::read(path)
+            .map(Some)
+            .with_context(|| format!("option '{name}': cannot read {}", shown_path(path)))
+    };
+    let (ca, cert, key) = (read("tls_ca", ca)?, read("tls_cert", cert)?, read("tls_key", key)?);
+    if ca.is_none() && cert.is_none() && key.is_none() {
+        return Ok(None);
+    }
+    if !matches!(addr, ConnectionAddr::TcpTls { .. }) {
+        bail!("options tls_ca, tls_cert and tls_key need a rediss:// DSN");
+    }
+    let client_tls = match (cert, key) {
+        (Some(client_cert), Some(client_key)) => Some(ClientTlsConfig { client_cert, client_key }),
+        (None, None) => None,
+        _ => bail!("options tls_cert and tls_key go together"),
+    };
+    Ok(Some(TlsCertificates { client_tls, root_cert: ca }))
+}
+
+/// A file path for an error message (paths hold no credentials, but stay
+/// short).
+fn shown_path(path: &str) -> String {
+    let short: String = path.chars().take(200).collect();
+    format!("'{short}'")
 }
 
 /// A value for an error message: quoted when it is a plain word or number;
@@ -310,6 +450,7 @@ fn describe(addr: &ConnectionAddr) -> String {
     match addr {
         ConnectionAddr::Tcp(host, port) => format!("{host}:{port}"),
         ConnectionAddr::Unix(path) => format!("unix:{}", path.display()),
+        ConnectionAddr::TcpTls { host, port, .. } => format!("{host}:{port} (TLS)"),
         other => other.to_string(),
     }
 }
@@ -361,7 +502,10 @@ mod tests {
             "",
             "http://x",
             "redis://:pw@host:notaport",
-            "rediss://h:1",
+            "redis+cluster://:pw@",
+            "redis+sentinel://:pw@h:1",
+            "redis+cluster://:pw@h:1/2",
+            "rediss://:pw@h:1?tls_ca=/nonexistent",
             "redis://h:1?x=1",
             "redis://h:1?timeout=-1",
             "redis://h:1?timeout=nan",
@@ -372,6 +516,39 @@ mod tests {
         let opts = vec![("bogus".to_owned(), "1".to_owned())];
         assert!(Config::from_options(&opts, &d).is_err());
         let opts = vec![("port".to_owned(), "70000".to_owned())];
+        assert!(Config::from_options(&opts, &d).is_err());
+    }
+
+    #[test]
+    fn cluster_and_sentinel_dsns() {
+        let d = Defaults::default();
+        let c = Config::from_dsn("redis+cluster://u:pw@h1:7000,h2:7001?prefix=p:", &d).unwrap();
+        assert_eq!(c.server, "cluster h1:7000,h2:7001");
+        let Topology::Cluster { nodes } = &c.topology else { panic!("not a cluster") };
+        assert_eq!(nodes.len(), 2);
+        assert_eq!(nodes[1].redis_settings().password(), Some("pw"));
+        assert_eq!(nodes[1].redis_settings().username(), Some("u"));
+        assert_eq!(c.prefix, b"p:");
+
+        let c = Config::from_dsn("redis+sentinel://:pw@s1:26379,s2:26380/mymaster/2", &d).unwrap();
+        assert_eq!(c.server, "sentinel s1:26379,s2:26380/mymaster");
+        assert_eq!(c.info.redis_settings().db(), 2);
+        assert_eq!(c.info.redis_settings().password(), Some("pw"));
+        let Topology::Sentinel { sentinels, master } = &c.topology else { panic!("not sentinel") };
+        assert_eq!((sentinels.len(), master.as_str()), (2, "mymaster"));
+
+        let c = Config::from_dsn("rediss://h:6380", &d).unwrap();
+        assert_eq!(c.server, "h:6380 (TLS)");
+        for bad in [
+            "redis+cluster://h:1/3",
+            "redis+sentinel://s:1",
+            "redis+cluster://h:1,,h:2",
+            "redis://h:1?tls_ca=/etc/hostname",
+        ] {
+            assert!(Config::from_dsn(bad, &d).is_err(), "{bad}");
+        }
+        let opts = [("dsn", "redis+cluster://h:1"), ("port", "2")]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()));
         assert!(Config::from_options(&opts, &d).is_err());
     }
 

@@ -1,14 +1,22 @@
-//! One lazily opened connection per process, thread and server, reused across
-//! requests, never carried across a fork, and dropped after any I/O error or
-//! timeout (the outcome of a command is then unknown, so the stream is too).
+//! One lazily opened connection per process, thread and deployment, reused
+//! across requests, never carried across a fork, and dropped after any I/O
+//! error or timeout (the outcome of a command is then unknown, so the stream
+//! is too). A single server and a sentinel-named master get a plain
+//! connection; a cluster gets the `redis` crate's cluster connection.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
+use std::time::Duration;
 
-use redis::{Connection, ConnectionLike, ErrorKind, RedisError, RedisResult};
+use redis::cluster::{ClusterClientBuilder, ClusterConnection};
+use redis::sentinel::{SentinelClientBuilder, SentinelServerType};
+use redis::{
+    Cmd, Connection, ConnectionLike, ErrorKind, RedisError, RedisResult, ServerErrorKind, TlsMode,
+    Value,
+};
 
-use crate::config::Config;
+use crate::config::{Config, Topology};
 
 /// Why a Redis call failed. Messages name the server, never a password.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,11 +43,86 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// An error reply leaves the stream in step; anything else may not have.
+/// A reply saying the server is not (or no longer) the one to ask (a demoted
+/// master's READONLY, a cluster's MOVED) drops the connection too, so the next
+/// one asks the sentinels or the cluster again.
 fn keeps_connection(err: &RedisError) -> bool {
     matches!(
         err.kind(),
         ErrorKind::Server(_) | ErrorKind::Extension | ErrorKind::UnexpectedReturnType
-    )
+    ) && !moved(err)
+}
+
+/// Errors after which the command certainly did not run, because the server
+/// it reached does not serve its keys (yet): worth one more try on a fresh
+/// connection.
+fn moved(err: &RedisError) -> bool {
+    matches!(
+        err.kind(),
+        ErrorKind::Server(
+            ServerErrorKind::ReadOnly
+                | ServerErrorKind::Moved
+                | ServerErrorKind::Ask
+                | ServerErrorKind::TryAgain
+                | ServerErrorKind::ClusterDown
+                | ServerErrorKind::MasterDown
+        )
+    ) || err.is_connection_refusal()
+}
+
+/// A connection to a single server, or to a cluster.
+pub enum Conn {
+    Single(Connection),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
+        match self {
+            Conn::Single(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        match self {
+            Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn req_command(&mut self, cmd: &Cmd) -> RedisResult<Value> {
+        match self {
+            Conn::Single(c) => c.req_command(cmd),
+            Conn::Cluster(c) => c.req_command(cmd),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Single(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
+
+    fn check_connection(&mut self) -> bool {
+        match self {
+            Conn::Single(c) => c.check_connection(),
+            Conn::Cluster(c) => c.check_connection(),
+        }
+    }
+
+    fn is_open(&self) -> bool {
+        match self {
+            Conn::Single(c) => c.is_open(),
+            Conn::Cluster(c) => c.is_open(),
+        }
+    }
 }
 
 fn classify(config: &Config, err: RedisError) -> Error {
@@ -54,7 +137,7 @@ fn classify(config: &Config, err: RedisError) -> Error {
 
 struct Slot {
     pid: u32,
-    conn: Connection,
+    conn: Conn,
 }
 
 thread_local! {
@@ -76,8 +159,76 @@ fn pool_key(config: &Config, role: Role) -> String {
     }
 }
 
-fn connect(config: &Config) -> RedisResult<Connection> {
-    let client = redis::Client::open(config.info.clone())?;
+fn connect(config: &Config, role: Role) -> RedisResult<Conn> {
+    let tls = || config.tls.clone().map(|certs| (TlsMode::Secure, certs));
+    match (&config.topology, role) {
+        (Topology::Single, _) => {
+            let client = match tls() {
+                Some((_, certs)) => redis::Client::build_with_tls(config.info.clone(), certs)?,
+                None => redis::Client::open(config.info.clone())?,
+            };
+            single(config, &client)
+        }
+        (Topology::Sentinel { sentinels, master }, _) => {
+            let redis = config.info.redis_settings();
+            let mut builder =
+                SentinelClientBuilder::new(sentinels.clone(), master, SentinelServerType::Master)?
+                    .set_client_to_redis_db(redis.db());
+            if let Some(user) = redis.username() {
+                builder = builder.set_client_to_redis_username(user);
+            }
+            if let Some(password) = redis.password() {
+                builder = builder.set_client_to_redis_password(password);
+            }
+            if matches!(config.info.addr(), redis::ConnectionAddr::TcpTls { .. }) {
+                builder = builder
+                    .set_client_to_redis_tls_mode(TlsMode::Secure)
+                    .set_client_to_sentinel_tls_mode(TlsMode::Secure);
+                if let Some(certs) = &config.tls {
+                    builder = builder
+                        .set_client_to_redis_certificates(certs.clone())
+                        .set_client_to_sentinel_certificates(certs.clone());
+                }
+            }
+            single(config, &builder.build()?.get_client()?)
+        }
+        // Pub/sub messages reach every node of a cluster: any node will do
+        // for waiting.
+        (Topology::Cluster { nodes }, Role::Subscriber) => {
+            let mut last = None;
+            for node in nodes {
+                let client = match tls() {
+                    Some((_, certs)) => redis::Client::build_with_tls(node.clone(), certs)?,
+                    None => redis::Client::open(node.clone())?,
+                };
+                match single(config, &client) {
+                    Ok(conn) => return Ok(conn),
+                    Err(e) => last = Some(e),
+                }
+            }
+            Err(last.unwrap_or_else(|| (ErrorKind::InvalidClientConfig, "no cluster nodes").into()))
+        }
+        (Topology::Cluster { nodes }, Role::Command) => {
+            // No retries inside the cluster client: it would resend a script
+            // after a timeout, whose outcome is unknown. `with_role` retries
+            // the errors after which the script certainly did not run.
+            let mut builder = ClusterClientBuilder::new(nodes.clone())
+                .connection_timeout(config.connect_timeout)
+                .response_timeout(config.read_timeout)
+                .retries(0);
+            if let Some((mode, certs)) = tls() {
+                builder = builder.tls(mode).certs(certs);
+            }
+            let conn = builder.build()?.get_connection()?;
+            conn.set_read_timeout(Some(config.read_timeout))?;
+            conn.set_write_timeout(Some(config.read_timeout))?;
+            Ok(Conn::Cluster(conn))
+        }
+    }
+}
+
+/// A plain connection with our timeouts and name.
+fn single(config: &Config, client: &redis::Client) -> RedisResult<Conn> {
     let mut conn = client.get_connection_with_timeout(config.connect_timeout)?;
     conn.set_read_timeout(Some(config.read_timeout))?;
     conn.set_write_timeout(Some(config.read_timeout))?;
@@ -90,57 +241,79 @@ fn connect(config: &Config) -> RedisResult<Connection> {
         .query::<()>(&mut conn)
     {
         Err(e) if !keeps_connection(&e) => Err(e),
-        _ => Ok(conn),
+        _ => Ok(Conn::Single(conn)),
     }
 }
 
 /// Takes this process's connection for `config` out of the pool, opening one
 /// if there is none (or only one inherited from a parent process).
-fn take(config: &Config, key: &str) -> Result<Connection, Error> {
+fn take(config: &Config, role: Role, key: &str) -> Result<Conn, Error> {
     let pid = std::process::id();
     let slot = POOL.with(|pool| pool.borrow_mut().remove(key));
     match slot {
         // A connection inherited through fork() shares its socket with the
         // parent: dropping our copy closes only our descriptor.
         Some(slot) if slot.pid == pid => Ok(slot.conn),
-        _ => connect(config).map_err(|e| classify(config, e)),
+        _ => connect(config, role).map_err(|e| classify(config, e)),
     }
 }
 
-fn put(key: String, conn: Connection) {
+fn put(key: String, conn: Conn) {
     let pid = std::process::id();
     POOL.with(|pool| {
         pool.borrow_mut().insert(key, Slot { pid, conn });
     });
 }
 
-/// Runs `f` on this process's command connection to `config`'s server.
-pub fn with<T>(
-    config: &Config,
-    f: impl FnOnce(&mut Connection) -> RedisResult<T>,
-) -> Result<T, Error> {
+/// Runs `f` on this process's command connection to `config`'s deployment.
+pub fn with<T>(config: &Config, f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Result<T, Error> {
     with_role(config, Role::Command, f)
 }
+
+/// How often `with_role` tries again after an error that proves the command
+/// did not run (a failover or resharding under way), and how long it waits
+/// between tries.
+const MOVED_TRIES: u32 = 5;
+const MOVED_PAUSE: Duration = Duration::from_millis(100);
 
 /// Runs `f` on the connection of the given role; the connection goes back to
 /// the pool unless `f` failed in a way that leaves its state unknown.
 pub fn with_role<T>(
     config: &Config,
     role: Role,
-    f: impl FnOnce(&mut Connection) -> RedisResult<T>,
+    mut f: impl FnMut(&mut Conn) -> RedisResult<T>,
 ) -> Result<T, Error> {
     let key = pool_key(config, role);
-    let mut conn = take(config, &key)?;
-    match f(&mut conn) {
-        Ok(value) => {
-            put(key, conn);
-            Ok(value)
-        }
-        Err(err) => {
-            if keeps_connection(&err) && conn.is_open() {
-                put(key, conn);
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let mut conn = match take(config, role, &key) {
+            Ok(conn) => conn,
+            // Refused: not sent. A sentinel-named master or a cluster may
+            // have another server ready a moment later.
+            Err(Error::Connection { .. })
+                if tries < MOVED_TRIES && !matches!(config.topology, Topology::Single) =>
+            {
+                std::thread::sleep(MOVED_PAUSE);
+                continue;
             }
-            Err(classify(config, err))
+            Err(e) => return Err(e),
+        };
+        match f(&mut conn) {
+            Ok(value) => {
+                put(key, conn);
+                return Ok(value);
+            }
+            Err(err) if moved(&err) && tries < MOVED_TRIES && !matches!(config.topology, Topology::Single) => {
+                drop(conn);
+                std::thread::sleep(MOVED_PAUSE);
+            }
+            Err(err) => {
+                if keeps_connection(&err) && conn.is_open() {
+                    put(key, conn);
+                }
+                return Err(classify(config, err));
+            }
         }
     }
 }

@@ -42,6 +42,10 @@ fn subscribed<T>(
     mut retry: impl FnMut() -> Result<Try<T>, Error>,
 ) -> Result<Option<T>, Error> {
     let outcome = conn::with_role(config, Role::Subscriber, |c| {
+        // Subscribers are always plain connections (see `conn::connect`).
+        let conn::Conn::Single(c) = c else {
+            return Err((redis::ErrorKind::Client, "no subscriber connection").into());
+        };
         let mut sub = c.as_pubsub();
         for channel in channels {
             sub.subscribe(*channel)?;

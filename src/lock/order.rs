@@ -8,7 +8,7 @@ use std::time::Duration;
 use redis::Script;
 
 use super::millis;
-use crate::config::Config;
+use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 
 static ACQUIRE: LazyLock<Script> =
@@ -21,6 +21,22 @@ pub fn acquire(
     counter: &[u8],
     lease: Duration,
 ) -> Result<Option<i64>, Error> {
+    if let Topology::Cluster { .. } = config.topology {
+        // The counter and the order key are in different hash slots, so no
+        // script can hold both: the seed's two steps, which spend an id even
+        // when the order is already locked.
+        let id = next_id(config, counter)?;
+        let set: Option<String> = conn::with(config, |c| {
+            redis::cmd("SET")
+                .arg(key)
+                .arg(id)
+                .arg("NX")
+                .arg("PX")
+                .arg(millis(lease))
+                .query(c)
+        })?;
+        return Ok(set.map(|_| id));
+    }
     let id: i64 = conn::with(config, |c| {
         ACQUIRE.key(key).key(counter).arg(millis(lease)).invoke(c)
     })?;

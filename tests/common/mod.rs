@@ -17,8 +17,11 @@ pub const NO_WAIT: Wait = Wait {
 
 pub struct RedisServer {
     pub port: u16,
-    dir: PathBuf,
+    pub dir: PathBuf,
     child: Option<Child>,
+    /// What comes before the port arguments: a config file and `--sentinel`
+    /// for sentinels, further options for the others.
+    args: Vec<String>,
 }
 
 fn free_port() -> u16 {
@@ -31,33 +34,44 @@ fn free_port() -> u16 {
 
 impl RedisServer {
     pub fn start() -> Self {
+        Self::start_with(|_, _| Vec::new())
+    }
+
+    /// A server started with the options `args(port, dir)` returns (besides
+    /// the plain port, which stays open for the harness).
+    pub fn start_with(args: impl FnOnce(u16, &PathBuf) -> Vec<String>) -> Self {
         let port = free_port();
         let dir =
             std::env::temp_dir().join(format!("redislock-test-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        let args = args(port, &dir);
         let mut server = RedisServer {
             port,
             dir,
             child: None,
+            args,
         };
         server.spawn();
         server
     }
 
+    /// A free loopback port (for a TLS port beside the plain one).
+    pub fn free_port() -> u16 {
+        free_port()
+    }
+
     fn spawn(&mut self) {
+        let sentinel = self.args.iter().any(|a| a == "--sentinel");
         let child = Command::new("redis-server")
+            .args(&self.args)
             .args([
                 "--port",
                 &self.port.to_string(),
                 "--bind",
                 "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
             ])
-            .arg("--dir")
-            .arg(&self.dir)
+            .args(if sentinel { &[][..] } else { &["--save", "", "--appendonly", "no"][..] })
+            .args(if sentinel { Vec::new() } else { vec!["--dir".into(), self.dir.clone()] })
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -125,5 +139,104 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Asks a server one command over a plain connection.
+pub fn ask<T: redis::FromRedisValue>(port: u16, cmd: &redis::Cmd) -> redis::RedisResult<T> {
+    let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}"))?
+        .get_connection_with_timeout(Duration::from_secs(1))?;
+    cmd.query(&mut c)
+}
+
+/// Polls `done` every 50 ms for up to `secs` seconds.
+pub fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A Redis Cluster of 3 primaries and 3 replicas, built with
+/// `redis-cli --cluster create`.
+pub struct Cluster {
+    pub nodes: Vec<RedisServer>,
+}
+
+impl Cluster {
+    pub fn start() -> Self {
+        let nodes: Vec<RedisServer> = (0..6)
+            .map(|_| {
+                RedisServer::start_with(|_, _| {
+                    [
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        "nodes.conf",
+                        "--cluster-node-timeout",
+                        "1000",
+                    ]
+                    .map(String::from)
+                    .to_vec()
+                })
+            })
+            .collect();
+        let status = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)))
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .stdout(Stdio::null())
+            .status()
+            .expect("redis-cli");
+        assert!(status.success(), "redis-cli --cluster create failed");
+        let cluster = Cluster { nodes };
+        cluster.wait_until_ok();
+        // A replica that has not synced cannot be promoted.
+        wait_for("replicas in sync", 20, || {
+            cluster.nodes.iter().all(|n| {
+                let info: String = ask(n.port, redis::cmd("INFO").arg("replication")).unwrap_or_default();
+                info.contains("role:master") || info.contains("master_link_status:up")
+            })
+        });
+        cluster
+    }
+
+    /// Waits until every live node says the cluster is ok.
+    pub fn wait_until_ok(&self) {
+        wait_for("cluster_state:ok", 30, || {
+            self.nodes.iter().filter(|n| n.pid() != 0).all(|n| {
+                let info: String = ask(n.port, redis::cmd("CLUSTER").arg("INFO")).unwrap_or_default();
+                info.contains("cluster_state:ok")
+            })
+        });
+    }
+
+    pub fn dsn(&self) -> String {
+        let hosts: Vec<String> = self.nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+        format!("redis+cluster://{}?timeout=1&read_timeout=1", hosts.join(","))
+    }
+
+    /// The index of the live primary serving `key`, if one does.
+    pub fn primary_of(&self, key: &str) -> Option<usize> {
+        let live = self.nodes.iter().find(|n| n.pid() != 0).unwrap();
+        let slot: i64 = ask(live.port, redis::cmd("CLUSTER").arg("KEYSLOT").arg(key)).unwrap();
+        let nodes: String = ask(live.port, redis::cmd("CLUSTER").arg("NODES")).unwrap();
+        for line in nodes.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            if !f[2].contains("master") || f[2].contains("fail") {
+                continue;
+            }
+            let serves = f[8..].iter().any(|r| match r.split_once('-') {
+                Some((a, b)) => (a.parse().unwrap_or(-1)..=b.parse().unwrap_or(-2)).contains(&slot),
+                None => r.parse() == Ok(slot),
+            });
+            if serves {
+                let port: u16 = f[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
+                return self.nodes.iter().position(|n| n.port == port && n.pid() != 0);
+            }
+        }
+        None
     }
 }

@@ -1,0 +1,114 @@
+//! The engines against a Redis Cluster of 3 primaries and 3 replicas: every
+//! script's keys share a hash slot, waiting works across nodes, and after a
+//! primary dies and its replica is promoted, operations resume.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Cluster, NO_WAIT};
+use redislock::config::{Config, Defaults};
+use redislock::conn::Error;
+use redislock::lock::{self, Wait};
+use redislock::queue::lease::{self, Reserve};
+use redislock::queue::{self, Keys, NewTask, Policy};
+
+fn how(wait_ms: u64) -> Reserve {
+    Reserve {
+        count: 10,
+        lease: Duration::from_secs(5),
+        max_attempts: 2,
+        wait: Duration::from_millis(wait_ms),
+        recheck: Duration::from_secs(10),
+    }
+}
+
+/// Locks, order locks, seed queues and leased queues on names spread over
+/// the slots of all three primaries.
+fn contract(config: &Config, round: &str) {
+    for i in 0..12 {
+        let name = format!("{round}-{i}");
+        let key = lock::named_key(name.as_bytes());
+        let fence_key = lock::fence_key(&key);
+        let (a, b) = (lock::new_token(), lock::new_token());
+        let ttl = Duration::from_secs(5);
+        let f1 = lock::acquire_fenced(config, &key, &fence_key, &a, ttl, NO_WAIT).unwrap().unwrap();
+        assert_eq!(lock::acquire_fenced(config, &key, &fence_key, &b, ttl, NO_WAIT).unwrap(), None);
+        assert!(lock::extend(config, &key, &a, ttl).unwrap());
+        assert!(lock::holds(config, &key, &a).unwrap());
+        assert!(!lock::release(config, &key, b.as_bytes()).unwrap());
+        assert!(lock::release(config, &key, a.as_bytes()).unwrap());
+        let f2 = lock::acquire_fenced(config, &key, &fence_key, &b, ttl, NO_WAIT).unwrap().unwrap();
+        assert!(f2 > f1, "fencing tokens increase: {f1} then {f2}");
+        assert!(lock::release(config, &key, b.as_bytes()).unwrap());
+
+        // Lock_Service: the order key and the id counter are in different slots.
+        let order = format!("order_lock_{name}");
+        let id = lock::order::acquire(config, order.as_bytes(), b"lock_unique_id", ttl).unwrap().unwrap();
+        assert_eq!(lock::order::acquire(config, order.as_bytes(), b"lock_unique_id", ttl).unwrap(), None);
+        assert!(lock::release(config, order.as_bytes(), id.to_string().as_bytes()).unwrap());
+
+        let seed = queue::key_of(name.as_bytes());
+        assert_eq!(queue::enqueue(config, &seed, &[b"t1".to_vec(), b"t2".to_vec()], 0.0).unwrap(), 2);
+        assert_eq!(queue::top(config, &seed, 10).unwrap().len(), 2);
+        assert_eq!(queue::pop(config, &seed, 10).unwrap().len(), 2);
+
+        let keys = Keys::new(queue::key_of(format!("leased-{name}").as_bytes()));
+        let tasks = [NewTask { id: b"j".to_vec(), payload: Some(b"{}".to_vec()) }];
+        queue::put(config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap();
+        let (_, got) = lease::reserve(config, &[&keys], &how(0)).unwrap().unwrap();
+        assert_eq!(got[0].payload.as_deref(), Some(&b"{}"[..]));
+        assert!(lease::ack(config, &keys, b"j", &got[0].token).unwrap());
+        assert_eq!(lease::metrics(config, &keys).unwrap().leased, 0);
+    }
+}
+
+#[test]
+fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
+    let mut cluster = Cluster::start();
+    let config = Config::from_dsn(&cluster.dsn(), &Defaults::default()).unwrap();
+    contract(&config, "before");
+
+    // A waiter on one node is woken by a release published on another.
+    let key = lock::named_key(b"handoff");
+    let holder = lock::new_token();
+    assert!(lock::acquire(&config, &key, &holder, Duration::from_secs(30), NO_WAIT).unwrap());
+    let waiter = {
+        let config = config.clone();
+        let key = key.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            let wait = Wait { timeout: Duration::from_secs(10), recheck: Duration::from_secs(10) };
+            let got = lock::acquire(&config, &key, &lock::new_token(), Duration::from_secs(5), wait).unwrap();
+            (got, start.elapsed())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(lock::release(&config, &key, holder.as_bytes()).unwrap());
+    let (got, waited) = waiter.join().unwrap();
+    assert!(got && waited < Duration::from_secs(5), "woken by the release, not the recheck: {waited:?}");
+
+    // Kill the primary that holds a lock; once its replica is promoted, the
+    // same pooled connection's next calls reach the new primary.
+    let key = lock::named_key(b"failover");
+    let token = lock::new_token();
+    assert!(lock::acquire(&config, &key, &token, Duration::from_secs(60), NO_WAIT).unwrap());
+    let name = std::str::from_utf8(&key).unwrap();
+    let primary = cluster.primary_of(name).unwrap();
+    cluster.nodes[primary].stop();
+    common::wait_for("the replica's promotion", 30, || cluster.primary_of(name).is_some());
+    cluster.wait_until_ok();
+    // The first call may still use the pooled connection to the dead node:
+    // its outcome is unknown, so it fails as a connection error. Then calls
+    // resume.
+    match lock::holds(&config, &key, &token) {
+        Ok(held) => assert!(held),
+        Err(e) => assert!(matches!(e, Error::Connection { .. }), "{e}"),
+    }
+    let held = lock::holds(&config, &key, &token).unwrap();
+    // Replication is asynchronous: the lock survives unless the write had
+    // not reached the replica (it had, WAIT-free but seconds ago).
+    assert!(held, "the promoted replica has the lock");
+    assert!(lock::release(&config, &key, token.as_bytes()).unwrap());
+    contract(&config, "after");
+}
