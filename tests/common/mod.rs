@@ -240,3 +240,63 @@ impl Cluster {
         None
     }
 }
+
+/// A master, one replica and three sentinels watching them as `mymaster`.
+pub struct Sentinels {
+    pub master: RedisServer,
+    pub replica: RedisServer,
+    pub sentinels: Vec<RedisServer>,
+}
+
+impl Sentinels {
+    pub fn start() -> Self {
+        let master = RedisServer::start();
+        let replica = RedisServer::start_with(|_, _| {
+            vec!["--replicaof".into(), "127.0.0.1".into(), master.port.to_string()]
+        });
+        let sentinels = (0..3)
+            .map(|_| {
+                RedisServer::start_with(|port, dir| {
+                    let conf = dir.join("sentinel.conf");
+                    std::fs::write(
+                        &conf,
+                        format!(
+                            "port {port}\nsentinel monitor mymaster 127.0.0.1 {} 2\n\
+                             sentinel down-after-milliseconds mymaster 1000\n\
+                             sentinel failover-timeout mymaster 10000\n",
+                            master.port
+                        ),
+                    )
+                    .unwrap();
+                    vec![conf.display().to_string(), "--sentinel".into()]
+                })
+            })
+            .collect();
+        let set = Sentinels { master, replica, sentinels };
+        wait_for("the replica in sync and known to every sentinel", 30, || {
+            let info: String =
+                ask(set.replica.port, redis::cmd("INFO").arg("replication")).unwrap_or_default();
+            info.contains("master_link_status:up")
+                && set.sentinels.iter().all(|s| {
+                    ask::<Vec<redis::Value>>(s.port, redis::cmd("SENTINEL").arg("REPLICAS").arg("mymaster"))
+                        .is_ok_and(|r| !r.is_empty())
+                })
+        });
+        set
+    }
+
+    pub fn dsn(&self) -> String {
+        let hosts: Vec<String> = self.sentinels.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
+        format!("redis+sentinel://{}/mymaster?timeout=1&read_timeout=1", hosts.join(","))
+    }
+
+    /// The master's port as the first sentinel reports it.
+    pub fn master_port(&self) -> u16 {
+        let addr: Vec<String> = ask(
+            self.sentinels[0].port,
+            redis::cmd("SENTINEL").arg("GET-MASTER-ADDR-BY-NAME").arg("mymaster"),
+        )
+        .unwrap();
+        addr[1].parse().unwrap()
+    }
+}
