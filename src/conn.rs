@@ -127,7 +127,12 @@ impl ConnectionLike for Conn {
 
 fn classify(config: &Config, err: RedisError) -> Error {
     let server = config.server.clone();
-    let cause = err.to_string();
+    let cause = match err.kind() {
+        ErrorKind::AuthenticationFailed => {
+            "authentication failed: wrong user name or password, or the ACL user is off".to_owned()
+        }
+        _ => err.to_string(),
+    };
     if keeps_connection(&err) {
         Error::Server { server, cause }
     } else {

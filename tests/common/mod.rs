@@ -300,3 +300,82 @@ impl Sentinels {
         addr[1].parse().unwrap()
     }
 }
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate, made
+/// with openssl in `dir`: ca.crt, server.crt/key, client.crt/key.
+pub fn make_certs(dir: &std::path::Path) {
+    let openssl = |args: &[&str]| {
+        let ok = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl")
+            .success();
+        assert!(ok, "openssl {args:?}");
+    };
+    openssl(&[
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+        "-days", "2", "-subj", "/CN=redislock test CA",
+    ]);
+    std::fs::write(dir.join("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n").unwrap();
+    std::fs::write(dir.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
+    for who in ["server", "client"] {
+        openssl(&[
+            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", &format!("{who}.key"), "-out",
+            &format!("{who}.csr"), "-subj", &format!("/CN={who}"),
+        ]);
+        openssl(&[
+            "x509", "-req", "-in", &format!("{who}.csr"), "-CA", "ca.crt", "-CAkey", "ca.key",
+            "-CAcreateserial", "-out", &format!("{who}.crt"), "-days", "2", "-extfile",
+            &format!("{who}.ext"),
+        ]);
+    }
+}
+
+/// A server with a TLS port (client certificates required) beside its plain
+/// one, and an ACL user `app` with password `s3cret`.
+pub struct TlsServer {
+    pub server: RedisServer,
+    pub tls_port: u16,
+    pub certs: PathBuf,
+}
+
+impl TlsServer {
+    pub fn start() -> Self {
+        let tls_port = free_port();
+        let mut certs = PathBuf::new();
+        let server = RedisServer::start_with(|_, dir| {
+            make_certs(dir);
+            certs = dir.clone();
+            let file = |name: &str| dir.join(name).display().to_string();
+            vec![
+                "--tls-port".into(), tls_port.to_string(),
+                "--tls-cert-file".into(), file("server.crt"),
+                "--tls-key-file".into(), file("server.key"),
+                "--tls-ca-cert-file".into(), file("ca.crt"),
+                "--tls-auth-clients".into(), "yes".into(),
+            ]
+            .into_iter()
+            .chain(["--user", "app", "on", ">s3cret", "~*", "&*", "+@all"].map(String::from))
+            .collect()
+        });
+        TlsServer { server, tls_port, certs }
+    }
+
+    /// A DSN for the TLS port with the CA and, if `client`, the client's
+    /// certificate.
+    pub fn dsn(&self, userinfo: &str, client: bool) -> String {
+        let file = |name: &str| self.certs.join(name).display().to_string();
+        let mut dsn = format!(
+            "rediss://{userinfo}@127.0.0.1:{}?timeout=1&read_timeout=1&tls_ca={}",
+            self.tls_port,
+            file("ca.crt")
+        );
+        if client {
+            dsn += &format!("&tls_cert={}&tls_key={}", file("client.crt"), file("client.key"));
+        }
+        dsn
+    }
+}
