@@ -8,10 +8,14 @@ final class RedisServer
     private $process;
     private string $dir;
 
-    private function __construct(public readonly int $port)
+    /** @param array $args further redis-server arguments, or a function of the directory returning them */
+    private function __construct(public readonly int $port, private array|Closure $args = [])
     {
         $this->dir = sys_get_temp_dir() . '/redislock-php-' . getmypid() . '-' . $port;
         @mkdir($this->dir);
+        if ($args instanceof Closure) {
+            $this->args = $args($this->dir);
+        }
         $this->spawn();
     }
 
@@ -28,9 +32,20 @@ final class RedisServer
         return new self(self::freePort());
     }
 
+    /** A server with further arguments (an array, or a function of its directory returning them). */
+    public static function startWith(array|Closure $args): self
+    {
+        return new self(self::freePort(), $args);
+    }
+
+    public function dir(): string
+    {
+        return $this->dir;
+    }
+
     private function spawn(): void
     {
-        $cmd = ['redis-server', '--port', (string) $this->port, '--bind', '127.0.0.1',
+        $cmd = ['redis-server', ...$this->args, '--port', (string) $this->port, '--bind', '127.0.0.1',
                 '--save', '', '--appendonly', 'no', '--dir', $this->dir, '--enable-debug-command', 'local'];
         $this->process = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
         for ($i = 0; $i < 200; $i++) {

@@ -31,7 +31,8 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         $ini += ['redislock.default_dsn' => RedisServer::$main->dsn()];
         $cmd = [PHP_BINARY, '-n', '-d', "extension=$so"];
         foreach ($ini as $k => $v) {
-            array_push($cmd, '-d', "$k=$v");
+            // Quoted, so a DSN's '=' and '&' stay part of the value.
+            array_push($cmd, '-d', strpbrk($v, '=&?') === false ? "$k=$v" : "$k=\"$v\"");
         }
         array_push($cmd, '-r', $code);
         return $cmd;

@@ -10,6 +10,7 @@ if (!extension_loaded('redislock')) {
 require __DIR__ . '/RedisServer.php';
 require __DIR__ . '/TestCase.php';
 require __DIR__ . '/FpmPool.php';
+require __DIR__ . '/Topologies.php';
 
 RedisServer::$main = RedisServer::start();
 ini_set('redislock.default_dsn', RedisServer::$main->dsn());

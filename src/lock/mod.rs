@@ -115,6 +115,15 @@ pub fn acquire_fenced(
     })
 }
 
+/// How many replicas acknowledged this thread's writes so far, waiting up to
+/// `timeout` for `replicas` of them (Redis' `WAIT`). It must follow the
+/// write on the same thread: the pooled connection is the one that wrote.
+pub fn replicated(config: &Config, replicas: u64, timeout: Duration) -> Result<u64, Error> {
+    // WAIT 0 would wait forever; a timeout is always set.
+    let ms = millis(timeout).max(1);
+    conn::with(config, |c| redis::cmd("WAIT").arg(replicas).arg(ms).query(c))
+}
+
 /// Deletes the lock if it still holds `token`; true if this call deleted it.
 pub fn release(config: &Config, key: &[u8], token: &[u8]) -> Result<bool, Error> {
     let deleted: i64 = conn::with(config, |c| RELEASE.key(key).arg(token).invoke(c))?;

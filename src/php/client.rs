@@ -28,7 +28,8 @@ pub struct Client {
 
 const DEFAULT_TTL: f64 = 30.0;
 const DEFAULT_MAX_HOLD: f64 = 300.0;
-const LOCK_OPTIONS: &str = "ttl, reentrant, autoRenew, maxHold";
+const LOCK_OPTIONS: &str = "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout";
+const DEFAULT_REPLICA_TIMEOUT: f64 = 1.0;
 const DEFAULT_LEASE: f64 = 30.0;
 const DEFAULT_MAX_ATTEMPTS: u64 = 5;
 const QUEUE_OPTIONS: &str = "lease, maxAttempts, maxLength";
@@ -98,6 +99,8 @@ fn lock_options(options: &Value) -> PhpResult<lock::Options> {
     let mut ttl = Duration::from_secs_f64(DEFAULT_TTL);
     let mut max_hold = Duration::from_secs_f64(DEFAULT_MAX_HOLD);
     let (mut reentrant, mut auto_renew) = (false, false);
+    let mut replicas = 0;
+    let mut replica_timeout = Duration::from_secs_f64(DEFAULT_REPLICA_TIMEOUT);
     for (name, value) in entries(options, METHOD)? {
         let param = format!("{METHOD} option '{name}'");
         match name.as_str() {
@@ -105,6 +108,8 @@ fn lock_options(options: &Value) -> PhpResult<lock::Options> {
             "maxHold" => max_hold = positive_seconds(value, &param)?,
             "reentrant" => reentrant = flag(value, &param)?,
             "autoRenew" => auto_renew = flag(value, &param)?,
+            "replicas" => replicas = natural(value, &param)?,
+            "replicaTimeout" => replica_timeout = positive_seconds(value, &param)?,
             _ => return Err(unknown(METHOD, name, LOCK_OPTIONS)),
         }
     }
@@ -114,6 +119,8 @@ fn lock_options(options: &Value) -> PhpResult<lock::Options> {
         reentrant,
         auto_renew,
         max_hold,
+        replicas,
+        replica_timeout,
     })
 }
 
@@ -132,7 +139,11 @@ impl Client {
     /// seconds, default 30), `reentrant` (bool: the process may acquire it
     /// again, and only the last release frees it), `autoRenew` (bool: a
     /// background thread keeps the lease alive while held), `maxHold`
-    /// (seconds a renewed lock may be held at most, default 300).
+    /// (seconds a renewed lock may be held at most, default 300),
+    /// `replicas` (int: an acquire counts only once this many replicas
+    /// acknowledged it, via WAIT; default 0) and `replicaTimeout` (seconds to
+    /// wait for them, default 1; when they fall short, acquire() releases the
+    /// lock and throws `RedisLock\NotAcquiredException`).
     pub fn lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
         let name = non_empty(&name, "RedisLock\\Client::lock(): Argument #1 ($name)")?;
         Ok(Lock::new(

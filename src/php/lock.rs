@@ -27,6 +27,10 @@ pub struct Options {
     pub reentrant: bool,
     pub auto_renew: bool,
     pub max_hold: Duration,
+    /// Replicas that must acknowledge an acquire within `replica_timeout`
+    /// (0: do not wait for replicas).
+    pub replicas: u64,
+    pub replica_timeout: Duration,
 }
 
 /// One named lock, from `RedisLock\Client::lock()` (not constructible with
@@ -158,6 +162,9 @@ impl Lock {
         let Some(fence) = engine(acquired)? else {
             return Ok(false);
         };
+        if self.options.replicas > 0 {
+            self.confirm(&token)?;
+        }
         let mut h = Held::new(self.config.clone(), self.key.clone(), token);
         h.fence = fence;
         if self.options.auto_renew {
@@ -183,6 +190,27 @@ impl Lock {
         held::insert(self.owner, self.entry.clone(), h);
         self.mine += 1;
         Ok(true)
+    }
+
+    /// Waits for the replicas the options ask for to acknowledge the acquire
+    /// just made with `token`; if they do not in time, lets the lock go and
+    /// says so.
+    fn confirm(&self, token: &str) -> PhpResult<()> {
+        let (wanted, timeout) = (self.options.replicas, self.options.replica_timeout);
+        let acked = lock::replicated(&self.config, wanted, timeout);
+        if matches!(acked, Ok(n) if n >= wanted) {
+            return Ok(());
+        }
+        let _ = lock::release(&self.config, &self.key, token.as_bytes());
+        let acked = engine(acked)?;
+        Err(exception(
+            Kind::NotAcquired,
+            format!(
+                "redislock: lock '{}' was taken on the master but only {acked} of {wanted} replicas acknowledged it within {} s; it was released",
+                self.display_name(),
+                timeout.as_secs_f64()
+            ),
+        ))
     }
 
     fn let_go(&mut self) -> PhpResult<bool> {

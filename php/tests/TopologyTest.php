@@ -1,0 +1,176 @@
+<?php
+
+use RedisLock\Client;
+use RedisLock\ConnectionException;
+use RedisLock\NotAcquiredException;
+
+/**
+ * Beyond one Redis server: the seed classes and the object API on a Redis
+ * Cluster, through Sentinel, over TLS with an ACL user, and the opt-in
+ * replica acknowledgement. (Failovers are tested on the engines, in
+ * tests/cluster.rs and tests/sentinel.rs.)
+ */
+final class TopologyTest extends RedisLockTestCase
+{
+    private static ?ClusterNodes $cluster = null;
+
+    private static function cluster(): ClusterNodes
+    {
+        return self::$cluster ??= new ClusterNodes();
+    }
+
+    public static function tearDownAfterClass(): void
+    {
+        self::$cluster = null;
+    }
+
+    public function testTheSeedClassesAndTheObjectApiOnACluster(): void
+    {
+        $cluster = self::cluster();
+        $code = <<<'PHP'
+            $out = [];
+            // Lock_Service: the order key and the id counter are in different slots.
+            foreach ([101, 202, 303] as $order) {
+                $id = Lock_Service::addLock($order, 30);
+                $out[] = is_int($id) && Lock_Service::addLock($order, 30) === false
+                    && Lock_Service::releaseLock($order, $id) && Lock_Service::addLock($order, 30) > $id;
+            }
+            $seed = new RedisLock();
+            foreach (['a', 'b', 'c', 'd'] as $name) {
+                $out[] = $seed->lock($name, 0, 30) && $seed->isLocking($name) && $seed->expire($name, 60);
+            }
+            $out[] = $seed->unlockAll() && !$seed->isLocking('a');
+            $q = new RedisQueue();
+            foreach (['q1', 'q2', 'q3'] as $name) {
+                $out[] = $q->enqueue($name, 'x') && $q->enqueue($name, 'y', 10, 60)
+                    && array_column($q->top($name, 5), 'id') === ['x']
+                    && array_column($q->pop($name, 5), 'id') === ['x'] && $q->pop($name, 5) === [];
+            }
+            $client = new RedisLock\Client();
+            foreach (['j1', 'j2', 'j3', 'j4'] as $name) {
+                $lock = $client->lock($name, ['ttl' => 10]);
+                $out[] = $lock->acquire() && !$client->lock($name)->acquire() && $lock->extend(20)
+                    && $lock->token() > 0 && $lock->release();
+                $queue = $client->queue($name);
+                $queue->enqueue('t', 'payload');
+                [$task] = $queue->reserve();
+                $out[] = $task->payload() === 'payload' && $queue->ack($task) && $queue->metrics()['ready'] === 0;
+            }
+            // Waiting on several queues at once, across nodes.
+            $qs = [$client->queue('w1'), $client->queue('w2'), $client->queue('w3')];
+            $qs[2]->enqueue('late', null, 0.2);
+            $got = $client->reserve($qs, 1, null, 5);
+            $out[] = count($got) === 1 && $got[0]->queue() === 'w3';
+            echo json_encode($out);
+            PHP;
+        $out = self::php($code, ['redislock.default_dsn' => $cluster->dsn()]);
+        $results = json_decode($out, true);
+        $this->assertIsArray($results, $out);
+        $this->assertNotContains(false, $results, $out);
+        $this->assertCount(20, $results);
+
+        $r = $cluster->client();
+        $this->assertSame(['y'], array_keys($r->zRange('Queue:q1', 0, -1, true)));
+        $this->assertGreaterThan(0, (int) $r->get('lock_unique_id'));
+        $this->assertFalse($r->exists('Lock:a') > 0);
+    }
+
+    public function testNoLostUpdatesOnAClusterUnderContention(): void
+    {
+        $cluster = self::cluster();
+        // The counter is a file: read, add one, write back, with no atomicity
+        // but the lock's.
+        $file = tempnam(sys_get_temp_dir(), 'redislock-counter');
+        file_put_contents($file, '0');
+        $code = <<<PHP
+            \$lock = (new RedisLock\\Client())->lock('counter', ['ttl' => 10]);
+            for (\$i = 0; \$i < 100; \$i++) {
+                \$lock->synchronized(function () {
+                    \$v = (int) file_get_contents('$file');
+                    file_put_contents('$file', (string) (\$v + 1));
+                });
+            }
+            echo "done";
+            PHP;
+        $outs = self::phpMany(array_fill(0, 8, $code), ['redislock.default_dsn' => $cluster->dsn()]);
+        foreach ($outs as $out) {
+            $this->assertSame('done', $out);
+        }
+        $this->assertSame('800', file_get_contents($file));
+        unlink($file);
+    }
+
+    public function testSentinelFindsTheMaster(): void
+    {
+        $pair = new ReplicatedPair();
+        $sentinels = [];
+        for ($i = 0; $i < 3; $i++) {
+            $sentinels[] = RedisServer::startWith(function (string $dir) use ($pair) {
+                file_put_contents("$dir/sentinel.conf",
+                    "sentinel monitor mymaster 127.0.0.1 {$pair->master->port} 2\n");
+                return ["$dir/sentinel.conf", '--sentinel'];
+            });
+        }
+        $hosts = implode(',', array_map(fn ($s) => "127.0.0.1:{$s->port}", $sentinels));
+        $client = new Client("redis+sentinel://$hosts/mymaster");
+        $lock = $client->lock('s');
+        $this->assertTrue($lock->acquire());
+        $this->assertTrue((bool) $pair->master->client()->exists('lock:{s}'));
+        $this->assertTrue($lock->release());
+        try {
+            (new Client("redis+sentinel://$hosts/other"))->lock('s')->acquire();
+            $this->fail('no such master');
+        } catch (ConnectionException $e) {
+            $this->assertStringContainsString('other', $e->getMessage());
+        }
+    }
+
+    public function testTlsWithAnAclUser(): void
+    {
+        $tls = new TlsServer();
+        $lock = (new Client($tls->dsn('app:s3cret')))->lock('t');
+        $this->assertTrue($lock->acquire());
+        $this->assertTrue((bool) $tls->server->client()->exists('lock:{t}'));
+        $this->assertTrue($lock->release());
+        try {
+            (new Client($tls->dsn('app:wrong-pw')))->lock('t')->acquire();
+            $this->fail('wrong password');
+        } catch (ConnectionException $e) {
+            $this->assertStringContainsString('authentication failed', $e->getMessage());
+            $this->assertStringNotContainsString('wrong-pw', $e->getMessage());
+        }
+        // phpinfo() shows the DSN without the password.
+        $info = self::php('phpinfo(INFO_MODULES);', ['redislock.default_dsn' => $tls->dsn('app:s3cret')]);
+        $this->assertStringContainsString('rediss://app:***@', $info);
+        $this->assertStringNotContainsString('s3cret', $info);
+    }
+
+    public function testAcquireCanWaitForReplicas(): void
+    {
+        $pair = new ReplicatedPair();
+        $client = new Client($pair->master->dsn());
+        $lock = $client->lock('w', ['replicas' => 1, 'replicaTimeout' => 0.5]);
+        $this->assertTrue($lock->acquire());
+        $this->assertTrue((bool) $pair->replica->client()->exists('lock:{w}'), 'on the replica when acquire returned');
+        $this->assertTrue($lock->release());
+
+        // Two replicas asked for, one exists: the acquire is undone.
+        $lock = $client->lock('w', ['replicas' => 2, 'replicaTimeout' => 0.2]);
+        try {
+            $lock->acquire();
+            $this->fail('only one replica');
+        } catch (NotAcquiredException $e) {
+            $this->assertStringContainsString('only 1 of 2 replicas', $e->getMessage());
+        }
+        $this->assertFalse($lock->isHeld());
+        $this->assertFalse((bool) $pair->master->client()->exists('lock:{w}'), 'released');
+        foreach ([-1, 'x', 1.5, null] as $bad) {
+            try {
+                $client->lock('w', ['replicas' => $bad]);
+                $this->fail('replicas ' . var_export($bad, true));
+            } catch (TypeError|ValueError) {
+                $this->addToAssertionCount(1);
+            }
+        }
+    }
+}
