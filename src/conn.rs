@@ -250,6 +250,32 @@ fn single(config: &Config, client: &redis::Client) -> RedisResult<Conn> {
     }
 }
 
+/// A connection taken out of this thread's pool to be used on another
+/// thread (see [`lend`] and [`adopt`]).
+pub struct Lent(Option<(String, Slot)>);
+
+impl Lent {
+    /// No connection (the next call opens one).
+    pub fn none() -> Self {
+        Lent(None)
+    }
+}
+
+/// Takes this thread's pooled connection for `config` out of the pool, so
+/// that another thread can [`adopt`] it (Redlock asks its nodes from one
+/// short-lived thread each; the connections outlive those threads).
+pub fn lend(config: &Config, role: Role) -> Lent {
+    let key = pool_key(config, role);
+    Lent(POOL.with(|pool| pool.borrow_mut().remove(&key)).map(|slot| (key, slot)))
+}
+
+/// Puts a lent connection into this thread's pool.
+pub fn adopt(lent: Lent) {
+    if let Some((key, slot)) = lent.0 {
+        POOL.with(|pool| pool.borrow_mut().insert(key, slot));
+    }
+}
+
 /// Takes this process's connection for `config` out of the pool, opening one
 /// if there is none (or only one inherited from a parent process).
 fn take(config: &Config, role: Role, key: &str) -> Result<Conn, Error> {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::{extend as extend_on, millis, release as release_on};
 use crate::config::Config;
-use crate::conn::{self, Error};
+use crate::conn::{self, Error, Lent, Role};
 
 /// The nodes and how to use them.
 #[derive(Clone, Debug)]
@@ -67,25 +67,44 @@ impl Nodes {
     }
 }
 
-/// Runs `f` on every node at once, one thread each.
+/// Runs `f` on every node at once, one thread each. Each thread borrows
+/// this thread's pooled connection to its node and gives it back, so the
+/// connections last across calls.
 fn on_all<T: Send>(
     nodes: &[Config],
     f: impl Fn(&Config) -> Result<T, Error> + Sync,
 ) -> Vec<Result<T, Error>> {
-    std::thread::scope(|s| {
-        let running: Vec<_> = nodes.iter().map(|n| (n, s.spawn(|| f(n)))).collect();
+    let f = &f;
+    let done: Vec<(Result<T, Error>, Lent)> = std::thread::scope(|s| {
+        let running: Vec<_> = nodes
+            .iter()
+            .map(|n| {
+                let lent = conn::lend(n, Role::Command);
+                let thread = s.spawn(move || {
+                    conn::adopt(lent);
+                    let result = f(n);
+                    (result, conn::lend(n, Role::Command))
+                });
+                (n, thread)
+            })
+            .collect();
         running
             .into_iter()
             .map(|(n, t)| {
                 t.join().unwrap_or_else(|_| {
-                    Err(Error::Connection {
-                        server: n.server.clone(),
-                        cause: "the request thread panicked".into(),
-                    })
+                    let cause = "the request thread panicked".into();
+                    let server = n.server.clone();
+                    (Err(Error::Connection { server, cause }), conn::Lent::none())
                 })
             })
             .collect()
-    })
+    });
+    done.into_iter()
+        .map(|(result, lent)| {
+            conn::adopt(lent);
+            result
+        })
+        .collect()
 }
 
 /// The per-node timeout for a lease: a tenth of it, at least 5 ms.
