@@ -22,7 +22,11 @@ namespace RedisLock {
          * seconds, default 30), `reentrant` (bool: the process may acquire it
          * again, and only the last release frees it), `autoRenew` (bool: a
          * background thread keeps the lease alive while held), `maxHold`
-         * (seconds a renewed lock may be held at most, default 300).
+         * (seconds a renewed lock may be held at most, default 300),
+         * `replicas` (int: an acquire counts only once this many replicas
+         * acknowledged it, via WAIT; default 0) and `replicaTimeout` (seconds to
+         * wait for them, default 1; when they fall short, acquire() releases the
+         * lock and throws `RedisLock\NotAcquiredException`).
          *
          * @param string $name
          * @param array|null $options
@@ -268,16 +272,17 @@ namespace RedisLock {
      */
     class Redlock {
         /**
-         * `$options`: `nodes` (required: DSN strings or options arrays, one per
-         * independent master), `ttl` (seconds, default 30), `driftFactor`
+         * `$options`: `nodes` (DSN strings or options arrays, one per
+         * independent master; default: the `redislock.redlock_nodes` INI entry,
+         * DSNs separated by spaces), `ttl` (seconds, default 30), `driftFactor`
          * (default 0.01) and `drift` (seconds, default 0.002): the clock drift
          * allowance, `ttl * driftFactor + drift`; `retryDelay` (the longest
          * random pause between attempts, seconds, default 0.2).
          *
          * @param string $name
-         * @param array $options
+         * @param array|null $options
          */
-        public function __construct(string $name, array $options) {}
+        public function __construct(string $name, ?array $options = null) {}
 
         /**
          * Takes the lock on a majority of the nodes, trying again after random

@@ -124,4 +124,32 @@ final class RedlockTest extends RedisLockTestCase
         }
         $this->assertSame(0, $overlaps);
     }
+
+    public function testNodesFromTheIniEntry(): void
+    {
+        $this->nodes(3);
+        $code = <<<'PHP'
+            $lock = new RedisLock\Redlock('ini', ['ttl' => 10]);
+            echo json_encode([$lock->acquire(), $lock->isHeld(), ini_get('redislock.redlock_nodes')]);
+            PHP;
+        $ini = ['redislock.redlock_nodes' => implode(' ', array_map(fn ($s) => $s->dsn(), $this->servers))];
+        $out = json_decode(self::php($code, $ini), true);
+        $this->assertSame([true, true, $ini['redislock.redlock_nodes']], $out);
+        foreach ($this->servers as $s) {
+            $this->assertSame(0, $s->client()->exists('lock:{ini}'), 'released at the end');
+        }
+        // phpinfo() shows the nodes without their passwords.
+        $info = self::php('phpinfo(INFO_MODULES);', ['redislock.redlock_nodes' => 'redis://:pw@127.0.0.1:1 redis://127.0.0.1:2']);
+        $this->assertStringContainsString('redislock.redlock_nodes => redis://:***@127.0.0.1:1 redis://127.0.0.1:2', $info);
+        // With neither the option nor the entry, the constructor says so.
+        try {
+            new Redlock('x');
+            $this->fail('no nodes');
+        } catch (ValueError $e) {
+            $this->assertStringContainsString("no 'nodes' and the redislock.redlock_nodes INI entry is empty", $e->getMessage());
+        }
+        // A bad DSN in the entry is refused by ini_set().
+        $this->assertFalse(ini_set('redislock.redlock_nodes', 'redis://127.0.0.1:1 http://x'));
+        $this->assertSame('', ini_get('redislock.redlock_nodes'));
+    }
 }

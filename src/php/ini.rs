@@ -19,6 +19,7 @@ pub const CONNECT_TIMEOUT: &str = "redislock.connect_timeout";
 pub const READ_TIMEOUT: &str = "redislock.read_timeout";
 pub const PREFIX: &str = "redislock.prefix";
 pub const RELEASE_AT_REQUEST_END: &str = "redislock.release_at_request_end";
+pub const REDLOCK_NODES: &str = "redislock.redlock_nodes";
 
 const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {
     let mut def = IniEntryDef::new(name, default, IniEntryPermission::All);
@@ -26,12 +27,13 @@ const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {
     def
 }
 
-static ENTRIES: IniEntryDefs<6> = IniEntryDefs::new([
+static ENTRIES: IniEntryDefs<7> = IniEntryDefs::new([
     entry(c"redislock.default_dsn", c"redis://127.0.0.1:6379"),
     entry(c"redislock.connect_timeout", c"1"),
     entry(c"redislock.read_timeout", c"2"),
     entry(c"redislock.prefix", c""),
     entry(c"redislock.release_at_request_end", c"1"),
+    entry(c"redislock.redlock_nodes", c""),
     IniEntryDef::end(),
 ]);
 
@@ -40,6 +42,8 @@ static ENTRIES: IniEntryDefs<6> = IniEntryDefs::new([
 pub struct Settings {
     pub defaults: Defaults,
     pub release_at_request_end: bool,
+    /// The DSNs of `RedisLock\Redlock`'s nodes when its options name none.
+    pub redlock_nodes: Vec<String>,
 }
 
 impl Default for Settings {
@@ -47,6 +51,7 @@ impl Default for Settings {
         Self {
             defaults: Defaults::default(),
             release_at_request_end: true,
+            redlock_nodes: Vec::new(),
         }
     }
 }
@@ -95,6 +100,13 @@ fn apply(s: &mut Settings, name: &str, value: &str) -> Result<(), String> {
         RELEASE_AT_REQUEST_END => {
             s.release_at_request_end = parse_bool(value)
                 .ok_or_else(|| format!("{name} must be on or off, got '{value}'"))?;
+        }
+        REDLOCK_NODES => {
+            let nodes: Vec<String> = value.split_whitespace().map(str::to_owned).collect();
+            for dsn in &nodes {
+                Config::from_dsn(dsn, &s.defaults).map_err(|e| e.to_string())?;
+            }
+            s.redlock_nodes = nodes;
         }
         _ => return Err(format!("unknown setting {name}")),
     }

@@ -113,6 +113,8 @@ extern "C" fn module_info(_module: *mut ModuleEntry) {
         info_table_row!(ini::CONNECT_TIMEOUT, s.defaults.connect_timeout.to_string());
         info_table_row!(ini::READ_TIMEOUT, s.defaults.read_timeout.to_string());
         info_table_row!(ini::PREFIX, s.defaults.prefix);
+        let nodes: Vec<String> = s.redlock_nodes.iter().map(|d| redact(d)).collect();
+        info_table_row!(ini::REDLOCK_NODES, nodes.join(" "));
         info_table_row!(
             ini::RELEASE_AT_REQUEST_END,
             if s.release_at_request_end {

@@ -9,7 +9,7 @@ use ext_php_rs::prelude::*;
 
 use super::errors::{Kind, exception};
 use super::value::{
-    Arg, Float, List, NullableFloat, Text, Value, non_empty, type_error, value_error,
+    Arg, Float, NullableArray, NullableFloat, Text, Value, non_empty, type_error, value_error,
 };
 use super::{config_from_param, positive_seconds, wait_seconds};
 use crate::lock::new_token;
@@ -104,22 +104,38 @@ fn nodes_of(value: &Value, param: &str) -> PhpResult<Vec<Arc<crate::config::Conf
         .collect()
 }
 
+/// The nodes the INI entry names, or why there are none.
+fn ini_nodes() -> Result<Vec<Arc<crate::config::Config>>, String> {
+    let settings = super::ini::settings();
+    if settings.redlock_nodes.is_empty() {
+        return Err("is empty".into());
+    }
+    settings
+        .redlock_nodes
+        .iter()
+        .map(|dsn| {
+            crate::config::Config::from_dsn(dsn, &settings.defaults)
+                .map(Arc::new)
+                .map_err(|e| format!("is invalid: {e}"))
+        })
+        .collect()
+}
+
 #[php_impl]
 impl Redlock {
-    /// `$options`: `nodes` (required: DSN strings or options arrays, one per
-    /// independent master), `ttl` (seconds, default 30), `driftFactor`
+    /// `$options`: `nodes` (DSN strings or options arrays, one per
+    /// independent master; default: the `redislock.redlock_nodes` INI entry,
+    /// DSNs separated by spaces), `ttl` (seconds, default 30), `driftFactor`
     /// (default 0.01) and `drift` (seconds, default 0.002): the clock drift
     /// allowance, `ttl * driftFactor + drift`; `retryDelay` (the longest
     /// random pause between attempts, seconds, default 0.2).
-    pub fn __construct(name: Arg<Text>, options: Arg<List>) -> PhpResult<Self> {
+    pub fn __construct(name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Self> {
         const M: &str = "RedisLock\\Redlock::__construct()";
         let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
         let param = format!("{M}: Argument #2 ($options)");
-        let Value::Array(entries) = &options.0 else {
-            return Err(type_error(format!(
-                "{param} must be of type array, {} given",
-                options.type_name()
-            )));
+        let entries = match &options.0 {
+            Value::Array(entries) => entries.as_slice(),
+            _ => &[],
         };
         let mut nodes = None;
         let mut ttl = Duration::from_secs(30);
@@ -147,7 +163,15 @@ impl Redlock {
                 }
             }
         }
-        let nodes = nodes.ok_or_else(|| value_error(format!("{param} must have 'nodes'")))?;
+        let nodes = match nodes {
+            Some(nodes) => nodes,
+            None => ini_nodes().map_err(|e| {
+                value_error(format!(
+                    "{param} has no 'nodes' and the {} INI entry {e}",
+                    super::ini::REDLOCK_NODES
+                ))
+            })?,
+        };
         let key = crate::lock::named_key(&name);
         Ok(Self {
             nodes: Nodes {
