@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(php8.2-dev php8.2-cli libclang-dev redis-server redis-tools phpunit
-          php8.2-fpm php8.2-redis libfcgi-bin)
+          php8.2-fpm php8.2-redis libfcgi-bin openssl)
 if [ "${1:-}" = bench ]; then
   packages+=(php-symfony-lock php-nrk-predis nginx-light wrk)
 fi
