@@ -69,6 +69,13 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     let config = Config::from_dsn(&cluster.dsn(), &Defaults::default()).unwrap();
     contract(&config, "before");
 
+    // The ACL user's password goes to every node; a wrong one is refused
+    // without being shown.
+    let wrong = Config::from_dsn(&cluster.dsn().replace("s3cret", "bad-pw"), &Defaults::default()).unwrap();
+    let err = lock::holds(&wrong, b"lock:{x}", "t").unwrap_err().to_string();
+    assert!(!err.contains("bad-pw") && err.contains("cluster 127.0.0.1:"), "{err}");
+    assert!(err.contains("authentication failed"), "{err}");
+
     // A waiter on one node is woken by a release published on another.
     let key = lock::named_key(b"handoff");
     let holder = lock::new_token();

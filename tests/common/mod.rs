@@ -176,6 +176,13 @@ impl Cluster {
                         "nodes.conf",
                         "--cluster-node-timeout",
                         "1000",
+                        "--user",
+                        "app",
+                        "on",
+                        ">s3cret",
+                        "~*",
+                        "&*",
+                        "+@all",
                     ]
                     .map(String::from)
                     .to_vec()
@@ -213,9 +220,10 @@ impl Cluster {
         });
     }
 
+    /// A DSN naming every node, as the ACL user `app` (password `s3cret`).
     pub fn dsn(&self) -> String {
         let hosts: Vec<String> = self.nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
-        format!("redis+cluster://{}?timeout=1&read_timeout=1", hosts.join(","))
+        format!("redis+cluster://app:s3cret@{}?timeout=1&read_timeout=1", hosts.join(","))
     }
 
     /// The index of the live primary serving `key`, if one does.
