@@ -119,3 +119,20 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     assert!(lock::release(&config, &key, token.as_bytes()).unwrap());
     contract(&config, "after");
 }
+
+#[test]
+fn a_tls_cluster_with_an_acl_user() {
+    let certs = std::env::temp_dir().join(format!("redislock-test-{}-cluster-certs", std::process::id()));
+    std::fs::create_dir_all(&certs).unwrap();
+    common::make_certs(&certs);
+    let cluster = Cluster::start_with_tls(Some(&certs));
+    let hosts: Vec<String> = cluster.tls_ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let dsn = format!(
+        "rediss+cluster://app:s3cret@{}?timeout=1&read_timeout=1&tls_ca={}",
+        hosts.join(","),
+        certs.join("ca.crt").display()
+    );
+    let config = Config::from_dsn(&dsn, &Defaults::default()).unwrap();
+    contract(&config, "tls");
+    let _ = std::fs::remove_dir_all(&certs);
+}

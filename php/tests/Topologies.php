@@ -9,8 +9,10 @@ final class ClusterNodes
     public function __construct()
     {
         for ($i = 0; $i < 6; $i++) {
+            // The bus port is set: port + 10000 may not exist.
             $this->nodes[] = RedisServer::startWith(['--cluster-enabled', 'yes',
-                '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000']);
+                '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000',
+                '--cluster-port', (string) RedisServer::freePort()]);
         }
         $cmd = ['redis-cli', '--cluster', 'create'];
         foreach ($this->nodes as $n) {

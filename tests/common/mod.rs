@@ -162,20 +162,32 @@ pub fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
 /// `redis-cli --cluster create`.
 pub struct Cluster {
     pub nodes: Vec<RedisServer>,
+    /// The nodes' TLS ports, when started with TLS.
+    pub tls_ports: Vec<u16>,
 }
 
 impl Cluster {
     pub fn start() -> Self {
+        Self::start_with_tls(None)
+    }
+
+    /// With `certs` (a directory made by [`make_certs`]), every node also
+    /// has a TLS port, and the nodes talk to each other over TLS.
+    pub fn start_with_tls(certs: Option<&std::path::Path>) -> Self {
+        let mut tls_ports = Vec::new();
         let nodes: Vec<RedisServer> = (0..6)
             .map(|_| {
                 RedisServer::start_with(|_, _| {
-                    [
+                    // The bus port is set: port + 10000 may not exist.
+                    let mut args: Vec<String> = [
                         "--cluster-enabled",
                         "yes",
                         "--cluster-config-file",
                         "nodes.conf",
                         "--cluster-node-timeout",
                         "1000",
+                        "--cluster-port",
+                        &free_port().to_string(),
                         "--user",
                         "app",
                         "on",
@@ -185,20 +197,44 @@ impl Cluster {
                         "+@all",
                     ]
                     .map(String::from)
-                    .to_vec()
+                    .to_vec();
+                    if let Some(dir) = certs {
+                        let tls_port = free_port();
+                        tls_ports.push(tls_port);
+                        let file = |name: &str| dir.join(name).display().to_string();
+                        args.extend([
+                            "--tls-port".into(), tls_port.to_string(),
+                            "--tls-cluster".into(), "yes".into(),
+                            "--tls-replication".into(), "yes".into(),
+                            "--tls-cert-file".into(), file("server.crt"),
+                            "--tls-key-file".into(), file("server.key"),
+                            "--tls-ca-cert-file".into(), file("ca.crt"),
+                            "--tls-auth-clients".into(), "no".into(),
+                        ]);
+                    }
+                    args
                 })
             })
             .collect();
-        let status = Command::new("redis-cli")
-            .arg("--cluster")
-            .arg("create")
-            .args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)))
+        let mut create = Command::new("redis-cli");
+        match certs {
+            Some(dir) => {
+                create.arg("--tls").arg("--cacert").arg(dir.join("ca.crt"));
+                create.args(["--cluster", "create"]);
+                create.args(tls_ports.iter().map(|p| format!("127.0.0.1:{p}")));
+            }
+            None => {
+                create.args(["--cluster", "create"]);
+                create.args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)));
+            }
+        }
+        let status = create
             .args(["--cluster-replicas", "1", "--cluster-yes"])
             .stdout(Stdio::null())
             .status()
             .expect("redis-cli");
         assert!(status.success(), "redis-cli --cluster create failed");
-        let cluster = Cluster { nodes };
+        let cluster = Cluster { nodes, tls_ports };
         cluster.wait_until_ok();
         // A replica that has not synced cannot be promoted.
         wait_for("replicas in sync", 20, || {
