@@ -117,10 +117,11 @@ impl Config {
         let query_get = |name: &str| last_value(&query, name);
         let (mut info, mut topology) = parse_base(base)?;
         let mut addr = info.addr().clone();
-        if !matches!(topology, Topology::Single) {
-            if let Some(name) = ["socket", "host", "port"].into_iter().find(|n| get(n).is_some()) {
-                bail!("option '{name}' cannot be combined with a cluster or sentinel DSN: list the nodes in the DSN");
-            }
+        let single_only = ["socket", "host", "port"].into_iter().find(|n| get(n).is_some());
+        if let (false, Some(name)) = (matches!(topology, Topology::Single), single_only) {
+            bail!(
+                "option '{name}' cannot be combined with a cluster or sentinel DSN: list the nodes in the DSN"
+            );
         }
         if let Some(socket) = get("socket") {
             addr = ConnectionAddr::Unix(socket.into());
@@ -198,7 +199,11 @@ impl Config {
             Topology::Single => describe(info.addr()),
             Topology::Cluster { nodes } => format!(
                 "cluster {}",
-                nodes.iter().map(|n| describe(n.addr())).collect::<Vec<_>>().join(",")
+                nodes
+                    .iter()
+                    .map(|n| describe(n.addr()))
+                    .collect::<Vec<_>>()
+                    .join(",")
             ),
             Topology::Sentinel { sentinels, master } => format!(
                 "sentinel {}/{master}",
@@ -285,18 +290,25 @@ fn split_query(dsn: &str) -> Result<(&str, Vec<(String, String)>)> {
             } else {
                 "(not shown: not a plain name)".to_owned()
             };
-            bail!("unknown DSN parameter {shown} (known: {})", DSN_PARAMS.join(", "));
+            bail!(
+                "unknown DSN parameter {shown} (known: {})",
+                DSN_PARAMS.join(", ")
+            );
         }
     }
     Ok((base, pairs))
 }
 
 fn parse_base(dsn: &str) -> Result<(ConnectionInfo, Topology)> {
-    let invalid = |why: &dyn std::fmt::Display| anyhow::anyhow!("invalid DSN '{}': {why}", redact(dsn));
+    let invalid =
+        |why: &dyn std::fmt::Display| anyhow::anyhow!("invalid DSN '{}': {why}", redact(dsn));
     let (scheme, rest) = dsn.split_once("://").unwrap_or(("", dsn));
     let (base, topology) = match scheme {
         "redis" | "rediss" | "unix" | "redis+unix" => {
-            return Ok((dsn.into_connection_info().map_err(|e| invalid(&e))?, Topology::Single));
+            return Ok((
+                dsn.into_connection_info().map_err(|e| invalid(&e))?,
+                Topology::Single,
+            ));
         }
         "redis+cluster" => ("redis", "cluster"),
         "rediss+cluster" => ("rediss", "cluster"),
@@ -325,7 +337,9 @@ fn parse_base(dsn: &str) -> Result<(ConnectionInfo, Topology)> {
             (master, parts.next().unwrap_or(""))
         }
         _ if !path.is_empty() && path != "/" => {
-            return Err(invalid(&"a cluster DSN has no path (Redis Cluster has only database 0)"));
+            return Err(invalid(
+                &"a cluster DSN has no path (Redis Cluster has only database 0)",
+            ));
         }
         _ => ("", ""),
     };
@@ -334,7 +348,11 @@ fn parse_base(dsn: &str) -> Result<(ConnectionInfo, Topology)> {
         if host.is_empty() {
             return Err(invalid(&"empty host in the node list"));
         }
-        let db = if db.is_empty() { String::new() } else { format!("/{db}") };
+        let db = if db.is_empty() {
+            String::new()
+        } else {
+            format!("/{db}")
+        };
         let info = format!("{base}://{userinfo}{host}{db}")
             .into_connection_info()
             .map_err(|e| invalid(&e))?;
@@ -363,7 +381,11 @@ fn tls_files(
             .map(Some)
             .with_context(|| format!("option '{name}': cannot read {}", shown_path(path)))
     };
-    let (ca, cert, key) = (read("tls_ca", ca)?, read("tls_cert", cert)?, read("tls_key", key)?);
+    let (ca, cert, key) = (
+        read("tls_ca", ca)?,
+        read("tls_cert", cert)?,
+        read("tls_key", key)?,
+    );
     if ca.is_none() && cert.is_none() && key.is_none() {
         return Ok(None);
     }
@@ -371,11 +393,17 @@ fn tls_files(
         bail!("options tls_ca, tls_cert and tls_key need a rediss:// DSN");
     }
     let client_tls = match (cert, key) {
-        (Some(client_cert), Some(client_key)) => Some(ClientTlsConfig { client_cert, client_key }),
+        (Some(client_cert), Some(client_key)) => Some(ClientTlsConfig {
+            client_cert,
+            client_key,
+        }),
         (None, None) => None,
         _ => bail!("options tls_cert and tls_key go together"),
     };
-    Ok(Some(TlsCertificates { client_tls, root_cert: ca }))
+    Ok(Some(TlsCertificates {
+        client_tls,
+        root_cert: ca,
+    }))
 }
 
 /// A file path for an error message (paths hold no credentials, but stay
@@ -524,7 +552,9 @@ mod tests {
         let d = Defaults::default();
         let c = Config::from_dsn("redis+cluster://u:pw@h1:7000,h2:7001?prefix=p:", &d).unwrap();
         assert_eq!(c.server, "cluster h1:7000,h2:7001");
-        let Topology::Cluster { nodes } = &c.topology else { panic!("not a cluster") };
+        let Topology::Cluster { nodes } = &c.topology else {
+            panic!("not a cluster")
+        };
         assert_eq!(nodes.len(), 2);
         assert_eq!(nodes[1].redis_settings().password(), Some("pw"));
         assert_eq!(nodes[1].redis_settings().username(), Some("u"));
@@ -534,7 +564,9 @@ mod tests {
         assert_eq!(c.server, "sentinel s1:26379,s2:26380/mymaster");
         assert_eq!(c.info.redis_settings().db(), 2);
         assert_eq!(c.info.redis_settings().password(), Some("pw"));
-        let Topology::Sentinel { sentinels, master } = &c.topology else { panic!("not sentinel") };
+        let Topology::Sentinel { sentinels, master } = &c.topology else {
+            panic!("not sentinel")
+        };
         assert_eq!((sentinels.len(), master.as_str()), (2, "mymaster"));
 
         let c = Config::from_dsn("rediss://h:6380", &d).unwrap();

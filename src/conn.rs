@@ -73,7 +73,7 @@ fn moved(err: &RedisError) -> bool {
 /// A connection to a single server, or to a cluster.
 pub enum Conn {
     Single(Connection),
-    Cluster(ClusterConnection),
+    Cluster(Box<ClusterConnection>),
 }
 
 impl ConnectionLike for Conn {
@@ -227,7 +227,7 @@ fn connect(config: &Config, role: Role) -> RedisResult<Conn> {
             let conn = builder.build()?.get_connection()?;
             conn.set_read_timeout(Some(config.read_timeout))?;
             conn.set_write_timeout(Some(config.read_timeout))?;
-            Ok(Conn::Cluster(conn))
+            Ok(Conn::Cluster(Box::new(conn)))
         }
     }
 }
@@ -266,7 +266,10 @@ impl Lent {
 /// short-lived thread each; the connections outlive those threads).
 pub fn lend(config: &Config, role: Role) -> Lent {
     let key = pool_key(config, role);
-    Lent(POOL.with(|pool| pool.borrow_mut().remove(&key)).map(|slot| (key, slot)))
+    Lent(
+        POOL.with(|pool| pool.borrow_mut().remove(&key))
+            .map(|slot| (key, slot)),
+    )
 }
 
 /// Puts a lent connection into this thread's pool.
@@ -335,7 +338,11 @@ pub fn with_role<T>(
                 put(key, conn);
                 return Ok(value);
             }
-            Err(err) if moved(&err) && tries < MOVED_TRIES && !matches!(config.topology, Topology::Single) => {
+            Err(err)
+                if moved(&err)
+                    && tries < MOVED_TRIES
+                    && !matches!(config.topology, Topology::Single) =>
+            {
                 drop(conn);
                 std::thread::sleep(MOVED_PAUSE);
             }

@@ -32,29 +32,47 @@ fn contract(config: &Config, round: &str) {
         let fence_key = lock::fence_key(&key);
         let (a, b) = (lock::new_token(), lock::new_token());
         let ttl = Duration::from_secs(5);
-        let f1 = lock::acquire_fenced(config, &key, &fence_key, &a, ttl, NO_WAIT).unwrap().unwrap();
-        assert_eq!(lock::acquire_fenced(config, &key, &fence_key, &b, ttl, NO_WAIT).unwrap(), None);
+        let f1 = lock::acquire_fenced(config, &key, &fence_key, &a, ttl, NO_WAIT)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            lock::acquire_fenced(config, &key, &fence_key, &b, ttl, NO_WAIT).unwrap(),
+            None
+        );
         assert!(lock::extend(config, &key, &a, ttl).unwrap());
         assert!(lock::holds(config, &key, &a).unwrap());
         assert!(!lock::release(config, &key, b.as_bytes()).unwrap());
         assert!(lock::release(config, &key, a.as_bytes()).unwrap());
-        let f2 = lock::acquire_fenced(config, &key, &fence_key, &b, ttl, NO_WAIT).unwrap().unwrap();
+        let f2 = lock::acquire_fenced(config, &key, &fence_key, &b, ttl, NO_WAIT)
+            .unwrap()
+            .unwrap();
         assert!(f2 > f1, "fencing tokens increase: {f1} then {f2}");
         assert!(lock::release(config, &key, b.as_bytes()).unwrap());
 
         // Lock_Service: the order key and the id counter are in different slots.
         let order = format!("order_lock_{name}");
-        let id = lock::order::acquire(config, order.as_bytes(), b"lock_unique_id", ttl).unwrap().unwrap();
-        assert_eq!(lock::order::acquire(config, order.as_bytes(), b"lock_unique_id", ttl).unwrap(), None);
+        let id = lock::order::acquire(config, order.as_bytes(), b"lock_unique_id", ttl)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            lock::order::acquire(config, order.as_bytes(), b"lock_unique_id", ttl).unwrap(),
+            None
+        );
         assert!(lock::release(config, order.as_bytes(), id.to_string().as_bytes()).unwrap());
 
         let seed = queue::key_of(name.as_bytes());
-        assert_eq!(queue::enqueue(config, &seed, &[b"t1".to_vec(), b"t2".to_vec()], 0.0).unwrap(), 2);
+        assert_eq!(
+            queue::enqueue(config, &seed, &[b"t1".to_vec(), b"t2".to_vec()], 0.0).unwrap(),
+            2
+        );
         assert_eq!(queue::top(config, &seed, 10).unwrap().len(), 2);
         assert_eq!(queue::pop(config, &seed, 10).unwrap().len(), 2);
 
         let keys = Keys::new(queue::key_of(format!("leased-{name}").as_bytes()));
-        let tasks = [NewTask { id: b"j".to_vec(), payload: Some(b"{}".to_vec()) }];
+        let tasks = [NewTask {
+            id: b"j".to_vec(),
+            payload: Some(b"{}".to_vec()),
+        }];
         queue::put(config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap();
         let (_, got) = lease::reserve(config, &[&keys], &how(0)).unwrap().unwrap();
         assert_eq!(got[0].payload.as_deref(), Some(&b"{}"[..]));
@@ -71,9 +89,18 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
 
     // The ACL user's password goes to every node; a wrong one is refused
     // without being shown.
-    let wrong = Config::from_dsn(&cluster.dsn().replace("s3cret", "bad-pw"), &Defaults::default()).unwrap();
-    let err = lock::holds(&wrong, b"lock:{x}", "t").unwrap_err().to_string();
-    assert!(!err.contains("bad-pw") && err.contains("cluster 127.0.0.1:"), "{err}");
+    let wrong = Config::from_dsn(
+        &cluster.dsn().replace("s3cret", "bad-pw"),
+        &Defaults::default(),
+    )
+    .unwrap();
+    let err = lock::holds(&wrong, b"lock:{x}", "t")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        !err.contains("bad-pw") && err.contains("cluster 127.0.0.1:"),
+        "{err}"
+    );
     assert!(err.contains("authentication failed"), "{err}");
 
     // A waiter on one node is woken by a release published on another.
@@ -85,15 +112,28 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
         let key = key.clone();
         std::thread::spawn(move || {
             let start = Instant::now();
-            let wait = Wait { timeout: Duration::from_secs(10), recheck: Duration::from_secs(10) };
-            let got = lock::acquire(&config, &key, &lock::new_token(), Duration::from_secs(5), wait).unwrap();
+            let wait = Wait {
+                timeout: Duration::from_secs(10),
+                recheck: Duration::from_secs(10),
+            };
+            let got = lock::acquire(
+                &config,
+                &key,
+                &lock::new_token(),
+                Duration::from_secs(5),
+                wait,
+            )
+            .unwrap();
             (got, start.elapsed())
         })
     };
     std::thread::sleep(Duration::from_millis(300));
     assert!(lock::release(&config, &key, holder.as_bytes()).unwrap());
     let (got, waited) = waiter.join().unwrap();
-    assert!(got && waited < Duration::from_secs(5), "woken by the release, not the recheck: {waited:?}");
+    assert!(
+        got && waited < Duration::from_secs(5),
+        "woken by the release, not the recheck: {waited:?}"
+    );
 
     // Kill the primary that holds a lock; once its replica is promoted, the
     // same pooled connection's next calls reach the new primary.
@@ -103,7 +143,9 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     let name = std::str::from_utf8(&key).unwrap();
     let primary = cluster.primary_of(name).unwrap();
     cluster.nodes[primary].stop();
-    common::wait_for("the replica's promotion", 30, || cluster.primary_of(name).is_some());
+    common::wait_for("the replica's promotion", 30, || {
+        cluster.primary_of(name).is_some()
+    });
     cluster.wait_until_ok();
     // The first call may still use the pooled connection to the dead node:
     // its outcome is unknown, so it fails as a connection error. Then calls
@@ -122,11 +164,18 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
 
 #[test]
 fn a_tls_cluster_with_an_acl_user() {
-    let certs = std::env::temp_dir().join(format!("redislock-test-{}-cluster-certs", std::process::id()));
+    let certs = std::env::temp_dir().join(format!(
+        "redislock-test-{}-cluster-certs",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&certs).unwrap();
     common::make_certs(&certs);
     let cluster = Cluster::start_with_tls(Some(&certs));
-    let hosts: Vec<String> = cluster.tls_ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let hosts: Vec<String> = cluster
+        .tls_ports
+        .iter()
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect();
     let dsn = format!(
         "rediss+cluster://app:s3cret@{}?timeout=1&read_timeout=1&tls_ca={}",
         hosts.join(","),

@@ -184,7 +184,10 @@ fn connections_to_the_nodes_last_across_calls() {
     let servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start()).collect();
     let nodes = nodes(&servers);
     let received = |s: &RedisServer| -> u64 {
-        let info: String = redis::cmd("INFO").arg("stats").query(&mut s.client()).unwrap();
+        let info: String = redis::cmd("INFO")
+            .arg("stats")
+            .query(&mut s.client())
+            .unwrap();
         info.lines()
             .find_map(|l| l.strip_prefix("total_connections_received:"))
             .unwrap()
@@ -195,8 +198,18 @@ fn connections_to_the_nodes_last_across_calls() {
     let before: Vec<u64> = servers.iter().map(received).collect();
     for _ in 0..20 {
         let token = new_token();
-        redlock::acquire(&nodes, b"reuse", &token, Duration::from_secs(5), Duration::ZERO).unwrap();
-        assert_eq!(redlock::release(&nodes, b"reuse", &token, Duration::from_secs(5)), 3);
+        redlock::acquire(
+            &nodes,
+            b"reuse",
+            &token,
+            Duration::from_secs(5),
+            Duration::ZERO,
+        )
+        .unwrap();
+        assert_eq!(
+            redlock::release(&nodes, b"reuse", &token, Duration::from_secs(5)),
+            3
+        );
     }
     for (s, before) in servers.iter().zip(before) {
         // One connection by the engine, one by `received` itself.

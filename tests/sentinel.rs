@@ -21,8 +21,13 @@ fn operations_resume_after_a_failover() {
     assert!(lock::acquire(&config, &key, &token, Duration::from_secs(60), NO_WAIT).unwrap());
     assert!(set.master.pttl("lock:{s}") > 0, "written on the master");
     let q = queue::key_of(b"jobs");
-    assert_eq!(queue::enqueue(&config, &q, &[b"a".to_vec()], 0.0).unwrap(), 1);
-    common::wait_for("the replica to have the lock", 10, || set.replica.pttl("lock:{s}") > 0);
+    assert_eq!(
+        queue::enqueue(&config, &q, &[b"a".to_vec()], 0.0).unwrap(),
+        1
+    );
+    common::wait_for("the replica to have the lock", 10, || {
+        set.replica.pttl("lock:{s}") > 0
+    });
 
     let old = set.master.port;
     set.master.stop();
@@ -40,7 +45,11 @@ fn operations_resume_after_a_failover() {
     });
     assert_eq!(queue::pop(&config, &q, 10).unwrap().len(), 1);
     assert!(lock::release(&config, &key, token.as_bytes()).unwrap());
-    assert_eq!(set.replica.pttl("lock:{s}"), -2, "released on the new master");
+    assert_eq!(
+        set.replica.pttl("lock:{s}"),
+        -2,
+        "released on the new master"
+    );
 }
 
 #[test]
@@ -49,5 +58,8 @@ fn an_unknown_master_name_is_a_clear_error() {
     let dsn = set.dsn().replace("/mymaster", "/nosuchmaster");
     let config = Config::from_dsn(&dsn, &Defaults::default()).unwrap();
     let err = lock::holds(&config, b"k", "t").unwrap_err().to_string();
-    assert!(err.contains("sentinel") && err.contains("nosuchmaster"), "{err}");
+    assert!(
+        err.contains("sentinel") && err.contains("nosuchmaster"),
+        "{err}"
+    );
 }

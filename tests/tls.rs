@@ -19,8 +19,20 @@ fn an_acl_user_locks_over_tls() {
     let config = config(&tls.dsn("app:s3cret", true));
     assert_eq!(config.server, format!("127.0.0.1:{} (TLS)", tls.tls_port));
     let token = lock::new_token();
-    assert!(lock::acquire(&config, b"lock:{t}", &token, Duration::from_secs(5), NO_WAIT).unwrap());
-    assert!(tls.server.pttl("lock:{t}") > 0, "written through the TLS port");
+    assert!(
+        lock::acquire(
+            &config,
+            b"lock:{t}",
+            &token,
+            Duration::from_secs(5),
+            NO_WAIT
+        )
+        .unwrap()
+    );
+    assert!(
+        tls.server.pttl("lock:{t}") > 0,
+        "written through the TLS port"
+    );
     assert!(lock::release(&config, b"lock:{t}", token.as_bytes()).unwrap());
 }
 
@@ -30,8 +42,14 @@ fn a_wrong_password_is_a_clear_error_without_the_password() {
     let err = lock::holds(&config(&tls.dsn("app:wrong-pw", true)), b"k", "t").unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::Connection { .. }), "{text}");
-    assert!(text.contains("authentication failed: wrong user name or password"), "{text}");
-    assert!(!text.contains("wrong-pw") && !text.contains("s3cret"), "{text}");
+    assert!(
+        text.contains("authentication failed: wrong user name or password"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("wrong-pw") && !text.contains("s3cret"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -41,11 +59,16 @@ fn certificates_are_checked_both_ways() {
     assert!(lock::holds(&config(&tls.dsn("app:s3cret", false)), b"k", "t").is_err());
     // The system's CAs do not know the test CA.
     let dsn = format!("rediss://app:s3cret@127.0.0.1:{}?timeout=1", tls.tls_port);
-    let err = lock::holds(&config(&dsn), b"k", "t").unwrap_err().to_string();
-    assert!(err.to_lowercase().contains("certificate"), "{err}");
-    // A missing CA file is refused when the config is made.
-    let err = Config::from_dsn(&tls.dsn("app:s3cret", false).replace("ca.crt", "nope.crt"), &Defaults::default())
+    let err = lock::holds(&config(&dsn), b"k", "t")
         .unwrap_err()
         .to_string();
+    assert!(err.to_lowercase().contains("certificate"), "{err}");
+    // A missing CA file is refused when the config is made.
+    let err = Config::from_dsn(
+        &tls.dsn("app:s3cret", false).replace("ca.crt", "nope.crt"),
+        &Defaults::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("tls_ca") && err.contains("nope.crt"), "{err}");
 }

@@ -121,7 +121,9 @@ pub fn acquire_fenced(
 pub fn replicated(config: &Config, replicas: u64, timeout: Duration) -> Result<u64, Error> {
     // WAIT 0 would wait forever; a timeout is always set.
     let ms = millis(timeout).max(1);
-    conn::with(config, |c| redis::cmd("WAIT").arg(replicas).arg(ms).query(c))
+    conn::with(config, |c| {
+        redis::cmd("WAIT").arg(replicas).arg(ms).query(c)
+    })
 }
 
 /// Deletes the lock if it still holds `token`; true if this call deleted it.

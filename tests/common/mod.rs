@@ -64,14 +64,17 @@ impl RedisServer {
         let sentinel = self.args.iter().any(|a| a == "--sentinel");
         let child = Command::new("redis-server")
             .args(&self.args)
-            .args([
-                "--port",
-                &self.port.to_string(),
-                "--bind",
-                "127.0.0.1",
-            ])
-            .args(if sentinel { &[][..] } else { &["--save", "", "--appendonly", "no"][..] })
-            .args(if sentinel { Vec::new() } else { vec!["--dir".into(), self.dir.clone()] })
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(if sentinel {
+                &[][..]
+            } else {
+                &["--save", "", "--appendonly", "no"][..]
+            })
+            .args(if sentinel {
+                Vec::new()
+            } else {
+                vec!["--dir".into(), self.dir.clone()]
+            })
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -203,13 +206,20 @@ impl Cluster {
                         tls_ports.push(tls_port);
                         let file = |name: &str| dir.join(name).display().to_string();
                         args.extend([
-                            "--tls-port".into(), tls_port.to_string(),
-                            "--tls-cluster".into(), "yes".into(),
-                            "--tls-replication".into(), "yes".into(),
-                            "--tls-cert-file".into(), file("server.crt"),
-                            "--tls-key-file".into(), file("server.key"),
-                            "--tls-ca-cert-file".into(), file("ca.crt"),
-                            "--tls-auth-clients".into(), "no".into(),
+                            "--tls-port".into(),
+                            tls_port.to_string(),
+                            "--tls-cluster".into(),
+                            "yes".into(),
+                            "--tls-replication".into(),
+                            "yes".into(),
+                            "--tls-cert-file".into(),
+                            file("server.crt"),
+                            "--tls-key-file".into(),
+                            file("server.key"),
+                            "--tls-ca-cert-file".into(),
+                            file("ca.crt"),
+                            "--tls-auth-clients".into(),
+                            "no".into(),
                         ]);
                     }
                     args
@@ -239,7 +249,8 @@ impl Cluster {
         // A replica that has not synced cannot be promoted.
         wait_for("replicas in sync", 20, || {
             cluster.nodes.iter().all(|n| {
-                let info: String = ask(n.port, redis::cmd("INFO").arg("replication")).unwrap_or_default();
+                let info: String =
+                    ask(n.port, redis::cmd("INFO").arg("replication")).unwrap_or_default();
                 info.contains("role:master") || info.contains("master_link_status:up")
             })
         });
@@ -250,7 +261,8 @@ impl Cluster {
     pub fn wait_until_ok(&self) {
         wait_for("cluster_state:ok", 30, || {
             self.nodes.iter().filter(|n| n.pid() != 0).all(|n| {
-                let info: String = ask(n.port, redis::cmd("CLUSTER").arg("INFO")).unwrap_or_default();
+                let info: String =
+                    ask(n.port, redis::cmd("CLUSTER").arg("INFO")).unwrap_or_default();
                 info.contains("cluster_state:ok")
             })
         });
@@ -258,8 +270,15 @@ impl Cluster {
 
     /// A DSN naming every node, as the ACL user `app` (password `s3cret`).
     pub fn dsn(&self) -> String {
-        let hosts: Vec<String> = self.nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
-        format!("redis+cluster://app:s3cret@{}?timeout=1&read_timeout=1", hosts.join(","))
+        let hosts: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        format!(
+            "redis+cluster://app:s3cret@{}?timeout=1&read_timeout=1",
+            hosts.join(",")
+        )
     }
 
     /// The index of the live primary serving `key`, if one does.
@@ -278,7 +297,10 @@ impl Cluster {
             });
             if serves {
                 let port: u16 = f[1].split(['@', ':']).nth(1).unwrap().parse().unwrap();
-                return self.nodes.iter().position(|n| n.port == port && n.pid() != 0);
+                return self
+                    .nodes
+                    .iter()
+                    .position(|n| n.port == port && n.pid() != 0);
             }
         }
         None
@@ -296,7 +318,11 @@ impl Sentinels {
     pub fn start() -> Self {
         let master = RedisServer::start();
         let replica = RedisServer::start_with(|_, _| {
-            vec!["--replicaof".into(), "127.0.0.1".into(), master.port.to_string()]
+            vec![
+                "--replicaof".into(),
+                "127.0.0.1".into(),
+                master.port.to_string(),
+            ]
         });
         let sentinels = (0..3)
             .map(|_| {
@@ -316,29 +342,49 @@ impl Sentinels {
                 })
             })
             .collect();
-        let set = Sentinels { master, replica, sentinels };
-        wait_for("the replica in sync and known to every sentinel", 30, || {
-            let info: String =
-                ask(set.replica.port, redis::cmd("INFO").arg("replication")).unwrap_or_default();
-            info.contains("master_link_status:up")
-                && set.sentinels.iter().all(|s| {
-                    ask::<Vec<redis::Value>>(s.port, redis::cmd("SENTINEL").arg("REPLICAS").arg("mymaster"))
+        let set = Sentinels {
+            master,
+            replica,
+            sentinels,
+        };
+        wait_for(
+            "the replica in sync and known to every sentinel",
+            30,
+            || {
+                let info: String = ask(set.replica.port, redis::cmd("INFO").arg("replication"))
+                    .unwrap_or_default();
+                info.contains("master_link_status:up")
+                    && set.sentinels.iter().all(|s| {
+                        ask::<Vec<redis::Value>>(
+                            s.port,
+                            redis::cmd("SENTINEL").arg("REPLICAS").arg("mymaster"),
+                        )
                         .is_ok_and(|r| !r.is_empty())
-                })
-        });
+                    })
+            },
+        );
         set
     }
 
     pub fn dsn(&self) -> String {
-        let hosts: Vec<String> = self.sentinels.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
-        format!("redis+sentinel://{}/mymaster?timeout=1&read_timeout=1", hosts.join(","))
+        let hosts: Vec<String> = self
+            .sentinels
+            .iter()
+            .map(|s| format!("127.0.0.1:{}", s.port))
+            .collect();
+        format!(
+            "redis+sentinel://{}/mymaster?timeout=1&read_timeout=1",
+            hosts.join(",")
+        )
     }
 
     /// The master's port as the first sentinel reports it.
     pub fn master_port(&self) -> u16 {
         let addr: Vec<String> = ask(
             self.sentinels[0].port,
-            redis::cmd("SENTINEL").arg("GET-MASTER-ADDR-BY-NAME").arg("mymaster"),
+            redis::cmd("SENTINEL")
+                .arg("GET-MASTER-ADDR-BY-NAME")
+                .arg("mymaster"),
         )
         .unwrap();
         addr[1].parse().unwrap()
@@ -360,19 +406,54 @@ pub fn make_certs(dir: &std::path::Path) {
         assert!(ok, "openssl {args:?}");
     };
     openssl(&[
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
-        "-days", "2", "-subj", "/CN=redislock test CA",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=redislock test CA",
     ]);
-    std::fs::write(dir.join("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n").unwrap();
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
     for who in ["server", "client"] {
         openssl(&[
-            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", &format!("{who}.key"), "-out",
-            &format!("{who}.csr"), "-subj", &format!("/CN={who}"),
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            &format!("{who}.key"),
+            "-out",
+            &format!("{who}.csr"),
+            "-subj",
+            &format!("/CN={who}"),
         ]);
         openssl(&[
-            "x509", "-req", "-in", &format!("{who}.csr"), "-CA", "ca.crt", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", &format!("{who}.crt"), "-days", "2", "-extfile",
+            "x509",
+            "-req",
+            "-in",
+            &format!("{who}.csr"),
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            &format!("{who}.crt"),
+            "-days",
+            "2",
+            "-extfile",
             &format!("{who}.ext"),
         ]);
     }
@@ -395,17 +476,26 @@ impl TlsServer {
             certs = dir.clone();
             let file = |name: &str| dir.join(name).display().to_string();
             vec![
-                "--tls-port".into(), tls_port.to_string(),
-                "--tls-cert-file".into(), file("server.crt"),
-                "--tls-key-file".into(), file("server.key"),
-                "--tls-ca-cert-file".into(), file("ca.crt"),
-                "--tls-auth-clients".into(), "yes".into(),
+                "--tls-port".into(),
+                tls_port.to_string(),
+                "--tls-cert-file".into(),
+                file("server.crt"),
+                "--tls-key-file".into(),
+                file("server.key"),
+                "--tls-ca-cert-file".into(),
+                file("ca.crt"),
+                "--tls-auth-clients".into(),
+                "yes".into(),
             ]
             .into_iter()
             .chain(["--user", "app", "on", ">s3cret", "~*", "&*", "+@all"].map(String::from))
             .collect()
         });
-        TlsServer { server, tls_port, certs }
+        TlsServer {
+            server,
+            tls_port,
+            certs,
+        }
     }
 
     /// A DSN for the TLS port with the CA and, if `client`, the client's
@@ -418,7 +508,11 @@ impl TlsServer {
             file("ca.crt")
         );
         if client {
-            dsn += &format!("&tls_cert={}&tls_key={}", file("client.crt"), file("client.key"));
+            dsn += &format!(
+                "&tls_cert={}&tls_key={}",
+                file("client.crt"),
+                file("client.key")
+            );
         }
         dsn
     }
