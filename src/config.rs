@@ -117,7 +117,9 @@ impl Config {
         let query_get = |name: &str| last_value(&query, name);
         let (mut info, mut topology) = parse_base(base)?;
         let mut addr = info.addr().clone();
-        let single_only = ["socket", "host", "port"].into_iter().find(|n| get(n).is_some());
+        let single_only = ["socket", "host", "port"]
+            .into_iter()
+            .find(|n| get(n).is_some());
         if let (false, Some(name)) = (matches!(topology, Topology::Single), single_only) {
             bail!(
                 "option '{name}' cannot be combined with a cluster or sentinel DSN: list the nodes in the DSN"

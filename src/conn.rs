@@ -12,8 +12,8 @@ use std::time::Duration;
 use redis::cluster::{ClusterClientBuilder, ClusterConnection};
 use redis::sentinel::{SentinelClientBuilder, SentinelServerType};
 use redis::{
-    Cmd, Connection, ConnectionLike, ErrorKind, RedisError, RedisResult, ServerErrorKind, TlsMode,
-    Value,
+    Cmd, Connection, ConnectionInfo, ConnectionLike, ErrorKind, RedisError, RedisResult,
+    ServerErrorKind, TlsMode, Value,
 };
 
 use crate::config::{Config, Topology};
@@ -164,16 +164,17 @@ fn pool_key(config: &Config, role: Role) -> String {
     }
 }
 
+/// A client for one server, with the config's certificates if it has any.
+fn client_for(config: &Config, info: &ConnectionInfo) -> RedisResult<redis::Client> {
+    match &config.tls {
+        Some(certs) => redis::Client::build_with_tls(info.clone(), certs.clone()),
+        None => redis::Client::open(info.clone()),
+    }
+}
+
 fn connect(config: &Config, role: Role) -> RedisResult<Conn> {
-    let tls = || config.tls.clone().map(|certs| (TlsMode::Secure, certs));
     match (&config.topology, role) {
-        (Topology::Single, _) => {
-            let client = match tls() {
-                Some((_, certs)) => redis::Client::build_with_tls(config.info.clone(), certs)?,
-                None => redis::Client::open(config.info.clone())?,
-            };
-            single(config, &client)
-        }
+        (Topology::Single, _) => single(config, &client_for(config, &config.info)?),
         (Topology::Sentinel { sentinels, master }, _) => {
             let redis = config.info.redis_settings();
             let mut builder =
@@ -202,11 +203,7 @@ fn connect(config: &Config, role: Role) -> RedisResult<Conn> {
         (Topology::Cluster { nodes }, Role::Subscriber) => {
             let mut last = None;
             for node in nodes {
-                let client = match tls() {
-                    Some((_, certs)) => redis::Client::build_with_tls(node.clone(), certs)?,
-                    None => redis::Client::open(node.clone())?,
-                };
-                match single(config, &client) {
+                match single(config, &client_for(config, node)?) {
                     Ok(conn) => return Ok(conn),
                     Err(e) => last = Some(e),
                 }
@@ -221,8 +218,9 @@ fn connect(config: &Config, role: Role) -> RedisResult<Conn> {
                 .connection_timeout(config.connect_timeout)
                 .response_timeout(config.read_timeout)
                 .retries(0);
-            if let Some((mode, certs)) = tls() {
-                builder = builder.tls(mode).certs(certs);
+            // TLS itself follows from the nodes' rediss addresses.
+            if let Some(certs) = &config.tls {
+                builder = builder.certs(certs.clone());
             }
             let conn = builder.build()?.get_connection()?;
             conn.set_read_timeout(Some(config.read_timeout))?;
