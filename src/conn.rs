@@ -316,6 +316,8 @@ pub fn with_role<T>(
     mut f: impl FnMut(&mut Conn) -> RedisResult<T>,
 ) -> Result<T, Error> {
     let key = pool_key(config, role);
+    // Only a cluster or a sentinel-named master can be elsewhere a moment later.
+    let may_move = !matches!(config.topology, Topology::Single);
     let mut tries = 0;
     loop {
         tries += 1;
@@ -323,9 +325,7 @@ pub fn with_role<T>(
             Ok(conn) => conn,
             // Refused: not sent. A sentinel-named master or a cluster may
             // have another server ready a moment later.
-            Err(Error::Connection { .. })
-                if tries < MOVED_TRIES && !matches!(config.topology, Topology::Single) =>
-            {
+            Err(Error::Connection { .. }) if tries < MOVED_TRIES && may_move => {
                 std::thread::sleep(MOVED_PAUSE);
                 continue;
             }
@@ -336,11 +336,7 @@ pub fn with_role<T>(
                 put(key, conn);
                 return Ok(value);
             }
-            Err(err)
-                if moved(&err)
-                    && tries < MOVED_TRIES
-                    && !matches!(config.topology, Topology::Single) =>
-            {
+            Err(err) if moved(&err) && tries < MOVED_TRIES && may_move => {
                 drop(conn);
                 std::thread::sleep(MOVED_PAUSE);
             }

@@ -115,15 +115,26 @@ pub fn acquire_fenced(
     })
 }
 
-/// How many replicas acknowledged this thread's writes so far, waiting up to
-/// `timeout` for `replicas` of them (Redis' `WAIT`). It must follow the
-/// write on the same thread: the pooled connection is the one that wrote.
-pub fn replicated(config: &Config, replicas: u64, timeout: Duration) -> Result<u64, Error> {
+/// Waits up to `timeout` for `replicas` replicas to acknowledge the acquire
+/// of `key` with `token` just made on this thread (Redis' `WAIT` on the
+/// pooled connection that wrote it). Returns how many did; when that is
+/// fewer, or the wait failed, the lock has been released again.
+pub fn confirm(
+    config: &Config,
+    key: &[u8],
+    token: &str,
+    replicas: u64,
+    timeout: Duration,
+) -> Result<u64, Error> {
     // WAIT 0 would wait forever; a timeout is always set.
     let ms = millis(timeout).max(1);
-    conn::with(config, |c| {
+    let acked = conn::with(config, |c| {
         redis::cmd("WAIT").arg(replicas).arg(ms).query(c)
-    })
+    });
+    if !matches!(acked, Ok(n) if n >= replicas) {
+        let _ = release(config, key, token.as_bytes());
+    }
+    acked
 }
 
 /// Deletes the lock if it still holds `token`; true if this call deleted it.

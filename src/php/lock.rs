@@ -197,12 +197,16 @@ impl Lock {
     /// says so.
     fn confirm(&self, token: &str) -> PhpResult<()> {
         let (wanted, timeout) = (self.options.replicas, self.options.replica_timeout);
-        let acked = lock::replicated(&self.config, wanted, timeout);
-        if matches!(acked, Ok(n) if n >= wanted) {
+        let acked = engine(lock::confirm(
+            &self.config,
+            &self.key,
+            token,
+            wanted,
+            timeout,
+        ))?;
+        if acked >= wanted {
             return Ok(());
         }
-        let _ = lock::release(&self.config, &self.key, token.as_bytes());
-        let acked = engine(acked)?;
         Err(exception(
             Kind::NotAcquired,
             format!(

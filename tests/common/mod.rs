@@ -161,6 +161,28 @@ pub fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// redis-server arguments adding the ACL user `app` (password `s3cret`),
+/// allowed everything.
+pub const ACL_USER: [&str; 7] = ["--user", "app", "on", ">s3cret", "~*", "&*", "+@all"];
+
+/// redis-server arguments for a TLS port with the certificates that
+/// [`make_certs`] made in `certs`.
+pub fn tls_args(certs: &std::path::Path, port: u16, auth_clients: &str) -> Vec<String> {
+    let file = |name: &str| certs.join(name).display().to_string();
+    vec![
+        "--tls-port".into(),
+        port.to_string(),
+        "--tls-cert-file".into(),
+        file("server.crt"),
+        "--tls-key-file".into(),
+        file("server.key"),
+        "--tls-ca-cert-file".into(),
+        file("ca.crt"),
+        "--tls-auth-clients".into(),
+        auth_clients.into(),
+    ]
+}
+
 /// A Redis Cluster of 3 primaries and 3 replicas, built with
 /// `redis-cli --cluster create`.
 pub struct Cluster {
@@ -191,36 +213,18 @@ impl Cluster {
                         "1000",
                         "--cluster-port",
                         &free_port().to_string(),
-                        "--user",
-                        "app",
-                        "on",
-                        ">s3cret",
-                        "~*",
-                        "&*",
-                        "+@all",
                     ]
+                    .into_iter()
+                    .chain(ACL_USER)
                     .map(String::from)
-                    .to_vec();
+                    .collect();
                     if let Some(dir) = certs {
                         let tls_port = free_port();
                         tls_ports.push(tls_port);
-                        let file = |name: &str| dir.join(name).display().to_string();
-                        args.extend([
-                            "--tls-port".into(),
-                            tls_port.to_string(),
-                            "--tls-cluster".into(),
-                            "yes".into(),
-                            "--tls-replication".into(),
-                            "yes".into(),
-                            "--tls-cert-file".into(),
-                            file("server.crt"),
-                            "--tls-key-file".into(),
-                            file("server.key"),
-                            "--tls-ca-cert-file".into(),
-                            file("ca.crt"),
-                            "--tls-auth-clients".into(),
-                            "no".into(),
-                        ]);
+                        args.extend(tls_args(dir, tls_port, "no"));
+                        args.extend(
+                            ["--tls-cluster", "yes", "--tls-replication", "yes"].map(String::from),
+                        );
                     }
                     args
                 })
@@ -474,22 +478,9 @@ impl TlsServer {
         let server = RedisServer::start_with(|_, dir| {
             make_certs(dir);
             certs = dir.clone();
-            let file = |name: &str| dir.join(name).display().to_string();
-            vec![
-                "--tls-port".into(),
-                tls_port.to_string(),
-                "--tls-cert-file".into(),
-                file("server.crt"),
-                "--tls-key-file".into(),
-                file("server.key"),
-                "--tls-ca-cert-file".into(),
-                file("ca.crt"),
-                "--tls-auth-clients".into(),
-                "yes".into(),
-            ]
-            .into_iter()
-            .chain(["--user", "app", "on", ">s3cret", "~*", "&*", "+@all"].map(String::from))
-            .collect()
+            let mut args = tls_args(dir, tls_port, "yes");
+            args.extend(ACL_USER.map(String::from));
+            args
         });
         TlsServer {
             server,
