@@ -76,6 +76,16 @@ pub enum Conn {
     Cluster(Box<ClusterConnection>),
 }
 
+impl Conn {
+    /// How long a reply may take (a blocking command needs longer).
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> RedisResult<()> {
+        match self {
+            Conn::Single(c) => c.set_read_timeout(timeout),
+            Conn::Cluster(c) => c.set_read_timeout(timeout),
+        }
+    }
+}
+
 impl ConnectionLike for Conn {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
         match self {

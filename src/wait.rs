@@ -1,12 +1,30 @@
-//! Waiting without polling, for locks and queues alike: subscribe to the
-//! channels the scripts publish on, try, and try again on every message,
-//! when the try says something will change (a lease ends, a task falls due),
-//! at `recheck` at the latest, until the deadline.
+//! Waiting in line, for locks and queues alike. A waiter that cannot go on
+//! joins a line kept in Redis beside the lock or queue (the scripts do that,
+//! see `scripts/line.lua`) and blocks (BLPOP) on a wake list of its own. The
+//! script that releases the lock or enqueues tasks pushes onto the wake lists
+//! of only as many waiters as it serves, first come first served: nobody
+//! else wakes, so the cost of an event does not grow with the crowd.
+//!
+//! While it blocks, a waiter keeps its place by renewing it every [`RENEW`]
+//! (a waiter that dies loses it within [`PLACE`]) and, when it is first in
+//! line, looks again when the holder's lease ends or a task falls due, and
+//! at the caller's `recheck` at the latest, for what wakes nobody: an old
+//! client deleting a key, a task enqueued by an old producer.
+//!
+//! A pending signal with a PHP handler (see [`set_interrupt_check`]) ends a
+//! wait promptly: the waiter leaves the line and the caller returns.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::conn::{self, Error, Role};
+use crate::conn::{self, Error};
+
+/// How long a waiter's place in line is kept without renewal.
+pub const PLACE: Duration = Duration::from_secs(2);
+
+/// How often a waiter renews its place.
+pub const RENEW: Duration = Duration::from_millis(500);
 
 /// One try: done (with what it got), or not yet and worth trying again
 /// after at most this long.
@@ -15,87 +33,116 @@ pub enum Try<T> {
     Later(Duration),
 }
 
-/// Tries once, then, unless `timeout` is zero, waits as described above.
-pub fn until<T>(
-    config: &Config,
-    channels: &[&[u8]],
-    timeout: Duration,
-    recheck: Duration,
-    mut attempt: impl FnMut() -> Result<Try<T>, Error>,
-) -> Result<Option<T>, Error> {
-    let deadline = Instant::now() + timeout;
-    match attempt()? {
-        Try::Done(value) => return Ok(Some(value)),
-        Try::Later(_) if timeout.is_zero() => return Ok(None),
-        Try::Later(_) => {}
-    }
-    subscribed(config, channels, deadline, recheck, attempt)
+/// Why a waiter tries (again).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// The first try: not in any line yet.
+    First,
+    /// A recheck while in line (renews the place).
+    Recheck,
+    /// Woken through wake list `index`, and so taken out of that line.
+    Woken(usize),
 }
 
-/// Subscribing before the first retry closes the window in which a message
-/// could go unheard.
-fn subscribed<T>(
+/// What a caller waits for, in the terms of its scripts.
+pub trait Waiter<T> {
+    /// One try; joins the line or keeps the place in it when it fails
+    /// (unless the wait has no time: then it never joins).
+    fn attempt(&mut self, pass: Pass) -> Result<Try<T>, Error>;
+    /// Woken through wake list `index` with `value`: done (a lock handed
+    /// over), or None to try again.
+    fn woken(&mut self, index: usize, value: Vec<u8>) -> Result<Option<T>, Error>;
+    /// Gives up (the wait ran out, a signal): leaves the line, and returns
+    /// what was handed over meanwhile, if anything.
+    fn leave(&mut self) -> Result<Option<T>, Error>;
+}
+
+static INTERRUPTED: OnceLock<fn() -> bool> = OnceLock::new();
+
+/// Installs the check for a signal that should end waits (the PHP binding:
+/// a signal with a PHP handler is pending).
+pub fn set_interrupt_check(check: fn() -> bool) {
+    let _ = INTERRUPTED.set(check);
+}
+
+/// Whether a wait should end now for a signal.
+pub fn interrupted() -> bool {
+    INTERRUPTED.get().is_some_and(|check| check())
+}
+
+/// Tries once, then, unless `timeout` is zero, waits in line as described
+/// above until done or until `timeout` (`Duration::MAX`: no limit).
+pub fn until<T>(
     config: &Config,
-    channels: &[&[u8]],
-    deadline: Instant,
-    recheck: Duration,
-    mut retry: impl FnMut() -> Result<Try<T>, Error>,
+    wake: &[Vec<u8>],
+    timeout: Duration,
+    waiter: &mut impl Waiter<T>,
 ) -> Result<Option<T>, Error> {
-    let outcome = conn::with_role(config, Role::Subscriber, |c| {
-        // Subscribers are always plain connections (see `conn::connect`).
-        let conn::Conn::Single(c) = c else {
-            return Err((redis::ErrorKind::Client, "no subscriber connection").into());
+    let deadline = Instant::now().checked_add(timeout);
+    let mut pass = Pass::First;
+    loop {
+        let later = match waiter.attempt(pass)? {
+            Try::Done(value) => return Ok(Some(value)),
+            Try::Later(later) => later,
         };
-        let mut sub = c.as_pubsub();
-        for channel in channels {
-            sub.subscribe(*channel)?;
+        if timeout.is_zero() {
+            return Ok(None);
         }
-        let outcome = loop {
-            let later = match retry() {
-                Ok(Try::Done(value)) => break Ok(Some(value)),
-                Ok(Try::Later(later)) => later,
-                Err(e) => break Err(e),
-            };
-            let now = Instant::now();
-            if now >= deadline {
-                break Ok(None);
+        pass = Pass::Recheck;
+        let left = deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        if left.is_zero() || interrupted() {
+            return waiter.leave();
+        }
+        let nap = later.min(RENEW).min(left).max(Duration::from_millis(1));
+        match block(config, wake, nap) {
+            Ok(Some((index, value))) => match waiter.woken(index, value)? {
+                Some(done) => return Ok(Some(done)),
+                None => pass = Pass::Woken(index),
+            },
+            Ok(None) => {}
+            // A signal cut the blocking read short: the connection was
+            // dropped (BLPOP's outcome is unknown), and leaving finds out
+            // whether the lock was handed over meanwhile.
+            Err(_) if interrupted() => return waiter.leave(),
+            Err(e) => {
+                let _ = waiter.leave();
+                return Err(e);
             }
-            let nap = later
-                .min(recheck)
-                .min(deadline - now)
-                .max(Duration::from_millis(1));
-            sub.set_read_timeout(Some(nap))?;
-            match sub.get_message() {
-                Ok(_) => {}
-                Err(e) if e.is_timeout() => {}
-                Err(e) => return Err(e),
-            }
-        };
-        // Unsubscribing (when `sub` drops) must not run under a 1 ms timeout.
-        sub.set_read_timeout(Some(config.read_timeout))?;
-        Ok(outcome)
-    });
-    match outcome {
-        Ok(result) => result,
-        // The subscriber connection failed: waiting is only an optimisation,
-        // so finish the wait by rechecking on the command connection.
-        Err(_) => loop {
-            match retry()? {
-                Try::Done(value) => return Ok(Some(value)),
-                Try::Later(later) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return Ok(None);
-                    }
-                    std::thread::sleep(later.min(recheck).min(deadline - now));
-                }
-            }
-        },
+        }
     }
+}
+
+/// Blocks on the wake lists for up to `nap`: which one woke, with what.
+fn block(
+    config: &Config,
+    keys: &[Vec<u8>],
+    nap: Duration,
+) -> Result<Option<(usize, Vec<u8>)>, Error> {
+    let reply: Option<(Vec<u8>, Vec<u8>)> = conn::with(config, |c| {
+        // The reply may take the whole nap: the read timeout covers it.
+        c.set_read_timeout(Some(nap + config.read_timeout))?;
+        let reply = redis::cmd("BLPOP")
+            .arg(keys)
+            .arg(format!("{:.3}", nap.as_secs_f64()))
+            .query(c);
+        c.set_read_timeout(Some(config.read_timeout))?;
+        reply
+    })?;
+    Ok(reply.map(|(key, value)| {
+        let index = keys.iter().position(|k| *k == key).unwrap_or(0);
+        (index, value)
+    }))
 }
 
 /// A remaining time in ms as the scripts report it; a negative one (nothing
-/// scheduled, or no expiry) leaves the wait to messages and `recheck`.
+/// scheduled, or no expiry) leaves the wait to wake-ups and rechecks.
 pub fn later_ms(ms: i64) -> Duration {
     u64::try_from(ms).map_or(Duration::MAX, Duration::from_millis)
+}
+
+/// A fresh waiter token: names a waiter's place and wake list.
+pub fn new_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
 }

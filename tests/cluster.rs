@@ -29,25 +29,24 @@ fn contract(config: &Config, round: &str) {
     for i in 0..12 {
         let name = format!("{round}-{i}");
         let key = lock::named_key(name.as_bytes());
-        let fence_key = lock::fence_key(&key);
         let (a, b) = (lock::new_token(), lock::new_token());
         let ttl = Duration::from_secs(5);
-        let f1 = lock::acquire_fenced(config, &key, &fence_key, &a, ttl, NO_WAIT)
+        let f1 = common::acquire_fenced(config, &key, &a, ttl, NO_WAIT)
             .unwrap()
             .unwrap();
         assert_eq!(
-            lock::acquire_fenced(config, &key, &fence_key, &b, ttl, NO_WAIT).unwrap(),
+            common::acquire_fenced(config, &key, &b, ttl, NO_WAIT).unwrap(),
             None
         );
         assert!(lock::extend(config, &key, &a, ttl).unwrap());
         assert!(lock::holds(config, &key, &a).unwrap());
-        assert!(!lock::release(config, &key, b.as_bytes()).unwrap());
-        assert!(lock::release(config, &key, a.as_bytes()).unwrap());
-        let f2 = lock::acquire_fenced(config, &key, &fence_key, &b, ttl, NO_WAIT)
+        assert!(!common::release(config, &key, b.as_bytes()).unwrap());
+        assert!(common::release(config, &key, a.as_bytes()).unwrap());
+        let f2 = common::acquire_fenced(config, &key, &b, ttl, NO_WAIT)
             .unwrap()
             .unwrap();
         assert!(f2 > f1, "fencing tokens increase: {f1} then {f2}");
-        assert!(lock::release(config, &key, b.as_bytes()).unwrap());
+        assert!(common::release(config, &key, b.as_bytes()).unwrap());
 
         // Lock_Service: the order key and the id counter are in different slots.
         let order = format!("order_lock_{name}");
@@ -58,7 +57,7 @@ fn contract(config: &Config, round: &str) {
             lock::order::acquire(config, order.as_bytes(), b"lock_unique_id", ttl).unwrap(),
             None
         );
-        assert!(lock::release(config, order.as_bytes(), id.to_string().as_bytes()).unwrap());
+        assert!(common::release(config, order.as_bytes(), id.to_string().as_bytes()).unwrap());
 
         let seed = queue::key_of(name.as_bytes());
         assert_eq!(
@@ -106,7 +105,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     // A waiter on one node is woken by a release published on another.
     let key = lock::named_key(b"handoff");
     let holder = lock::new_token();
-    assert!(lock::acquire(&config, &key, &holder, Duration::from_secs(30), NO_WAIT).unwrap());
+    assert!(common::acquired(&config, &key, &holder, Duration::from_secs(30), NO_WAIT).unwrap());
     let waiter = {
         let config = config.clone();
         let key = key.clone();
@@ -116,7 +115,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
                 timeout: Duration::from_secs(10),
                 recheck: Duration::from_secs(10),
             };
-            let got = lock::acquire(
+            let got = common::acquired(
                 &config,
                 &key,
                 &lock::new_token(),
@@ -128,7 +127,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
         })
     };
     std::thread::sleep(Duration::from_millis(300));
-    assert!(lock::release(&config, &key, holder.as_bytes()).unwrap());
+    assert!(common::release(&config, &key, holder.as_bytes()).unwrap());
     let (got, waited) = waiter.join().unwrap();
     assert!(
         got && waited < Duration::from_secs(5),
@@ -139,7 +138,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     // same pooled connection's next calls reach the new primary.
     let key = lock::named_key(b"failover");
     let token = lock::new_token();
-    assert!(lock::acquire(&config, &key, &token, Duration::from_secs(60), NO_WAIT).unwrap());
+    assert!(common::acquired(&config, &key, &token, Duration::from_secs(60), NO_WAIT).unwrap());
     let name = std::str::from_utf8(&key).unwrap();
     let primary = cluster.primary_of(name).unwrap();
     cluster.nodes[primary].stop();
@@ -158,7 +157,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     // Replication is asynchronous: the lock survives unless the write had
     // not reached the replica (it had, WAIT-free but seconds ago).
     assert!(held, "the promoted replica has the lock");
-    assert!(lock::release(&config, &key, token.as_bytes()).unwrap());
+    assert!(common::release(&config, &key, token.as_bytes()).unwrap());
     contract(&config, "after");
 }
 

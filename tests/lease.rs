@@ -11,17 +11,9 @@ use redislock::lock::renew::{self, Lease};
 use redislock::lock::{self, Wait};
 
 fn acquire(config: &Config, key: &str, token: &str, lease: Duration) -> i64 {
-    let fence_key = format!("{key}:fence");
-    lock::acquire_fenced(
-        config,
-        key.as_bytes(),
-        fence_key.as_bytes(),
-        token,
-        lease,
-        NO_WAIT,
-    )
-    .unwrap()
-    .expect("lock free")
+    common::acquire_fenced(config, key.as_bytes(), token, lease, NO_WAIT)
+        .unwrap()
+        .expect("lock free")
 }
 
 #[test]
@@ -43,17 +35,10 @@ fn fencing_tokens_increase_even_after_the_counter_is_gone() {
         let fence = acquire(&config, "lock:{f}", &token, lease);
         assert!(fence > last, "round {round}: {fence} after {last}");
         last = fence;
-        let busy = lock::acquire_fenced(
-            &config,
-            b"lock:{f}",
-            b"lock:{f}:fence",
-            &lock::new_token(),
-            lease,
-            NO_WAIT,
-        )
-        .unwrap();
+        let busy = common::acquire_fenced(&config, b"lock:{f}", &lock::new_token(), lease, NO_WAIT)
+            .unwrap();
         assert_eq!(busy, None, "held: no token for a second acquirer");
-        assert!(lock::release(&config, b"lock:{f}", token.as_bytes()).unwrap());
+        assert!(common::release(&config, b"lock:{f}", token.as_bytes()).unwrap());
     }
     let kept = server.pttl("lock:{f}:fence");
     let most = (lease + lock::FENCE_KEEP).as_millis() as i64;
@@ -81,15 +66,8 @@ fn a_key_without_expiry_is_not_taken_over_by_the_fenced_acquire() {
         timeout: Duration::from_millis(150),
         recheck: Duration::from_millis(50),
     };
-    let got = lock::acquire_fenced(
-        &config,
-        b"lock:{p}",
-        b"lock:{p}:fence",
-        "me",
-        Duration::from_secs(1),
-        wait,
-    )
-    .unwrap();
+    let got =
+        common::acquire_fenced(&config, b"lock:{p}", "me", Duration::from_secs(1), wait).unwrap();
     assert_eq!(got, None);
     assert_eq!(
         lock::remaining(&config, b"lock:{p}", "someone").unwrap(),
@@ -112,10 +90,9 @@ fn tokens_order_the_critical_sections_of_contending_threads() {
                         timeout: Duration::from_secs(30),
                         recheck: Duration::from_millis(250),
                     };
-                    let fence = lock::acquire_fenced(
+                    let fence = common::acquire_fenced(
                         &config,
                         b"lock:{c}",
-                        b"lock:{c}:fence",
                         &token,
                         Duration::from_secs(10),
                         wait,
@@ -126,7 +103,7 @@ fn tokens_order_the_critical_sections_of_contending_threads() {
                     std::thread::yield_now();
                     let exit = Instant::now();
                     history.lock().unwrap().push((fence, enter, exit));
-                    assert!(lock::release(&config, b"lock:{c}", token.as_bytes()).unwrap());
+                    assert!(common::release(&config, b"lock:{c}", token.as_bytes()).unwrap());
                 }
             })
         })

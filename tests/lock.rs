@@ -15,17 +15,17 @@ fn acquire_is_exclusive_and_only_the_owner_releases() {
     let server = RedisServer::start();
     let config = server.config();
     let (a, b) = (lock::new_token(), lock::new_token());
-    assert!(lock::acquire(&config, b"Lock:x", &a, Duration::from_secs(5), NO_WAIT).unwrap());
-    assert!(!lock::acquire(&config, b"Lock:x", &b, Duration::from_secs(5), NO_WAIT).unwrap());
+    assert!(common::acquired(&config, b"Lock:x", &a, Duration::from_secs(5), NO_WAIT).unwrap());
+    assert!(!common::acquired(&config, b"Lock:x", &b, Duration::from_secs(5), NO_WAIT).unwrap());
     let ttl = server.pttl("Lock:x");
     assert!(
         ttl > 4000 && ttl <= 5000,
         "lease set with the acquire: {ttl}"
     );
-    assert!(!lock::release(&config, b"Lock:x", b.as_bytes()).unwrap());
+    assert!(!common::release(&config, b"Lock:x", b.as_bytes()).unwrap());
     assert!(lock::holds(&config, b"Lock:x", &a).unwrap());
-    assert!(lock::release(&config, b"Lock:x", a.as_bytes()).unwrap());
-    assert!(!lock::release(&config, b"Lock:x", a.as_bytes()).unwrap());
+    assert!(common::release(&config, b"Lock:x", a.as_bytes()).unwrap());
+    assert!(!common::release(&config, b"Lock:x", a.as_bytes()).unwrap());
     assert_eq!(server.pttl("Lock:x"), -2, "key gone");
 }
 
@@ -34,10 +34,10 @@ fn an_expired_owner_cannot_release_the_next_holder() {
     let server = RedisServer::start();
     let config = server.config();
     let (a, b) = (lock::new_token(), lock::new_token());
-    assert!(lock::acquire(&config, b"Lock:o", &a, Duration::from_millis(50), NO_WAIT).unwrap());
+    assert!(common::acquired(&config, b"Lock:o", &a, Duration::from_millis(50), NO_WAIT).unwrap());
     std::thread::sleep(Duration::from_millis(120));
-    assert!(lock::acquire(&config, b"Lock:o", &b, Duration::from_secs(5), NO_WAIT).unwrap());
-    assert!(!lock::release(&config, b"Lock:o", a.as_bytes()).unwrap());
+    assert!(common::acquired(&config, b"Lock:o", &b, Duration::from_secs(5), NO_WAIT).unwrap());
+    assert!(!common::release(&config, b"Lock:o", a.as_bytes()).unwrap());
     assert!(!lock::extend(&config, b"Lock:o", &a, Duration::from_secs(9)).unwrap());
     assert!(lock::holds(&config, b"Lock:o", &b).unwrap());
 }
@@ -53,7 +53,7 @@ fn a_key_without_ttl_is_taken_over() {
         .unwrap();
     let token = lock::new_token();
     assert!(
-        lock::acquire(
+        common::acquired(
             &config,
             b"Lock:stale",
             &token,
@@ -71,7 +71,7 @@ fn extend_sets_a_new_lease_for_the_owner() {
     let server = RedisServer::start();
     let config = server.config();
     let token = lock::new_token();
-    assert!(lock::acquire(&config, b"Lock:e", &token, Duration::from_secs(1), NO_WAIT).unwrap());
+    assert!(common::acquired(&config, b"Lock:e", &token, Duration::from_secs(1), NO_WAIT).unwrap());
     assert!(lock::extend(&config, b"Lock:e", &token, Duration::from_secs(30)).unwrap());
     assert!(server.pttl("Lock:e") > 20_000);
 }
@@ -82,7 +82,7 @@ fn a_waiter_wakes_on_release_long_before_its_recheck_interval() {
     let config = server.config();
     let holder = lock::new_token();
     assert!(
-        lock::acquire(
+        common::acquired(
             &config,
             b"Lock:w",
             &holder,
@@ -98,7 +98,7 @@ fn a_waiter_wakes_on_release_long_before_its_recheck_interval() {
             recheck: Duration::from_secs(20),
         };
         let token = lock::new_token();
-        lock::acquire(
+        common::acquired(
             &waiter_config,
             b"Lock:w",
             &token,
@@ -109,7 +109,7 @@ fn a_waiter_wakes_on_release_long_before_its_recheck_interval() {
     });
     std::thread::sleep(Duration::from_millis(300));
     let released_at = Instant::now();
-    assert!(lock::release(&config, b"Lock:w", holder.as_bytes()).unwrap());
+    assert!(common::release(&config, b"Lock:w", holder.as_bytes()).unwrap());
     assert!(waiter.join().unwrap());
     // Neither the 30 s lease nor the 20 s recheck ran out: only the release
     // message can have woken the waiter.
@@ -121,7 +121,7 @@ fn a_waiter_gives_up_at_its_timeout_and_wakes_when_the_lease_runs_out() {
     let server = RedisServer::start();
     let config = server.config();
     assert!(
-        lock::acquire(
+        common::acquired(
             &config,
             b"Lock:t",
             &lock::new_token(),
@@ -135,7 +135,7 @@ fn a_waiter_gives_up_at_its_timeout_and_wakes_when_the_lease_runs_out() {
         recheck: Duration::from_secs(10),
     };
     assert!(
-        !lock::acquire(
+        !common::acquired(
             &config,
             b"Lock:t",
             &lock::new_token(),
@@ -146,7 +146,7 @@ fn a_waiter_gives_up_at_its_timeout_and_wakes_when_the_lease_runs_out() {
     );
 
     assert!(
-        lock::acquire(
+        common::acquired(
             &config,
             b"Lock:l",
             &lock::new_token(),
@@ -160,7 +160,7 @@ fn a_waiter_gives_up_at_its_timeout_and_wakes_when_the_lease_runs_out() {
         recheck: Duration::from_secs(20),
     };
     assert!(
-        lock::acquire(
+        common::acquired(
             &config,
             b"Lock:l",
             &lock::new_token(),
@@ -194,7 +194,7 @@ fn threads_with_their_own_connections_never_overlap() {
                         recheck: Duration::from_millis(50),
                     };
                     assert!(
-                        lock::acquire(&config, b"Lock:c", &token, Duration::from_secs(10), wait)
+                        common::acquired(&config, b"Lock:c", &token, Duration::from_secs(10), wait)
                             .unwrap()
                     );
                     if inside.fetch_add(1, Ordering::SeqCst) != 0 {
@@ -203,7 +203,7 @@ fn threads_with_their_own_connections_never_overlap() {
                     entries.fetch_add(1, Ordering::SeqCst);
                     std::thread::yield_now();
                     inside.fetch_sub(1, Ordering::SeqCst);
-                    assert!(lock::release(&config, b"Lock:c", token.as_bytes()).unwrap());
+                    assert!(common::release(&config, b"Lock:c", token.as_bytes()).unwrap());
                 }
             })
         })
@@ -244,7 +244,7 @@ fn redis_down_is_a_connection_error_naming_the_server_and_recovery_is_automatic(
     let mut server = RedisServer::start();
     let config = server.config();
     let token = lock::new_token();
-    assert!(lock::acquire(&config, b"Lock:r", &token, Duration::from_secs(5), NO_WAIT).unwrap());
+    assert!(common::acquired(&config, b"Lock:r", &token, Duration::from_secs(5), NO_WAIT).unwrap());
     server.stop();
     match lock::holds(&config, b"Lock:r", &token) {
         Err(Error::Connection { server: s, .. }) => {
@@ -255,5 +255,5 @@ fn redis_down_is_a_connection_error_naming_the_server_and_recovery_is_automatic(
     server.restart();
     // The broken connection was dropped; the next call connects again.
     assert!(!lock::holds(&config, b"Lock:r", &token).unwrap());
-    assert!(lock::acquire(&config, b"Lock:r", &token, Duration::from_secs(5), NO_WAIT).unwrap());
+    assert!(common::acquired(&config, b"Lock:r", &token, Duration::from_secs(5), NO_WAIT).unwrap());
 }

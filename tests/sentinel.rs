@@ -18,7 +18,7 @@ fn operations_resume_after_a_failover() {
     let config = Config::from_dsn(&set.dsn(), &Defaults::default()).unwrap();
     let key = lock::named_key(b"s");
     let token = lock::new_token();
-    assert!(lock::acquire(&config, &key, &token, Duration::from_secs(60), NO_WAIT).unwrap());
+    assert!(common::acquired(&config, &key, &token, Duration::from_secs(60), NO_WAIT).unwrap());
     assert!(set.master.pttl("lock:{s}") > 0, "written on the master");
     let q = queue::key_of(b"jobs");
     assert_eq!(
@@ -44,7 +44,7 @@ fn operations_resume_after_a_failover() {
         lock::extend(&config, &key, &token, Duration::from_secs(60)).unwrap_or(false)
     });
     assert_eq!(queue::pop(&config, &q, 10).unwrap().len(), 1);
-    assert!(lock::release(&config, &key, token.as_bytes()).unwrap());
+    assert!(common::release(&config, &key, token.as_bytes()).unwrap());
     assert_eq!(
         set.replica.pttl("lock:{s}"),
         -2,

@@ -20,7 +20,7 @@ fn an_acl_user_locks_over_tls() {
     assert_eq!(config.server, format!("127.0.0.1:{} (TLS)", tls.tls_port));
     let token = lock::new_token();
     assert!(
-        lock::acquire(
+        common::acquired(
             &config,
             b"lock:{t}",
             &token,
@@ -33,7 +33,7 @@ fn an_acl_user_locks_over_tls() {
         tls.server.pttl("lock:{t}") > 0,
         "written through the TLS port"
     );
-    assert!(lock::release(&config, b"lock:{t}", token.as_bytes()).unwrap());
+    assert!(common::release(&config, b"lock:{t}", token.as_bytes()).unwrap());
 }
 
 #[test]

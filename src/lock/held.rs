@@ -7,6 +7,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::Keys;
 use crate::config::Config;
 use crate::conn::Error;
 
@@ -14,7 +15,7 @@ use crate::conn::Error;
 #[derive(Clone, Debug)]
 pub struct Held {
     pub config: Arc<Config>,
-    pub key: Vec<u8>,
+    pub keys: Keys,
     pub token: String,
     /// The process that acquired it: a forked child inherits the record but
     /// must not release its parent's locks when it exits.
@@ -29,10 +30,10 @@ pub struct Held {
 
 impl Held {
     /// A lock just acquired, held once, without renewal or fencing token.
-    pub fn new(config: Arc<Config>, key: Vec<u8>, token: String) -> Self {
+    pub fn new(config: Arc<Config>, keys: Keys, token: String) -> Self {
         Held {
             config,
-            key,
+            keys,
             token,
             pid: std::process::id(),
             fence: 0,
@@ -135,7 +136,7 @@ pub fn end(locks: Vec<Held>, release: bool) -> usize {
         if !release || unreachable.contains(&h.config.server) {
             continue;
         }
-        match super::release(&h.config, &h.key, h.token.as_bytes()) {
+        match super::release(&h.config, &h.keys, h.token.as_bytes()) {
             Ok(true) => released += 1,
             Ok(false) | Err(Error::Server { .. }) => {}
             Err(Error::Connection { server, .. }) => unreachable.push(server),

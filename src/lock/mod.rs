@@ -1,8 +1,10 @@
 //! The lock engine: owner-token locks on one Redis key each, acquired with an
-//! atomic SET NX PX, released and extended only by the token's owner, and
-//! waited for on the key's pub/sub channel instead of by polling.
+//! atomic SET NX PX, released and extended only by the token's owner. Waiters
+//! queue in a line beside the lock, first come first served, and a release
+//! hands the lock straight to the next one (see `wait`).
 
 pub mod held;
+pub mod hold;
 pub mod order;
 pub mod redlock;
 pub mod renew;
@@ -14,16 +16,28 @@ use redis::Script;
 
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::wait::{self, Try};
+use crate::queue::beside;
+use crate::wait::{self, Pass, Try};
 
-static CONTEND: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/lock_contend.lua")));
-static RELEASE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/lock_release.lua")));
+/// The scripts of locks with a waiter line: the line's own functions, then
+/// the lock's, then the operation (Redis runs each as one script).
+macro_rules! line_script {
+    ($file:literal) => {
+        LazyLock::new(|| {
+            Script::new(concat!(
+                include_str!("../scripts/line.lua"),
+                include_str!("../scripts/lock_line.lua"),
+                include_str!(concat!("../scripts/", $file)),
+            ))
+        })
+    };
+}
+
+static ACQUIRE: LazyLock<Script> = line_script!("lock_acquire.lua");
+static RELEASE: LazyLock<Script> = line_script!("lock_release.lua");
+static LEAVE: LazyLock<Script> = line_script!("lock_leave.lua");
 static EXTEND: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/lock_extend.lua")));
-static ACQUIRE_FENCED: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/lock_acquire_fenced.lua")));
 static REMAINING: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/lock_remaining.lua")));
 
@@ -40,14 +54,19 @@ pub fn named_key(name: &[u8]) -> Vec<u8> {
     key
 }
 
-/// The fence counter beside a lock key from [`named_key`].
+/// The key of a seed `RedisLock` lock (before the prefix): `Lock:<name>`.
+pub fn seed_key(name: &[u8]) -> Vec<u8> {
+    [b"Lock:".as_slice(), name].concat()
+}
+
+/// The fence counter beside a lock key (same hash slot).
 pub fn fence_key(key: &[u8]) -> Vec<u8> {
-    [key, b":fence"].concat()
+    beside(key, ":fence")
 }
 
 /// A fresh owner token: unique across processes and hosts.
 pub fn new_token() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
+    wait::new_token()
 }
 
 /// Milliseconds for Redis, at least 1.
@@ -55,73 +74,173 @@ pub fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
-/// How long to wait for a lock, and how often at most to look again when no
-/// release message comes (a holder that dies lets its lease run out, and old
-/// clients delete the key without publishing).
+/// The keys of one lock: the lock itself, its fencing counter, its waiter
+/// line and the prefix of its waiters' keys, all in one hash slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Keys {
+    pub lock: Vec<u8>,
+    pub fence: Vec<u8>,
+    pub line: Vec<u8>,
+    pub waiters: Vec<u8>,
+    /// Whether acquires hand out fencing tokens (the `RedisLock\` API).
+    pub fenced: bool,
+    /// Whether a key without expiry is stale and taken over (the seed's
+    /// rule: an old client died between SETNX and EXPIRE).
+    pub stale_without_expiry: bool,
+}
+
+impl Keys {
+    /// A seed `RedisLock` lock at `key` (`Lock:<name>`): no fencing tokens,
+    /// a key without expiry is stale.
+    pub fn seed(key: &[u8]) -> Self {
+        Self::at(key, false, true)
+    }
+
+    /// A `RedisLock\` lock at `key` (from [`named_key`]), with fencing tokens.
+    pub fn fenced(key: &[u8]) -> Self {
+        Self::at(key, true, false)
+    }
+
+    fn at(key: &[u8], fenced: bool, stale_without_expiry: bool) -> Self {
+        Keys {
+            lock: key.to_vec(),
+            fence: fence_key(key),
+            line: beside(key, ":line"),
+            waiters: beside(key, ":"),
+            fenced,
+            stale_without_expiry,
+        }
+    }
+
+    /// The wake list of the waiter with `token`.
+    pub fn wake(&self, token: &str) -> Vec<u8> {
+        [self.waiters.as_slice(), b"w:", token.as_bytes()].concat()
+    }
+
+    /// How long the fencing counter outlives a lease, as the scripts take
+    /// it ("" without fencing tokens).
+    fn keep(&self) -> String {
+        if self.fenced {
+            millis(FENCE_KEEP).to_string()
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// How long to wait for a lock, and how often at most the first waiter in
+/// line looks again when nobody hands the lock over (a holder that dies lets
+/// its lease run out, and old clients delete the key without a release).
 #[derive(Clone, Copy, Debug)]
 pub struct Wait {
     pub timeout: Duration,
     pub recheck: Duration,
 }
 
-/// Takes the lock for `lease`, waiting up to `wait.timeout` for the holder to
-/// let go. Returns whether the lock is now held with `token`.
-pub fn acquire(
-    config: &Config,
-    key: &[u8],
-    token: &str,
-    lease: Duration,
+/// An acquire in progress, as the waiting loop drives it.
+struct Acquire<'a> {
+    config: &'a Config,
+    keys: &'a Keys,
+    token: &'a str,
+    lease: u64,
+    keep: String,
     wait: Wait,
-) -> Result<bool, Error> {
-    let acquired = wait::until(config, &[key], wait.timeout, wait.recheck, || {
-        let left: i64 = conn::with(config, |c| {
-            CONTEND.key(key).arg(token).arg(millis(lease)).invoke(c)
-        })?;
-        Ok(if left == 0 {
-            Try::Done(())
-        } else {
-            Try::Later(wait::later_ms(left))
-        })
-    })?;
-    Ok(acquired.is_some())
 }
 
-/// Like [`acquire`], and hands out a fencing token: an integer that is
-/// larger for every acquire of the lock than for any before it. The counter
-/// lives in `fence_key` (same hash slot as `key`).
-pub fn acquire_fenced(
+impl Acquire<'_> {
+    fn call(
+        &self,
+        script: &Script,
+        args: impl Fn(&mut redis::ScriptInvocation<'_>),
+    ) -> Result<(i64, i64), Error> {
+        conn::with(self.config, |c| {
+            let mut call = script.key(&self.keys.lock);
+            call.key(&self.keys.fence).key(&self.keys.line);
+            args(&mut call);
+            call.invoke(c)
+        })
+    }
+}
+
+impl wait::Waiter<i64> for Acquire<'_> {
+    fn attempt(&mut self, pass: Pass) -> Result<Try<i64>, Error> {
+        let place = if self.wait.timeout.is_zero() {
+            0
+        } else {
+            millis(wait::PLACE)
+        };
+        let first = if pass == Pass::First { "1" } else { "0" };
+        let stale = if self.keys.stale_without_expiry {
+            "1"
+        } else {
+            "0"
+        };
+        let (left, fence) = self.call(&ACQUIRE, |call| {
+            call.arg(self.token)
+                .arg(self.lease)
+                .arg(&self.keep)
+                .arg(&self.keys.waiters)
+                .arg(place)
+                .arg(first)
+                .arg(stale);
+        })?;
+        Ok(match left {
+            0 => Try::Done(fence),
+            // Not first in line: renewing the place is all there is to do.
+            -1 => Try::Later(wait::RENEW),
+            ms => Try::Later(wait::later_ms(ms).min(self.wait.recheck)),
+        })
+    }
+
+    fn woken(&mut self, _: usize, fence: Vec<u8>) -> Result<Option<i64>, Error> {
+        // Handed over by a release: the value is the fencing token.
+        Ok(Some(
+            std::str::from_utf8(&fence)
+                .ok()
+                .and_then(|f| f.parse().ok())
+                .unwrap_or(0),
+        ))
+    }
+
+    fn leave(&mut self) -> Result<Option<i64>, Error> {
+        let (left, fence) = self.call(&LEAVE, |call| {
+            call.arg(self.token)
+                .arg(self.lease)
+                .arg(&self.keep)
+                .arg(&self.keys.waiters);
+        })?;
+        Ok((left == 0).then_some(fence))
+    }
+}
+
+/// Takes the lock for `lease`, waiting up to `wait.timeout` in the lock's
+/// line, first come first served. Returns the fencing token of this acquire
+/// (0 for locks without), or None when it was not acquired in time.
+pub fn acquire(
     config: &Config,
-    key: &[u8],
-    fence_key: &[u8],
+    keys: &Keys,
     token: &str,
     lease: Duration,
     wait: Wait,
 ) -> Result<Option<i64>, Error> {
-    wait::until(config, &[key], wait.timeout, wait.recheck, || {
-        let (left, fence): (i64, i64) = conn::with(config, |c| {
-            ACQUIRE_FENCED
-                .key(key)
-                .key(fence_key)
-                .arg(token)
-                .arg(millis(lease))
-                .arg(millis(FENCE_KEEP))
-                .invoke(c)
-        })?;
-        Ok(if left == 0 {
-            Try::Done(fence)
-        } else {
-            Try::Later(wait::later_ms(left))
-        })
-    })
+    let mut acquire = Acquire {
+        config,
+        keys,
+        token,
+        lease: millis(lease),
+        keep: keys.keep(),
+        wait,
+    };
+    wait::until(config, &[keys.wake(token)], wait.timeout, &mut acquire)
 }
 
 /// Waits up to `timeout` for `replicas` replicas to acknowledge the acquire
-/// of `key` with `token` just made on this thread (Redis' `WAIT` on the
+/// of the lock with `token` just made on this thread (Redis' `WAIT` on the
 /// pooled connection that wrote it). Returns how many did; when that is
 /// fewer, or the wait failed, the lock has been released again.
 pub fn confirm(
     config: &Config,
-    key: &[u8],
+    keys: &Keys,
     token: &str,
     replicas: u64,
     timeout: Duration,
@@ -132,15 +251,25 @@ pub fn confirm(
         redis::cmd("WAIT").arg(replicas).arg(ms).query(c)
     });
     if !matches!(acked, Ok(n) if n >= replicas) {
-        let _ = release(config, key, token.as_bytes());
+        let _ = release(config, keys, token.as_bytes());
     }
     acked
 }
 
-/// Deletes the lock if it still holds `token`; true if this call deleted it.
-pub fn release(config: &Config, key: &[u8], token: &[u8]) -> Result<bool, Error> {
-    let deleted: i64 = conn::with(config, |c| RELEASE.key(key).arg(token).invoke(c))?;
-    Ok(deleted == 1)
+/// Releases the lock if it still holds `token`, handing it to the next
+/// waiter in line if there is one; true if this call released it.
+pub fn release(config: &Config, keys: &Keys, token: &[u8]) -> Result<bool, Error> {
+    let released: i64 = conn::with(config, |c| {
+        RELEASE
+            .key(&keys.lock)
+            .key(&keys.fence)
+            .key(&keys.line)
+            .arg(token)
+            .arg(keys.keep())
+            .arg(&keys.waiters)
+            .invoke(c)
+    })?;
+    Ok(released == 1)
 }
 
 /// Sets a new lease if the lock still holds `token`.

@@ -8,7 +8,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{extend as extend_on, millis, release as release_on};
+// Redlock keys have no waiter line (waiting is retrying): a release finds
+// the line empty and deletes the key.
+use super::{Keys, extend as extend_on, millis, release as release_on};
 use crate::config::Config;
 use crate::conn::{self, Error, Lent, Role};
 
@@ -160,7 +162,9 @@ fn attempt(nodes: &Nodes, key: &[u8], token: &str, ttl: Duration) -> Result<Held
     }
     // Not ours: undo what was taken, on every node (a node whose answer was
     // lost may have taken it too).
-    let _ = on_all(&bounded, |n| release_on(n, &n.key(key), token.as_bytes()));
+    let _ = on_all(&bounded, |n| {
+        release_on(n, &Keys::seed(&n.key(key)), token.as_bytes())
+    });
     let failed = failures(&results);
     if failed.len() > nodes.nodes.len() - nodes.quorum() {
         Err(Refused::Unavailable(failed))
@@ -195,10 +199,12 @@ pub fn acquire(
 /// Releases the lock on every node; how many deleted our token.
 pub fn release(nodes: &Nodes, key: &[u8], token: &str, ttl: Duration) -> usize {
     let bounded = nodes.bounded(node_timeout(ttl));
-    on_all(&bounded, |n| release_on(n, &n.key(key), token.as_bytes()))
-        .into_iter()
-        .filter(|r| matches!(r, Ok(true)))
-        .count()
+    on_all(&bounded, |n| {
+        release_on(n, &Keys::seed(&n.key(key)), token.as_bytes())
+    })
+    .into_iter()
+    .filter(|r| matches!(r, Ok(true)))
+    .count()
 }
 
 /// Sets a new lease on every node still holding `token`; held again only

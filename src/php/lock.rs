@@ -1,8 +1,9 @@
 //! `RedisLock\Lock`: one named lock of a `RedisLock\Client`, with fencing
-//! tokens, optional reentrancy and lease renewal, and typed errors.
+//! tokens, optional reentrancy and lease renewal, and typed errors. The
+//! hold itself is the engine's (`lock::hold`); this class words its outcomes.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
@@ -12,72 +13,30 @@ use super::errors::{Kind, exception};
 use super::value::{Arg, Callback, Float, NullableFloat, Value, type_error};
 use super::{engine, ini, positive_seconds, wait_seconds};
 use crate::config::Config;
-use crate::lock::held::{self, Held};
-use crate::lock::renew::{self, Lease};
+use crate::lock::hold::{Hold, Refused};
 use crate::lock::{self, Wait};
 
-/// How often a waiter looks again when no release message comes (a key
-/// deleted by hand publishes nothing). Releases and expiries wake it sooner.
-const RECHECK: Duration = Duration::from_millis(250);
+pub use crate::lock::hold::Options;
 
-/// What `RedisLock\Client::lock()` was asked for.
-#[derive(Clone, Debug)]
-pub struct Options {
-    pub lease: Duration,
-    pub reentrant: bool,
-    pub auto_renew: bool,
-    pub max_hold: Duration,
-    /// Replicas that must acknowledge an acquire within `replica_timeout`
-    /// (0: do not wait for replicas).
-    pub replicas: u64,
-    pub replica_timeout: Duration,
-}
+/// How often the first waiter in line looks again when nobody hands the lock
+/// over (a key deleted by hand). Releases hand it over at once.
+const RECHECK: Duration = Duration::from_millis(250);
 
 /// One named lock, from `RedisLock\Client::lock()` (not constructible with
 /// `new`). Released when the object goes away or the request ends.
 #[php_class]
 #[php(name = "RedisLock\\Lock")]
 pub struct Lock {
-    config: Arc<Config>,
     name: Vec<u8>,
-    key: Vec<u8>,
-    fence_key: Vec<u8>,
-    options: Options,
-    /// Who holds it in the process's registry: this object, or the process
-    /// itself for reentrant locks.
-    owner: u64,
-    /// The name in that registry.
-    entry: Vec<u8>,
-    /// How many of the holds were taken through this object.
-    mine: u32,
-}
-
-/// Why the renewal of a held lock gave up on it, if it did.
-fn lost_reason(h: &Held) -> Option<String> {
-    h.renewal.and_then(renew::lost)
+    hold: Hold,
 }
 
 impl Lock {
     pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
         let key = config.key(&lock::named_key(&name));
-        let fence_key = lock::fence_key(&key);
-        let (owner, entry) = if options.reentrant {
-            let mut entry = config.id.clone().into_bytes();
-            entry.push(0);
-            entry.extend_from_slice(&key);
-            (held::PROCESS, entry)
-        } else {
-            (held::new_owner(), key.clone())
-        };
         Self {
-            config,
+            hold: Hold::new(config, &key, options),
             name,
-            key,
-            fence_key,
-            options,
-            owner,
-            entry,
-            mine: 0,
         }
     }
 
@@ -85,159 +44,53 @@ impl Lock {
         String::from_utf8_lossy(&self.name).into_owned()
     }
 
-    /// The registry's record of this lock for its owner, in this process.
-    fn record(&self) -> Option<Held> {
-        held::get(self.owner, &self.entry).filter(|h| h.pid == std::process::id())
-    }
-
-    /// The record, if this object holds the lock.
-    fn mine(&self) -> Option<Held> {
-        if self.mine == 0 { None } else { self.record() }
-    }
-
-    /// The record of a lock this object must hold to `action` it.
-    fn held_for(&mut self, action: &str) -> PhpResult<Held> {
-        self.mine().ok_or_else(|| {
-            // Released at request end, or never acquired.
-            self.mine = 0;
-            exception(
+    /// The PHP exception for a refusal, for `action` (acquire, release...).
+    fn refused(&self, refused: Refused, action: &str) -> PhpException {
+        let name = self.display_name();
+        match refused {
+            Refused::Redis(e) => super::errors::to_php(e),
+            Refused::NotHeld => exception(
                 Kind::NotHeld,
-                format!(
-                    "redislock: cannot {action} lock '{}': this Lock does not hold it",
-                    self.display_name()
-                ),
-            )
-        })
-    }
-
-    fn lost(&self, reason: &str) -> PhpException {
-        exception(
-            Kind::LockLost,
-            format!(
-                "redislock: lock '{}' was lost: {reason}",
-                self.display_name()
+                format!("redislock: cannot {action} lock '{name}': this Lock does not hold it"),
             ),
-        )
-    }
-
-    fn gone(&self) -> PhpException {
-        self.lost("its lease ran out, or its key was deleted or taken by another owner")
+            Refused::Lost(reason) => exception(
+                Kind::LockLost,
+                format!("redislock: lock '{name}' was lost: {reason}"),
+            ),
+            Refused::AlreadyHeld => exception(
+                Kind::Root,
+                format!(
+                    "redislock: lock '{name}' is already held by this Lock; create it with ['reentrant' => true] to acquire it again"
+                ),
+            ),
+            Refused::Unconfirmed { acked, wanted } => exception(
+                Kind::NotAcquired,
+                format!(
+                    "redislock: lock '{name}' was taken on the master but only {acked} of {wanted} replicas acknowledged it in time; it was released"
+                ),
+            ),
+            Refused::Renewal(e) => exception(
+                Kind::Root,
+                format!("redislock: cannot start the lease renewal thread: {e}"),
+            ),
+        }
     }
 
     fn take(&mut self, wait: Duration) -> PhpResult<bool> {
-        if let Some(h) = self.record() {
-            if !self.options.reentrant {
-                return Err(exception(
-                    Kind::Root,
-                    format!(
-                        "redislock: lock '{}' is already held by this Lock; create it with ['reentrant' => true] to acquire it again",
-                        self.display_name()
-                    ),
-                ));
-            }
-            if let Some(reason) = lost_reason(&h) {
-                return Err(self.lost(&reason));
-            }
-            if !engine(lock::holds(&h.config, &h.key, &h.token))? {
-                return Err(self.gone());
-            }
-            held::set_count(self.owner, &self.entry, h.count + 1);
-            self.mine += 1;
-            return Ok(true);
-        }
-        let token = lock::new_token();
         let wait = Wait {
             timeout: wait,
             recheck: RECHECK,
         };
-        let lease = self.options.lease;
-        let acquired = lock::acquire_fenced(
-            &self.config,
-            &self.key,
-            &self.fence_key,
-            &token,
-            lease,
-            wait,
-        );
-        let Some(fence) = engine(acquired)? else {
-            return Ok(false);
-        };
-        if self.options.replicas > 0 {
-            self.confirm(&token)?;
-        }
-        let mut h = Held::new(self.config.clone(), self.key.clone(), token);
-        h.fence = fence;
-        if self.options.auto_renew {
-            let renewal = renew::start(Lease {
-                config: self.config.clone(),
-                key: self.key.clone(),
-                token: h.token.clone(),
-                lease,
-                until: Instant::now() + self.options.max_hold,
-                max_hold: self.options.max_hold,
-            });
-            match renewal {
-                Ok(id) => h.renewal = Some(id),
-                Err(e) => {
-                    let _ = lock::release(&h.config, &h.key, h.token.as_bytes());
-                    return Err(exception(
-                        Kind::Root,
-                        format!("redislock: cannot start the lease renewal thread: {e}"),
-                    ));
-                }
-            }
-        }
-        held::insert(self.owner, self.entry.clone(), h);
-        self.mine += 1;
-        Ok(true)
-    }
-
-    /// Waits for the replicas the options ask for to acknowledge the acquire
-    /// just made with `token`; if they do not in time, lets the lock go and
-    /// says so.
-    fn confirm(&self, token: &str) -> PhpResult<()> {
-        let (wanted, timeout) = (self.options.replicas, self.options.replica_timeout);
-        let acked = engine(lock::confirm(
-            &self.config,
-            &self.key,
-            token,
-            wanted,
-            timeout,
-        ))?;
-        if acked >= wanted {
-            return Ok(());
-        }
-        Err(exception(
-            Kind::NotAcquired,
-            format!(
-                "redislock: lock '{}' was taken on the master but only {acked} of {wanted} replicas acknowledged it within {} s; it was released",
-                self.display_name(),
-                timeout.as_secs_f64()
-            ),
-        ))
+        self.hold
+            .acquire(wait)
+            .map_err(|r| self.refused(r, "acquire"))
     }
 
     fn let_go(&mut self) -> PhpResult<bool> {
-        let h = self.held_for("release")?;
-        self.mine -= 1;
-        if h.count > 1 {
-            held::set_count(self.owner, &self.entry, h.count - 1);
-            return match lost_reason(&h) {
-                Some(reason) => Err(self.lost(&reason)),
-                None => Ok(true),
-            };
+        match self.hold.release() {
+            Ok(()) => Ok(true),
+            Err(r) => Err(self.refused(r, "release")),
         }
-        held::remove(self.owner, &self.entry);
-        let lost = h.renewal.and_then(renew::stop);
-        // Our token still under the key means nobody else held it meanwhile,
-        // whatever the renewal thought.
-        if engine(lock::release(&h.config, &h.key, h.token.as_bytes()))? {
-            return Ok(true);
-        }
-        Err(match lost {
-            Some(reason) => self.lost(&reason),
-            None => self.gone(),
-        })
     }
 }
 
@@ -263,43 +116,33 @@ impl Lock {
     /// Sets the lease to `$ttl` seconds (default: the lock's ttl) from now.
     /// Throws `NotHeldException` or `LockLostException` as `release()`.
     pub fn extend(&mut self, ttl: Arg<NullableFloat>) -> PhpResult<bool> {
-        let h = self.held_for("extend")?;
         let lease = match &ttl.0 {
-            Value::Null => self.options.lease,
-            value => positive_seconds(value, "RedisLock\\Lock::extend(): Argument #1 ($ttl)")?,
+            Value::Null => None,
+            value => Some(positive_seconds(
+                value,
+                "RedisLock\\Lock::extend(): Argument #1 ($ttl)",
+            )?),
         };
-        if let Some(reason) = lost_reason(&h) {
-            return Err(self.lost(&reason));
-        }
-        if engine(lock::extend(&h.config, &h.key, &h.token, lease))? {
-            Ok(true)
-        } else {
-            Err(self.gone())
+        match self.hold.extend(lease) {
+            Ok(()) => Ok(true),
+            Err(r) => Err(self.refused(r, "extend")),
         }
     }
 
     /// Whether this Lock holds the lock and Redis still has its token.
     pub fn is_held(&self) -> PhpResult<bool> {
-        match self.mine() {
-            Some(h) if lost_reason(&h).is_none() => {
-                engine(lock::holds(&h.config, &h.key, &h.token))
-            }
-            _ => Ok(false),
-        }
+        engine(self.hold.is_held())
     }
 
     /// The fencing token of the current hold: larger than that of every
     /// earlier acquire of this lock name; null when not held.
     pub fn token(&self) -> Option<i64> {
-        self.mine().map(|h| h.fence)
+        self.hold.fence()
     }
 
     /// Seconds left on the lease, or null when the lock is not held (any more).
     pub fn remaining(&self) -> PhpResult<Option<f64>> {
-        let Some(h) = self.mine().filter(|h| lost_reason(h).is_none()) else {
-            return Ok(None);
-        };
-        let left = engine(lock::remaining(&h.config, &h.key, &h.token))?;
+        let left = engine(self.hold.remaining())?;
         Ok(left.map(|d| {
             if d == Duration::MAX {
                 f64::INFINITY
@@ -353,19 +196,8 @@ impl Lock {
 
 impl Drop for Lock {
     fn drop(&mut self) {
-        if self.mine == 0 {
-            return;
-        }
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let Some(h) = self.record() else {
-                return;
-            };
-            if h.count > self.mine {
-                held::set_count(self.owner, &self.entry, h.count - self.mine);
-                return;
-            }
-            held::remove(self.owner, &self.entry);
-            held::end(vec![h], ini::settings().release_at_request_end);
+            self.hold.end(ini::settings().release_at_request_end);
         }));
     }
 }

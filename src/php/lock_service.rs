@@ -84,7 +84,11 @@ impl LockService {
             _ => intLockId.bytes("Lock_Service::releaseLock(): Argument #2 ($intLockId)")?,
         };
         let config = config_or_throw()?;
-        engine(lock::release(&config, &config.key(&key), &id))
+        engine(lock::release(
+            &config,
+            &lock::Keys::seed(&config.key(&key)),
+            &id,
+        ))
     }
 
     /// A new unique id from `INCR lock_unique_id`.

@@ -21,16 +21,14 @@ pub struct RedisLock {
     owner: u64,
 }
 
-fn lock_key(config: &Config, name: &[u8]) -> Vec<u8> {
-    let mut key = b"Lock:".to_vec();
-    key.extend_from_slice(name);
-    config.key(&key)
+fn lock_keys(config: &Config, name: &[u8]) -> lock::Keys {
+    lock::Keys::seed(&config.key(&lock::seed_key(name)))
 }
 
 impl RedisLock {
     fn unlock_name(&self, name: &[u8]) -> PhpResult<bool> {
         match held::remove(self.owner, name) {
-            Some(h) => engine(lock::release(&h.config, &h.key, h.token.as_bytes())),
+            Some(h) => engine(lock::release(&h.config, &h.keys, h.token.as_bytes())),
             None => Ok(false),
         }
     }
@@ -74,17 +72,17 @@ impl RedisLock {
             recheck: Duration::from_micros(interval.clamp(1000.0, 1.0e12) as u64),
         };
         let name = name.bytes("RedisLock::lock(): Argument #1 ($name)")?;
-        let key = lock_key(&self.config, &name);
+        let keys = lock_keys(&self.config, &name);
         let token = lock::new_token();
-        let acquired = engine(lock::acquire(&self.config, &key, &token, lease, wait))?;
-        if acquired {
+        let acquired = engine(lock::acquire(&self.config, &keys, &token, lease, wait))?;
+        if acquired.is_some() {
             held::insert(
                 self.owner,
                 name,
-                held::Held::new(self.config.clone(), key, token),
+                held::Held::new(self.config.clone(), keys, token),
             );
         }
-        Ok(acquired)
+        Ok(acquired.is_some())
     }
 
     /// Releases the lock if this instance still holds it; true only if this
@@ -125,14 +123,14 @@ impl RedisLock {
             seconds.max(1.0),
             "RedisLock::expire(): Argument #2 ($expire)",
         )?;
-        engine(lock::extend(&h.config, &h.key, &h.token, lease))
+        engine(lock::extend(&h.config, &h.keys.lock, &h.token, lease))
     }
 
     /// True only if this instance took the lock and Redis still holds its token.
     pub fn is_locking(&mut self, name: Value) -> PhpResult<bool> {
         let name = name.bytes("RedisLock::isLocking(): Argument #1 ($name)")?;
         match held::get(self.owner, &name) {
-            Some(h) => engine(lock::holds(&h.config, &h.key, &h.token)),
+            Some(h) => engine(lock::holds(&h.config, &h.keys.lock, &h.token)),
             None => Ok(false),
         }
     }

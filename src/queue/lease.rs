@@ -8,23 +8,21 @@ use std::time::Duration;
 
 use redis::{Script, Value};
 
-use super::{Keys, score_arg};
+use super::{Keys, line_script, score_arg, wake_ms};
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::wait::{self, Try};
+use crate::wait::{self, Pass, Try};
 
-static RESERVE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/queue_reserve.lua")));
+static RESERVE: LazyLock<Script> = line_script!("queue_reserve.lua");
+static LEAVE: LazyLock<Script> = line_script!("queue_leave.lua");
 static ACK: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_ack.lua")));
-static NACK: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/queue_nack.lua")));
+static NACK: LazyLock<Script> = line_script!("queue_nack.lua");
 static EXTEND: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_extend.lua")));
 static METRICS: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_metrics.lua")));
-static DEAD: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/queue_dead.lua")));
+static DEAD: LazyLock<Script> = line_script!("queue_dead.lua");
 
 /// The most tasks one script call moves: bounds its run time (Redis runs
 /// nothing else meanwhile).
@@ -49,8 +47,8 @@ pub struct Reserve {
     /// 0: no limit.
     pub max_attempts: u64,
     pub wait: Duration,
-    /// The longest gap between re-checks when no message comes (an old
-    /// client's enqueue publishes nothing).
+    /// The longest gap between re-checks of the first consumer in line when
+    /// nobody wakes it (an old client's enqueue wakes nobody).
     pub recheck: Duration,
 }
 
@@ -78,8 +76,24 @@ fn float(v: &Value) -> f64 {
         .unwrap_or(0.0)
 }
 
-fn try_reserve(config: &Config, keys: &Keys, how: &Reserve) -> Result<Try<Vec<Leased>>, Error> {
-    let prefix = format!("{}:", crate::lock::new_token());
+/// How a consumer waits on one queue, as the reserve script takes it.
+fn mode(pass: Pass, index: usize, waits: bool) -> &'static str {
+    match pass {
+        _ if !waits => "",
+        Pass::First => "fresh",
+        Pass::Woken(woken) if woken == index => "fresh",
+        _ => "keep",
+    }
+}
+
+fn try_reserve(
+    config: &Config,
+    keys: &Keys,
+    how: &Reserve,
+    token: &str,
+    mode: &str,
+) -> Result<Try<Vec<Leased>>, Error> {
+    let prefix = format!("{}:", wait::new_token());
     let reply: Vec<Value> = conn::with(config, |c| {
         RESERVE
             .key(&keys.queue)
@@ -88,11 +102,16 @@ fn try_reserve(config: &Config, keys: &Keys, how: &Reserve) -> Result<Try<Vec<Le
             .key(&keys.leased)
             .key(&keys.leases)
             .key(&keys.dead)
+            .key(&keys.line)
             .arg(how.count.clamp(1, BATCH))
             .arg(score_arg(how.lease.as_secs_f64()))
             .arg(&prefix)
             .arg(how.max_attempts)
             .arg(BATCH)
+            .arg(&keys.waiters)
+            .arg(token)
+            .arg(wake_ms())
+            .arg(mode)
             .invoke(c)
     })?;
     let later = reply.first().map_or(-1, int);
@@ -108,32 +127,119 @@ fn try_reserve(config: &Config, keys: &Keys, how: &Reserve) -> Result<Try<Vec<Le
         })
         .collect();
     Ok(if tasks.is_empty() {
-        Try::Later(wait::later_ms(later))
+        Try::Later(match later {
+            // Not first in line (or nothing scheduled): keeping the place
+            // is all there is to do.
+            -1 => wait::RENEW,
+            ms => wait::later_ms(ms).min(how.recheck),
+        })
     } else {
         Try::Done(tasks)
     })
 }
 
+/// Leaves the line of a queue (see `queue_leave.lua`).
+fn leave(config: &Config, keys: &Keys, token: &str) -> Result<(), Error> {
+    conn::with(config, |c| {
+        LEAVE
+            .key(&keys.line)
+            .arg(&keys.waiters)
+            .arg(token)
+            .arg(wake_ms())
+            .invoke::<i64>(c)
+    })?;
+    Ok(())
+}
+
+/// A consumer waiting on one or more queues.
+struct Consumer<'a> {
+    config: &'a Config,
+    queues: &'a [&'a Keys],
+    how: &'a Reserve,
+    token: String,
+    /// Whether it has joined the queues' lines.
+    joined: bool,
+    /// Whether it blocks on the first queue's wake list only (a cluster),
+    /// and so looks at the others every `how.recheck`.
+    first_only: bool,
+}
+
+impl Consumer<'_> {
+    /// Leaves the lines of every queue but `except`.
+    fn leave_lines(&self, except: Option<usize>) -> Result<(), Error> {
+        if !self.joined {
+            return Ok(());
+        }
+        for (index, keys) in self.queues.iter().enumerate() {
+            if Some(index) != except {
+                leave(self.config, keys, &self.token)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
+    fn attempt(&mut self, pass: Pass) -> Result<Try<(usize, Vec<Leased>)>, Error> {
+        let waits = !self.how.wait.is_zero();
+        let mut soonest = Duration::MAX;
+        for (index, keys) in self.queues.iter().enumerate() {
+            let mode = mode(pass, index, waits);
+            match try_reserve(self.config, keys, self.how, &self.token, mode)? {
+                Try::Done(tasks) => {
+                    // The script took the consumer out of this queue's line.
+                    self.leave_lines(Some(index))?;
+                    return Ok(Try::Done((index, tasks)));
+                }
+                Try::Later(later) => soonest = soonest.min(later),
+            }
+            self.joined |= waits;
+        }
+        if self.first_only {
+            soonest = soonest.min(self.how.recheck);
+        }
+        Ok(Try::Later(soonest))
+    }
+
+    fn woken(&mut self, _: usize, _: Vec<u8>) -> Result<Option<(usize, Vec<Leased>)>, Error> {
+        Ok(None)
+    }
+
+    fn leave(&mut self) -> Result<Option<(usize, Vec<Leased>)>, Error> {
+        self.leave_lines(None)?;
+        Ok(None)
+    }
+}
+
 /// Reserves up to `how.count` (at most [`BATCH`]) due tasks from the first
-/// of `queues` that has any, waiting up to `how.wait` for one: woken by an
-/// enqueue, by the due time of a delayed task, and by a lease running out.
+/// of `queues` that has any, waiting up to `how.wait` in their lines for
+/// one: woken by an enqueue (one consumer per task), or, first in line, by
+/// the due time of a delayed task or the end of a lease.
 /// Returns the queue's index and its tasks; none when the wait ran out.
 pub fn reserve(
     config: &Config,
     queues: &[&Keys],
     how: &Reserve,
 ) -> Result<Option<(usize, Vec<Leased>)>, Error> {
-    let channels: Vec<&[u8]> = queues.iter().map(|k| k.queue.as_slice()).collect();
-    wait::until(config, &channels, how.wait, how.recheck, || {
-        let mut soonest = Duration::MAX;
-        for (index, keys) in queues.iter().enumerate() {
-            match try_reserve(config, keys, how)? {
-                Try::Done(tasks) => return Ok(Try::Done((index, tasks))),
-                Try::Later(later) => soonest = soonest.min(later),
-            }
-        }
-        Ok(Try::Later(soonest))
-    })
+    let token = wait::new_token();
+    let mut wake: Vec<Vec<u8>> = queues
+        .iter()
+        .map(|k| [k.waiters.as_slice(), b"w:", token.as_bytes()].concat())
+        .collect();
+    // A cluster blocks on keys of one slot only: the first queue's. The
+    // others are then looked at every `how.recheck`.
+    let first_only =
+        matches!(config.topology, crate::config::Topology::Cluster { .. }) && wake.len() > 1;
+    wake.truncate(if first_only { 1 } else { wake.len() });
+    let mut consumer = Consumer {
+        config,
+        queues,
+        how,
+        token,
+        joined: false,
+        first_only,
+    };
+    wait::until(config, &wake, how.wait, &mut consumer)
 }
 
 /// Finishes a task if `token` is still its lease.
@@ -187,10 +293,13 @@ pub fn nack(
             .key(&keys.leased)
             .key(&keys.leases)
             .key(&keys.dead)
+            .key(&keys.line)
             .arg(id)
             .arg(token)
             .arg(score_arg(delay))
             .arg(max_attempts)
+            .arg(&keys.waiters)
+            .arg(wake_ms())
             .invoke(c)
     })?;
     Ok(match done {
@@ -271,8 +380,11 @@ fn dead_call(
         call.key(&keys.payloads)
             .key(&keys.attempts)
             .key(&keys.dead)
+            .key(&keys.line)
             .arg(op)
-            .arg(limit.clamp(1, BATCH));
+            .arg(limit.clamp(1, BATCH))
+            .arg(&keys.waiters)
+            .arg(wake_ms());
         for id in ids {
             call.arg(id.as_slice());
         }

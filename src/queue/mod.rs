@@ -13,12 +13,32 @@ use redis::Script;
 use crate::config::Config;
 use crate::conn::{self, Error};
 
-static PUT: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/queue_put.lua")));
+/// The scripts that wake or keep waiting consumers: the line's functions,
+/// the queue's, then the operation (Redis runs each as one script).
+macro_rules! line_script {
+    ($file:literal) => {
+        LazyLock::new(|| {
+            Script::new(concat!(
+                include_str!("../scripts/line.lua"),
+                include_str!("../scripts/queue_line.lua"),
+                include_str!(concat!("../scripts/", $file)),
+            ))
+        })
+    };
+}
+pub(crate) use line_script;
+
+static PUT: LazyLock<Script> = line_script!("queue_put.lua");
 static DEQUEUE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_dequeue.lua")));
 static DUE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_due.lua")));
+
+/// How long a wake-up waits for the consumer it was pushed to, in ms (a
+/// consumer keeps its place that long).
+pub fn wake_ms() -> u64 {
+    crate::lock::millis(crate::wait::PLACE)
+}
 
 /// A task as stored: its id and its due time (the score).
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +68,10 @@ pub struct Keys {
     pub leased: Vec<u8>,
     pub leases: Vec<u8>,
     pub dead: Vec<u8>,
+    /// The line of consumers waiting for tasks, and the prefix of their
+    /// keys (see `wait`).
+    pub line: Vec<u8>,
+    pub waiters: Vec<u8>,
 }
 
 /// Whether Redis Cluster hashes `key` by a `{tag}` inside it.
@@ -62,7 +86,7 @@ fn has_hash_tag(key: &[u8]) -> bool {
 
 /// A key in the same hash slot as `key`: `key` + suffix when `key` has a
 /// hash tag, else `{key}` + suffix.
-fn beside(key: &[u8], suffix: &str) -> Vec<u8> {
+pub fn beside(key: &[u8], suffix: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(key.len() + suffix.len() + 2);
     if has_hash_tag(key) {
         out.extend_from_slice(key);
@@ -83,6 +107,8 @@ impl Keys {
             leased: beside(&queue, ":leased"),
             leases: beside(&queue, ":leases"),
             dead: beside(&queue, ":dead"),
+            line: beside(&queue, ":line"),
+            waiters: beside(&queue, ":"),
             queue,
         }
     }
@@ -151,11 +177,14 @@ fn put_script(
         call.key(&keys.payloads)
             .key(&keys.attempts)
             .key(&keys.leased)
+            .key(&keys.line)
             .arg(score_arg(delay))
             .arg(policy.arg())
             .arg(max_length)
             .arg(flags)
-            .arg(if statuses { "1" } else { "0" });
+            .arg(if statuses { "1" } else { "0" })
+            .arg(&keys.waiters)
+            .arg(wake_ms());
         args(&mut call);
         call.invoke(c)
     })

@@ -1,9 +1,11 @@
--- Delete the lock only if it still holds the caller's token, and wake the
--- waiters subscribed to the key's channel.
--- KEYS[1] lock key; ARGV[1] owner token. Returns 1 if deleted, else 0.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+-- Release a lock if it still holds the caller's token: hand it straight to
+-- the next waiter in line, or delete it when nobody waits.
+-- KEYS[1] lock; KEYS[2] fencing counter; KEYS[3] waiter line.
+-- ARGV[1] owner token; ARGV[2] how long the fencing counter outlives the
+-- lease in ms ('': no fencing tokens); ARGV[3] waiter key prefix.
+-- Returns 1 if released, else 0.
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if not lock_grant(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3]) then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', KEYS[1], '')
-  return 1
 end
-return 0
+return 1

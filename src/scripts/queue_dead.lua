@@ -1,14 +1,15 @@
 -- The dead letters: list them, retry them (due now, attempts reset), or
 -- purge them (with their payloads). Bounded: at most ARGV[2] per call.
 -- KEYS[1] queue zset; KEYS[2] payloads hash; KEYS[3] attempts hash;
--- KEYS[4] dead zset.
--- ARGV[1] 'list' | 'retry' | 'purge'; ARGV[2] most tasks; ARGV[3..] the ids
--- (none: the oldest dead first).
+-- KEYS[4] dead zset; KEYS[5] consumer line.
+-- ARGV[1] 'list' | 'retry' | 'purge'; ARGV[2] most tasks; ARGV[3] consumer
+-- key prefix; ARGV[4] how long a wake-up waits for its consumer, in ms;
+-- ARGV[5..] the ids (none: the oldest dead first).
 -- list returns {id, payload or false, attempts, time of death, ...};
 -- retry and purge return how many they moved or removed.
 local ids = {}
-if #ARGV > 2 then
-  for i = 3, #ARGV do
+if #ARGV > 4 then
+  for i = 5, #ARGV do
     if redis.call('ZSCORE', KEYS[4], ARGV[i]) then
       ids[#ids + 1] = ARGV[i]
     end
@@ -38,7 +39,7 @@ for _, id in ipairs(ids) do
     redis.call('HDEL', KEYS[2], id)
   end
 end
-if op == 'retry' and #ids > 0 then
-  redis.call('PUBLISH', KEYS[1], '')
+if op == 'retry' then
+  queue_wake(KEYS[5], ARGV[3], #ids, false, ARGV[4])
 end
 return #ids

@@ -2,9 +2,10 @@
 -- due again after ARGV[3] seconds, or to the dead letters once it used up
 -- its attempts.
 -- KEYS[1] queue zset; KEYS[2] attempts hash; KEYS[3] leased zset;
--- KEYS[4] lease tokens hash; KEYS[5] dead zset.
+-- KEYS[4] lease tokens hash; KEYS[5] dead zset; KEYS[6] consumer line.
 -- ARGV[1] id; ARGV[2] lease token; ARGV[3] delay in seconds;
--- ARGV[4] maximum attempts (0: no limit).
+-- ARGV[4] maximum attempts (0: no limit); ARGV[5] consumer key prefix;
+-- ARGV[6] how long a wake-up waits for its consumer, in ms.
 -- Returns 1 when queued again, 2 when dead, 0 when the lease is not the
 -- caller's.
 if redis.call('HGET', KEYS[4], ARGV[1]) ~= ARGV[2] then
@@ -21,5 +22,10 @@ if max > 0 and attempts >= max then
   return 2
 end
 redis.call('ZADD', KEYS[1], 'NX', string.format('%.17g', now + tonumber(ARGV[3])), ARGV[1])
-redis.call('PUBLISH', KEYS[1], '')
+local delay = tonumber(ARGV[3])
+if delay > 0 then
+  queue_wake(KEYS[6], ARGV[5], 0, true, ARGV[6])
+else
+  queue_wake(KEYS[6], ARGV[5], 1, false, ARGV[6])
+end
 return 1

@@ -1,14 +1,16 @@
 -- Enqueue tasks due at server time + delay. An id already queued is kept,
 -- or replaced, or takes the earlier or later due time (the policy); a task
--- added or replaced takes its payload (or loses an old one). Waiters on the
--- queue's channel are woken.
+-- added or replaced takes its payload (or loses an old one). One waiting
+-- consumer is woken per task due now; tasks due later wake the first in line.
 -- KEYS[1] queue zset (due time per id); KEYS[2] payloads hash;
--- KEYS[3] attempts hash; KEYS[4] leased zset.
+-- KEYS[3] attempts hash; KEYS[4] leased zset; KEYS[5] consumer line.
 -- ARGV[1] delay in seconds; ARGV[2] policy: keep | replace | earliest | latest;
 -- ARGV[3] maximum length, queued plus leased (0: none);
--- ARGV[4] '' when ARGV[6..] are ids only, else one flag per task ('1': it
--- has a payload) and ARGV[6..] are id, payload pairs;
--- ARGV[5] '1' for a status per task, '0' for how many were added.
+-- ARGV[4] '' when ARGV[8..] are ids only, else one flag per task ('1': it
+-- has a payload) and ARGV[8..] are id, payload pairs;
+-- ARGV[5] '1' for a status per task, '0' for how many were added;
+-- ARGV[6] consumer key prefix; ARGV[7] how long a wake-up waits for its
+-- consumer, in ms.
 -- Returns {1, status per task (0 ignored, 1 added, 2 updated)} or
 -- {1, added}; {0, length} when the batch would take the queue past its
 -- maximum length (then nothing is changed).
@@ -22,7 +24,14 @@ local flags = ARGV[4]
 local statuses = ARGV[5] == '1'
 local step = 1
 if flags ~= '' then step = 2 end
-local first = 6
+local first = 8
+local function wake(n)
+  if tonumber(ARGV[1]) > 0 then
+    queue_wake(KEYS[5], ARGV[6], 0, n > 0, ARGV[7])
+  else
+    queue_wake(KEYS[5], ARGV[6], n, false, ARGV[7])
+  end
+end
 local n = (#ARGV - first + 1) / step
 local hasPayloads = redis.call('EXISTS', KEYS[2]) == 1
 local hasAttempts = redis.call('EXISTS', KEYS[3]) == 1
@@ -41,9 +50,7 @@ if not statuses and policy == 'keep' and flags == '' and max == 0
       args = {}
     end
   end
-  if added > 0 then
-    redis.call('PUBLISH', KEYS[1], '')
-  end
+  wake(added)
   return {1, added}
 end
 
@@ -65,7 +72,7 @@ end
 
 local out = {1}
 local added = 0
-local changed = false
+local changed = 0
 for i = 0, n - 1 do
   local id = ARGV[first + i * step]
   local status
@@ -86,7 +93,7 @@ for i = 0, n - 1 do
     end
   end
   if status > 0 then
-    changed = true
+    changed = changed + 1
     if step == 2 and string.sub(flags, i + 1, i + 1) == '1' then
       redis.call('HSET', KEYS[2], id, ARGV[first + 1 + i * step])
       hasPayloads = true
@@ -104,9 +111,7 @@ for i = 0, n - 1 do
   end
   out[#out + 1] = status
 end
-if changed then
-  redis.call('PUBLISH', KEYS[1], '')
-end
+wake(changed)
 if not statuses then
   return {1, added}
 end

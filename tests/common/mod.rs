@@ -508,3 +508,39 @@ impl TlsServer {
         dsn
     }
 }
+
+/// The keys of the lock at `key`: a `RedisLock\` lock (`lock:{name}`,
+/// fenced) or a seed lock.
+pub fn lock_keys(key: &[u8]) -> redislock::lock::Keys {
+    if key.windows(6).any(|w| w == b"lock:{") {
+        redislock::lock::Keys::fenced(key)
+    } else {
+        redislock::lock::Keys::seed(key)
+    }
+}
+
+/// Whether the lock at `key` was acquired with `token`.
+pub fn acquired(
+    config: &Config,
+    key: &[u8],
+    token: &str,
+    lease: Duration,
+    wait: Wait,
+) -> Result<bool, redislock::conn::Error> {
+    redislock::lock::acquire(config, &lock_keys(key), token, lease, wait).map(|f| f.is_some())
+}
+
+/// The fencing token of an acquire of the `RedisLock\` lock at `key`.
+pub fn acquire_fenced(
+    config: &Config,
+    key: &[u8],
+    token: &str,
+    lease: Duration,
+    wait: Wait,
+) -> Result<Option<i64>, redislock::conn::Error> {
+    redislock::lock::acquire(config, &lock_keys(key), token, lease, wait)
+}
+
+pub fn release(config: &Config, key: &[u8], token: &[u8]) -> Result<bool, redislock::conn::Error> {
+    redislock::lock::release(config, &lock_keys(key), token)
+}

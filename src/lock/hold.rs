@@ -1,0 +1,245 @@
+//! A lock held through one object (a `RedisLock\Lock`): how often it is held
+//! (reentrancy), whether it still counts as held or was lost, and the lease
+//! renewal that keeps it. The binding only words the outcomes.
+//!
+//! Owner rules: a plain lock belongs to its object; a reentrant one to the
+//! process (Redisson's per-thread ownership: a PHP request runs on one
+//! thread), shared by every object of the same deployment and name. Each
+//! object counts the holds it took itself, so dropping it gives back those.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::held::{self, Held};
+use super::renew::{self, Lease};
+use super::{Keys, Wait};
+use crate::config::Config;
+use crate::conn::Error;
+
+/// What a lock is asked for.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub lease: Duration,
+    pub reentrant: bool,
+    pub auto_renew: bool,
+    pub max_hold: Duration,
+    /// Replicas that must acknowledge an acquire within `replica_timeout`
+    /// (0: do not wait for replicas).
+    pub replicas: u64,
+    pub replica_timeout: Duration,
+}
+
+/// Why an operation on a hold did not do what was asked.
+#[derive(Debug)]
+pub enum Refused {
+    /// Redis failed or answered with an error.
+    Redis(Error),
+    /// This object does not hold the lock.
+    NotHeld,
+    /// The lock was held and is no longer: the reason.
+    Lost(String),
+    /// Held already by this object, and not reentrant.
+    AlreadyHeld,
+    /// Fewer replicas acknowledged the acquire than asked; it was released.
+    Unconfirmed { acked: u64, wanted: u64 },
+    /// The renewal thread could not be started; the lock was released.
+    Renewal(std::io::Error),
+}
+
+impl From<Error> for Refused {
+    fn from(e: Error) -> Self {
+        Refused::Redis(e)
+    }
+}
+
+/// Why a lock is lost when Redis no longer has its token.
+pub const GONE: &str = "its lease ran out, or its key was deleted or taken by another owner";
+
+pub struct Hold {
+    config: Arc<Config>,
+    keys: Keys,
+    options: Options,
+    /// Who holds it in the process's registry: the object, or the process.
+    owner: u64,
+    /// Its name in that registry.
+    entry: Vec<u8>,
+    /// How many of the holds were taken through this object.
+    mine: u32,
+}
+
+/// Why the renewal of a held lock gave up on it, if it did.
+fn lost_reason(h: &Held) -> Option<String> {
+    h.renewal.and_then(renew::lost)
+}
+
+impl Hold {
+    /// A hold of the `RedisLock\` lock at `key` (prefixed, from
+    /// [`super::named_key`]), not yet taken.
+    pub fn new(config: Arc<Config>, key: &[u8], options: Options) -> Self {
+        let (owner, entry) = if options.reentrant {
+            let mut entry = config.id.clone().into_bytes();
+            entry.push(0);
+            entry.extend_from_slice(key);
+            (held::PROCESS, entry)
+        } else {
+            (held::new_owner(), key.to_vec())
+        };
+        Hold {
+            keys: Keys::fenced(key),
+            config,
+            options,
+            owner,
+            entry,
+            mine: 0,
+        }
+    }
+
+    /// The registry's record of this lock for its owner, in this process.
+    fn record(&self) -> Option<Held> {
+        held::get(self.owner, &self.entry).filter(|h| h.pid == std::process::id())
+    }
+
+    /// The record, if this object holds the lock.
+    fn mine(&self) -> Option<Held> {
+        if self.mine == 0 { None } else { self.record() }
+    }
+
+    /// The record of a lock this object must hold.
+    fn held(&mut self) -> Result<Held, Refused> {
+        self.mine().ok_or_else(|| {
+            // Released at request end, or never acquired.
+            self.mine = 0;
+            Refused::NotHeld
+        })
+    }
+
+    /// Takes the lock, waiting up to `wait` in its line; false when not
+    /// acquired in time. A reentrant lock already held by the process is
+    /// taken again once Redis confirms it still holds it.
+    pub fn acquire(&mut self, wait: Wait) -> Result<bool, Refused> {
+        if let Some(h) = self.record() {
+            if !self.options.reentrant {
+                return Err(Refused::AlreadyHeld);
+            }
+            if let Some(reason) = lost_reason(&h) {
+                return Err(Refused::Lost(reason));
+            }
+            if !super::holds(&h.config, &h.keys.lock, &h.token)? {
+                return Err(Refused::Lost(GONE.into()));
+            }
+            held::set_count(self.owner, &self.entry, h.count + 1);
+            self.mine += 1;
+            return Ok(true);
+        }
+        let token = super::new_token();
+        let lease = self.options.lease;
+        let Some(fence) = super::acquire(&self.config, &self.keys, &token, lease, wait)? else {
+            return Ok(false);
+        };
+        if self.options.replicas > 0 {
+            let (wanted, timeout) = (self.options.replicas, self.options.replica_timeout);
+            let acked = super::confirm(&self.config, &self.keys, &token, wanted, timeout)?;
+            if acked < wanted {
+                return Err(Refused::Unconfirmed { acked, wanted });
+            }
+        }
+        let mut h = Held::new(self.config.clone(), self.keys.clone(), token);
+        h.fence = fence;
+        if self.options.auto_renew {
+            let renewal = renew::start(Lease {
+                config: self.config.clone(),
+                key: self.keys.lock.clone(),
+                token: h.token.clone(),
+                lease,
+                until: Instant::now() + self.options.max_hold,
+                max_hold: self.options.max_hold,
+            });
+            match renewal {
+                Ok(id) => h.renewal = Some(id),
+                Err(e) => {
+                    let _ = super::release(&h.config, &h.keys, h.token.as_bytes());
+                    return Err(Refused::Renewal(e));
+                }
+            }
+        }
+        held::insert(self.owner, self.entry.clone(), h);
+        self.mine += 1;
+        Ok(true)
+    }
+
+    /// Gives back one hold; the last one releases the lock (handing it to
+    /// the next waiter). Lost if Redis no longer had this hold's token.
+    pub fn release(&mut self) -> Result<(), Refused> {
+        let h = self.held()?;
+        self.mine -= 1;
+        if h.count > 1 {
+            held::set_count(self.owner, &self.entry, h.count - 1);
+            return match lost_reason(&h) {
+                Some(reason) => Err(Refused::Lost(reason)),
+                None => Ok(()),
+            };
+        }
+        held::remove(self.owner, &self.entry);
+        let lost = h.renewal.and_then(renew::stop);
+        // Our token still under the key means nobody else held it meanwhile,
+        // whatever the renewal thought.
+        if super::release(&h.config, &h.keys, h.token.as_bytes())? {
+            return Ok(());
+        }
+        Err(Refused::Lost(lost.unwrap_or_else(|| GONE.into())))
+    }
+
+    /// Sets the lease to `lease` (default: the lock's) from now.
+    pub fn extend(&mut self, lease: Option<Duration>) -> Result<(), Refused> {
+        let h = self.held()?;
+        if let Some(reason) = lost_reason(&h) {
+            return Err(Refused::Lost(reason));
+        }
+        let lease = lease.unwrap_or(self.options.lease);
+        if super::extend(&h.config, &h.keys.lock, &h.token, lease)? {
+            Ok(())
+        } else {
+            Err(Refused::Lost(GONE.into()))
+        }
+    }
+
+    /// Whether this object holds the lock and Redis still has its token.
+    pub fn is_held(&self) -> Result<bool, Error> {
+        match self.mine() {
+            Some(h) if lost_reason(&h).is_none() => super::holds(&h.config, &h.keys.lock, &h.token),
+            _ => Ok(false),
+        }
+    }
+
+    /// The fencing token of the current hold.
+    pub fn fence(&self) -> Option<i64> {
+        self.mine().map(|h| h.fence)
+    }
+
+    /// What is left of the lease (`Duration::MAX`: no expiry); None when
+    /// not held (any more).
+    pub fn remaining(&self) -> Result<Option<Duration>, Error> {
+        match self.mine().filter(|h| lost_reason(h).is_none()) {
+            Some(h) => super::remaining(&h.config, &h.keys.lock, &h.token),
+            None => Ok(None),
+        }
+    }
+
+    /// The object goes away: gives back its holds, releasing the lock (if
+    /// `release`) when they were the last. Never fails.
+    pub fn end(&mut self, release: bool) {
+        if self.mine == 0 {
+            return;
+        }
+        let Some(h) = self.record() else {
+            return;
+        };
+        if h.count > self.mine {
+            held::set_count(self.owner, &self.entry, h.count - self.mine);
+        } else {
+            held::remove(self.owner, &self.entry);
+            held::end(vec![h], release);
+        }
+        self.mine = 0;
+    }
+}

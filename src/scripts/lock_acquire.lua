@@ -1,0 +1,67 @@
+-- Take a lock, or wait for it in its line (first come, first served: a new
+-- arrival never takes a free lock ahead of the waiters).
+-- KEYS[1] lock; KEYS[2] fencing counter; KEYS[3] waiter line (all one slot).
+-- ARGV[1] owner token; ARGV[2] lease in ms; ARGV[3] how long the fencing
+-- counter outlives the lease in ms ('': no fencing tokens); ARGV[4] waiter
+-- key prefix; ARGV[5] how long a place in line is kept, in ms (0: one try,
+-- never join); ARGV[6] '1' on an acquire's first try, '0' on a recheck
+-- while waiting; ARGV[7] '1' when a key without expiry is stale (the seed's
+-- rule: an old client died between SETNX and EXPIRE) and taken over.
+-- Returns {0, fencing token (0 without)} when acquired, else {ms until the
+-- holder's lease ends, for the first in line (-1: not first, or no lease), 0}.
+local lock, fence, line = KEYS[1], KEYS[2], KEYS[3]
+local token, lease, keep, p = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local place, firstTry, stale = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7] == '1'
+local me = token .. ':' .. lease
+
+local function take()
+  redis.call('SET', lock, token, 'PX', lease)
+  return {0, lock_fence(fence, keep, lease, false)}
+end
+
+local function wait()
+  if place == 0 then return {-1, 0} end
+  if not line_keep(line, p, me, place, firstTry) then return {-1, 0} end
+  local ms = redis.call('PTTL', lock)
+  if ms == -2 then return {1, 0} end
+  if ms < 0 then return {-1, 0} end
+  return {ms + 1, 0}
+end
+
+if firstTry then
+  if redis.call('LLEN', line) == 0 then
+    if redis.call('SET', lock, token, 'NX', 'PX', lease) then
+      return {0, lock_fence(fence, keep, lease, false)}
+    end
+    if stale and redis.call('PTTL', lock) == -1 then return take() end
+  end
+  return wait()
+end
+
+-- A recheck while in line.
+local holder = redis.call('GET', lock)
+if holder == token then return lock_handed(p, token) end
+-- Handed to a waiter that never picked it up (its wake list is still there)
+-- and whose place ran out: it died at the handoff. Free the lock.
+if holder and redis.call('EXISTS', line_wake(p, holder)) == 1
+    and redis.call('EXISTS', line_alive(p, holder)) == 0 then
+  redis.call('DEL', lock, line_wake(p, holder))
+  holder = false
+end
+if holder and stale and redis.call('PTTL', lock) == -1 then
+  redis.call('DEL', lock)
+  holder = false
+end
+if not holder then
+  -- Free (a lease ran out, or a key was deleted without a release): the
+  -- first live waiter gets it, which may be the caller.
+  local first = redis.call('LINDEX', line, 0)
+  if first == me or not first then
+    if first then redis.call('LPOP', line) end
+    redis.call('DEL', line_alive(p, token))
+    return take()
+  end
+  lock_grant(lock, fence, line, keep, p)
+  if redis.call('GET', lock) == token then return lock_handed(p, token) end
+end
+return wait()

@@ -1,0 +1,42 @@
+-- What the lock scripts share (after line.lua): fencing tokens and handing
+-- the lock to the next waiter in line.
+
+-- The fencing token of an acquire: above every earlier one of this lock.
+-- A handoff counts up from the last token (one INCR); an acquire, or a
+-- handoff that finds the counter gone, starts from the server clock in
+-- microseconds, raised past the last token: tokens keep increasing after
+-- the counter expired, as long as the server clock does not step back.
+-- keep: how long the counter outlives the lease, in ms ('': no tokens).
+local function lock_fence(fence, keep, lease, handoff)
+  if keep == '' then return 0 end
+  if handoff then
+    local f = redis.call('INCR', fence)
+    if f > 1 then return f end
+  end
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local f = math.max(now, (tonumber(redis.call('GET', fence)) or 0) + 1)
+  redis.call('SET', fence, string.format('%.0f', f), 'PX', tonumber(lease) + tonumber(keep))
+  return f
+end
+
+-- Hands the free lock to the next waiter in line: it becomes the owner with
+-- its own token and lease, and is woken with its fencing token, so its
+-- acquire returns without another round trip. False when nobody waits.
+local function lock_grant(lock, fence, line, keep, p)
+  local member = line_next(line, p)
+  if not member then return false end
+  local token, lease = string.match(member, '^([^:]+):(%d+)$')
+  redis.call('SET', lock, token, 'PX', lease)
+  local f = lock_fence(fence, keep, lease, true)
+  line_wake_up(p, token, string.format('%.0f', f), lease)
+  return true
+end
+
+-- The lock as handed to `token` while it was not blocked on its wake list:
+-- {0, its fencing token}.
+local function lock_handed(p, token)
+  local f = redis.call('LPOP', line_wake(p, token))
+  redis.call('DEL', line_alive(p, token))
+  return {0, tonumber(f) or 0}
+end
