@@ -44,14 +44,21 @@ pub enum Pass {
     Woken(usize),
 }
 
+/// What a wake-up brought.
+pub enum Woken<T> {
+    /// What was waited for (a lock handed over).
+    Done(T),
+    /// A reason to try again.
+    Again(Pass),
+}
+
 /// What a caller waits for, in the terms of its scripts.
 pub trait Waiter<T> {
     /// One try; joins the line or keeps the place in it when it fails
     /// (unless the wait has no time: then it never joins).
     fn attempt(&mut self, pass: Pass) -> Result<Try<T>, Error>;
-    /// Woken through wake list `index` with `value`: done (a lock handed
-    /// over), or None to try again.
-    fn woken(&mut self, index: usize, value: Vec<u8>) -> Result<Option<T>, Error>;
+    /// Woken through wake list `index` with `value`.
+    fn woken(&mut self, index: usize, value: Vec<u8>) -> Woken<T>;
     /// Gives up (the wait ran out, a signal): leaves the line, and returns
     /// what was handed over meanwhile, if anything.
     fn leave(&mut self) -> Result<Option<T>, Error>;
@@ -97,9 +104,9 @@ pub fn until<T>(
         }
         let nap = later.min(RENEW).min(left).max(Duration::from_millis(1));
         match block(config, wake, nap) {
-            Ok(Some((index, value))) => match waiter.woken(index, value)? {
-                Some(done) => return Ok(Some(done)),
-                None => pass = Pass::Woken(index),
+            Ok(Some((index, value))) => match waiter.woken(index, value) {
+                Woken::Done(done) => return Ok(Some(done)),
+                Woken::Again(again) => pass = again,
             },
             Ok(None) => {}
             // A signal cut the blocking read short: the connection was

@@ -315,7 +315,7 @@ final class QueueApiTest extends RedisLockTestCase
         }
         $this->assertSame(0, $unexplained);
         $this->assertGreaterThan(0, count(array_filter($reserved, fn ($n) => $n > 1)), 'some kills hit a task in flight');
-        $this->assertSame([], $this->snapshot());
+        $this->assertNothingLeftOnceKilledWaitersExpire();
     }
 
     public function testTheWorkerExampleDrainsAQueue(): void

@@ -11,6 +11,20 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
     }
 
     /** Every key in Redis with its value (strings) or members (zsets). */
+    /**
+     * Waiters killed while in line leave their place and the wake-ups sent
+     * to them behind, each with a TTL of at most two places (4 s): once
+     * those ran out, nothing may be left.
+     */
+    protected function assertNothingLeftOnceKilledWaitersExpire(): void
+    {
+        $deadline = microtime(true) + 6;
+        while ($this->snapshot() !== [] && microtime(true) < $deadline) {
+            usleep(100000);
+        }
+        $this->assertSame([], $this->snapshot());
+    }
+
     protected function snapshot(): array
     {
         $keys = $this->redis->keys('*');

@@ -17,7 +17,7 @@ use redis::Script;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::queue::beside;
-use crate::wait::{self, Pass, Try};
+use crate::wait::{self, Pass, Try, Woken};
 
 /// The scripts of locks with a waiter line: the line's own functions, then
 /// the lock's, then the operation (Redis runs each as one script).
@@ -192,14 +192,14 @@ impl wait::Waiter<i64> for Acquire<'_> {
         })
     }
 
-    fn woken(&mut self, _: usize, fence: Vec<u8>) -> Result<Option<i64>, Error> {
+    fn woken(&mut self, _: usize, fence: Vec<u8>) -> Woken<i64> {
         // Handed over by a release: the value is the fencing token.
-        Ok(Some(
+        Woken::Done(
             std::str::from_utf8(&fence)
                 .ok()
                 .and_then(|f| f.parse().ok())
                 .unwrap_or(0),
-        ))
+        )
     }
 
     fn leave(&mut self) -> Result<Option<i64>, Error> {
@@ -207,7 +207,8 @@ impl wait::Waiter<i64> for Acquire<'_> {
             call.arg(self.token)
                 .arg(self.lease)
                 .arg(&self.keep)
-                .arg(&self.keys.waiters);
+                .arg(&self.keys.waiters)
+                .arg(millis(wait::PLACE));
         })?;
         Ok((left == 0).then_some(fence))
     }
@@ -267,6 +268,7 @@ pub fn release(config: &Config, keys: &Keys, token: &[u8]) -> Result<bool, Error
             .arg(token)
             .arg(keys.keep())
             .arg(&keys.waiters)
+            .arg(millis(wait::PLACE))
             .invoke(c)
     })?;
     Ok(released == 1)

@@ -11,7 +11,7 @@ use redis::{Script, Value};
 use super::{Keys, line_script, score_arg, wake_ms};
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::wait::{self, Pass, Try};
+use crate::wait::{self, Pass, Try, Woken};
 
 static RESERVE: LazyLock<Script> = line_script!("queue_reserve.lua");
 static LEAVE: LazyLock<Script> = line_script!("queue_leave.lua");
@@ -201,8 +201,14 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
         Ok(Try::Later(soonest))
     }
 
-    fn woken(&mut self, _: usize, _: Vec<u8>) -> Result<Option<(usize, Vec<Leased>)>, Error> {
-        Ok(None)
+    fn woken(&mut self, index: usize, value: Vec<u8>) -> Woken<(usize, Vec<Leased>)> {
+        // '1': taken out of the line for a task due now; '0': a nudge to the
+        // first in line, which keeps its place, to set its timer anew.
+        Woken::Again(if value == b"1" {
+            Pass::Woken(index)
+        } else {
+            Pass::Recheck
+        })
     }
 
     fn leave(&mut self) -> Result<Option<(usize, Vec<Leased>)>, Error> {

@@ -31,13 +31,14 @@ local function line_keep(line, p, member, ms, fresh)
   return first
 end
 
--- Takes the next waiter whose place is still kept out of the line (the
--- ones whose place ran out are dropped on the way); nil when none is left.
+-- Takes the next waiter whose place is still kept out of the line, with
+-- its place (the ones whose place ran out are dropped on the way); nil when
+-- none is left.
 local function line_next(line, p)
   for _ = 1, 1000 do
     local member = redis.call('LPOP', line)
     if not member then return nil end
-    if redis.call('EXISTS', line_alive(p, line_token(member))) == 1 then
+    if redis.call('DEL', line_alive(p, line_token(member))) == 1 then
       return member
     end
   end

@@ -41,10 +41,8 @@ end
 -- A recheck while in line.
 local holder = redis.call('GET', lock)
 if holder == token then return lock_handed(p, token) end
--- Handed to a waiter that never picked it up (its wake list is still there)
--- and whose place ran out: it died at the handoff. Free the lock.
-if holder and redis.call('EXISTS', line_wake(p, holder)) == 1
-    and redis.call('EXISTS', line_alive(p, holder)) == 0 then
+-- Handed to a waiter that died at the handoff: free the lock.
+if holder and lock_unclaimed(p, holder, place) then
   redis.call('DEL', lock, line_wake(p, holder))
   holder = false
 end
@@ -61,7 +59,7 @@ if not holder then
     redis.call('DEL', line_alive(p, token))
     return take()
   end
-  lock_grant(lock, fence, line, keep, p)
+  lock_grant(lock, fence, line, keep, p, place)
   if redis.call('GET', lock) == token then return lock_handed(p, token) end
 end
 return wait()

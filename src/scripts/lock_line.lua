@@ -22,21 +22,29 @@ end
 
 -- Hands the free lock to the next waiter in line: it becomes the owner with
 -- its own token and lease, and is woken with its fencing token, so its
--- acquire returns without another round trip. False when nobody waits.
-local function lock_grant(lock, fence, line, keep, p)
+-- acquire returns without another round trip. The wake list lives for a
+-- place's time (place, ms): see lock_unclaimed. False when nobody waits.
+local function lock_grant(lock, fence, line, keep, p, place)
   local member = line_next(line, p)
   if not member then return false end
   local token, lease = string.match(member, '^([^:]+):(%d+)$')
   redis.call('SET', lock, token, 'PX', lease)
   local f = lock_fence(fence, keep, lease, true)
-  line_wake_up(p, token, string.format('%.0f', f), lease)
+  line_wake_up(p, token, string.format('%.0f', f), place)
   return true
+end
+
+-- Whether the lock was handed to `holder` more than half a place ago and
+-- never picked up (its wake list is still there): a live waiter picks it up
+-- at once, so the holder died at the handoff.
+local function lock_unclaimed(p, holder, place)
+  local left = redis.call('PTTL', line_wake(p, holder))
+  return left > 0 and left <= place / 2
 end
 
 -- The lock as handed to `token` while it was not blocked on its wake list:
 -- {0, its fencing token}.
 local function lock_handed(p, token)
   local f = redis.call('LPOP', line_wake(p, token))
-  redis.call('DEL', line_alive(p, token))
   return {0, tonumber(f) or 0}
 end

@@ -1,0 +1,354 @@
+//! Waiter lines against a real redis-server: locks are handed to waiters in
+//! arrival order, dead waiters are skipped within their place's lease, and an
+//! enqueue wakes one blocked consumer per task.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::RedisServer;
+use redislock::config::Config;
+use redislock::lock::{self, Keys, Wait};
+use redislock::queue::lease::{self, Reserve};
+use redislock::queue::{self, NewTask, Policy};
+use redislock::wait;
+
+fn waiting(secs: u64) -> Wait {
+    Wait {
+        timeout: Duration::from_secs(secs),
+        recheck: Duration::from_millis(250),
+    }
+}
+
+fn llen(server: &RedisServer, key: &[u8]) -> i64 {
+    redis::cmd("LLEN")
+        .arg(key)
+        .query(&mut server.client())
+        .unwrap()
+}
+
+/// Waits until the line at `key` has `n` waiters.
+fn line_reaches(server: &RedisServer, key: &[u8], n: i64) {
+    common::wait_for("the line to fill", 10, || llen(server, key) == n);
+}
+
+#[test]
+fn waiters_are_served_in_arrival_order_and_never_together() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let keys = Arc::new(Keys::fenced(b"lock:{fifo}"));
+    let holder = lock::new_token();
+    lock::acquire(&config, &keys, &holder, Duration::from_secs(30), waiting(0))
+        .unwrap()
+        .unwrap();
+    let served = Arc::new(Mutex::new(Vec::new()));
+    let inside = Arc::new(AtomicUsize::new(0));
+    let violations = Arc::new(AtomicUsize::new(0));
+    let mut threads = Vec::new();
+    const N: usize = 16;
+    for arrival in 0..N {
+        // Arrivals one after the other: each joins once the previous one is
+        // in line.
+        line_reaches(&server, &keys.line, arrival as i64);
+        let (config, keys, served, inside, violations) = (
+            config.clone(),
+            keys.clone(),
+            served.clone(),
+            inside.clone(),
+            violations.clone(),
+        );
+        threads.push(std::thread::spawn(move || {
+            let token = lock::new_token();
+            let fence = lock::acquire(&config, &keys, &token, Duration::from_secs(30), waiting(60))
+                .unwrap()
+                .expect("served within the wait");
+            if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+                violations.fetch_add(1, Ordering::SeqCst);
+            }
+            served.lock().unwrap().push((arrival, fence));
+            std::thread::sleep(Duration::from_millis(2));
+            inside.fetch_sub(1, Ordering::SeqCst);
+            assert!(lock::release(&config, &keys, token.as_bytes()).unwrap());
+        }));
+    }
+    line_reaches(&server, &keys.line, N as i64);
+    assert!(lock::release(&config, &keys, holder.as_bytes()).unwrap());
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(violations.load(Ordering::SeqCst), 0, "two holders at once");
+    let served = served.lock().unwrap();
+    let order: Vec<usize> = served.iter().map(|(arrival, _)| *arrival).collect();
+    assert_eq!(order, (0..N).collect::<Vec<_>>(), "served in arrival order");
+    assert!(
+        served.windows(2).all(|w| w[1].1 > w[0].1),
+        "fencing tokens increase with every handoff: {served:?}"
+    );
+    assert_eq!(llen(&server, &keys.line), 0, "nobody left in line");
+}
+
+#[test]
+fn a_release_hands_the_lock_to_the_waiter_before_it_wakes() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let keys = Keys::seed(b"Lock:handoff");
+    let holder = lock::new_token();
+    let lease = Duration::from_secs(30);
+    assert!(
+        lock::acquire(&config, &keys, &holder, lease, waiting(0))
+            .unwrap()
+            .is_some()
+    );
+    let waiter = lock::new_token();
+    let thread = {
+        let (config, keys, waiter) = (config.clone(), keys.clone(), waiter.clone());
+        std::thread::spawn(move || lock::acquire(&config, &keys, &waiter, lease, waiting(30)))
+    };
+    line_reaches(&server, &keys.line, 1);
+    // A new arrival does not barge ahead of the line, even with time to wait.
+    let late = lock::new_token();
+    assert!(lock::release(&config, &keys, holder.as_bytes()).unwrap());
+    let owner: String = redis::cmd("GET")
+        .arg(&keys.lock)
+        .query(&mut server.client())
+        .unwrap();
+    assert_eq!(owner, waiter, "the release made the waiter the owner");
+    assert!(server.pttl("Lock:handoff") > 29_000, "with its own lease");
+    assert_eq!(
+        lock::acquire(&config, &keys, &late, lease, waiting(0)).unwrap(),
+        None
+    );
+    assert_eq!(thread.join().unwrap().unwrap(), Some(0));
+    assert!(lock::release(&config, &keys, waiter.as_bytes()).unwrap());
+}
+
+#[test]
+fn a_free_lock_with_waiters_goes_to_the_line_not_to_a_new_arrival() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let keys = Keys::seed(b"Lock:expired");
+    // The holder dies: its lease runs out with a waiter in line.
+    assert!(
+        lock::acquire(
+            &config,
+            &keys,
+            "dead",
+            Duration::from_millis(600),
+            waiting(0)
+        )
+        .unwrap()
+        .is_some()
+    );
+    let waiter = {
+        let (config, keys) = (config.clone(), keys.clone());
+        std::thread::spawn(move || {
+            let token = lock::new_token();
+            lock::acquire(&config, &keys, &token, Duration::from_secs(5), waiting(30))
+                .unwrap()
+                .map(|_| token)
+        })
+    };
+    line_reaches(&server, &keys.line, 1);
+    let token = waiter.join().unwrap().expect("the waiter got it");
+    assert_eq!(
+        lock::acquire(
+            &config,
+            &keys,
+            &lock::new_token(),
+            Duration::from_secs(5),
+            waiting(0)
+        )
+        .unwrap(),
+        None
+    );
+    assert!(lock::holds(&config, &keys.lock, &token).unwrap());
+}
+
+/// Puts a waiter that will never pick anything up in line: `place_ms` is
+/// how long its place is still kept (0: it ran out already).
+fn dead_waiter(server: &RedisServer, keys: &Keys, lease_ms: u64, place_ms: u64) -> String {
+    let token = lock::new_token();
+    let mut c = server.client();
+    let _: () = redis::cmd("RPUSH")
+        .arg(&keys.line)
+        .arg(format!("{token}:{lease_ms}"))
+        .query(&mut c)
+        .unwrap();
+    if place_ms > 0 {
+        let alive = [keys.waiters.as_slice(), b"a:", token.as_bytes()].concat();
+        let _: () = redis::cmd("SET")
+            .arg(alive)
+            .arg(1)
+            .arg("PX")
+            .arg(place_ms)
+            .query(&mut c)
+            .unwrap();
+    }
+    token
+}
+
+/// How long a live waiter behind a dead one waits after the release.
+fn stall_behind(dead_place_ms: u64) -> (Duration, Keys, RedisServer) {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let keys = Keys::fenced(b"lock:{dead}");
+    let holder = lock::new_token();
+    let lease = Duration::from_secs(60);
+    lock::acquire(&config, &keys, &holder, lease, waiting(0))
+        .unwrap()
+        .unwrap();
+    dead_waiter(&server, &keys, 60_000, dead_place_ms);
+    let live = {
+        let (config, keys) = (config.clone(), keys.clone());
+        std::thread::spawn(move || {
+            let got = lock::acquire(&config, &keys, &lock::new_token(), lease, waiting(30));
+            (got, Instant::now())
+        })
+    };
+    line_reaches(&server, &keys.line, 2);
+    let released = Instant::now();
+    assert!(lock::release(&config, &keys, holder.as_bytes()).unwrap());
+    let (got, at) = live.join().unwrap();
+    assert!(got.unwrap().is_some(), "the live waiter got the lock");
+    (at - released, keys, server)
+}
+
+#[test]
+fn a_waiter_whose_place_ran_out_is_skipped_at_once() {
+    let (stall, keys, server) = stall_behind(0);
+    // Handed straight to the live waiter: no lease, no recheck in between.
+    assert!(stall < wait::RENEW, "stalled {stall:?}");
+    assert_eq!(llen(&server, &keys.line), 0);
+}
+
+#[test]
+fn a_waiter_that_dies_at_the_handoff_stalls_the_lock_at_most_its_place() {
+    // Its place is still kept when the lock is handed to it: the next in
+    // line frees the lock once the handoff went unclaimed for half a place,
+    // at its next renewal.
+    let (stall, _, _server) = stall_behind(wait::PLACE.as_millis() as u64);
+    let bound = wait::PLACE / 2 + wait::RENEW + Duration::from_millis(300);
+    assert!(stall <= bound, "stalled {stall:?}, bound {bound:?}");
+    // It was handed to the dead waiter first: rescued, not skipped.
+    assert!(stall >= wait::PLACE / 2, "stalled {stall:?}");
+}
+
+#[test]
+fn a_waiter_that_gives_up_leaves_the_line() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::seed(b"Lock:gives-up");
+    let holder = lock::new_token();
+    let lease = Duration::from_secs(30);
+    assert!(
+        lock::acquire(&config, &keys, &holder, lease, waiting(0))
+            .unwrap()
+            .is_some()
+    );
+    let wait = Wait {
+        timeout: Duration::from_millis(300),
+        recheck: Duration::from_millis(100),
+    };
+    assert_eq!(
+        lock::acquire(&config, &keys, &lock::new_token(), lease, wait).unwrap(),
+        None
+    );
+    assert_eq!(llen(&server, &keys.line), 0, "left the line");
+    let keys_left: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query(&mut server.client())
+        .unwrap();
+    assert_eq!(
+        keys_left,
+        vec!["Lock:gives-up".to_string()],
+        "no waiter keys left"
+    );
+}
+
+fn reserve_one(config: &Config, keys: &queue::Keys) -> Option<Vec<u8>> {
+    let how = Reserve {
+        count: 1,
+        lease: Duration::from_secs(30),
+        max_attempts: 0,
+        wait: Duration::from_secs(30),
+        recheck: Duration::from_secs(1),
+    };
+    lease::reserve(config, &[keys], &how)
+        .unwrap()
+        .map(|(_, mut tasks)| tasks.remove(0).id)
+}
+
+#[test]
+fn an_enqueue_wakes_one_blocked_consumer_per_task() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let keys = Arc::new(queue::Keys::new(queue::key_of(b"wake")));
+    const CONSUMERS: i64 = 6;
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let threads: Vec<_> = (0..CONSUMERS)
+        .map(|_| {
+            let (config, keys, got) = (config.clone(), keys.clone(), got.clone());
+            std::thread::spawn(move || {
+                if let Some(id) = reserve_one(&config, &keys) {
+                    got.lock().unwrap().push(id);
+                }
+            })
+        })
+        .collect();
+    line_reaches(&server, &keys.line, CONSUMERS);
+    let put = |ids: &[&str]| {
+        let tasks: Vec<NewTask> = ids
+            .iter()
+            .map(|id| NewTask {
+                id: id.as_bytes().to_vec(),
+                payload: None,
+            })
+            .collect();
+        queue::put(&config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap();
+    };
+    put(&["a"]);
+    common::wait_for("one consumer served", 10, || got.lock().unwrap().len() == 1);
+    assert_eq!(
+        llen(&server, &keys.line),
+        CONSUMERS - 1,
+        "one consumer woken"
+    );
+    put(&["b", "c"]);
+    common::wait_for("two more served", 10, || got.lock().unwrap().len() == 3);
+    assert_eq!(
+        llen(&server, &keys.line),
+        CONSUMERS - 3,
+        "two consumers woken"
+    );
+    // A delayed task wakes the first in line only, at its due time.
+    queue::put(
+        &config,
+        &keys,
+        &[NewTask {
+            id: b"later".to_vec(),
+            payload: None,
+        }],
+        0.3,
+        Policy::Keep,
+        0,
+    )
+    .unwrap();
+    common::wait_for("the delayed task served", 10, || {
+        got.lock().unwrap().len() == 4
+    });
+    assert_eq!(llen(&server, &keys.line), CONSUMERS - 4);
+    put(&["d", "e"]);
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut ids = got.lock().unwrap().clone();
+    ids.sort();
+    let want: Vec<Vec<u8>> = ["a", "b", "c", "d", "e", "later"]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+    assert_eq!(ids, want, "every task delivered once");
+    assert_eq!(llen(&server, &keys.line), 0);
+}
