@@ -113,6 +113,10 @@ pub fn until<T>(
             // dropped (BLPOP's outcome is unknown), and leaving finds out
             // whether the lock was handed over meanwhile.
             Err(_) if interrupted() => return waiter.leave(),
+            // The connection broke (Redis restarted, a failover): the
+            // recheck reconnects, and finds the lock handed over, or keeps
+            // the place (joining again if the line was lost), or fails.
+            Err(Error::Connection { .. }) => {}
             Err(e) => {
                 let _ = waiter.leave();
                 return Err(e);

@@ -56,6 +56,21 @@ final class RedisLockTest extends RedisLockTestCase
         $this->assertGreaterThan(0, $this->redis->pTtl('Lock:stale'));
     }
 
+    public function testAKeyWithoutTtlWhoseTimeIsAheadIsALiveOldClientsLock(): void
+    {
+        // An old client between its SETNX and its EXPIRE: the value is its
+        // expiry time, still ahead. Taking it over would make two holders.
+        $expireAt = (string) (time() + 15);
+        $this->redis->set('Lock:between', $expireAt);
+        $lock = new RedisLock();
+        $this->assertFalse($lock->lock('between', 0, 5));
+        $this->assertFalse($lock->lock('between', 0.3, 5, 50000));
+        $this->assertSame($expireAt, $this->redis->get('Lock:between'));
+        // Once that time has passed, the old client is taken for dead.
+        $this->redis->set('Lock:between', (string) (time() - 1));
+        $this->assertTrue($lock->lock('between', 0, 5));
+    }
+
     public function testExpireSetsTheLeaseOfAHeldLockOnly(): void
     {
         $lock = new RedisLock();

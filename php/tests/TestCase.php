@@ -10,7 +10,6 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         $this->redis->flushAll();
     }
 
-    /** Every key in Redis with its value (strings) or members (zsets). */
     /**
      * Waiters killed while in line leave their place and the wake-ups sent
      * to them behind, each with a TTL of at most two places (4 s): once
@@ -25,6 +24,7 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         $this->assertSame([], $this->snapshot());
     }
 
+    /** Every key in Redis with its value (strings) or members (zsets). */
     protected function snapshot(): array
     {
         $keys = $this->redis->keys('*');

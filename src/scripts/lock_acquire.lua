@@ -5,8 +5,8 @@
 -- counter outlives the lease in ms ('': no fencing tokens); ARGV[4] waiter
 -- key prefix; ARGV[5] how long a place in line is kept, in ms (0: one try,
 -- never join); ARGV[6] '1' on an acquire's first try, '0' on a recheck
--- while waiting; ARGV[7] '1' when a key without expiry is stale (the seed's
--- rule: an old client died between SETNX and EXPIRE) and taken over.
+-- while waiting; ARGV[7] '1' when a key without expiry may be stale (the
+-- seed's rule: an old client died between SETNX and EXPIRE) and taken over.
 -- Returns {0, fencing token (0 without)} when acquired, else {ms until the
 -- holder's lease ends, for the first in line (-1: not first, or no lease), 0}.
 local lock, fence, line = KEYS[1], KEYS[2], KEYS[3]
@@ -17,6 +17,15 @@ local me = token .. ':' .. lease
 local function take()
   redis.call('SET', lock, token, 'PX', lease)
   return {0, lock_fence(fence, keep, lease, false)}
+end
+
+-- A key without expiry is stale when its value, the seed's expiry time in
+-- seconds, has passed, or is no time at all. An old client alive between
+-- its SETNX and EXPIRE holds a time still ahead: it is never taken over.
+local function staleKey()
+  if not stale or redis.call('PTTL', lock) ~= -1 then return false end
+  local at = tonumber(redis.call('GET', lock))
+  return not at or at <= tonumber(redis.call('TIME')[1])
 end
 
 local function wait()
@@ -33,7 +42,7 @@ if firstTry then
     if redis.call('SET', lock, token, 'NX', 'PX', lease) then
       return {0, lock_fence(fence, keep, lease, false)}
     end
-    if stale and redis.call('PTTL', lock) == -1 then return take() end
+    if staleKey() then return take() end
   end
   return wait()
 end
@@ -46,7 +55,7 @@ if holder and lock_unclaimed(p, holder, place) then
   redis.call('DEL', lock, line_wake(p, holder))
   holder = false
 end
-if holder and stale and redis.call('PTTL', lock) == -1 then
+if holder and staleKey() then
   redis.call('DEL', lock)
   holder = false
 end
