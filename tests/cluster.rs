@@ -134,6 +134,58 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
         "woken by the release, not the recheck: {waited:?}"
     );
 
+    // Waiters queue in the line beside the lock, on the lock's node, and are
+    // served in arrival order; a blocked consumer is woken by an enqueue.
+    let keys = lock::Keys::fenced(&lock::named_key(b"line"));
+    let holder = lock::new_token();
+    lock::acquire(&config, &keys, &holder, Duration::from_secs(30), NO_WAIT)
+        .unwrap()
+        .unwrap();
+    let served = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut waiters = Vec::new();
+    for arrival in 0..6 {
+        let line = keys.line.clone();
+        common::wait_for("the line to fill", 10, || cluster.llen(&line) == arrival);
+        let (config, keys, served) = (config.clone(), keys.clone(), served.clone());
+        waiters.push(std::thread::spawn(move || {
+            let token = lock::new_token();
+            let wait = Wait {
+                timeout: Duration::from_secs(30),
+                recheck: Duration::from_secs(10),
+            };
+            lock::acquire(&config, &keys, &token, Duration::from_secs(30), wait)
+                .unwrap()
+                .expect("served");
+            served.lock().unwrap().push(arrival);
+            assert!(lock::release(&config, &keys, token.as_bytes()).unwrap());
+        }));
+    }
+    common::wait_for("the line to fill", 10, || cluster.llen(&keys.line) == 6);
+    assert!(lock::release(&config, &keys, holder.as_bytes()).unwrap());
+    for w in waiters {
+        w.join().unwrap();
+    }
+    assert_eq!(*served.lock().unwrap(), (0..6).collect::<Vec<i64>>());
+    let queue_keys = Keys::new(queue::key_of(b"wake"));
+    let consumer = {
+        let (config, queue_keys) = (config.clone(), queue_keys.clone());
+        std::thread::spawn(move || lease::reserve(&config, &[&queue_keys], &how(20_000)))
+    };
+    common::wait_for("the consumer in line", 10, || {
+        cluster.llen(&queue_keys.line) == 1
+    });
+    let task = NewTask {
+        id: b"t".to_vec(),
+        payload: None,
+    };
+    queue::put(&config, &queue_keys, &[task], 0.0, Policy::Keep, 0).unwrap();
+    let (_, tasks) = consumer
+        .join()
+        .unwrap()
+        .unwrap()
+        .expect("woken by the enqueue");
+    assert_eq!(tasks[0].id, b"t");
+
     // Kill the primary that holds a lock; once its replica is promoted, the
     // same pooled connection's next calls reach the new primary.
     let key = lock::named_key(b"failover");

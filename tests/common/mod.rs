@@ -285,6 +285,15 @@ impl Cluster {
         )
     }
 
+    /// The length of the list at `key`, asked of the primary serving it.
+    pub fn llen(&self, key: &[u8]) -> i64 {
+        let name = std::str::from_utf8(key).unwrap();
+        let Some(node) = self.primary_of(name) else {
+            return -1;
+        };
+        ask(self.nodes[node].port, redis::cmd("LLEN").arg(key)).unwrap_or(-1)
+    }
+
     /// The index of the live primary serving `key`, if one does.
     pub fn primary_of(&self, key: &str) -> Option<usize> {
         let live = self.nodes.iter().find(|n| n.pid() != 0).unwrap();
