@@ -9,7 +9,14 @@ final class BadInputTest extends RedisLockTestCase
     private static function hostile(): array
     {
         $fp = fopen('php://memory', 'r');
+        $recursive = [];
+        $recursive[] = &$recursive;
+        $deep = [];
+        for ($i = 0; $i < 20000; $i++) {
+            $deep = [$deep];
+        }
         return [
+            'recursive array' => $recursive, 'deep array' => $deep,
             'null' => null, 'empty' => '', 'zero string' => '0', 'zero' => 0, 'minus one' => -1,
             'max int' => PHP_INT_MAX, 'min int' => PHP_INT_MIN, 'nan' => NAN, 'inf' => INF, '-inf' => -INF,
             'array' => ['a', 'b'], 'nested array' => [['x']], 'object' => new stdClass(), 'resource' => $fp,
@@ -163,9 +170,26 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('TypeError', $outcomes['Queue::ack $task(object)']);
         $this->assertSame('integer', $outcomes['Queue::retryDead $ids(array)']);
         $this->assertSame('TypeError', $outcomes['Queue::purgeDead $ids(zero)']);
+        $this->assertSame('TypeError', $outcomes['lock $name(recursive array)']);
+        $this->assertSame('TypeError', $outcomes['enqueue $id(recursive array)']);
+        $this->assertSame('TypeError', $outcomes['enqueue $id(deep array)']);
+        $this->assertSame('ValueError', $outcomes['Client::lock $options(deep array)'], 'unknown option 0');
+        $this->assertSame('ValueError', $outcomes['Redlock::__construct $options(recursive array)'], 'unknown option 0');
+        $this->assertSame('TypeError', $outcomes['Queue::enqueueMany $tasks(deep array)']);
         foreach ($outcomes as $case => $outcome) {
             $this->assertContains($outcome, ['boolean', 'integer', 'string', 'array', 'object', 'TypeError', 'ValueError'], $case);
         }
+    }
+
+    /** The reported crash, as a script runs it: a TypeError, not SIGSEGV. */
+    public function testARecursiveArrayIsATypeErrorNotACrash(): void
+    {
+        $out = self::php('$a = []; $a[] = &$a;
+            try { (new RedisLock())->lock($a); } catch (TypeError $e) { echo get_class($e); }
+            $d = []; for ($i = 0; $i < 20000; $i++) { $d = [$d]; }
+            try { (new RedisQueue())->enqueue("q", $d); } catch (TypeError $e) { echo " ", get_class($e); }', [], $exit);
+        $this->assertSame(0, $exit, $out);
+        $this->assertSame('TypeError TypeError', $out);
     }
 
     public function testBinaryAndHugeNamesRoundTrip(): void

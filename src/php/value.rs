@@ -33,8 +33,18 @@ impl Declared for Mixed {
     const NULLABLE: bool = true;
 }
 
+/// How deep arrays are copied: an array of arrays of scalars (Redlock's
+/// `nodes` inside its options) is the deepest any parameter takes. Deeper
+/// arrays, and arrays that contain themselves, are not walked: they stay
+/// an opaque "array" that every parameter refuses with a `TypeError`.
+const MAX_DEPTH: usize = 2;
+
 impl Value {
     fn copy_of(zv: &Zval) -> Self {
+        Self::copy_at(zv, 0)
+    }
+
+    fn copy_at(zv: &Zval, depth: usize) -> Self {
         let zv = zv.dereference();
         if zv.is_null() {
             Value::Null
@@ -47,9 +57,12 @@ impl Value {
         } else if let Some(s) = zv.zend_str() {
             Value::Str(s.as_bytes().to_vec())
         } else if let Some(arr) = zv.array() {
+            if depth >= MAX_DEPTH {
+                return Value::Other("array".to_owned());
+            }
             Value::Array(
                 arr.iter()
-                    .map(|(k, v)| (k.to_string(), Value::copy_of(v)))
+                    .map(|(k, v)| (k.to_string(), Value::copy_at(v, depth + 1)))
                     .collect(),
             )
         } else if let Some(obj) = zv.object() {
