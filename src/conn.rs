@@ -17,6 +17,7 @@ use redis::{
 };
 
 use crate::config::{Config, Topology};
+use crate::signals;
 
 /// Why a Redis call failed. Messages name the server, never a password.
 #[derive(Debug, Clone, PartialEq)]
@@ -320,7 +321,27 @@ const MOVED_PAUSE: Duration = Duration::from_millis(100);
 
 /// Runs `f` on the connection of the given role; the connection goes back to
 /// the pool unless `f` failed in a way that leaves its state unknown.
+/// Asynchronous signals are held back meanwhile (see `signals`).
 pub fn with_role<T>(
+    config: &Config,
+    role: Role,
+    f: impl FnMut(&mut Conn) -> RedisResult<T>,
+) -> Result<T, Error> {
+    let _held = signals::hold();
+    run(config, role, f)
+}
+
+/// Like [`with`], but open to signals: for a blocking command, which a
+/// caught signal cuts short (EINTR; the connection is then dropped, its
+/// reply unread).
+pub fn with_signals_open<T>(
+    config: &Config,
+    f: impl FnMut(&mut Conn) -> RedisResult<T>,
+) -> Result<T, Error> {
+    run(config, Role::Command, f)
+}
+
+fn run<T>(
     config: &Config,
     role: Role,
     mut f: impl FnMut(&mut Conn) -> RedisResult<T>,

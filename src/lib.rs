@@ -8,6 +8,7 @@ pub mod config;
 pub mod conn;
 pub mod lock;
 pub mod queue;
+pub mod signals;
 pub mod wait;
 
 #[cfg(feature = "php")]

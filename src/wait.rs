@@ -11,14 +11,15 @@
 //! at the caller's `recheck` at the latest, for what wakes nobody: an old
 //! client deleting a key, a task enqueued by an old producer.
 //!
-//! A pending signal with a PHP handler (see [`set_interrupt_check`]) ends a
-//! wait promptly: the waiter leaves the line and the caller returns.
+//! Like PHP's `sleep()`, a wait ends early when a signal with a handler
+//! arrives (see `signals`): the waiter leaves the line and the caller
+//! returns, so a worker's signal handler runs and its loop can stop.
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::conn::{self, Error};
+use crate::signals;
 
 /// How long a waiter's place in line is kept without renewal.
 pub const PLACE: Duration = Duration::from_secs(2);
@@ -64,19 +65,6 @@ pub trait Waiter<T> {
     fn leave(&mut self) -> Result<Option<T>, Error>;
 }
 
-static INTERRUPTED: OnceLock<fn() -> bool> = OnceLock::new();
-
-/// Installs the check for a signal that should end waits (the PHP binding:
-/// a signal with a PHP handler is pending).
-pub fn set_interrupt_check(check: fn() -> bool) {
-    let _ = INTERRUPTED.set(check);
-}
-
-/// Whether a wait should end now for a signal.
-pub fn interrupted() -> bool {
-    INTERRUPTED.get().is_some_and(|check| check())
-}
-
 /// Tries once, then, unless `timeout` is zero, waits in line as described
 /// above until done or until `timeout` (`Duration::MAX`: no limit).
 pub fn until<T>(
@@ -86,6 +74,8 @@ pub fn until<T>(
     waiter: &mut impl Waiter<T>,
 ) -> Result<Option<T>, Error> {
     let deadline = Instant::now().checked_add(timeout);
+    // Only a signal that comes during this wait ends it.
+    signals::take_caught();
     let mut pass = Pass::First;
     loop {
         let later = match waiter.attempt(pass)? {
@@ -99,20 +89,20 @@ pub fn until<T>(
         let left = deadline.map_or(Duration::MAX, |d| {
             d.saturating_duration_since(Instant::now())
         });
-        if left.is_zero() || interrupted() {
+        if left.is_zero() || signals::take_caught() {
             return waiter.leave();
         }
         let nap = later.min(RENEW).min(left).max(Duration::from_millis(1));
         match block(config, wake, nap) {
-            Ok(Some((index, value))) => match waiter.woken(index, value) {
+            Ok(Blocked::Woken(index, value)) => match waiter.woken(index, value) {
                 Woken::Done(done) => return Ok(Some(done)),
                 Woken::Again(again) => pass = again,
             },
-            Ok(None) => {}
-            // A signal cut the blocking read short: the connection was
-            // dropped (BLPOP's outcome is unknown), and leaving finds out
-            // whether the lock was handed over meanwhile.
-            Err(_) if interrupted() => return waiter.leave(),
+            Ok(Blocked::TimedOut) => {}
+            // A caught signal cut the wait short, as it cuts PHP's sleep():
+            // the connection was dropped (BLPOP's outcome is unknown), and
+            // leaving finds out whether the lock was handed over meanwhile.
+            Ok(Blocked::Interrupted) => return waiter.leave(),
             // The connection broke (Redis restarted, a failover): the
             // recheck reconnects, and finds the lock handed over, or keeps
             // the place (joining again if the line was lost), or fails.
@@ -125,26 +115,38 @@ pub fn until<T>(
     }
 }
 
-/// Blocks on the wake lists for up to `nap`: which one woke, with what.
-fn block(
-    config: &Config,
-    keys: &[Vec<u8>],
-    nap: Duration,
-) -> Result<Option<(usize, Vec<u8>)>, Error> {
-    let reply: Option<(Vec<u8>, Vec<u8>)> = conn::with(config, |c| {
+/// How a blocking wait on the wake lists ended.
+enum Blocked {
+    /// Wake list `index` had this value.
+    Woken(usize, Vec<u8>),
+    TimedOut,
+    /// A caught signal cut it short.
+    Interrupted,
+}
+
+/// Blocks on the wake lists for up to `nap`, open to signals.
+fn block(config: &Config, keys: &[Vec<u8>], nap: Duration) -> Result<Blocked, Error> {
+    let mut cut = false;
+    let reply = conn::with_signals_open(config, |c| {
         // The reply may take the whole nap: the read timeout covers it.
         c.set_read_timeout(Some(nap + config.read_timeout))?;
-        let reply = redis::cmd("BLPOP")
+        let reply: redis::RedisResult<Option<(Vec<u8>, Vec<u8>)>> = redis::cmd("BLPOP")
             .arg(keys)
             .arg(format!("{:.3}", nap.as_secs_f64()))
             .query(c);
+        cut = reply.as_ref().is_err_and(signals::interrupted);
         c.set_read_timeout(Some(config.read_timeout))?;
         reply
-    })?;
-    Ok(reply.map(|(key, value)| {
-        let index = keys.iter().position(|k| *k == key).unwrap_or(0);
-        (index, value)
-    }))
+    });
+    match reply {
+        Ok(Some((key, value))) => {
+            let index = keys.iter().position(|k| *k == key).unwrap_or(0);
+            Ok(Blocked::Woken(index, value))
+        }
+        Ok(None) => Ok(Blocked::TimedOut),
+        Err(_) if cut => Ok(Blocked::Interrupted),
+        Err(e) => Err(e),
+    }
 }
 
 /// A remaining time in ms as the scripts report it; a negative one (nothing

@@ -8,8 +8,10 @@
  *   php -d extension=redislock.so php/examples/worker.php [queue] [redis-url]
  *   php -d extension=redislock.so php/examples/worker.php mail --produce 20
  *
- * Stops after SIGTERM/SIGINT (with pcntl) or when the queue has been empty
- * for `WORKER_IDLE_EXIT` seconds (default: never).
+ * Stops gracefully after SIGTERM/SIGINT (with pcntl): the signal ends a
+ * blocking reserve() at once (as it ends sleep()), the handler sets the
+ * stop flag, and the loop ends after the tasks in hand. Or stops when the
+ * queue has been empty for `WORKER_IDLE_EXIT` seconds (default: never).
  */
 
 $name = $argv[1] ?? 'mail';
@@ -35,10 +37,12 @@ if (function_exists('pcntl_async_signals')) {
 }
 $idleExit = (float) (getenv('WORKER_IDLE_EXIT') ?: 0);
 $idleSince = microtime(true);
-$wait = $idleExit > 0 ? min(5, $idleExit) : 5;
+// No limit unless idling ends the worker: a signal ends the wait anyway.
+$wait = $idleExit > 0 ? $idleExit : INF;
 
 while (!$stop) {
-    // Blocks up to $wait s without polling: woken by an enqueue or a due time.
+    // Blocks in the queue's line without polling: woken by an enqueue (one
+    // worker per task), a due time, or a signal (then [] and $stop is set).
     $tasks = $queue->reserve(10, null, $wait);
     if (!$tasks) {
         if ($idleExit > 0 && microtime(true) - $idleSince > $idleExit) {
@@ -47,7 +51,6 @@ while (!$stop) {
         continue;
     }
     $idleSince = microtime(true);
-$wait = $idleExit > 0 ? min(5, $idleExit) : 5;
     foreach ($tasks as $task) {
         try {
             $job = json_decode($task->payload() ?? 'null', true, 512, JSON_THROW_ON_ERROR);

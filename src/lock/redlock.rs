@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 // the line empty and deletes the key.
 use super::{Keys, extend as extend_on, millis, release as release_on};
 use crate::config::Config;
+use crate::signals;
 use crate::conn::{self, Error, Lent, Role};
 
 /// The nodes and how to use them.
@@ -82,10 +83,13 @@ fn on_all<T: Send>(
             .iter()
             .map(|n| {
                 let lent = conn::lend(n, Role::Command);
-                let thread = s.spawn(move || {
-                    conn::adopt(lent);
-                    let result = f(n);
-                    (result, conn::lend(n, Role::Command))
+                // Signals stay with the PHP thread (see `signals`).
+                let thread = signals::held(|| {
+                    s.spawn(move || {
+                        conn::adopt(lent);
+                        let result = f(n);
+                        (result, conn::lend(n, Role::Command))
+                    })
                 });
                 (n, thread)
             })

@@ -87,9 +87,12 @@ pub fn start(lease: Lease) -> std::io::Result<u64> {
         None => {
             let shared = Arc::new(Shared::default());
             let for_thread = shared.clone();
-            let thread = std::thread::Builder::new()
-                .name("redislock-renew".into())
-                .spawn(move || run(&for_thread))?;
+            // Signals stay with the PHP thread (see `signals`).
+            let thread = crate::signals::held(|| {
+                std::thread::Builder::new()
+                    .name("redislock-renew".into())
+                    .spawn(move || run(&for_thread))
+            })?;
             WATCHDOG.with(|w| {
                 *w.borrow_mut() = Some(Watchdog {
                     pid: std::process::id(),

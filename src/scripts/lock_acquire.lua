@@ -49,7 +49,7 @@ end
 
 -- A recheck while in line.
 local holder = redis.call('GET', lock)
-if holder == token then return lock_handed(p, token) end
+if holder == token then return lock_handed(p, token, fence, keep) end
 -- Handed to a waiter that died at the handoff: free the lock.
 if holder and lock_unclaimed(p, holder, place) then
   redis.call('DEL', lock, line_wake(p, holder))
@@ -69,6 +69,6 @@ if not holder then
     return take()
   end
   lock_grant(lock, fence, line, keep, p, place)
-  if redis.call('GET', lock) == token then return lock_handed(p, token) end
+  if redis.call('GET', lock) == token then return lock_handed(p, token, fence, keep) end
 end
 return wait()

@@ -42,9 +42,11 @@ local function lock_unclaimed(p, holder, place)
   return left > 0 and left <= place / 2
 end
 
--- The lock as handed to `token` while it was not blocked on its wake list:
--- {0, its fencing token}.
-local function lock_handed(p, token)
+-- The lock as handed to `token` while it was not blocked on its wake list,
+-- or whose wake-up was lost with a dropped connection: {0, its fencing
+-- token}. The counter holds it too: nobody else acquired since.
+local function lock_handed(p, token, fence, keep)
   local f = redis.call('LPOP', line_wake(p, token))
+  if not f and keep ~= '' then f = redis.call('GET', fence) end
   return {0, tonumber(f) or 0}
 end

@@ -1,0 +1,126 @@
+//! Signals and Redis round trips. A socket with a receive timeout returns
+//! EINTR on any caught signal, whatever SA_RESTART says, and the `redis`
+//! crate reports that as an I/O error although the reply is still coming.
+//! So asynchronous signals are held back (blocked, never lost) while a
+//! command is sent and its reply read: the call completes, and the signal
+//! is delivered when it returns, where PHP's handler runs as usual.
+//!
+//! A blocking wait is the exception: like PHP's own `sleep()`, it is left
+//! open to signals, and a caught signal ends it (see `wait`).
+//!
+//! Threads of our own (lease renewal, Redlock's per-node threads) are
+//! started with every asynchronous signal blocked for their whole life, so
+//! that a signal meant for the PHP script is never handled on them.
+
+use std::cell::Cell;
+use std::mem::MaybeUninit;
+
+thread_local! {
+    /// Whether a signal with a handler was held back and delivered since
+    /// the last [`take_caught`].
+    static CAUGHT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The signals a fault raises on the faulting thread: never held back.
+const SYNCHRONOUS: [libc::c_int; 6] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGSYS,
+];
+
+/// Every asynchronous signal.
+fn asynchronous() -> libc::sigset_t {
+    let mut set = MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigfillset initialises the set; sigdelset only edits it.
+    unsafe {
+        libc::sigfillset(set.as_mut_ptr());
+        for sig in SYNCHRONOUS {
+            libc::sigdelset(set.as_mut_ptr(), sig);
+        }
+        set.assume_init()
+    }
+}
+
+/// Asynchronous signals held back on this thread until it drops.
+pub struct Held {
+    previous: libc::sigset_t,
+}
+
+/// Holds back asynchronous signals on this thread until the guard drops.
+pub fn hold() -> Held {
+    let set = asynchronous();
+    let mut previous = MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: both sets are valid; pthread_sigmask cannot fail with
+    // SIG_BLOCK and a valid set.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, previous.as_mut_ptr());
+        Held {
+            previous: previous.assume_init(),
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if caught_pending() {
+            CAUGHT.with(|c| c.set(true));
+        }
+        // SAFETY: restores the mask saved by `hold`; what was held back is
+        // delivered now.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Whether a held-back signal has a handler (not ignored, not the default
+/// action): one a script or PHP itself reacts to.
+fn caught_pending() -> bool {
+    let mut pending = MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigpending fills the set; sigismember and sigaction read it
+    // and the current dispositions only.
+    unsafe {
+        if libc::sigpending(pending.as_mut_ptr()) != 0 {
+            return false;
+        }
+        let pending = pending.assume_init();
+        (1..libc::SIGRTMAX()).any(|sig| {
+            if libc::sigismember(&pending, sig) != 1 {
+                return false;
+            }
+            let mut action = MaybeUninit::<libc::sigaction>::zeroed();
+            libc::sigaction(sig, std::ptr::null(), action.as_mut_ptr()) == 0
+                && !matches!(action.assume_init().sa_sigaction, libc::SIG_IGN | libc::SIG_DFL)
+        })
+    }
+}
+
+/// Whether a signal with a handler was delivered after being held back
+/// since the last call (which forgets it).
+pub fn take_caught() -> bool {
+    CAUGHT.with(|c| c.replace(false))
+}
+
+/// Runs `f` with asynchronous signals held back; a thread it starts keeps
+/// them blocked for its whole life (threads inherit the mask).
+pub fn held<T>(f: impl FnOnce() -> T) -> T {
+    let _held = hold();
+    f()
+}
+
+/// Whether an I/O error of the `redis` crate is a read or write cut short by
+/// a signal (EINTR).
+pub fn interrupted(err: &redis::RedisError) -> bool {
+    use std::error::Error as _;
+    let Some(source) = err.source() else {
+        return false;
+    };
+    let io = source
+        .downcast_ref::<std::sync::Arc<dyn std::error::Error + Send + Sync>>()
+        .and_then(|inner| inner.downcast_ref::<std::io::Error>())
+        .or_else(|| source.downcast_ref::<std::io::Error>());
+    io.is_some_and(|e| e.kind() == std::io::ErrorKind::Interrupted)
+}
