@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use percent_encoding::percent_decode_str;
 use redis::{ClientTlsConfig, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, TlsCertificates};
 
 pub const DEFAULT_DSN: &str = "redis://127.0.0.1:6379";
@@ -17,7 +18,8 @@ pub struct Defaults {
     pub dsn: String,
     pub connect_timeout: f64,
     pub read_timeout: f64,
-    pub prefix: String,
+    /// Bytes, as PHP strings are.
+    pub prefix: Vec<u8>,
 }
 
 impl Default for Defaults {
@@ -26,7 +28,7 @@ impl Default for Defaults {
             dsn: DEFAULT_DSN.to_owned(),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             read_timeout: DEFAULT_READ_TIMEOUT,
-            prefix: String::new(),
+            prefix: Vec::new(),
         }
     }
 }
@@ -97,14 +99,19 @@ impl Config {
     /// A config from a DSN string, with the defaults for what it does not say.
     /// Query parameters `timeout`, `read_timeout` and `prefix` are read too.
     pub fn from_dsn(dsn: &str, defaults: &Defaults) -> Result<Self> {
-        Self::from_options(&[("dsn".to_owned(), dsn.to_owned())], defaults)
+        Self::from_options(&[("dsn".to_owned(), dsn.as_bytes().to_vec())], defaults)
     }
 
     /// A config from `name => value` options (see [`OPTION_NAMES`]); `dsn`
-    /// gives the base, the other entries override its parts.
-    pub fn from_options(options: &[(String, String)], defaults: &Defaults) -> Result<Self> {
-        let get = |name: &str| last_value(options, name);
-        for (name, _) in options {
+    /// gives the base, the other entries override its parts. Values are
+    /// bytes: the prefix is taken as it is, the others must be text.
+    pub fn from_options(raw: &[(String, Vec<u8>)], defaults: &Defaults) -> Result<Self> {
+        let options: Vec<(String, String)> = raw
+            .iter()
+            .map(|(name, value)| (name.clone(), String::from_utf8_lossy(value).into_owned()))
+            .collect();
+        let get = |name: &str| last_value(&options, name);
+        for (name, _) in &options {
             if !OPTION_NAMES.contains(&name.as_str()) {
                 bail!(
                     "unknown option '{name}' (known: {})",
@@ -114,7 +121,18 @@ impl Config {
         }
         let dsn = get("dsn").unwrap_or(&defaults.dsn);
         let (base, query) = split_query(dsn)?;
-        let query_get = |name: &str| last_value(&query, name);
+        // Query values are percent-decoded: as text here, as bytes for the
+        // prefix.
+        let query_text: Vec<(String, String)> = query
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    percent_decode_str(v).decode_utf8_lossy().into_owned(),
+                )
+            })
+            .collect();
+        let query_get = |name: &str| last_value(&query_text, name);
         let (mut info, mut topology) = parse_base(base)?;
         let mut addr = info.addr().clone();
         let single_only = ["socket", "host", "port"]
@@ -191,11 +209,13 @@ impl Config {
         };
         let connect_timeout = seconds("timeout", defaults.connect_timeout)?;
         let read_timeout = seconds("read_timeout", defaults.read_timeout)?;
-        let prefix = get("prefix")
-            .or_else(|| query_get("prefix"))
-            .unwrap_or(&defaults.prefix)
-            .as_bytes()
-            .to_vec();
+        let prefix = match raw.iter().rev().find(|(name, _)| name == "prefix") {
+            Some((_, bytes)) => bytes.clone(),
+            None => match query.iter().rev().find(|(name, _)| name == "prefix") {
+                Some((_, encoded)) => percent_decode_str(encoded).collect(),
+                None => defaults.prefix.clone(),
+            },
+        };
 
         let server = match &topology {
             Topology::Single => describe(info.addr()),
@@ -276,6 +296,8 @@ fn split_query(dsn: &str) -> Result<(&str, Vec<(String, String)>)> {
         .split('&')
         .filter(|p| !p.is_empty())
         .map(|pair| {
+            // Values stay percent-encoded here: decoded as text where text
+            // is read, as bytes for the prefix.
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             (k.to_owned(), v.to_owned())
         })
@@ -507,12 +529,21 @@ mod tests {
     }
 
     #[test]
+    fn a_dsn_prefix_is_percent_decoded_to_bytes() {
+        let d = Defaults::default();
+        let c = Config::from_dsn("redis://h:1?prefix=%FF%3Aa%20b%7B", &d).unwrap();
+        assert_eq!(c.prefix, b"\xff:a b{");
+        let opts = vec![("prefix".to_owned(), b"\xfe:".to_vec())];
+        assert_eq!(Config::from_options(&opts, &d).unwrap().prefix, b"\xfe:");
+    }
+
+    #[test]
     fn options_override_dsn() {
         let d = Defaults::default();
         let opts = vec![
-            ("host".to_owned(), "localhost".to_owned()),
-            ("port".to_owned(), "6380".to_owned()),
-            ("database".to_owned(), "2".to_owned()),
+            ("host".to_owned(), b"localhost".to_vec()),
+            ("port".to_owned(), b"6380".to_vec()),
+            ("database".to_owned(), b"2".to_vec()),
         ];
         let c = Config::from_options(&opts, &d).unwrap();
         assert_eq!(c.server, "localhost:6380");
@@ -543,9 +574,9 @@ mod tests {
             let err = Config::from_dsn(dsn, &d).unwrap_err().to_string();
             assert!(!err.contains("pw@"), "{err}");
         }
-        let opts = vec![("bogus".to_owned(), "1".to_owned())];
+        let opts = vec![("bogus".to_owned(), b"1".to_vec())];
         assert!(Config::from_options(&opts, &d).is_err());
-        let opts = vec![("port".to_owned(), "70000".to_owned())];
+        let opts = vec![("port".to_owned(), b"70000".to_vec())];
         assert!(Config::from_options(&opts, &d).is_err());
     }
 
@@ -582,7 +613,7 @@ mod tests {
             assert!(Config::from_dsn(bad, &d).is_err(), "{bad}");
         }
         let opts = [("dsn", "redis+cluster://h:1"), ("port", "2")]
-            .map(|(k, v)| (k.to_owned(), v.to_owned()));
+            .map(|(k, v)| (k.to_owned(), v.as_bytes().to_vec()));
         assert!(Config::from_options(&opts, &d).is_err());
     }
 

@@ -93,7 +93,10 @@ fn caught_pending() -> bool {
             }
             let mut action = MaybeUninit::<libc::sigaction>::zeroed();
             libc::sigaction(sig, std::ptr::null(), action.as_mut_ptr()) == 0
-                && !matches!(action.assume_init().sa_sigaction, libc::SIG_IGN | libc::SIG_DFL)
+                && !matches!(
+                    action.assume_init().sa_sigaction,
+                    libc::SIG_IGN | libc::SIG_DFL
+                )
         })
     }
 }

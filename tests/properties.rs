@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::{NO_WAIT, RedisServer};
@@ -15,9 +14,14 @@ use redislock::queue::{self, Keys, NewTask, Policy, Put};
 
 const PASSWORD: &str = "pw-SECRET-9f3";
 
-fn server() -> &'static RedisServer {
-    static SERVER: OnceLock<RedisServer> = OnceLock::new();
-    SERVER.get_or_init(RedisServer::start)
+thread_local! {
+    /// One server per test thread, stopped when the thread ends (a static
+    /// would never be dropped, and leak the server after the run).
+    static SERVER: RedisServer = RedisServer::start();
+}
+
+fn server_config() -> redislock::config::Config {
+    SERVER.with(RedisServer::config)
 }
 
 /// DSN-like text: schemes, separators and escapes in random order.
@@ -76,8 +80,8 @@ proptest! {
             0..8,
         )
     ) {
-        let options: Vec<(String, String)> =
-            options.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        let options: Vec<(String, Vec<u8>)> =
+            options.into_iter().map(|(k, v)| (k.to_owned(), v.into_bytes())).collect();
         if let Err(e) = Config::from_options(&options, &Defaults::default()) {
             prop_assert!(!e.to_string().contains(PASSWORD), "{e}");
         }
@@ -89,7 +93,7 @@ proptest! {
 
     #[test]
     fn any_lock_name_locks_and_releases(name in prop::collection::vec(any::<u8>(), 1..300)) {
-        let config = server().config();
+        let config = server_config();
         let mut key = b"Lock:".to_vec();
         key.extend_from_slice(&name);
         let token = lock::new_token();
@@ -105,7 +109,7 @@ proptest! {
         payload in prop::option::of(prop::collection::vec(any::<u8>(), 0..2000)),
         name in prop::collection::vec(any::<u8>(), 1..50),
     ) {
-        let config = server().config();
+        let config = server_config();
         let mut queue_key = b"Queue:".to_vec();
         queue_key.extend_from_slice(&name);
         let keys = Keys::new(queue_key);

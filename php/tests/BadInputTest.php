@@ -22,6 +22,7 @@ final class BadInputTest extends RedisLockTestCase
             'array' => ['a', 'b'], 'nested array' => [['x']], 'object' => new stdClass(), 'resource' => $fp,
             'closure' => fn () => 1, 'nul bytes' => "a\0b", 'invalid utf-8' => "\xff\xfe",
             'huge' => str_repeat('n', 1 << 20), 'true' => true, 'false' => false, 'float' => 1.5,
+            'minus zero' => -0.0, 'denormal' => 5e-324,
         ];
     }
 
@@ -171,6 +172,13 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('integer', $outcomes['Queue::retryDead $ids(array)']);
         $this->assertSame('TypeError', $outcomes['Queue::purgeDead $ids(zero)']);
         $this->assertSame('TypeError', $outcomes['lock $name(recursive array)']);
+        $this->assertSame('ValueError', $outcomes['expire $expire(nan)']);
+        $this->assertSame('ValueError', $outcomes['expire $expire(-inf)']);
+        $this->assertSame('ValueError', $outcomes['expire $expire(inf)']);
+        $this->assertSame('boolean', $outcomes['expire $expire(minus zero)'], 'max(-0.0, 1): 1 s');
+        $this->assertSame('boolean', $outcomes['lock $expire(minus zero)'], '-0.0 <= 0: false');
+        $this->assertSame('ValueError', $outcomes['Lock::extend $ttl(minus zero)']);
+        $this->assertSame('boolean', $outcomes['Lock::extend $ttl(denormal)'], 'rounded up to 1 ms');
         $this->assertSame('TypeError', $outcomes['enqueue $id(recursive array)']);
         $this->assertSame('TypeError', $outcomes['enqueue $id(deep array)']);
         $this->assertSame('ValueError', $outcomes['Client::lock $options(deep array)'], 'unknown option 0');
@@ -178,6 +186,46 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('TypeError', $outcomes['Queue::enqueueMany $tasks(deep array)']);
         foreach ($outcomes as $case => $outcome) {
             $this->assertContains($outcome, ['boolean', 'integer', 'string', 'array', 'object', 'TypeError', 'ValueError'], $case);
+        }
+    }
+
+    /** Two prefixes that differ only in non-UTF-8 bytes are two namespaces. */
+    public function testPrefixesAreBytes(): void
+    {
+        $dsn = RedisServer::$main->dsn();
+        $a = new RedisLock(['dsn' => $dsn, 'prefix' => "\xff:"]);
+        $b = new RedisLock("$dsn?prefix=%FE%3A");
+        $this->assertTrue($a->lock('n'));
+        $this->assertTrue($b->lock('n'), 'another namespace');
+        $this->assertSame(1, $this->redis->exists("\xff:Lock:n"));
+        $this->assertSame(1, $this->redis->exists("\xfe:Lock:n"));
+        $out = self::php('ini_set("redislock.prefix", "\xfd:"); (new RedisQueue())->enqueue("q", "i"); echo "ok";');
+        $this->assertSame('ok', $out);
+        $this->assertSame(1, $this->redis->exists("\xfd:Queue:q"));
+        $a->unlockAll();
+        $b->unlockAll();
+    }
+
+    /** Floats become names exactly as PHP's "Lock:{$name}" writes them. */
+    public function testFloatNamesAreConvertedAsPhpConvertsThem(): void
+    {
+        $lock = new RedisLock();
+        foreach ([0.1 + 0.2, 1e25, 1e15, 0.0001, 0.00001, 123456789012345.678, 5e-324, -1.5e-7, 100.0, -2.5] as $f) {
+            $this->assertTrue($lock->lock($f), (string) $f);
+            $this->assertSame(1, $this->redis->exists("Lock:{$f}"), "Lock:{$f}");
+            $this->assertTrue($lock->unlock($f));
+        }
+        $this->assertSame(1, Lock_Service::addLock(0.1 + 0.2, 60));
+        $this->assertSame(1, $this->redis->exists('order_lock_0.3'));
+        $old = ini_set('precision', '17');
+        try {
+            $this->assertTrue($lock->lock(0.1 + 0.2));
+            $this->assertSame(1, $this->redis->exists('Lock:0.30000000000000004'));
+            ini_set('precision', '-1');
+            $this->assertTrue($lock->lock(1e25));
+            $this->assertSame(1, $this->redis->exists('Lock:' . 1e25));
+        } finally {
+            ini_set('precision', $old);
         }
     }
 

@@ -19,13 +19,24 @@ final class RedisQueueTest extends RedisLockTestCase
         $this->assertSame([], $q->top('jobs', 2));
     }
 
-    public function testIdsAreStringsAndScoresAreTheServersTime(): void
+    public function testIdsComeBackAsTheSeedsForeachGivesThemAndScoresAreTheServersTime(): void
     {
         $q = new RedisQueue();
+        $ids = ['17', '-3', '0', '017', '+1', '-0', '1.0', '9223372036854775808', '-9223372036854775808', 'a7', ' 7'];
+        $this->assertTrue($q->enqueue('ids', $ids));
+        // What the seed's foreach ($array as $id => $score) makes of them.
+        $expected = array_keys(array_fill_keys($ids, 1));
+        $got = array_column($q->top('ids', 100), 'id');
+        $byText = fn ($a, $b) => strcmp((string) $a, (string) $b);
+        usort($expected, $byText);
+        usort($got, $byText);
+        $this->assertSame($expected, $got);
+        $this->assertContains(17, $got);
+        $this->assertContains('017', $got);
         $q->enqueue('n', 123);
         [$sec, $usec] = $this->redis->time();
         $task = $q->top('n');
-        $this->assertSame('123', $task['id']);
+        $this->assertSame(123, $task['id']);
         $this->assertEqualsWithDelta($sec + $usec / 1e6, $task['score'], 5.0);
         $this->assertSame($task['score'], $this->redis->zScore('Queue:n', '123'));
     }

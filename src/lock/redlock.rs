@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 // the line empty and deletes the key.
 use super::{Keys, extend as extend_on, millis, release as release_on};
 use crate::config::Config;
-use crate::signals;
 use crate::conn::{self, Error, Lent, Role};
+use crate::signals;
 
 /// The nodes and how to use them.
 #[derive(Clone, Debug)]

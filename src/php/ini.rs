@@ -80,7 +80,7 @@ fn parse_bool(value: &str) -> Option<bool> {
 }
 
 /// Applies one INI change to `s`, or says why it is refused.
-fn apply(s: &mut Settings, name: &str, value: &str) -> Result<(), String> {
+fn apply(s: &mut Settings, name: &str, value: &str, raw: &[u8]) -> Result<(), String> {
     match name {
         DSN => {
             Config::from_dsn(value, &s.defaults).map_err(|e| e.to_string())?;
@@ -96,7 +96,8 @@ fn apply(s: &mut Settings, name: &str, value: &str) -> Result<(), String> {
                 .map_err(|e| e.to_string())?
                 .as_secs_f64();
         }
-        PREFIX => s.defaults.prefix = value.to_owned(),
+        // Bytes as they are: "\xff:" and "\xfe:" are two namespaces.
+        PREFIX => s.defaults.prefix = raw.to_vec(),
         RELEASE_AT_REQUEST_END => {
             s.release_at_request_end = parse_bool(value)
                 .ok_or_else(|| format!("{name} must be on or off, got '{value}'"))?;
@@ -113,12 +114,16 @@ fn apply(s: &mut Settings, name: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn text(s: *mut zend_string) -> String {
+fn bytes(s: *mut zend_string) -> Vec<u8> {
     // SAFETY: the engine passes valid zend_strings (or null) to on_modify.
     match unsafe { s.cast::<ZendStr>().as_ref() } {
-        Some(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
-        None => String::new(),
+        Some(s) => s.as_bytes().to_vec(),
+        None => Vec::new(),
     }
+}
+
+fn text(s: *mut zend_string) -> String {
+    String::from_utf8_lossy(&bytes(s)).into_owned()
 }
 
 unsafe extern "C" fn on_modify(
@@ -137,12 +142,13 @@ unsafe extern "C" fn on_modify(
             Some(entry) => text(entry.name),
             None => return false,
         };
-        let value = text(new_value);
+        let raw = bytes(new_value);
+        let value = String::from_utf8_lossy(&raw).into_owned();
         let mut guard = SETTINGS
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut next = guard.clone().unwrap_or_default();
-        if apply(&mut next, &name, &value).is_err() {
+        if apply(&mut next, &name, &value, &raw).is_err() {
             return false;
         }
         *guard = Some(next);

@@ -79,8 +79,7 @@ fn config_from_param(param: Value, name: &str) -> PhpResult<Arc<Config>> {
         Value::Array(entries) => {
             let mut options = Vec::with_capacity(entries.len());
             for (name, value) in entries {
-                let text = value.bytes(&format!("option '{name}'"))?;
-                options.push((name.clone(), String::from_utf8_lossy(&text).into_owned()));
+                options.push((name.clone(), value.bytes(&format!("option '{name}'"))?));
             }
             Config::from_options(&options, &defaults)
         }
@@ -112,7 +111,10 @@ extern "C" fn module_info(_module: *mut ModuleEntry) {
         info_table_row!(ini::DSN, redact(&s.defaults.dsn));
         info_table_row!(ini::CONNECT_TIMEOUT, s.defaults.connect_timeout.to_string());
         info_table_row!(ini::READ_TIMEOUT, s.defaults.read_timeout.to_string());
-        info_table_row!(ini::PREFIX, s.defaults.prefix);
+        info_table_row!(
+            ini::PREFIX,
+            String::from_utf8_lossy(&s.defaults.prefix).into_owned()
+        );
         let nodes: Vec<String> = s.redlock_nodes.iter().map(|d| redact(d)).collect();
         info_table_row!(ini::REDLOCK_NODES, nodes.join(" "));
         info_table_row!(

@@ -115,7 +115,9 @@ impl RedisLock {
     /// seconds; false if it does not hold it (any more).
     pub fn expire(&mut self, name: Value, expire: Value) -> PhpResult<bool> {
         let name = name.bytes("RedisLock::expire(): Argument #1 ($name)")?;
-        let seconds = expire.number("RedisLock::expire(): Argument #2 ($expire)")?;
+        // NAN and -INF are not seconds: max($expire, 1) would turn them
+        // into a 1 s lease.
+        let seconds = expire.finite("RedisLock::expire(): Argument #2 ($expire)")?;
         let Some(h) = held::get(self.owner, &name) else {
             return Ok(false);
         };

@@ -25,10 +25,27 @@ fn queue_key(config: &Config, name: &Value, method: &str) -> PhpResult<Vec<u8>> 
     Ok(config.key(&queue::key_of(&name)))
 }
 
+/// An id that PHP turns into an int when it is an array key: a canonical
+/// decimal integer in range ("17", "-3"; not "017", "+1", "-0", "1.0").
+fn canonical_int(id: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(id).ok()?;
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+        && text != "-0";
+    if canonical { text.parse().ok() } else { None }
+}
+
+/// A task as the seed's `foreach ($array as $id => $score)` builds it: the
+/// id was an array key, so a canonical decimal integer comes back an int.
 fn task_array(task: Task) -> PhpResult<Zval> {
     let mut arr = ZendHashTable::new();
     let mut id = Zval::new();
-    id.set_zend_string(ZendStr::new(&task.id, false));
+    match canonical_int(&task.id) {
+        Some(n) => id.set_long(n),
+        None => id.set_zend_string(ZendStr::new(&task.id, false)),
+    }
     arr.insert("id", id)?;
     arr.insert("score", task.score)?;
     let mut zv = Zval::new();

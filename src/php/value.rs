@@ -141,9 +141,8 @@ impl Value {
             Value::Bool(b) => Ok(if *b { b"1".to_vec() } else { Vec::new() }),
             Value::Int(i) => Ok(i.to_string().into_bytes()),
             Value::Float(f) => {
-                let mut zv = Zval::new();
-                zv.set_double(*f);
-                Ok(zv.coerce_to_string().unwrap_or_default().into_bytes())
+                let precision = ext_php_rs::zend::ExecutorGlobals::get().precision;
+                Ok(php_float(*f, precision).into_bytes())
             }
             Value::Str(s) => Ok(s.clone()),
             _ => Err(type_error(format!(
@@ -307,4 +306,66 @@ impl<'a> FromZval<'a> for Callback<'a> {
     fn from_zval(zval: &'a Zval) -> Option<Self> {
         Some(Callback(zval))
     }
+}
+
+/// A float as PHP's string conversion writes it (`"Lock:{$name}"`): Zend's
+/// `zend_gcvt` with the `precision` INI (14 by default; -1: the shortest
+/// form that reads back the same), so `0.1 + 0.2` is "0.3" and `1e25` is
+/// "1.0E+25".
+pub fn php_float(d: f64, precision: i64) -> String {
+    if d.is_nan() {
+        return "NAN".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "INF" } else { "-INF" }.into();
+    }
+    // zend_dtoa: the significant digits, trailing zeros dropped, and where
+    // the decimal point goes.
+    let ndigit = if precision == 0 { 1 } else { precision };
+    let (digits, decpt) = if d == 0.0 {
+        ("0".to_owned(), 1)
+    } else {
+        let sci = match usize::try_from(ndigit) {
+            Ok(n) => format!("{:.*e}", n.clamp(1, 40) - 1, d.abs()),
+            Err(_) => format!("{:e}", d.abs()),
+        };
+        let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+        let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+        let digits = digits.trim_end_matches('0');
+        let digits = if digits.is_empty() { "0" } else { digits };
+        (digits.to_owned(), exp.parse::<i64>().unwrap_or(0) + 1)
+    };
+    let limit = if ndigit < 0 { 17 } else { ndigit };
+    let mut out = String::new();
+    if d.is_sign_negative() {
+        out.push('-');
+    }
+    if (decpt < 0 && decpt < -3) || (decpt >= 0 && decpt > limit) {
+        let exp = decpt - 1;
+        out.push_str(&digits[..1]);
+        out.push('.');
+        out.push_str(if digits.len() > 1 { &digits[1..] } else { "0" });
+        out.push_str(&format!(
+            "E{}{}",
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        ));
+    } else if decpt < 0 {
+        out.push_str("0.");
+        out.push_str(&"0".repeat(usize::try_from(-decpt).unwrap_or(0)));
+        out.push_str(&digits);
+    } else {
+        let whole = usize::try_from(decpt).unwrap_or(0);
+        for i in 0..whole {
+            out.push(digits.as_bytes().get(i).map_or('0', |&b| b as char));
+        }
+        if digits.len() > whole {
+            if whole == 0 {
+                out.push('0');
+            }
+            out.push('.');
+            out.push_str(&digits[whole..]);
+        }
+    }
+    out
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -62,7 +63,8 @@ impl RedisServer {
 
     fn spawn(&mut self) {
         let sentinel = self.args.iter().any(|a| a == "--sentinel");
-        let child = Command::new("redis-server")
+        let mut command = Command::new("redis-server");
+        command
             .args(&self.args)
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(if sentinel {
@@ -76,7 +78,18 @@ impl RedisServer {
                 vec!["--dir".into(), self.dir.clone()]
             })
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::null());
+        // The server dies with the thread that started it, also when the
+        // test binary is killed or panics past its destructors: no server
+        // outlives a run.
+        // SAFETY: prctl is async-signal-safe, as pre_exec requires.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = command
             .spawn()
             .expect("redis-server must be installed (make deps)");
         self.child = Some(child);
