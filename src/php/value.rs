@@ -340,7 +340,7 @@ pub fn php_float(d: f64, precision: i64) -> String {
     if d.is_sign_negative() {
         out.push('-');
     }
-    if (decpt < 0 && decpt < -3) || (decpt >= 0 && decpt > limit) {
+    if decpt < -3 || decpt > limit {
         let exp = decpt - 1;
         out.push_str(&digits[..1]);
         out.push('.');
