@@ -29,6 +29,8 @@ mkdir -p bench
   "${php[@]}" php/bench/cycles.php "$REDIS_URL"
   "${php[@]}" php/bench/handoff.php "$REDIS_URL"
   echo
+  "${php[@]}" php/bench/contention.php "$REDIS_URL"
+  echo
   "${php[@]}" php/bench/queue_wake.php "$REDIS_URL"
   echo
   "${php[@]}" php/bench/throughput.php "$REDIS_URL"

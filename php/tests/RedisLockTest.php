@@ -71,6 +71,37 @@ final class RedisLockTest extends RedisLockTestCase
         $this->assertTrue($lock->lock('between', 0, 5));
     }
 
+    /** Seed-era subclasses override methods without return types, as the seeds wrote them. */
+    public function testSeedEraSubclassesCompile(): void
+    {
+        $out = self::php('
+            class MyLock extends RedisLock {
+                public function lock($name, $timeout = 0, $expire = 15, $waitIntervalUs = 100000) {
+                    return parent::lock("my-$name", $timeout, $expire, $waitIntervalUs);
+                }
+                public function unlock($name) { return parent::unlock("my-$name"); }
+                public function isLocking($name) { return parent::isLocking("my-$name"); }
+            }
+            class MyQueue extends RedisQueue {
+                public function enqueue($name, $id, $timeout = 10, $afterInterval = 0) {
+                    return parent::enqueue($name, $id, $timeout, $afterInterval);
+                }
+                public function pop($name, $count = 1, $timeout = 10) { return parent::pop($name, $count, $timeout); }
+            }
+            class MyService extends Lock_Service {
+                public static function addLock($intOrderId, $intExpireTime = 86400) {
+                    return parent::addLock($intOrderId, $intExpireTime);
+                }
+            }
+            $l = new MyLock();
+            echo var_export($l->lock("a"), true), " ", var_export($l->isLocking("a"), true), " ", var_export($l->unlock("a"), true);
+            $q = new MyQueue(); $q->enqueue("q", "t"); echo " ", $q->pop("q")["id"];
+            echo " ", gettype(MyService::addLock(7, 60));
+            echo " ", (new ReflectionMethod("RedisLock", "lock"))->hasReturnType() ? "typed" : "untyped";', [], $exit);
+        $this->assertSame(0, $exit, $out);
+        $this->assertSame('true true true t integer untyped', $out);
+    }
+
     public function testExpireSetsTheLeaseOfAHeldLockOnly(): void
     {
         $lock = new RedisLock();

@@ -10,6 +10,7 @@ mod queue;
 mod redis_lock;
 mod redis_queue;
 mod redlock;
+mod untyped;
 mod value;
 
 use std::sync::Arc;
@@ -95,6 +96,11 @@ fn config_from_param(param: Value, name: &str) -> PhpResult<Arc<Config>> {
         .map_err(|e| value_error(format!("redislock: {e}")))
 }
 
+extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
+    let _ = std::panic::catch_unwind(untyped::untype_seed_methods);
+    0
+}
+
 extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
     let _ = std::panic::catch_unwind(|| {
         held::end(held::take_all(), ini::settings().release_at_request_end);
@@ -156,6 +162,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<queue::Queue>()
         .class::<queue::Task>()
         .class::<redlock::Redlock>()
+        .request_startup_function(request_startup)
         .request_shutdown_function(request_shutdown)
         .shutdown_function(shutdown)
         .info_function(module_info)
