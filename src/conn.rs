@@ -142,6 +142,10 @@ fn classify(config: &Config, err: RedisError) -> Error {
         ErrorKind::AuthenticationFailed => {
             "authentication failed: wrong user name or password, or the ACL user is off".to_owned()
         }
+        _ if needs_auth(&err) => {
+            "authentication required: the server asks for a password (NOAUTH) and none was given"
+                .to_owned()
+        }
         _ => err.to_string(),
     };
     if keeps_connection(&err) {
@@ -249,14 +253,22 @@ fn single(config: &Config, client: &redis::Client) -> RedisResult<Conn> {
     // `CLIENT LIST` then shows which process owns each connection. An error
     // reply (an ACL user may not name itself) is fine; a broken stream is not.
     let name = format!("redislock-{}", std::process::id());
+    // NOAUTH here means no password was given where one is needed: said
+    // plainly now, rather than by the next command (Redis answers a larger
+    // unauthenticated request with a protocol error and hangs up).
     match redis::cmd("CLIENT")
         .arg("SETNAME")
         .arg(name)
         .query::<()>(&mut conn)
     {
-        Err(e) if !keeps_connection(&e) => Err(e),
+        Err(e) if !keeps_connection(&e) || needs_auth(&e) => Err(e),
         _ => Ok(Conn::Single(conn)),
     }
+}
+
+/// Whether Redis refused a command for want of authentication.
+fn needs_auth(err: &RedisError) -> bool {
+    err.code() == Some("NOAUTH")
 }
 
 /// A connection taken out of this thread's pool to be used on another

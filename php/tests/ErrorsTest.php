@@ -151,4 +151,21 @@ final class ErrorsTest extends RedisLockTestCase
         $this->assertSame($out, $this->redis->get('app:order_lock_5'));
         $this->assertSame($out, $this->redis->get('app:lock_unique_id'));
     }
+
+    /** A password needed and none given: said plainly, on every call. */
+    public function testAMissingPasswordIsSaidPlainlyEveryTime(): void
+    {
+        $server = RedisServer::startWith(['--requirepass', 'sekret']);
+        $q = (new RedisLock\Client($server->dsn()))->queue('x');
+        $lock = new RedisLock($server->dsn());
+        foreach ([fn () => $q->enqueue('a'), fn () => $q->enqueue('b'), fn () => $lock->lock('a'), fn () => $q->reserve()] as $call) {
+            try {
+                $call();
+                $this->fail('no error without a password');
+            } catch (RedisLock\RedisLockException $e) {
+                $this->assertStringContainsString('authentication required', $e->getMessage());
+                $this->assertStringContainsString("127.0.0.1:{$server->port}", $e->getMessage());
+            }
+        }
+    }
 }

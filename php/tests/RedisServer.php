@@ -71,6 +71,10 @@ final class RedisServer
     {
         $r = new Redis();
         $r->connect('127.0.0.1', $this->port, 2.0);
+        $pass = is_array($this->args) ? array_search('--requirepass', $this->args, true) : false;
+        if ($pass !== false) {
+            $r->auth($this->args[$pass + 1]);
+        }
         return $r;
     }
 
