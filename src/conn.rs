@@ -43,6 +43,22 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl Error {
+    /// The server the error came from, as messages name it.
+    pub fn server(&self) -> &str {
+        match self {
+            Error::Connection { server, .. } | Error::Server { server, .. } => server,
+        }
+    }
+
+    /// What happened.
+    pub fn cause(&self) -> &str {
+        match self {
+            Error::Connection { cause, .. } | Error::Server { cause, .. } => cause,
+        }
+    }
+}
+
 /// An error reply leaves the stream in step; anything else may not have.
 /// A reply saying the server is not (or no longer) the one to ask (a demoted
 /// master's READONLY, a cluster's MOVED) drops the connection too, so the next

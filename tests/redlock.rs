@@ -73,7 +73,7 @@ fn two_nodes_down_is_fine_three_down_fails_naming_them() {
                 assert!(
                     failed
                         .iter()
-                        .any(|(server, _)| *server == format!("127.0.0.1:{}", s.port))
+                        .any(|e| e.server() == format!("127.0.0.1:{}", s.port))
                 );
             }
         }

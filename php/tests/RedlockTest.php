@@ -103,6 +103,41 @@ final class RedlockTest extends RedisLockTestCase
         $this->assertSame(0, $this->servers[0]->client()->exists('lock:{o}'), 'released when the object went away');
     }
 
+    public function testSettingsThatCouldNeverWorkAreRefused(): void
+    {
+        $nodes = $this->nodes(3);
+        foreach ([
+            'never acquirable' => ['nodes' => $nodes, 'ttl' => 1, 'drift' => 1],
+            'never acquirable by factor' => ['nodes' => $nodes, 'ttl' => 1, 'driftFactor' => 0.5, 'drift' => 0.5],
+            'a node twice' => ['nodes' => [$nodes[0], $nodes[1], $nodes[0]]],
+        ] as $case => $options) {
+            try {
+                new Redlock('s', $options);
+                $this->fail($case);
+            } catch (ValueError $e) {
+                $this->assertNotSame('', $e->getMessage(), $case);
+            }
+        }
+        $lock = new Redlock('s', ['nodes' => $nodes, 'retryDelay' => 0.5]);
+        $this->expectException(ValueError::class);
+        $lock->acquire(0.1);
+    }
+
+    public function testNodesAnsweringWithErrorsAreAServerException(): void
+    {
+        $servers = [];
+        for ($i = 0; $i < 3; $i++) {
+            $servers[] = RedisServer::startWith(['--maxmemory', '1', '--maxmemory-policy', 'noeviction']);
+        }
+        $lock = new Redlock('oom', ['nodes' => array_map(fn ($s) => $s->dsn(), $servers)]);
+        try {
+            $lock->acquire();
+            $this->fail('acquired with every node out of memory');
+        } catch (RedisLock\ServerException $e) {
+            $this->assertStringContainsString('OOM', $e->getMessage());
+        }
+    }
+
     public function testTenProcessesNeverOverlap(): void
     {
         $nodes = $this->nodes(3);

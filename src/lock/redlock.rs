@@ -43,7 +43,7 @@ pub enum Refused {
     Busy,
     /// Too many nodes failed for a majority to be possible; (server, cause)
     /// for each of them.
-    Unavailable(Vec<(String, String)>),
+    Unavailable(Vec<Error>),
 }
 
 impl Nodes {
@@ -118,15 +118,10 @@ fn node_timeout(ttl: Duration) -> Duration {
     (ttl / 10).max(Duration::from_millis(5))
 }
 
-fn failures<T>(results: &[Result<T, Error>]) -> Vec<(String, String)> {
+fn failures<T>(results: &[Result<T, Error>]) -> Vec<Error> {
     results
         .iter()
-        .filter_map(|r| match r {
-            Err(Error::Connection { server, cause } | Error::Server { server, cause }) => {
-                Some((server.clone(), cause.clone()))
-            }
-            Ok(_) => None,
-        })
+        .filter_map(|r| r.as_ref().err().cloned())
         .collect()
 }
 

@@ -57,10 +57,20 @@ impl Redlock {
                 ),
             ),
             Refused::Unavailable(failed) => {
-                let list: Vec<String> = failed.iter().map(|(s, c)| format!("{s}: {c}")).collect();
+                let list: Vec<String> = failed
+                    .iter()
+                    .map(|e| format!("{}: {}", e.server(), e.cause()))
+                    .collect();
+                // Nodes that answered with errors (OOM, NOAUTH) are not out
+                // of reach: a ServerException says so.
+                let answered = failed
+                    .iter()
+                    .all(|e| matches!(e, crate::conn::Error::Server { .. }));
                 exception(
                     if lost {
                         Kind::LockLost
+                    } else if answered {
+                        Kind::Server
                     } else {
                         Kind::Connection
                     },
@@ -172,6 +182,23 @@ impl Redlock {
                 ))
             })?,
         };
+        let drift = ttl.mul_f64(drift_factor) + drift_fixed;
+        if drift >= ttl {
+            return Err(value_error(format!(
+                "{param}: the clock drift allowance (ttl * driftFactor + drift = {} s) must be below the ttl ({} s), or the lock could never be acquired",
+                drift.as_secs_f64(),
+                ttl.as_secs_f64()
+            )));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for node in &nodes {
+            if !seen.insert((node.server.clone(), node.info.redis_settings().db())) {
+                return Err(value_error(format!(
+                    "{param}: node {} is listed twice; Redlock needs independent masters",
+                    node.server
+                )));
+            }
+        }
         let key = crate::lock::named_key(&name);
         Ok(Self {
             nodes: Nodes {
@@ -193,7 +220,15 @@ impl Redlock {
     /// are out of reach for a majority.
     #[php(defaults(wait = 0))]
     pub fn acquire(&mut self, wait: Arg<Float>) -> PhpResult<bool> {
-        let wait = wait_seconds(&wait, "RedisLock\\Redlock::acquire(): Argument #1 ($wait)")?;
+        const PARAM: &str = "RedisLock\\Redlock::acquire(): Argument #1 ($wait)";
+        let wait = wait_seconds(&wait, PARAM)?;
+        if !wait.is_zero() && self.nodes.retry_delay > wait {
+            return Err(value_error(format!(
+                "{PARAM} ({} s) is shorter than the Redlock's retryDelay ({} s): no retry could happen within it",
+                wait.as_secs_f64(),
+                self.nodes.retry_delay.as_secs_f64()
+            )));
+        }
         if self.left().is_some() {
             return Err(exception(
                 Kind::Root,
