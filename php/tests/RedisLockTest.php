@@ -71,6 +71,43 @@ final class RedisLockTest extends RedisLockTestCase
         $this->assertTrue($lock->lock('between', 0, 5));
     }
 
+    /**
+     * A session handler that locks its session still holds the lock when
+     * PHP writes the session at request end (legacy callbacks, and an object
+     * with $register_shutdown = false): request-end release comes after.
+     *
+     * @testWith ["callbacks"]
+     *           ["object"]
+     */
+    public function testASessionHandlersLockOutlivesTheSessionWrite(string $how): void
+    {
+        $log = tempnam(sys_get_temp_dir(), 'session');
+        $handler = 'error_reporting(E_ALL & ~E_DEPRECATED);
+            class Locked {
+                public $lock;
+                function open($path, $name) { $this->lock = new RedisLock(); return $this->lock->lock("sess", 5, 30); }
+                function close() { return true; }
+                function read($id) { return ""; }
+                function write($id, $data) {
+                    file_put_contents("' . $log . '", $this->lock->isLocking("sess") ? "held" : "lost");
+                    return true;
+                }
+                function destroy($id) { return true; }
+                function gc($max) { return 0; }
+            }
+            $h = new Locked();';
+        $install = $how === 'callbacks'
+            ? 'session_set_save_handler([$h, "open"], [$h, "close"], [$h, "read"], [$h, "write"], [$h, "destroy"], [$h, "gc"]);'
+            : 'class LockedHandler extends Locked implements SessionHandlerInterface {}
+               $h = new LockedHandler(); session_set_save_handler($h, false);';
+        $out = self::php($handler . $install . 'session_id("abc"); session_start(); $_SESSION["n"] = 1; echo "ok";',
+            ['session.save_path' => sys_get_temp_dir(), 'session.use_cookies' => '0'], $exit);
+        $this->assertSame('ok', $out);
+        $this->assertSame('held', file_get_contents($log));
+        unlink($log);
+        $this->assertSame(0, $this->redis->exists('Lock:sess'), 'released after the write');
+    }
+
     /** Seed-era subclasses override methods without return types, as the seeds wrote them. */
     public function testSeedEraSubclassesCompile(): void
     {

@@ -101,7 +101,10 @@ extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
     0
 }
 
-extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
+/// Request end: the locks still held are released after every module's
+/// request shutdown, the session module's included, so that a session
+/// handler holding a lock still holds it when PHP writes the session.
+unsafe extern "C" fn post_deactivate() -> i32 {
     let _ = std::panic::catch_unwind(|| {
         held::end(held::take_all(), ini::settings().release_at_request_end);
     });
@@ -163,7 +166,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<queue::Task>()
         .class::<redlock::Redlock>()
         .request_startup_function(request_startup)
-        .request_shutdown_function(request_shutdown)
+        .post_deactivate_function(post_deactivate)
         .shutdown_function(shutdown)
         .info_function(module_info)
 }
