@@ -37,8 +37,8 @@ test: build test-rust test-php check-stubs
 # fast form runs in `make test`. FAULTS.md lists what each case proves.
 faults: build
 	PROPTEST_CASES=20000 $(ENGINE_CARGO) test --no-default-features --test properties
-	FAULTS_LONG=1 REDISLOCK_SO=$(CURDIR)/$(SO) $(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml \
-	  --filter 'FaultsTest|FpmFaultsTest|BadInputTest|testKilledWorkersLoseNothing|testLocksStillHeldAtRequestEndAreReleased|testAFatalError'
+	FAULTS_LONG=1 GENERATED_CASES=50000 REDISLOCK_SO=$(CURDIR)/$(SO) $(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml \
+	  --filter 'FaultsTest|FpmFaultsTest|BadInputTest|GeneratedInputTest|testKilledWorkersLoseNothing|testLocksStillHeldAtRequestEndAreReleased|testAFatalError'
 
 # Benchmarks against the peers and a private redis-server; writes
 # bench/RESULTS.md.

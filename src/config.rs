@@ -114,7 +114,8 @@ impl Config {
         for (name, _) in &options {
             if !OPTION_NAMES.contains(&name.as_str()) {
                 bail!(
-                    "unknown option '{name}' (known: {})",
+                    "unknown option {} (known: {})",
+                    shown(name),
                     OPTION_NAMES.join(", ")
                 );
             }
@@ -325,7 +326,7 @@ fn split_query(dsn: &str) -> Result<(&str, Vec<(String, String)>)> {
 
 fn parse_base(dsn: &str) -> Result<(ConnectionInfo, Topology)> {
     let invalid =
-        |why: &dyn std::fmt::Display| anyhow::anyhow!("invalid DSN '{}': {why}", redact(dsn));
+        |why: &dyn std::fmt::Display| anyhow::anyhow!("invalid DSN {}: {why}", shown_dsn(dsn));
     let (scheme, rest) = dsn.split_once("://").unwrap_or(("", dsn));
     let (base, topology) = match scheme {
         "redis" | "rediss" | "unix" | "redis+unix" => {
@@ -339,10 +340,10 @@ fn parse_base(dsn: &str) -> Result<(ConnectionInfo, Topology)> {
         "redis+sentinel" => ("redis", "sentinel"),
         "rediss+sentinel" => ("rediss", "sentinel"),
         _ => bail!(
-            "invalid DSN '{}': expected redis[s]://[user:pass@]host:port[/db], unix:///path.sock, \
+            "invalid DSN {}: expected redis[s]://[user:pass@]host:port[/db], unix:///path.sock, \
              redis[s]+cluster://[user:pass@]host:port,host:port,... or \
              redis[s]+sentinel://[user:pass@]host:port,host:port,.../master[/db]",
-            redact(dsn)
+            shown_dsn(dsn)
         ),
     };
     // [user:pass@]host:port,host:port[/path]
@@ -435,6 +436,17 @@ fn tls_files(
 fn shown_path(path: &str) -> String {
     let short: String = path.chars().take(200).collect();
     format!("'{short}'")
+}
+
+/// A DSN for an error message: without credentials, and cut at 200
+/// characters (a megabyte of garbage is not a message).
+fn shown_dsn(dsn: &str) -> String {
+    let redacted = redact(dsn);
+    if redacted.chars().count() <= 200 {
+        return format!("'{redacted}'");
+    }
+    let head: String = redacted.chars().take(200).collect();
+    format!("'{head}...' ({} bytes)", dsn.len())
 }
 
 /// A value for an error message: quoted when it is a plain word or number;

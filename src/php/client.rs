@@ -71,7 +71,8 @@ fn entries<'a>(options: &'a Value, method: &str) -> PhpResult<&'a [(String, Valu
 
 fn unknown(method: &str, name: &str, known: &str) -> ext_php_rs::exception::PhpException {
     value_error(format!(
-        "{method} has an unknown option '{name}' (known: {known})"
+        "{method} has an unknown option {} (known: {known})",
+        super::value::quoted(name.as_bytes())
     ))
 }
 

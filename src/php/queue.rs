@@ -92,8 +92,8 @@ fn policy(value: &Value, param: &str) -> PhpResult<Policy> {
             b"earliest" => Ok(Policy::Earliest),
             b"latest" => Ok(Policy::Latest),
             other => Err(value_error(format!(
-                "{param} must be 'keep', 'replace', 'earliest' or 'latest', '{}' given",
-                String::from_utf8_lossy(other)
+                "{param} must be 'keep', 'replace', 'earliest' or 'latest', {} given",
+                super::value::quoted(other)
             ))),
         },
         other => Err(type_error(format!(

@@ -168,7 +168,8 @@ impl Redlock {
                 }
                 _ => {
                     return Err(value_error(format!(
-                        "{param} has an unknown option '{key}' (known: {OPTIONS})"
+                        "{param} has an unknown option {} (known: {OPTIONS})",
+                        super::value::quoted(key.as_bytes())
                     )));
                 }
             }

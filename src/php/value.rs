@@ -369,3 +369,14 @@ pub fn php_float(d: f64, precision: i64) -> String {
     }
     out
 }
+
+/// A value quoted for a message, cut at 64 characters: a message never
+/// carries megabytes of an argument.
+pub fn quoted(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    if text.chars().count() <= 64 {
+        return format!("'{text}'");
+    }
+    let head: String = text.chars().take(64).collect();
+    format!("'{head}...' ({} bytes)", bytes.len())
+}
