@@ -17,25 +17,11 @@ use redis::Script;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::queue::beside;
-use crate::wait::{self, Pass, Try, Woken};
+use crate::wait::{self, Pass, Try, Woken, line_script};
 
-/// The scripts of locks with a waiter line: the line's own functions, then
-/// the lock's, then the operation (Redis runs each as one script).
-macro_rules! line_script {
-    ($file:literal) => {
-        LazyLock::new(|| {
-            Script::new(concat!(
-                include_str!("../scripts/line.lua"),
-                include_str!("../scripts/lock_line.lua"),
-                include_str!(concat!("../scripts/", $file)),
-            ))
-        })
-    };
-}
-
-static ACQUIRE: LazyLock<Script> = line_script!("lock_acquire.lua");
-static RELEASE: LazyLock<Script> = line_script!("lock_release.lua");
-static LEAVE: LazyLock<Script> = line_script!("lock_leave.lua");
+static ACQUIRE: LazyLock<Script> = line_script!("lock_line.lua", "lock_acquire.lua");
+static RELEASE: LazyLock<Script> = line_script!("lock_line.lua", "lock_release.lua");
+static LEAVE: LazyLock<Script> = line_script!("lock_line.lua", "lock_leave.lua");
 static EXTEND: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/lock_extend.lua")));
 static REMAINING: LazyLock<Script> =

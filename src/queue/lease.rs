@@ -8,21 +8,21 @@ use std::time::Duration;
 
 use redis::{Script, Value};
 
-use super::{Keys, line_script, score_arg, wake_ms};
+use super::{Keys, score_arg, wake_ms};
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::wait::{self, Pass, Try, Woken};
+use crate::wait::{self, Pass, Try, Woken, line_script};
 
-static RESERVE: LazyLock<Script> = line_script!("queue_reserve.lua");
-static LEAVE: LazyLock<Script> = line_script!("queue_leave.lua");
+static RESERVE: LazyLock<Script> = line_script!("queue_line.lua", "queue_reserve.lua");
+static LEAVE: LazyLock<Script> = line_script!("queue_line.lua", "queue_leave.lua");
 static ACK: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_ack.lua")));
-static NACK: LazyLock<Script> = line_script!("queue_nack.lua");
+static NACK: LazyLock<Script> = line_script!("queue_line.lua", "queue_nack.lua");
 static EXTEND: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_extend.lua")));
 static METRICS: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_metrics.lua")));
-static DEAD: LazyLock<Script> = line_script!("queue_dead.lua");
+static DEAD: LazyLock<Script> = line_script!("queue_line.lua", "queue_dead.lua");
 
 /// The most tasks one script call moves: bounds its run time (Redis runs
 /// nothing else meanwhile).

@@ -12,23 +12,9 @@ use redis::Script;
 
 use crate::config::Config;
 use crate::conn::{self, Error};
+use crate::wait::line_script;
 
-/// The scripts that wake or keep waiting consumers: the line's functions,
-/// the queue's, then the operation (Redis runs each as one script).
-macro_rules! line_script {
-    ($file:literal) => {
-        LazyLock::new(|| {
-            Script::new(concat!(
-                include_str!("../scripts/line.lua"),
-                include_str!("../scripts/queue_line.lua"),
-                include_str!(concat!("../scripts/", $file)),
-            ))
-        })
-    };
-}
-pub(crate) use line_script;
-
-static PUT: LazyLock<Script> = line_script!("queue_put.lua");
+static PUT: LazyLock<Script> = line_script!("queue_line.lua", "queue_put.lua");
 static DEQUEUE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_dequeue.lua")));
 static DUE: LazyLock<Script> =
