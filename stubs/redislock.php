@@ -50,9 +50,9 @@ namespace RedisLock {
         /**
          * Reserves from the first of `$queues` (a list of this client's
          * `RedisLock\Queue`) that has due tasks, waiting up to `$wait` seconds
-         * on all of them at once. Returns a list of `RedisLock\Task`
-         * (`Task::queue()` tells which queue), empty when none came. `$lease`
-         * defaults to the first queue's.
+         * in all of their lines at once. Returns a list of `RedisLock\Task`
+         * (`Task::queue()` tells which queue), empty when none came or a signal
+         * with a handler ended the wait. `$lease` defaults to the first queue's.
          *
          * @param array $queues
          * @param int $count
@@ -72,8 +72,9 @@ namespace RedisLock {
 
         /**
          * Takes the lock, waiting up to `$wait` seconds (0: one try, INF: no
-         * limit). A waiter wakes as soon as the lock is released or its lease
-         * runs out; no polling. Returns false if it was not acquired in time.
+         * limit) in the lock's line, first come first served: the release hands
+         * the lock to the next waiter, no polling. Returns false if it was not
+         * acquired in time, or a signal with a handler ended the wait.
          *
          * @param float $wait
          * @return bool
@@ -245,8 +246,10 @@ namespace RedisLock {
         /**
          * Reserves up to `$count` (1 to 1000) due tasks, each leased for
          * `$lease` seconds (default: the queue's `lease`), waiting up to `$wait`
-         * seconds for one (woken by an enqueue or a due time; INF: no limit).
-         * Returns a list of `RedisLock\Task`, empty when none came.
+         * seconds for one in the queue's line of consumers (woken by an enqueue,
+         * one consumer per task, or a due time; INF: no limit). Returns a list
+         * of `RedisLock\Task`, empty when none came or a signal with a handler
+         * ended the wait.
          *
          * @param int $count
          * @param float|null $lease
@@ -447,8 +450,10 @@ namespace {
 
         /**
          * Takes the lock `Lock:<name>` for `$expire` seconds, trying for up to
-         * `$timeout` seconds (0: once). A waiter wakes as soon as the lock is
-         * released; `$waitIntervalUs` is only the longest gap between re-checks.
+         * `$timeout` seconds (0: once) in the lock's line, first come first
+         * served: the release hands the lock to the next waiter. A signal with a
+         * handler ends the wait (false). `$waitIntervalUs` is only the longest
+         * gap between re-checks of the first in line.
          *
          * @param mixed $name
          * @param mixed $timeout

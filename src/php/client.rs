@@ -170,9 +170,9 @@ impl Client {
 
     /// Reserves from the first of `$queues` (a list of this client's
     /// `RedisLock\Queue`) that has due tasks, waiting up to `$wait` seconds
-    /// on all of them at once. Returns a list of `RedisLock\Task`
-    /// (`Task::queue()` tells which queue), empty when none came. `$lease`
-    /// defaults to the first queue's.
+    /// in all of their lines at once. Returns a list of `RedisLock\Task`
+    /// (`Task::queue()` tells which queue), empty when none came or a signal
+    /// with a handler ended the wait. `$lease` defaults to the first queue's.
     #[php(defaults(count = 1, wait = 0))]
     pub fn reserve(
         &self,

@@ -97,8 +97,9 @@ impl Lock {
 #[php_impl]
 impl Lock {
     /// Takes the lock, waiting up to `$wait` seconds (0: one try, INF: no
-    /// limit). A waiter wakes as soon as the lock is released or its lease
-    /// runs out; no polling. Returns false if it was not acquired in time.
+    /// limit) in the lock's line, first come first served: the release hands
+    /// the lock to the next waiter, no polling. Returns false if it was not
+    /// acquired in time, or a signal with a handler ended the wait.
     #[php(defaults(wait = 0))]
     pub fn acquire(&mut self, wait: Arg<Float>) -> PhpResult<bool> {
         let wait = wait_seconds(&wait, "RedisLock\\Lock::acquire(): Argument #1 ($wait)")?;

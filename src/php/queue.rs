@@ -18,8 +18,8 @@ use crate::config::Config;
 use crate::queue::lease::{self as leased, BATCH, Leased, Nack, Reserve};
 use crate::queue::{self, Keys, NewTask, Policy, Put, Status};
 
-/// How often a blocked reserve looks again when no message comes (old
-/// clients' enqueues publish nothing).
+/// How often the first consumer in line looks again when nobody wakes it
+/// (old clients' enqueues wake nobody).
 const RECHECK: Duration = Duration::from_secs(1);
 
 /// What `RedisLock\Client::queue()` was asked for.
@@ -311,8 +311,10 @@ impl Queue {
 
     /// Reserves up to `$count` (1 to 1000) due tasks, each leased for
     /// `$lease` seconds (default: the queue's `lease`), waiting up to `$wait`
-    /// seconds for one (woken by an enqueue or a due time; INF: no limit).
-    /// Returns a list of `RedisLock\Task`, empty when none came.
+    /// seconds for one in the queue's line of consumers (woken by an enqueue,
+    /// one consumer per task, or a due time; INF: no limit). Returns a list
+    /// of `RedisLock\Task`, empty when none came or a signal with a handler
+    /// ended the wait.
     #[php(defaults(count = 1, wait = 0))]
     pub fn reserve(
         &self,

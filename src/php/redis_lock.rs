@@ -47,8 +47,10 @@ impl RedisLock {
     }
 
     /// Takes the lock `Lock:<name>` for `$expire` seconds, trying for up to
-    /// `$timeout` seconds (0: once). A waiter wakes as soon as the lock is
-    /// released; `$waitIntervalUs` is only the longest gap between re-checks.
+    /// `$timeout` seconds (0: once) in the lock's line, first come first
+    /// served: the release hands the lock to the next waiter. A signal with a
+    /// handler ends the wait (false). `$waitIntervalUs` is only the longest
+    /// gap between re-checks of the first in line.
     #[php(defaults(timeout = 0, expire = 15, waitIntervalUs = 100000))]
     pub fn lock(
         &mut self,
