@@ -229,7 +229,8 @@ fn a_waiter_that_dies_at_the_handoff_stalls_the_lock_at_most_its_place() {
     // line frees the lock once the handoff went unclaimed for half a place,
     // at its next renewal.
     let (stall, _, _server) = stall_behind(wait::PLACE.as_millis() as u64);
-    let bound = wait::PLACE / 2 + wait::RENEW + Duration::from_millis(300);
+    // Plus scheduling slack on a loaded machine: far below a lock lease.
+    let bound = wait::PLACE / 2 + wait::RENEW + Duration::from_millis(700);
     assert!(stall <= bound, "stalled {stall:?}, bound {bound:?}");
     // It was handed to the dead waiter first: rescued, not skipped.
     assert!(stall >= wait::PLACE / 2, "stalled {stall:?}");

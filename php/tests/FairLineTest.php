@@ -117,7 +117,9 @@ final class FairLineTest extends RedisLockTestCase
         $got = self::finish($next);
         $this->assertMatchesRegularExpression('/^\d+$/', $got, 'the next waiter got the lock');
         $stall = (int) $got - $released;
-        $this->assertLessThan($boundMs + 300, $stall, "stalled $stall ms");
+        // The bound plus scheduling slack on a loaded machine: far below the
+        // 60 s a lock lease would cost.
+        $this->assertLessThan($boundMs + 700, $stall, "stalled $stall ms");
     }
 
     public function testWaitersRecoverFromARedisRestartWithoutTwoHolders(): void
