@@ -180,21 +180,6 @@ thread_local! {
     static POOL: RefCell<HashMap<String, Slot>> = RefCell::new(HashMap::new());
 }
 
-/// Which pool a connection belongs to: commands, or waiting on pub/sub (a
-/// subscribed connection cannot run commands).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Command,
-    Subscriber,
-}
-
-fn pool_key(config: &Config, role: Role) -> String {
-    match role {
-        Role::Command => config.id.clone(),
-        Role::Subscriber => format!("{}\0sub", config.id),
-    }
-}
-
 /// A client for one server, with the config's certificates if it has any.
 fn client_for(config: &Config, info: &ConnectionInfo) -> RedisResult<redis::Client> {
     match &config.tls {
@@ -203,10 +188,10 @@ fn client_for(config: &Config, info: &ConnectionInfo) -> RedisResult<redis::Clie
     }
 }
 
-fn connect(config: &Config, role: Role) -> RedisResult<Conn> {
-    match (&config.topology, role) {
-        (Topology::Single, _) => single(config, &client_for(config, &config.info)?),
-        (Topology::Sentinel { sentinels, master }, _) => {
+fn connect(config: &Config) -> RedisResult<Conn> {
+    match &config.topology {
+        Topology::Single => single(config, &client_for(config, &config.info)?),
+        Topology::Sentinel { sentinels, master } => {
             let redis = config.info.redis_settings();
             let mut builder =
                 SentinelClientBuilder::new(sentinels.clone(), master, SentinelServerType::Master)?
@@ -229,21 +214,9 @@ fn connect(config: &Config, role: Role) -> RedisResult<Conn> {
             }
             single(config, &builder.build()?.get_client()?)
         }
-        // Pub/sub messages reach every node of a cluster: any node will do
-        // for waiting.
-        (Topology::Cluster { nodes }, Role::Subscriber) => {
-            let mut last = None;
-            for node in nodes {
-                match single(config, &client_for(config, node)?) {
-                    Ok(conn) => return Ok(conn),
-                    Err(e) => last = Some(e),
-                }
-            }
-            Err(last.unwrap_or_else(|| (ErrorKind::InvalidClientConfig, "no cluster nodes").into()))
-        }
-        (Topology::Cluster { nodes }, Role::Command) => {
+        Topology::Cluster { nodes } => {
             // No retries inside the cluster client: it would resend a script
-            // after a timeout, whose outcome is unknown. `with_role` retries
+            // after a timeout, whose outcome is unknown. `run` retries
             // the errors after which the script certainly did not run.
             let mut builder = ClusterClientBuilder::new(nodes.clone())
                 .connection_timeout(config.connect_timeout)
@@ -301,8 +274,8 @@ impl Lent {
 /// Takes this thread's pooled connection for `config` out of the pool, so
 /// that another thread can [`adopt`] it (Redlock asks its nodes from one
 /// short-lived thread each; the connections outlive those threads).
-pub fn lend(config: &Config, role: Role) -> Lent {
-    let key = pool_key(config, role);
+pub fn lend(config: &Config) -> Lent {
+    let key = config.id.clone();
     Lent(
         POOL.with(|pool| pool.borrow_mut().remove(&key))
             .map(|slot| (key, slot)),
@@ -318,14 +291,14 @@ pub fn adopt(lent: Lent) {
 
 /// Takes this process's connection for `config` out of the pool, opening one
 /// if there is none (or only one inherited from a parent process).
-fn take(config: &Config, role: Role, key: &str) -> Result<Conn, Error> {
+fn take(config: &Config, key: &str) -> Result<Conn, Error> {
     let pid = std::process::id();
     let slot = POOL.with(|pool| pool.borrow_mut().remove(key));
     match slot {
         // A connection inherited through fork() shares its socket with the
         // parent: dropping our copy closes only our descriptor.
         Some(slot) if slot.pid == pid => Ok(slot.conn),
-        _ => connect(config, role).map_err(|e| classify(config, e)),
+        _ => connect(config).map_err(|e| classify(config, e)),
     }
 }
 
@@ -336,27 +309,19 @@ fn put(key: String, conn: Conn) {
     });
 }
 
-/// Runs `f` on this process's command connection to `config`'s deployment.
-pub fn with<T>(config: &Config, f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Result<T, Error> {
-    with_role(config, Role::Command, f)
-}
-
-/// How often `with_role` tries again after an error that proves the command
+/// How often `run` tries again after an error that proves the command
 /// did not run (a failover or resharding under way), and how long it waits
 /// between tries.
 const MOVED_TRIES: u32 = 5;
 const MOVED_PAUSE: Duration = Duration::from_millis(100);
 
-/// Runs `f` on the connection of the given role; the connection goes back to
-/// the pool unless `f` failed in a way that leaves its state unknown.
-/// Asynchronous signals are held back meanwhile (see `signals`).
-pub fn with_role<T>(
-    config: &Config,
-    role: Role,
-    f: impl FnMut(&mut Conn) -> RedisResult<T>,
-) -> Result<T, Error> {
+/// Runs `f` on this process's connection to `config`'s deployment; the
+/// connection goes back to the pool unless `f` failed in a way that leaves
+/// its state unknown. Asynchronous signals are held back meanwhile (see
+/// `signals`).
+pub fn with<T>(config: &Config, f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Result<T, Error> {
     let _held = signals::hold();
-    run(config, role, f)
+    run(config, f)
 }
 
 /// Like [`with`], but open to signals: for a blocking command, which a
@@ -366,21 +331,17 @@ pub fn with_signals_open<T>(
     config: &Config,
     f: impl FnMut(&mut Conn) -> RedisResult<T>,
 ) -> Result<T, Error> {
-    run(config, Role::Command, f)
+    run(config, f)
 }
 
-fn run<T>(
-    config: &Config,
-    role: Role,
-    mut f: impl FnMut(&mut Conn) -> RedisResult<T>,
-) -> Result<T, Error> {
-    let key = pool_key(config, role);
+fn run<T>(config: &Config, mut f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Result<T, Error> {
+    let key = config.id.clone();
     // Only a cluster or a sentinel-named master can be elsewhere a moment later.
     let may_move = !matches!(config.topology, Topology::Single);
     let mut tries = 0;
     loop {
         tries += 1;
-        let mut conn = match take(config, role, &key) {
+        let mut conn = match take(config, &key) {
             Ok(conn) => conn,
             // Refused: not sent. A sentinel-named master or a cluster may
             // have another server ready a moment later.

@@ -181,7 +181,8 @@ pub fn later_ms(ms: i64) -> Duration {
     u64::try_from(ms).map_or(Duration::MAX, Duration::from_millis)
 }
 
-/// A fresh waiter token: names a waiter's place and wake list.
-pub fn new_token() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
+/// The wake list of the waiter with `token`, under its line's key prefix
+/// (`line.lua` names it the same way).
+pub fn wake_key(waiters: &[u8], token: &str) -> Vec<u8> {
+    [waiters, b"w:", token.as_bytes()].concat()
 }

@@ -29,6 +29,14 @@ fn llen(server: &RedisServer, key: &[u8]) -> i64 {
         .unwrap()
 }
 
+/// Takes the free lock at `keys` at once; the holder's token.
+fn taken(config: &Config, keys: &Keys, lease: Duration) -> String {
+    let holder = lock::new_token();
+    let got = lock::acquire(config, keys, &holder, lease, waiting(0)).unwrap();
+    assert!(got.is_some(), "the lock was free");
+    holder
+}
+
 /// Waits until the line at `key` has `n` waiters.
 fn line_reaches(server: &RedisServer, key: &[u8], n: i64) {
     common::wait_for("the line to fill", 10, || llen(server, key) == n);
@@ -94,13 +102,8 @@ fn a_release_hands_the_lock_to_the_waiter_before_it_wakes() {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
     let keys = Keys::seed(b"Lock:handoff");
-    let holder = lock::new_token();
     let lease = Duration::from_secs(30);
-    assert!(
-        lock::acquire(&config, &keys, &holder, lease, waiting(0))
-            .unwrap()
-            .is_some()
-    );
+    let holder = taken(&config, &keys, lease);
     let waiter = lock::new_token();
     let thread = {
         let (config, keys, waiter) = (config.clone(), keys.clone(), waiter.clone());
@@ -241,13 +244,8 @@ fn a_waiter_that_gives_up_leaves_the_line() {
     let server = RedisServer::start();
     let config = server.config();
     let keys = Keys::seed(b"Lock:gives-up");
-    let holder = lock::new_token();
     let lease = Duration::from_secs(30);
-    assert!(
-        lock::acquire(&config, &keys, &holder, lease, waiting(0))
-            .unwrap()
-            .is_some()
-    );
+    let holder = taken(&config, &keys, lease);
     let wait = Wait {
         timeout: Duration::from_millis(300),
         recheck: Duration::from_millis(100),

@@ -52,7 +52,7 @@ pub fn fence_key(key: &[u8]) -> Vec<u8> {
 
 /// A fresh owner token: unique across processes and hosts.
 pub fn new_token() -> String {
-    wait::new_token()
+    uuid::Uuid::new_v4().simple().to_string()
 }
 
 /// Milliseconds for Redis, at least 1.
@@ -100,7 +100,7 @@ impl Keys {
 
     /// The wake list of the waiter with `token`.
     pub fn wake(&self, token: &str) -> Vec<u8> {
-        [self.waiters.as_slice(), b"w:", token.as_bytes()].concat()
+        wait::wake_key(&self.waiters, token)
     }
 
     /// How long the fencing counter outlives a lease, as the scripts take

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 // the line empty and deletes the key.
 use super::{Keys, extend as extend_on, millis, release as release_on};
 use crate::config::Config;
-use crate::conn::{self, Error, Lent, Role};
+use crate::conn::{self, Error, Lent};
 use crate::signals;
 
 /// The nodes and how to use them.
@@ -41,8 +41,7 @@ pub struct Held {
 pub enum Refused {
     /// Enough nodes answered, but not enough gave us the lock in time.
     Busy,
-    /// Too many nodes failed for a majority to be possible; (server, cause)
-    /// for each of them.
+    /// Too many nodes failed for a majority to be possible: each failure.
     Unavailable(Vec<Error>),
 }
 
@@ -82,13 +81,13 @@ fn on_all<T: Send>(
         let running: Vec<_> = nodes
             .iter()
             .map(|n| {
-                let lent = conn::lend(n, Role::Command);
+                let lent = conn::lend(n);
                 // Signals stay with the PHP thread (see `signals`).
                 let thread = signals::held(|| {
                     s.spawn(move || {
                         conn::adopt(lent);
                         let result = f(n);
-                        (result, conn::lend(n, Role::Command))
+                        (result, conn::lend(n))
                     })
                 });
                 (n, thread)

@@ -93,7 +93,7 @@ fn try_reserve(
     token: &str,
     mode: &str,
 ) -> Result<Try<Vec<Leased>>, Error> {
-    let prefix = format!("{}:", wait::new_token());
+    let prefix = format!("{}:", crate::lock::new_token());
     let reply: Vec<Value> = conn::with(config, |c| {
         RESERVE
             .key(&keys.queue)
@@ -227,10 +227,10 @@ pub fn reserve(
     queues: &[&Keys],
     how: &Reserve,
 ) -> Result<Option<(usize, Vec<Leased>)>, Error> {
-    let token = wait::new_token();
+    let token = crate::lock::new_token();
     let mut wake: Vec<Vec<u8>> = queues
         .iter()
-        .map(|k| [k.waiters.as_slice(), b"w:", token.as_bytes()].concat())
+        .map(|k| wait::wake_key(&k.waiters, &token))
         .collect();
     // A cluster blocks on keys of one slot only: the first queue's. The
     // others are then looked at every `how.recheck`.
