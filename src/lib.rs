@@ -9,6 +9,7 @@ pub mod conn;
 pub mod lock;
 pub mod queue;
 pub mod signals;
+pub mod stock;
 pub mod wait;
 
 #[cfg(feature = "php")]

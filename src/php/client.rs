@@ -9,6 +9,7 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::lock::{self, Lock};
+use super::stock::Stock;
 use super::queue::{self, Queue, task_list};
 use super::value::{
     Arg, Float, Int, NullableArray, NullableFloat, Optional, Text, Value, non_empty, type_error,
@@ -33,6 +34,7 @@ const DEFAULT_REPLICA_TIMEOUT: f64 = 1.0;
 const DEFAULT_LEASE: f64 = 30.0;
 const DEFAULT_MAX_ATTEMPTS: u64 = 5;
 const QUEUE_OPTIONS: &str = "lease, maxAttempts, maxLength";
+const STOCK_OPTIONS: &str = "perBuyer, orders";
 
 fn flag(value: &Value, param: &str) -> PhpResult<bool> {
     match value {
@@ -45,7 +47,7 @@ fn flag(value: &Value, param: &str) -> PhpResult<bool> {
 }
 
 /// A whole number >= 0.
-fn natural(value: &Value, param: &str) -> PhpResult<u64> {
+pub(super) fn natural(value: &Value, param: &str) -> PhpResult<u64> {
     match value {
         Value::Int(n) => {
             u64::try_from(*n).map_err(|_| value_error(format!("{param} must be >= 0, {n} given")))
@@ -58,7 +60,7 @@ fn natural(value: &Value, param: &str) -> PhpResult<u64> {
 }
 
 /// The entries of an `?array $options` parameter.
-fn entries<'a>(options: &'a Value, method: &str) -> PhpResult<&'a [(String, Value)]> {
+pub(super) fn entries<'a>(options: &'a Value, method: &str) -> PhpResult<&'a [(String, Value)]> {
     match options {
         Value::Null => Ok(&[]),
         Value::Array(entries) => Ok(entries),
@@ -69,7 +71,7 @@ fn entries<'a>(options: &'a Value, method: &str) -> PhpResult<&'a [(String, Valu
     }
 }
 
-fn unknown(method: &str, name: &str, known: &str) -> ext_php_rs::exception::PhpException {
+pub(super) fn unknown(method: &str, name: &str, known: &str) -> ext_php_rs::exception::PhpException {
     value_error(format!(
         "{method} has an unknown option {} (known: {known})",
         super::value::quoted(name.as_bytes())
@@ -166,6 +168,38 @@ impl Client {
             name,
             queue_options(&options)?,
         ))
+    }
+
+    /// The stock counter named `$name` (key `stock:{<name>}`, or
+    /// `stock:<name>` when the name has a hash tag of its own). Options:
+    /// `perBuyer` (units one buyer may take at most, 0: no limit) and
+    /// `orders` (the name of a queue of this client: each take enqueues its
+    /// order task there in the same step). On a Cluster the stock and its
+    /// orders queue must share a hash slot: give both names the same hash
+    /// tag (`{sale42}` and `{sale42}:orders`); other names are refused.
+    pub fn stock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Stock> {
+        const METHOD: &str = "RedisLock\\Client::stock(): Argument #2 ($options)";
+        let name = non_empty(&name, "RedisLock\\Client::stock(): Argument #1 ($name)")?;
+        let (mut per_buyer, mut orders) = (0, None);
+        for (option, value) in entries(&options, METHOD)? {
+            let param = format!("{METHOD} option '{option}'");
+            match option.as_str() {
+                "perBuyer" => per_buyer = natural(value, &param)?,
+                "orders" => orders = Some(non_empty(value, &param)?),
+                _ => return Err(unknown(METHOD, option, STOCK_OPTIONS)),
+            }
+        }
+        let stock = Stock::new(self.config.clone(), name, per_buyer, orders);
+        if let Some(queue) = stock.order_keys() {
+            let cluster = matches!(self.config.topology, crate::config::Topology::Cluster { .. });
+            let slot = redis::cluster_routing::Slot::for_key;
+            if cluster && slot(&stock.keys().stock) != slot(&queue.queue) {
+                return Err(value_error(format!(
+                    "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"
+                )));
+            }
+        }
+        Ok(stock)
     }
 
     /// Reserves from the first of `$queues` (a list of this client's

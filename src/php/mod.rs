@@ -10,6 +10,7 @@ mod queue;
 mod redis_lock;
 mod redis_queue;
 mod redlock;
+mod stock;
 mod untyped;
 mod value;
 
@@ -165,6 +166,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<queue::Queue>()
         .class::<queue::Task>()
         .class::<redlock::Redlock>()
+        .class::<stock::Stock>()
         .request_startup_function(request_startup)
         .post_deactivate_function(post_deactivate)
         .shutdown_function(shutdown)

@@ -61,7 +61,7 @@ pub struct Keys {
 }
 
 /// Whether Redis Cluster hashes `key` by a `{tag}` inside it.
-fn has_hash_tag(key: &[u8]) -> bool {
+pub fn has_hash_tag(key: &[u8]) -> bool {
     key.iter().position(|&b| b == b'{').is_some_and(|open| {
         key[open + 1..]
             .iter()

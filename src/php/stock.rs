@@ -1,0 +1,258 @@
+//! `RedisLock\Stock`: a stock counter for flash sales, taken on the server
+//! in one script (see the `stock` engine).
+
+use std::sync::Arc;
+
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
+
+use super::client::{entries, natural, unknown};
+use super::errors::{Kind, exception};
+use super::queue::binary;
+use super::value::{Arg, Int, NullableArray, NullableFloat, NullableText, Value, value_error};
+use super::{engine, positive_seconds};
+use crate::config::Config;
+use crate::lock::new_token;
+use crate::queue;
+use crate::stock::{self, Given, Keys, Order, Take, Taken};
+
+/// The most units a stock, a take or a limit may count (Lua counts in
+/// doubles: every integer up to 2^53 is exact).
+const MAX_UNITS: u64 = (1 << 53) - 1;
+
+const TAKE_OPTIONS: &str = "key, perBuyer, task, payload";
+
+/// A stock, from `RedisLock\Client::stock()` (not constructible with `new`).
+#[php_class]
+#[php(name = "RedisLock\\Stock")]
+pub struct Stock {
+    config: Arc<Config>,
+    name: Vec<u8>,
+    keys: Keys,
+    per_buyer: u64,
+    /// The queue the order task of each take goes to, if any.
+    orders: Option<(Vec<u8>, queue::Keys)>,
+}
+
+/// A number of units from `$value`, at least `min`.
+fn units(value: &Value, param: &str, min: u64) -> PhpResult<u64> {
+    let n = natural(value, param)?;
+    if n < min || n > MAX_UNITS {
+        return Err(value_error(format!(
+            "{param} must be between {min} and {MAX_UNITS}, {n} given"
+        )));
+    }
+    Ok(n)
+}
+
+/// A buyer: null for none, else a non-empty string.
+fn buyer(value: &Value, param: &str) -> PhpResult<Option<Vec<u8>>> {
+    match value {
+        Value::Null => Ok(None),
+        value => super::value::non_empty(value, param).map(Some),
+    }
+}
+
+fn int_or_false(n: Option<u64>) -> Zval {
+    let mut zv = Zval::new();
+    match n.and_then(|n| i64::try_from(n).ok()) {
+        Some(n) => zv.set_long(n),
+        None => zv.set_bool(false),
+    }
+    zv
+}
+
+impl Stock {
+    /// A stock named `name`; `per_buyer` units per buyer at most (0: no
+    /// limit); `orders`: the queue each take enqueues its order task on.
+    pub fn new(config: Arc<Config>, name: Vec<u8>, per_buyer: u64, orders: Option<Vec<u8>>) -> Self {
+        let keys = Keys::new(config.key(&stock::key_of(&name)));
+        let orders = orders.map(|q| {
+            let keys = queue::Keys::new(config.key(&queue::key_of(&q)));
+            (q, keys)
+        });
+        Stock {
+            config,
+            name,
+            keys,
+            per_buyer,
+            orders,
+        }
+    }
+
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    pub fn order_keys(&self) -> Option<&queue::Keys> {
+        self.orders.as_ref().map(|(_, keys)| keys)
+    }
+
+    fn display_name(&self) -> String {
+        String::from_utf8_lossy(&self.name).into_owned()
+    }
+}
+
+#[php_impl]
+impl Stock {
+    /// Starts a sale of `$units` (>= 0), expiring after `$ttl` seconds (null:
+    /// never); the buyers and idempotency keys of an earlier sale are
+    /// forgotten.
+    pub fn set(&self, units: Arg<Int>, ttl: Arg<NullableFloat>) -> PhpResult<bool> {
+        const M: &str = "RedisLock\\Stock::set()";
+        let units = self::units(&units, &format!("{M}: Argument #1 ($units)"), 0)?;
+        let ttl = match &ttl.0 {
+            Value::Null => None,
+            ttl => Some(positive_seconds(ttl, &format!("{M}: Argument #2 ($ttl)"))?),
+        };
+        engine(stock::set(&self.config, &self.keys, units, ttl))?;
+        Ok(true)
+    }
+
+    /// Takes `$units` in one round trip, on the server: never below zero,
+    /// never past the per-buyer limit (`perBuyer`, of the stock or of this
+    /// take) for `$buyer`, and, with the stock's `orders` queue, enqueues
+    /// the order task in the same step (the units are taken if and only if
+    /// the task exists). Options: `key` (an idempotency key: a take retried
+    /// with the same key takes nothing more and returns what the first one
+    /// did), `perBuyer`, `task` (the order task's id; default: the `key`, or
+    /// a new unique id) and `payload` (the order task's payload). Returns
+    /// the units left after the take (0 for the last one: compare with
+    /// `!== false`), or false when not enough are left or the buyer's limit
+    /// would be passed.
+    ///
+    /// @return int|false
+    #[php(defaults(units = 1))]
+    pub fn take(
+        &self,
+        units: Arg<Int>,
+        buyer: Arg<NullableText>,
+        options: Arg<NullableArray>,
+    ) -> PhpResult<Zval> {
+        const M: &str = "RedisLock\\Stock::take()";
+        let units = self::units(&units, &format!("{M}: Argument #1 ($units)"), 1)?;
+        let buyer = self::buyer(&buyer, &format!("{M}: Argument #2 ($buyer)"))?;
+        let method = format!("{M}: Argument #3 ($options)");
+        let (mut key, mut task, mut payload, mut per_buyer) = (None, None, None, self.per_buyer);
+        for (name, value) in entries(&options, &method)? {
+            let param = format!("{method} option '{name}'");
+            match name.as_str() {
+                "key" => key = Some(super::value::non_empty(value, &param)?),
+                "task" => task = Some(super::value::non_empty(value, &param)?),
+                "payload" => payload = Some(value.bytes(&param)?),
+                "perBuyer" => per_buyer = self::units(value, &param, 0)?,
+                _ => return Err(unknown(&method, name, TAKE_OPTIONS)),
+            }
+        }
+        if per_buyer > 0 && buyer.is_none() {
+            return Err(value_error(format!(
+                "{M}: Argument #2 ($buyer) must be given when a per-buyer limit is set"
+            )));
+        }
+        if self.orders.is_none() && (task.is_some() || payload.is_some()) {
+            return Err(value_error(format!(
+                "{method}: 'task' and 'payload' need a stock with an 'orders' queue"
+            )));
+        }
+        // The order task's id: the caller's, else the idempotency key (a
+        // retry finds its own order), else a new unique one.
+        let order_id = self
+            .orders
+            .as_ref()
+            .map(|_| task.or_else(|| key.clone()).unwrap_or_else(|| new_token().into_bytes()));
+        let order = match (&self.orders, &order_id) {
+            (Some((_, queue)), Some(id)) => Some(Order {
+                queue,
+                id,
+                payload: payload.as_deref(),
+            }),
+            _ => None,
+        };
+        let take = Take {
+            units,
+            buyer: buyer.as_deref(),
+            per_buyer,
+            key: key.as_deref(),
+            order,
+        };
+        let left = match engine(stock::take(&self.config, &self.keys, &take))? {
+            Taken::Done(left) | Taken::Before(left) => Some(left),
+            Taken::SoldOut(_) | Taken::Limit(_) => None,
+            Taken::TaskExists => {
+                return Err(exception(
+                    Kind::Root,
+                    format!(
+                        "redislock: stock '{}': the order task {} is already in queue '{}'; nothing was taken",
+                        self.display_name(),
+                        super::value::quoted(order_id.as_deref().unwrap_or_default()),
+                        self.orders.as_ref().map(|(q, _)| String::from_utf8_lossy(q)).unwrap_or_default()
+                    ),
+                ));
+            }
+        };
+        Ok(int_or_false(left))
+    }
+
+    /// Gives `$units` back (an order cancelled: with its `$buyer`, whose
+    /// count goes down; without a buyer: a restock). Returns the units left
+    /// after it, or false when the stock does not exist (never set, expired,
+    /// deleted) or the buyer has fewer units than it gives back.
+    ///
+    /// @return int|false
+    #[php(defaults(units = 1))]
+    pub fn give_back(&self, units: Arg<Int>, buyer: Arg<NullableText>) -> PhpResult<Zval> {
+        const M: &str = "RedisLock\\Stock::giveBack()";
+        let units = self::units(&units, &format!("{M}: Argument #1 ($units)"), 1)?;
+        let buyer = self::buyer(&buyer, &format!("{M}: Argument #2 ($buyer)"))?;
+        let given = engine(stock::give_back(&self.config, &self.keys, units, buyer.as_deref()))?;
+        Ok(int_or_false(match given {
+            Given::Done(left) => Some(left),
+            Given::NoStock | Given::TooMany(_) => None,
+        }))
+    }
+
+    /// The units left (0 when the stock does not exist).
+    pub fn remaining(&self) -> PhpResult<i64> {
+        Ok(engine(stock::remaining(&self.config, &self.keys))?.unwrap_or(0))
+    }
+
+    /// Whether the stock exists (set, and not expired or deleted).
+    pub fn exists(&self) -> PhpResult<bool> {
+        Ok(engine(stock::remaining(&self.config, &self.keys))?.is_some())
+    }
+
+    /// The units `$buyer` took in this sale.
+    pub fn bought(&self, buyer: Arg<NullableText>) -> PhpResult<i64> {
+        let param = "RedisLock\\Stock::bought(): Argument #1 ($buyer)";
+        let buyer = super::value::non_empty(&buyer, param)?;
+        let n = engine(stock::bought(&self.config, &self.keys, &buyer))?;
+        Ok(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
+    /// Every buyer of this sale => the units it took.
+    pub fn buyers(&self) -> PhpResult<Zval> {
+        let buyers = engine(stock::buyers(&self.config, &self.keys))?;
+        let mut out = ZendHashTable::with_capacity(u32::try_from(buyers.len()).unwrap_or(u32::MAX));
+        for (buyer, n) in buyers {
+            // As PHP keys them: a canonical decimal integer becomes an int.
+            match std::str::from_utf8(&buyer).ok().and_then(|b| b.parse::<i64>().ok()) {
+                Some(id) if id.to_string().as_bytes() == buyer.as_slice() => out.insert(id, n)?,
+                _ => out.insert(&*ZendStr::new(&buyer, false), n)?,
+            }
+        }
+        let mut zv = Zval::new();
+        zv.set_hashtable(out);
+        Ok(zv)
+    }
+
+    /// Deletes the stock with its buyers and idempotency keys; true if
+    /// there was any.
+    pub fn delete(&self) -> PhpResult<bool> {
+        engine(stock::delete(&self.config, &self.keys))
+    }
+
+    /// The stock's name.
+    pub fn name(&self) -> Zval {
+        binary(&self.name)
+    }
+}

@@ -1,0 +1,64 @@
+-- Take units of a stock, on the server in one step: never below zero,
+-- never past a buyer's limit, never twice for one idempotency key, and,
+-- with an order queue, the order task enqueued in the same step (the units
+-- are taken if and only if the task exists).
+-- KEYS[1] stock (units left); KEYS[2] buyers hash (buyer -> units taken);
+-- KEYS[3] takes hash (idempotency key -> units left after that take);
+-- with an order queue also KEYS[4] queue zset, KEYS[5] payloads hash,
+-- KEYS[6] attempts hash, KEYS[7] leased zset, KEYS[8] consumer line.
+-- ARGV[1] units; ARGV[2] buyer ('': none); ARGV[3] units per buyer at most
+-- (0: no limit); ARGV[4] idempotency key ('': none); with an order queue
+-- also ARGV[5] task id, ARGV[6] '1' when ARGV[7] is its payload, ARGV[8]
+-- consumer key prefix, ARGV[9] how long a wake-up waits, in ms.
+-- Returns {1, left} taken; {2, left} taken before under this key; {0, left}
+-- not enough left; {-1, units the buyer has} over the buyer's limit;
+-- {-2, 0} the order task id is already queued or leased.
+local stock, buyers, takes = KEYS[1], KEYS[2], KEYS[3]
+local n, buyer, limit, key = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
+
+if key ~= '' then
+  local before = redis.call('HGET', takes, key)
+  if before then return {2, tonumber(before)} end
+end
+local left = redis.call('GET', stock)
+if not left then return {0, 0} end
+left = tonumber(left)
+if not left then return redis.error_reply('ERR redislock: the stock key does not hold a number') end
+if left < n then return {0, left} end
+local had = 0
+if buyer ~= '' then
+  had = tonumber(redis.call('HGET', buyers, buyer)) or 0
+  if limit > 0 and had + n > limit then return {-1, had} end
+end
+if KEYS[4] then
+  local task = ARGV[5]
+  if redis.call('ZSCORE', KEYS[4], task) or redis.call('ZSCORE', KEYS[7], task) then
+    return {-2, 0}
+  end
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[4], string.format('%.17g', tonumber(t[1]) + tonumber(t[2]) / 1000000), task)
+  if ARGV[6] == '1' then
+    redis.call('HSET', KEYS[5], task, ARGV[7])
+  else
+    redis.call('HDEL', KEYS[5], task)
+  end
+  redis.call('HDEL', KEYS[6], task)
+  queue_wake(KEYS[8], ARGV[8], 1, false, ARGV[9])
+end
+left = redis.call('DECRBY', stock, n)
+
+-- The records beside the stock expire with it.
+local ttl
+local function expireWithStock(k)
+  ttl = ttl or redis.call('PTTL', stock)
+  if ttl > 0 and redis.call('PTTL', k) == -1 then redis.call('PEXPIRE', k, ttl) end
+end
+if buyer ~= '' then
+  redis.call('HSET', buyers, buyer, had + n)
+  expireWithStock(buyers)
+end
+if key ~= '' then
+  redis.call('HSET', takes, key, left)
+  expireWithStock(takes)
+end
+return {1, left}
