@@ -14,8 +14,7 @@ use crate::queue::{self, beside};
 use crate::wait::line_script;
 
 static TAKE: LazyLock<Script> = line_script!("queue_line.lua", "stock_take.lua");
-static SET: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/stock_set.lua")));
+static SET: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/stock_set.lua")));
 static GIVE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/stock_give.lua")));
 

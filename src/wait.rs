@@ -19,18 +19,13 @@ use std::time::{Duration, Instant};
 
 /// A script of something that waits in line: the line's functions
 /// (`line.lua`), the functions its kind shares (`lock_line.lua`,
-/// `queue_line.lua`), then the operation; Redis runs them as one script.
+/// `queue_line.lua`, ...), then the operation; Redis runs them as one script.
 macro_rules! line_script {
-    ($shared:literal, $file:literal) => {
+    ($($file:literal),+) => {
         std::sync::LazyLock::new(|| {
             redis::Script::new(concat!(
                 include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts/line.lua")),
-                include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/src/scripts/",
-                    $shared
-                )),
-                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts/", $file)),
+                $(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts/", $file)),)+
             ))
         })
     };

@@ -76,22 +76,36 @@ impl Hold {
     /// A hold of the `RedisLock\` lock at `key` (prefixed, from
     /// [`super::named_key`]), not yet taken.
     pub fn new(config: Arc<Config>, key: &[u8], options: Options) -> Self {
+        Self::of(config, Keys::fenced(key), options)
+    }
+
+    /// A hold of what `keys` name (a lock, or permits), not yet taken.
+    pub fn of(config: Arc<Config>, keys: Keys, options: Options) -> Self {
         let (owner, entry) = if options.reentrant {
             let mut entry = config.id.clone().into_bytes();
             entry.push(0);
-            entry.extend_from_slice(key);
+            entry.extend_from_slice(&keys.lock);
+            // A read and a write hold of one read-write lock are two holds.
+            if let Some(p) = &keys.permits {
+                entry.extend_from_slice(format!("\0{}/{}", p.take, p.of).as_bytes());
+            }
             (held::PROCESS, entry)
         } else {
-            (held::new_owner(), key.to_vec())
+            (held::new_owner(), keys.lock.clone())
         };
         Hold {
-            keys: Keys::fenced(key),
+            keys,
             config,
             options,
             owner,
             entry,
             mine: 0,
         }
+    }
+
+    /// The keys of what is held.
+    pub fn keys(&self) -> &Keys {
+        &self.keys
     }
 
     /// The registry's record of this lock for its owner, in this process.
@@ -124,7 +138,7 @@ impl Hold {
             if let Some(reason) = lost_reason(&h) {
                 return Err(Refused::Lost(reason));
             }
-            if !super::holds(&h.config, &h.keys.lock, &h.token)? {
+            if super::hold_remaining(&h.config, &h.keys, &h.token)?.is_none() {
                 return Err(Refused::Lost(GONE.into()));
             }
             held::set_count(self.owner, &self.entry, h.count + 1);
@@ -148,7 +162,7 @@ impl Hold {
         if self.options.auto_renew {
             let renewal = renew::start(Lease {
                 config: self.config.clone(),
-                key: self.keys.lock.clone(),
+                keys: self.keys.clone(),
                 token: h.token.clone(),
                 lease,
                 until: Instant::now() + self.options.max_hold,
@@ -196,7 +210,7 @@ impl Hold {
             return Err(Refused::Lost(reason));
         }
         let lease = lease.unwrap_or(self.options.lease);
-        if super::extend(&h.config, &h.keys.lock, &h.token, lease)? {
+        if super::extend_hold(&h.config, &h.keys, &h.token, lease)? {
             Ok(())
         } else {
             Err(Refused::Lost(GONE.into()))
@@ -206,21 +220,30 @@ impl Hold {
     /// Whether this object holds the lock and Redis still has its token.
     pub fn is_held(&self) -> Result<bool, Error> {
         match self.mine() {
-            Some(h) if lost_reason(&h).is_none() => super::holds(&h.config, &h.keys.lock, &h.token),
+            Some(h) if lost_reason(&h).is_none() => {
+                Ok(super::hold_remaining(&h.config, &h.keys, &h.token)?.is_some())
+            }
             _ => Ok(false),
         }
     }
 
     /// The fencing token of the current hold.
     pub fn fence(&self) -> Option<i64> {
-        self.mine().map(|h| h.fence)
+        // Only a hold of all the permits (a write lock) has one.
+        let shared = self.keys.permits.as_ref().is_some_and(|p| p.take < p.of);
+        self.mine().filter(|_| !shared).map(|h| h.fence)
+    }
+
+    /// Whether this object holds it (without asking Redis).
+    pub fn is_mine(&self) -> bool {
+        self.mine().is_some()
     }
 
     /// What is left of the lease (`Duration::MAX`: no expiry); None when
     /// not held (any more).
     pub fn remaining(&self) -> Result<Option<Duration>, Error> {
         match self.mine().filter(|h| lost_reason(h).is_none()) {
-            Some(h) => super::remaining(&h.config, &h.keys.lock, &h.token),
+            Some(h) => super::hold_remaining(&h.config, &h.keys, &h.token),
             None => Ok(None),
         }
     }

@@ -6,6 +6,7 @@
 pub mod held;
 pub mod hold;
 pub mod order;
+pub mod permits;
 pub mod redlock;
 pub mod renew;
 
@@ -73,6 +74,9 @@ pub struct Keys {
     /// Whether a key without expiry is stale and taken over (the seed's
     /// rule: an old client died between SETNX and EXPIRE).
     pub stale_without_expiry: bool,
+    /// For a hold of permits (semaphores, read-write locks): `lock` is then
+    /// the set of holders (see `permits`).
+    pub permits: Option<permits::Permits>,
 }
 
 impl Keys {
@@ -95,6 +99,7 @@ impl Keys {
             waiters: beside(key, ":"),
             fenced,
             stale_without_expiry,
+            permits: None,
         }
     }
 
@@ -105,7 +110,7 @@ impl Keys {
 
     /// How long the fencing counter outlives a lease, as the scripts take
     /// it ("" without fencing tokens).
-    fn keep(&self) -> String {
+    pub(crate) fn keep(&self) -> String {
         if self.fenced {
             millis(FENCE_KEEP).to_string()
         } else {
@@ -210,6 +215,9 @@ pub fn acquire(
     lease: Duration,
     wait: Wait,
 ) -> Result<Option<i64>, Error> {
+    if let Some(p) = &keys.permits {
+        return permits::acquire(config, keys, p, token, lease, wait);
+    }
     let mut acquire = Acquire {
         config,
         keys,
@@ -246,6 +254,9 @@ pub fn confirm(
 /// Releases the lock if it still holds `token`, handing it to the next
 /// waiter in line if there is one; true if this call released it.
 pub fn release(config: &Config, keys: &Keys, token: &[u8]) -> Result<bool, Error> {
+    if keys.permits.is_some() {
+        return permits::release(config, keys, token);
+    }
     let released: i64 = conn::with(config, |c| {
         RELEASE
             .key(&keys.lock)
@@ -281,4 +292,30 @@ pub fn remaining(config: &Config, key: &[u8], token: &str) -> Result<Option<Dura
         -2 => None,
         ms => Some(wait::later_ms(ms)),
     })
+}
+
+/// Sets a new lease on a hold (a lock, or a holder's permits) if it still
+/// holds `token`.
+pub fn extend_hold(
+    config: &Config,
+    keys: &Keys,
+    token: &str,
+    lease: Duration,
+) -> Result<bool, Error> {
+    match keys.permits {
+        Some(_) => permits::extend(config, keys, token, lease),
+        None => extend(config, &keys.lock, token, lease),
+    }
+}
+
+/// What is left of a hold's lease (see [`remaining`]).
+pub fn hold_remaining(
+    config: &Config,
+    keys: &Keys,
+    token: &str,
+) -> Result<Option<Duration>, Error> {
+    match keys.permits {
+        Some(_) => Ok(permits::state(config, keys, Some(token))?.left),
+        None => remaining(config, &keys.lock, token),
+    }
 }

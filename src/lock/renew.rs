@@ -17,7 +17,7 @@ use crate::config::Config;
 #[derive(Clone, Debug)]
 pub struct Lease {
     pub config: Arc<Config>,
-    pub key: Vec<u8>,
+    pub keys: super::Keys,
     pub token: String,
     /// The lease each renewal sets.
     pub lease: Duration,
@@ -201,7 +201,7 @@ fn renew(lease: &Lease, now: Instant) -> Outcome {
         ));
     }
     let ttl = lease.lease.min(left);
-    match super::extend(&lease.config, &lease.key, &lease.token, ttl) {
+    match super::extend_hold(&lease.config, &lease.keys, &lease.token, ttl) {
         Ok(true) => Outcome::Renewed(ttl),
         Ok(false) => Outcome::Lost(
             "its key expired, was deleted, or was taken by another owner before the lease could be renewed".into(),

@@ -9,14 +9,18 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::lock::{self, Lock};
-use super::stock::Stock;
 use super::queue::{self, Queue, task_list};
+use super::semaphore::{Semaphore, permits_param};
+use super::stock::Stock;
 use super::value::{
     Arg, Float, Int, NullableArray, NullableFloat, Optional, Text, Value, non_empty, type_error,
     value_error,
 };
 use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
+use crate::lock::Keys;
+use crate::lock::hold::Hold;
+use crate::lock::permits::{UNLIMITED, rwlock_key};
 use crate::queue::lease as leased;
 
 /// The object API's entry point: one Redis server (DSN or options), handing
@@ -34,6 +38,7 @@ const DEFAULT_REPLICA_TIMEOUT: f64 = 1.0;
 const DEFAULT_LEASE: f64 = 30.0;
 const DEFAULT_MAX_ATTEMPTS: u64 = 5;
 const QUEUE_OPTIONS: &str = "lease, maxAttempts, maxLength";
+const SEMAPHORE_OPTIONS: &str = "ttl, autoRenew, maxHold, replicas, replicaTimeout";
 const STOCK_OPTIONS: &str = "perBuyer, orders";
 
 fn flag(value: &Value, param: &str) -> PhpResult<bool> {
@@ -71,7 +76,11 @@ pub(super) fn entries<'a>(options: &'a Value, method: &str) -> PhpResult<&'a [(S
     }
 }
 
-pub(super) fn unknown(method: &str, name: &str, known: &str) -> ext_php_rs::exception::PhpException {
+pub(super) fn unknown(
+    method: &str,
+    name: &str,
+    known: &str,
+) -> ext_php_rs::exception::PhpException {
     value_error(format!(
         "{method} has an unknown option {} (known: {known})",
         super::value::quoted(name.as_bytes())
@@ -97,23 +106,25 @@ fn queue_options(options: &Value) -> PhpResult<queue::Options> {
     Ok(out)
 }
 
-fn lock_options(options: &Value) -> PhpResult<lock::Options> {
-    const METHOD: &str = "RedisLock\\Client::lock(): Argument #2 ($options)";
+/// The options of a lock (`method` names the parameter); a semaphore's
+/// (`reentrant` false) are the same but `reentrant`.
+fn lock_options(options: &Value, method: &str, reentrant_ok: bool) -> PhpResult<lock::Options> {
     let mut ttl = Duration::from_secs_f64(DEFAULT_TTL);
     let mut max_hold = Duration::from_secs_f64(DEFAULT_MAX_HOLD);
     let (mut reentrant, mut auto_renew) = (false, false);
     let mut replicas = 0;
     let mut replica_timeout = Duration::from_secs_f64(DEFAULT_REPLICA_TIMEOUT);
-    for (name, value) in entries(options, METHOD)? {
-        let param = format!("{METHOD} option '{name}'");
+    for (name, value) in entries(options, method)? {
+        let param = format!("{method} option '{name}'");
         match name.as_str() {
             "ttl" => ttl = positive_seconds(value, &param)?,
             "maxHold" => max_hold = positive_seconds(value, &param)?,
-            "reentrant" => reentrant = flag(value, &param)?,
+            "reentrant" if reentrant_ok => reentrant = flag(value, &param)?,
             "autoRenew" => auto_renew = flag(value, &param)?,
             "replicas" => replicas = natural(value, &param)?,
             "replicaTimeout" => replica_timeout = positive_seconds(value, &param)?,
-            _ => return Err(unknown(METHOD, name, LOCK_OPTIONS)),
+            _ if reentrant_ok => return Err(unknown(method, name, LOCK_OPTIONS)),
+            _ => return Err(unknown(method, name, SEMAPHORE_OPTIONS)),
         }
     }
     Ok(lock::Options {
@@ -125,6 +136,28 @@ fn lock_options(options: &Value) -> PhpResult<lock::Options> {
         replicas,
         replica_timeout,
     })
+}
+
+impl Client {
+    fn rw_lock(
+        &self,
+        name: Arg<Text>,
+        options: Arg<NullableArray>,
+        method: &str,
+        take: u64,
+    ) -> PhpResult<Lock> {
+        let m = format!("RedisLock\\Client::{method}()");
+        let name = non_empty(&name, &format!("{m}: Argument #1 ($name)"))?;
+        let options = lock_options(&options, &format!("{m}: Argument #2 ($options)"), true)?;
+        let key = self.config.key(&rwlock_key(&name));
+        let hold = Hold::of(
+            self.config.clone(),
+            Keys::permits(&key, take, UNLIMITED),
+            options,
+        );
+        let what = if take == 1 { "read lock" } else { "write lock" };
+        Ok(Lock::of(hold, name, what))
+    }
 }
 
 #[php_impl]
@@ -149,11 +182,48 @@ impl Client {
     /// lock and throws `RedisLock\NotAcquiredException`).
     pub fn lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
         let name = non_empty(&name, "RedisLock\\Client::lock(): Argument #1 ($name)")?;
-        Ok(Lock::new(
-            self.config.clone(),
-            name,
-            lock_options(&options)?,
-        ))
+        let options = lock_options(
+            &options,
+            "RedisLock\\Client::lock(): Argument #2 ($options)",
+            true,
+        )?;
+        Ok(Lock::new(self.config.clone(), name, options))
+    }
+
+    /// The read lock of the read-write lock named `$name` (key
+    /// `rwlock:{<name>}`): many readers hold it at once, never beside a
+    /// writer. Readers and writers wait in one line, first come first
+    /// served, so a waiting writer stops later readers (no writer
+    /// starvation). Options and methods as `lock()`; a read lock has no
+    /// fencing token (`token()` is null).
+    pub fn read_lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
+        self.rw_lock(name, options, "readLock", 1)
+    }
+
+    /// The write lock of the read-write lock named `$name`: one writer, and
+    /// no reader beside it; fencing tokens as for `lock()`. See `readLock()`.
+    pub fn write_lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
+        self.rw_lock(name, options, "writeLock", UNLIMITED)
+    }
+
+    /// The semaphore named `$name` (key `semaphore:{<name>}`) with
+    /// `$permits` permits. Options: `ttl` (the lease of permits taken,
+    /// default 30 s: a holder that dies gives them back then), `autoRenew`,
+    /// `maxHold`, `replicas`, `replicaTimeout`, as for `lock()`. Each object
+    /// counts with its own `$permits`: lowering it while others hold more
+    /// takes nothing from them; new acquires wait until they fit.
+    #[php(defaults(permits = 1))]
+    pub fn semaphore(
+        &self,
+        name: Arg<Text>,
+        permits: Arg<Int>,
+        options: Arg<NullableArray>,
+    ) -> PhpResult<Semaphore> {
+        const M: &str = "RedisLock\\Client::semaphore()";
+        let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
+        let permits = permits_param(&permits, &format!("{M}: Argument #2 ($permits)"))?;
+        let options = lock_options(&options, &format!("{M}: Argument #3 ($options)"), false)?;
+        Ok(Semaphore::new(self.config.clone(), name, permits, options))
     }
 
     /// The leased queue named `$name` (sorted set `Queue:<name>`, shared
@@ -191,7 +261,10 @@ impl Client {
         }
         let stock = Stock::new(self.config.clone(), name, per_buyer, orders);
         if let Some(queue) = stock.order_keys() {
-            let cluster = matches!(self.config.topology, crate::config::Topology::Cluster { .. });
+            let cluster = matches!(
+                self.config.topology,
+                crate::config::Topology::Cluster { .. }
+            );
             let slot = redis::cluster_routing::Slot::for_key;
             if cluster && slot(&stock.keys().stock) != slot(&queue.queue) {
                 return Err(value_error(format!(

@@ -29,44 +29,53 @@ const RECHECK: Duration = Duration::from_millis(250);
 pub struct Lock {
     name: Vec<u8>,
     hold: Hold,
+    /// What it is, for messages: "lock", "read lock", "semaphore"...
+    what: &'static str,
 }
 
 impl Lock {
     pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
         let key = config.key(&lock::named_key(&name));
-        Self {
-            hold: Hold::new(config, &key, options),
-            name,
-        }
+        Self::of(Hold::new(config, &key, options), name, "lock")
     }
 
-    fn display_name(&self) -> String {
-        String::from_utf8_lossy(&self.name).into_owned()
+    /// A lock over another hold (permits: a read or write lock, a semaphore).
+    pub fn of(hold: Hold, name: Vec<u8>, what: &'static str) -> Self {
+        Self { name, hold, what }
+    }
+
+    pub fn hold(&self) -> &Hold {
+        &self.hold
+    }
+
+    /// What it is and its name, for messages: `lock 'orders'`.
+    pub fn display_name(&self) -> String {
+        format!("{} {}", self.what, super::value::quoted(&self.name))
     }
 
     /// The PHP exception for a refusal, for `action` (acquire, release...).
-    fn refused(&self, refused: Refused, action: &str) -> PhpException {
+    pub fn refused(&self, refused: Refused, action: &str) -> PhpException {
         let name = self.display_name();
         match refused {
             Refused::Redis(e) => super::errors::to_php(e),
             Refused::NotHeld => exception(
                 Kind::NotHeld,
-                format!("redislock: cannot {action} lock '{name}': this Lock does not hold it"),
+                format!("redislock: cannot {action} {name}: this object does not hold it"),
             ),
             Refused::Lost(reason) => exception(
                 Kind::LockLost,
-                format!("redislock: lock '{name}' was lost: {reason}"),
+                format!("redislock: {name} was lost: {reason}"),
             ),
             Refused::AlreadyHeld => exception(
                 Kind::Root,
                 format!(
-                    "redislock: lock '{name}' is already held by this Lock; create it with ['reentrant' => true] to acquire it again"
+                    "redislock: {name} is already held by this object; create it with ['reentrant' => true] to acquire it again"
                 ),
             ),
             Refused::Unconfirmed { acked, wanted } => exception(
                 Kind::NotAcquired,
                 format!(
-                    "redislock: lock '{name}' was taken on the master but only {acked} of {wanted} replicas acknowledged it in time; it was released"
+                    "redislock: {name} was taken on the master but only {acked} of {wanted} replicas acknowledged it in time; it was released"
                 ),
             ),
             Refused::Renewal(e) => exception(
@@ -76,17 +85,40 @@ impl Lock {
         }
     }
 
-    fn take(&mut self, wait: Duration) -> PhpResult<bool> {
-        let wait = Wait {
+    pub fn take(&mut self, wait: Duration) -> PhpResult<bool> {
+        self.take_with(Wait {
             timeout: wait,
             recheck: RECHECK,
-        };
+        })
+    }
+
+    pub fn take_with(&mut self, wait: Wait) -> PhpResult<bool> {
         self.hold
             .acquire(wait)
             .map_err(|r| self.refused(r, "acquire"))
     }
 
-    fn let_go(&mut self) -> PhpResult<bool> {
+    /// Sets the lease to `lease` (default: the hold's) from now.
+    pub fn extend_by(&mut self, lease: Option<Duration>) -> PhpResult<bool> {
+        match self.hold.extend(lease) {
+            Ok(()) => Ok(true),
+            Err(r) => Err(self.refused(r, "extend")),
+        }
+    }
+
+    /// Seconds left on the lease (INF: no expiry), None when not held.
+    pub fn seconds_left(&self) -> PhpResult<Option<f64>> {
+        let left = engine(self.hold.remaining())?;
+        Ok(left.map(|d| {
+            if d == Duration::MAX {
+                f64::INFINITY
+            } else {
+                d.as_secs_f64()
+            }
+        }))
+    }
+
+    pub fn let_go(&mut self) -> PhpResult<bool> {
         match self.hold.release() {
             Ok(()) => Ok(true),
             Err(r) => Err(self.refused(r, "release")),
@@ -124,10 +156,7 @@ impl Lock {
                 "RedisLock\\Lock::extend(): Argument #1 ($ttl)",
             )?),
         };
-        match self.hold.extend(lease) {
-            Ok(()) => Ok(true),
-            Err(r) => Err(self.refused(r, "extend")),
-        }
+        self.extend_by(lease)
     }
 
     /// Whether this Lock holds the lock and Redis still has its token.
@@ -136,21 +165,15 @@ impl Lock {
     }
 
     /// The fencing token of the current hold: larger than that of every
-    /// earlier acquire of this lock name; null when not held.
+    /// earlier acquire of this lock name; null when not held, and for a
+    /// read lock (only writers get one).
     pub fn token(&self) -> Option<i64> {
         self.hold.fence()
     }
 
     /// Seconds left on the lease, or null when the lock is not held (any more).
     pub fn remaining(&self) -> PhpResult<Option<f64>> {
-        let left = engine(self.hold.remaining())?;
-        Ok(left.map(|d| {
-            if d == Duration::MAX {
-                f64::INFINITY
-            } else {
-                d.as_secs_f64()
-            }
-        }))
+        self.seconds_left()
     }
 
     /// Runs `$fn` holding the lock and returns its result; the lock is
@@ -177,7 +200,7 @@ impl Lock {
             return Err(exception(
                 Kind::NotAcquired,
                 format!(
-                    "redislock: lock '{}' was not acquired within {} s",
+                    "redislock: {} was not acquired within {} s",
                     self.display_name(),
                     wait.as_secs_f64()
                 ),

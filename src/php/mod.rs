@@ -10,6 +10,7 @@ mod queue;
 mod redis_lock;
 mod redis_queue;
 mod redlock;
+mod semaphore;
 mod stock;
 mod untyped;
 mod value;
@@ -167,6 +168,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<queue::Task>()
         .class::<redlock::Redlock>()
         .class::<stock::Stock>()
+        .class::<semaphore::Semaphore>()
         .request_startup_function(request_startup)
         .post_deactivate_function(post_deactivate)
         .shutdown_function(shutdown)

@@ -65,7 +65,12 @@ fn int_or_false(n: Option<u64>) -> Zval {
 impl Stock {
     /// A stock named `name`; `per_buyer` units per buyer at most (0: no
     /// limit); `orders`: the queue each take enqueues its order task on.
-    pub fn new(config: Arc<Config>, name: Vec<u8>, per_buyer: u64, orders: Option<Vec<u8>>) -> Self {
+    pub fn new(
+        config: Arc<Config>,
+        name: Vec<u8>,
+        per_buyer: u64,
+        orders: Option<Vec<u8>>,
+    ) -> Self {
         let keys = Keys::new(config.key(&stock::key_of(&name)));
         let orders = orders.map(|q| {
             let keys = queue::Keys::new(config.key(&queue::key_of(&q)));
@@ -156,10 +161,10 @@ impl Stock {
         }
         // The order task's id: the caller's, else the idempotency key (a
         // retry finds its own order), else a new unique one.
-        let order_id = self
-            .orders
-            .as_ref()
-            .map(|_| task.or_else(|| key.clone()).unwrap_or_else(|| new_token().into_bytes()));
+        let order_id = self.orders.as_ref().map(|_| {
+            task.or_else(|| key.clone())
+                .unwrap_or_else(|| new_token().into_bytes())
+        });
         let order = match (&self.orders, &order_id) {
             (Some((_, queue)), Some(id)) => Some(Order {
                 queue,
@@ -185,7 +190,10 @@ impl Stock {
                         "redislock: stock '{}': the order task {} is already in queue '{}'; nothing was taken",
                         self.display_name(),
                         super::value::quoted(order_id.as_deref().unwrap_or_default()),
-                        self.orders.as_ref().map(|(q, _)| String::from_utf8_lossy(q)).unwrap_or_default()
+                        self.orders
+                            .as_ref()
+                            .map(|(q, _)| String::from_utf8_lossy(q))
+                            .unwrap_or_default()
                     ),
                 ));
             }
@@ -204,7 +212,12 @@ impl Stock {
         const M: &str = "RedisLock\\Stock::giveBack()";
         let units = self::units(&units, &format!("{M}: Argument #1 ($units)"), 1)?;
         let buyer = self::buyer(&buyer, &format!("{M}: Argument #2 ($buyer)"))?;
-        let given = engine(stock::give_back(&self.config, &self.keys, units, buyer.as_deref()))?;
+        let given = engine(stock::give_back(
+            &self.config,
+            &self.keys,
+            units,
+            buyer.as_deref(),
+        ))?;
         Ok(int_or_false(match given {
             Given::Done(left) => Some(left),
             Given::NoStock | Given::TooMany(_) => None,
@@ -235,7 +248,10 @@ impl Stock {
         let mut out = ZendHashTable::with_capacity(u32::try_from(buyers.len()).unwrap_or(u32::MAX));
         for (buyer, n) in buyers {
             // As PHP keys them: a canonical decimal integer becomes an int.
-            match std::str::from_utf8(&buyer).ok().and_then(|b| b.parse::<i64>().ok()) {
+            match std::str::from_utf8(&buyer)
+                .ok()
+                .and_then(|b| b.parse::<i64>().ok())
+            {
                 Some(id) if id.to_string().as_bytes() == buyer.as_slice() => out.insert(id, n)?,
                 _ => out.insert(&*ZendStr::new(&buyer, false), n)?,
             }

@@ -1,0 +1,232 @@
+//! Permits: the engine of semaphores and read-write locks. A holder takes n
+//! of a number of permits under its own token and lease (a holder that dies
+//! gives them back when its lease ends); waiters queue in one line, first
+//! come first served, and a release hands permits to as many at the head of
+//! the line as fit. A read lock is one permit of a practically unlimited
+//! number, a write lock all of them: a waiting writer stops later readers.
+//!
+//! A hold of permits is a `Hold` like a lock's (renewal, release at request
+//! end): the functions of `lock` that take [`Keys`] come here for keys with
+//! [`Permits`].
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::Script;
+
+use super::{Keys, Wait, millis};
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::queue::beside;
+use crate::wait::{self, Pass, Try, Woken, line_script};
+
+static ACQUIRE: LazyLock<Script> =
+    line_script!("lock_line.lua", "permits_line.lua", "permits_acquire.lua");
+static RELEASE: LazyLock<Script> =
+    line_script!("lock_line.lua", "permits_line.lua", "permits_release.lua");
+static LEAVE: LazyLock<Script> =
+    line_script!("lock_line.lua", "permits_line.lua", "permits_leave.lua");
+static EXTEND: LazyLock<Script> =
+    line_script!("lock_line.lua", "permits_line.lua", "permits_extend.lua");
+static STATE: LazyLock<Script> =
+    line_script!("lock_line.lua", "permits_line.lua", "permits_state.lua");
+
+/// The permits of a read lock's whole: a number no count of readers reaches
+/// (exact in Lua's doubles).
+pub const UNLIMITED: u64 = 1 << 50;
+
+/// What a hold of permits takes, beside the keys a lock has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Permits {
+    /// Holder token -> permits it holds.
+    pub counts: Vec<u8>,
+    /// The permits this hold takes.
+    pub take: u64,
+    /// The permits there are in all, as this hold sees them.
+    pub of: u64,
+}
+
+/// The key of a semaphore (before the prefix): `semaphore:{<name>}`.
+pub fn semaphore_key(name: &[u8]) -> Vec<u8> {
+    [b"semaphore:{".as_slice(), name, b"}"].concat()
+}
+
+/// The key of a read-write lock (before the prefix): `rwlock:{<name>}`.
+pub fn rwlock_key(name: &[u8]) -> Vec<u8> {
+    [b"rwlock:{".as_slice(), name, b"}"].concat()
+}
+
+impl Keys {
+    /// A hold of `take` of `of` permits on the holders set at `key` (from
+    /// [`semaphore_key`] or [`rwlock_key`]). Taking all of them hands out a
+    /// fencing token.
+    pub fn permits(key: &[u8], take: u64, of: u64) -> Self {
+        let mut keys = Keys::fenced(key);
+        keys.permits = Some(Permits {
+            counts: beside(key, ":permits"),
+            take,
+            of,
+        });
+        keys
+    }
+}
+
+fn counts(keys: &Keys) -> &[u8] {
+    keys.permits.as_ref().map_or(&[], |p| p.counts.as_slice())
+}
+
+struct Acquire<'a> {
+    config: &'a Config,
+    keys: &'a Keys,
+    permits: &'a Permits,
+    token: &'a str,
+    lease: u64,
+    keep: String,
+    wait: Wait,
+}
+
+impl Acquire<'_> {
+    fn call(
+        &self,
+        script: &Script,
+        args: impl Fn(&mut redis::ScriptInvocation<'_>),
+    ) -> Result<(i64, i64), Error> {
+        conn::with(self.config, |c| {
+            let mut call = script.key(&self.keys.lock);
+            call.key(&self.permits.counts)
+                .key(&self.keys.fence)
+                .key(&self.keys.line);
+            args(&mut call);
+            call.invoke(c)
+        })
+    }
+}
+
+impl wait::Waiter<i64> for Acquire<'_> {
+    fn attempt(&mut self, pass: Pass) -> Result<Try<i64>, Error> {
+        let place = if self.wait.timeout.is_zero() {
+            0
+        } else {
+            millis(wait::PLACE)
+        };
+        let first = if pass == Pass::First { "1" } else { "0" };
+        let (left, fence) = self.call(&ACQUIRE, |call| {
+            call.arg(self.token)
+                .arg(self.lease)
+                .arg(&self.keep)
+                .arg(&self.keys.waiters)
+                .arg(place)
+                .arg(first)
+                .arg(self.permits.take)
+                .arg(self.permits.of);
+        })?;
+        Ok(match left {
+            0 => Try::Done(fence),
+            -1 => Try::Later(wait::RENEW),
+            ms => Try::Later(wait::later_ms(ms).min(self.wait.recheck)),
+        })
+    }
+
+    fn woken(&mut self, _: usize, fence: Vec<u8>) -> Woken<i64> {
+        Woken::Done(
+            std::str::from_utf8(&fence)
+                .ok()
+                .and_then(|f| f.parse().ok())
+                .unwrap_or(0),
+        )
+    }
+
+    fn leave(&mut self) -> Result<Option<i64>, Error> {
+        let (left, fence) = self.call(&LEAVE, |call| {
+            call.arg(self.token)
+                .arg(self.lease)
+                .arg(&self.keep)
+                .arg(&self.keys.waiters)
+                .arg(millis(wait::PLACE))
+                .arg(self.permits.take)
+                .arg(self.permits.of);
+        })?;
+        Ok((left == 0).then_some(fence))
+    }
+}
+
+/// Takes the permits for `lease`, waiting up to `wait.timeout` in line.
+/// Returns the fencing token (0 unless all permits were taken), or None.
+pub(super) fn acquire(
+    config: &Config,
+    keys: &Keys,
+    permits: &Permits,
+    token: &str,
+    lease: Duration,
+    wait: Wait,
+) -> Result<Option<i64>, Error> {
+    let mut acquire = Acquire {
+        config,
+        keys,
+        permits,
+        token,
+        lease: millis(lease),
+        keep: keys.keep(),
+        wait,
+    };
+    wait::until(config, &[keys.wake(token)], wait.timeout, &mut acquire)
+}
+
+/// Gives the permits of `token` back, handing them on to the line.
+pub(super) fn release(config: &Config, keys: &Keys, token: &[u8]) -> Result<bool, Error> {
+    let released: i64 = conn::with(config, |c| {
+        RELEASE
+            .key(&keys.lock)
+            .key(counts(keys))
+            .key(&keys.fence)
+            .key(&keys.line)
+            .arg(token)
+            .arg(keys.keep())
+            .arg(&keys.waiters)
+            .arg(millis(wait::PLACE))
+            .invoke(c)
+    })?;
+    Ok(released == 1)
+}
+
+/// Sets a new lease on the permits of `token` if its lease still runs.
+pub(super) fn extend(
+    config: &Config,
+    keys: &Keys,
+    token: &str,
+    lease: Duration,
+) -> Result<bool, Error> {
+    let done: i64 = conn::with(config, |c| {
+        EXTEND
+            .key(&keys.lock)
+            .key(counts(keys))
+            .arg(token)
+            .arg(millis(lease))
+            .invoke(c)
+    })?;
+    Ok(done == 1)
+}
+
+/// How the permits stand: the lease left of `token`'s (None: it holds
+/// none), the permits in use, and how many wait.
+pub struct State {
+    pub left: Option<Duration>,
+    pub used: u64,
+    pub waiting: u64,
+}
+
+pub fn state(config: &Config, keys: &Keys, token: Option<&str>) -> Result<State, Error> {
+    let (left, used, waiting): (i64, i64, i64) = conn::with(config, |c| {
+        STATE
+            .key(&keys.lock)
+            .key(counts(keys))
+            .key(&keys.line)
+            .arg(token.unwrap_or_default())
+            .invoke(c)
+    })?;
+    Ok(State {
+        left: (left >= 0).then(|| wait::later_ms(left)),
+        used: u64::try_from(used).unwrap_or(0),
+        waiting: u64::try_from(waiting).unwrap_or(0),
+    })
+}

@@ -1,0 +1,200 @@
+//! `RedisLock\Semaphore`: leased permits, waited for in a fair line (the
+//! `lock::permits` engine), with the holds, errors and request-end release
+//! of `RedisLock\Lock`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ext_php_rs::prelude::*;
+
+use super::errors::{Kind, exception};
+use super::lock::{Lock, Options};
+use super::value::{Arg, Float, Int, NullableFloat, Value, value_error};
+use super::{engine, positive_seconds, wait_seconds};
+use crate::config::Config;
+use crate::lock::hold::Hold;
+use crate::lock::permits::{self, semaphore_key};
+use crate::lock::{Keys, Wait};
+
+/// The most permits a semaphore may have.
+pub const MAX_PERMITS: u64 = 1 << 40;
+
+const RECHECK: Duration = Duration::from_millis(250);
+
+/// A semaphore, from `RedisLock\Client::semaphore()` (not constructible
+/// with `new`). Permits held when the object goes away or the request ends
+/// are given back.
+#[php_class]
+#[php(name = "RedisLock\\Semaphore")]
+pub struct Semaphore {
+    config: Arc<Config>,
+    name: Vec<u8>,
+    key: Vec<u8>,
+    permits: u64,
+    options: Options,
+    /// The current hold (of the permits last asked for).
+    lock: Lock,
+}
+
+impl Semaphore {
+    pub fn new(config: Arc<Config>, name: Vec<u8>, permits: u64, options: Options) -> Self {
+        let key = config.key(&semaphore_key(&name));
+        let lock = Self::hold_of(&config, &name, &key, 1, permits, &options);
+        Semaphore {
+            config,
+            name,
+            key,
+            permits,
+            options,
+            lock,
+        }
+    }
+
+    fn hold_of(
+        config: &Arc<Config>,
+        name: &[u8],
+        key: &[u8],
+        take: u64,
+        permits: u64,
+        options: &Options,
+    ) -> Lock {
+        let keys = Keys::permits(key, take, permits);
+        Lock::of(
+            Hold::of(config.clone(), keys, options.clone()),
+            name.to_vec(),
+            "semaphore",
+        )
+    }
+
+    fn taken(&self) -> u64 {
+        match &self.lock.hold().keys().permits {
+            Some(p) if self.lock.hold().is_mine() => p.take,
+            _ => 0,
+        }
+    }
+}
+
+#[php_impl]
+impl Semaphore {
+    /// Takes `$permits` permits (1 to the semaphore's count), waiting up to
+    /// `$wait` seconds (0: one try, INF: no limit) in the semaphore's line,
+    /// first come first served: a waiter wanting many is never overtaken by
+    /// later ones wanting few. Returns false if they were not acquired in
+    /// time, or a signal with a handler ended the wait. Taking all permits
+    /// hands out a fencing token (`token()`).
+    #[php(defaults(permits = 1, wait = 0))]
+    pub fn acquire(&mut self, permits: Arg<Int>, wait: Arg<Float>) -> PhpResult<bool> {
+        const M: &str = "RedisLock\\Semaphore::acquire()";
+        let take = match &permits.0 {
+            Value::Int(n) if (1..=self.permits as i64).contains(n) => *n as u64,
+            Value::Int(n) => {
+                return Err(value_error(format!(
+                    "{M}: Argument #1 ($permits) must be between 1 and {} (the semaphore's permits), {n} given",
+                    self.permits
+                )));
+            }
+            other => {
+                return Err(super::value::type_error(format!(
+                    "{M}: Argument #1 ($permits) must be of type int, {} given",
+                    other.type_name()
+                )));
+            }
+        };
+        let wait = wait_seconds(&wait, &format!("{M}: Argument #2 ($wait)"))?;
+        if self.lock.hold().is_mine() {
+            return Err(exception(
+                Kind::Root,
+                format!(
+                    "redislock: {} already holds {} permits through this object; release them first",
+                    self.lock.display_name(),
+                    self.taken()
+                ),
+            ));
+        }
+        self.lock = Self::hold_of(
+            &self.config,
+            &self.name,
+            &self.key,
+            take,
+            self.permits,
+            &self.options,
+        );
+        let wait = Wait {
+            timeout: wait,
+            recheck: RECHECK,
+        };
+        self.lock.take_with(wait)
+    }
+
+    /// Gives the permits back (to the waiters at the head of the line that
+    /// they fit). Throws `NotHeldException` if this object holds none,
+    /// `LockLostException` if their lease ran out before.
+    pub fn release(&mut self) -> PhpResult<bool> {
+        self.lock.let_go()
+    }
+
+    /// Sets the lease of the permits held to `$ttl` seconds (default: the
+    /// semaphore's ttl) from now. Throws as `release()`.
+    pub fn extend(&mut self, ttl: Arg<NullableFloat>) -> PhpResult<bool> {
+        let lease = match &ttl.0 {
+            Value::Null => None,
+            value => Some(positive_seconds(
+                value,
+                "RedisLock\\Semaphore::extend(): Argument #1 ($ttl)",
+            )?),
+        };
+        self.lock.extend_by(lease)
+    }
+
+    /// Whether this object holds permits and their lease still runs.
+    pub fn is_held(&self) -> PhpResult<bool> {
+        engine(self.lock.hold().is_held())
+    }
+
+    /// How many permits this object holds (0: none).
+    pub fn held(&self) -> i64 {
+        self.taken() as i64
+    }
+
+    /// How many permits are free now (0 when holders hold more than the
+    /// count, after it was lowered).
+    pub fn available(&self) -> PhpResult<i64> {
+        let state = engine(permits::state(&self.config, self.lock.hold().keys(), None))?;
+        Ok(self.permits.saturating_sub(state.used) as i64)
+    }
+
+    /// How many wait in the semaphore's line.
+    pub fn waiting(&self) -> PhpResult<i64> {
+        let state = engine(permits::state(&self.config, self.lock.hold().keys(), None))?;
+        Ok(state.waiting as i64)
+    }
+
+    /// The semaphore's count of permits, as this object was created with.
+    pub fn permits(&self) -> i64 {
+        self.permits as i64
+    }
+
+    /// The fencing token of a hold of all the permits; null otherwise.
+    pub fn token(&self) -> Option<i64> {
+        self.lock.hold().fence()
+    }
+
+    /// Seconds left on the lease of the permits held, or null.
+    pub fn remaining(&self) -> PhpResult<Option<f64>> {
+        self.lock.seconds_left()
+    }
+}
+
+/// How many permits `Client::semaphore()` was given.
+pub fn permits_param(value: &Value, param: &str) -> PhpResult<u64> {
+    match value {
+        Value::Int(n) if (1..=MAX_PERMITS as i64).contains(n) => Ok(*n as u64),
+        Value::Int(n) => Err(value_error(format!(
+            "{param} must be between 1 and {MAX_PERMITS}, {n} given"
+        ))),
+        other => Err(super::value::type_error(format!(
+            "{param} must be of type int, {} given",
+            other.type_name()
+        ))),
+    }
+}
