@@ -150,6 +150,15 @@ impl Hold {
         let Some(fence) = super::acquire(&self.config, &self.keys, &token, lease, wait)? else {
             return Ok(false);
         };
+        self.adopt(token, fence)?;
+        Ok(true)
+    }
+
+    /// Makes a lock just acquired with `token` (by [`super::acquire`], or
+    /// with others by [`super::acquire_all`]) this object's hold: replicas
+    /// confirmed, renewal started, recorded for release at request end.
+    pub fn adopt(&mut self, token: String, fence: i64) -> Result<(), Refused> {
+        let lease = self.options.lease;
         if self.options.replicas > 0 {
             let (wanted, timeout) = (self.options.replicas, self.options.replica_timeout);
             let acked = super::confirm(&self.config, &self.keys, &token, wanted, timeout)?;
@@ -178,7 +187,12 @@ impl Hold {
         }
         held::insert(self.owner, self.entry.clone(), h);
         self.mine += 1;
-        Ok(true)
+        Ok(())
+    }
+
+    /// The lease each acquire takes.
+    pub fn lease(&self) -> Duration {
+        self.options.lease
     }
 
     /// Gives back one hold; the last one releases the lock (handing it to

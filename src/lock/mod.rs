@@ -23,6 +23,7 @@ use crate::wait::{self, Pass, Try, Woken, line_script};
 static ACQUIRE: LazyLock<Script> = line_script!("lock_line.lua", "lock_acquire.lua");
 static RELEASE: LazyLock<Script> = line_script!("lock_line.lua", "lock_release.lua");
 static LEAVE: LazyLock<Script> = line_script!("lock_line.lua", "lock_leave.lua");
+static MANY: LazyLock<Script> = line_script!("lock_line.lua", "lock_many.lua");
 static EXTEND: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/lock_extend.lua")));
 static REMAINING: LazyLock<Script> =
@@ -227,6 +228,31 @@ pub fn acquire(
         wait,
     };
     wait::until(config, &[keys.wake(token)], wait.timeout, &mut acquire)
+}
+
+/// Takes all the locks of `keys` (one owner token each) for `lease` in one
+/// round trip, or none: each must be free with nobody waiting in its line.
+/// The keys must share a hash slot on a Cluster. Returns the fencing tokens,
+/// or None when any lock was held or awaited.
+pub fn acquire_all(
+    config: &Config,
+    keys: &[&Keys],
+    tokens: &[String],
+    lease: Duration,
+) -> Result<Option<Vec<i64>>, Error> {
+    let keep = keys.first().map(|k| k.keep()).unwrap_or_default();
+    let reply: Vec<i64> = conn::with(config, |c| {
+        let mut call = MANY.prepare_invoke();
+        for k in keys {
+            call.key(&k.lock).key(&k.fence).key(&k.line);
+        }
+        call.arg(millis(lease)).arg(&keep);
+        for token in tokens {
+            call.arg(token);
+        }
+        call.invoke(c)
+    })?;
+    Ok((reply.first() == Some(&1)).then(|| reply[1..].to_vec()))
 }
 
 /// Waits up to `timeout` for `replicas` replicas to acknowledge the acquire

@@ -9,12 +9,13 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::lock::{self, Lock};
+use super::multi_lock::{MultiLock, names_param};
 use super::queue::{self, Queue, task_list};
 use super::semaphore::{Semaphore, permits_param};
 use super::stock::Stock;
 use super::value::{
-    Arg, Float, Int, NullableArray, NullableFloat, Optional, Text, Value, non_empty, type_error,
-    value_error,
+    Arg, Float, Int, List, NullableArray, NullableFloat, Optional, Text, Value, non_empty,
+    type_error, value_error,
 };
 use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
@@ -188,6 +189,17 @@ impl Client {
             true,
         )?;
         Ok(Lock::new(self.config.clone(), name, options))
+    }
+
+    /// The locks named in `$names` as one `RedisLock\MultiLock`: taken all
+    /// or none, in one round trip when they can be (one Redis server, or
+    /// names that share a Cluster slot through a hash tag), released all at
+    /// once. Options as `lock()`, but `reentrant`.
+    pub fn lock_many(&self, names: Arg<List>, options: Arg<NullableArray>) -> PhpResult<MultiLock> {
+        const M: &str = "RedisLock\\Client::lockMany()";
+        let names = names_param(&names, &format!("{M}: Argument #1 ($names)"))?;
+        let options = lock_options(&options, &format!("{M}: Argument #2 ($options)"), false)?;
+        Ok(MultiLock::new(self.config.clone(), names, options))
     }
 
     /// The read lock of the read-write lock named `$name` (key

@@ -48,6 +48,17 @@ impl Lock {
         &self.hold
     }
 
+    pub fn name(&self) -> &[u8] {
+        &self.name
+    }
+
+    /// Makes a lock just acquired with `token` this object's hold.
+    pub fn adopt(&mut self, token: String, fence: i64) -> PhpResult<()> {
+        self.hold
+            .adopt(token, fence)
+            .map_err(|r| self.refused(r, "acquire"))
+    }
+
     /// What it is and its name, for messages: `lock 'orders'`.
     pub fn display_name(&self) -> String {
         format!("{} {}", self.what, super::value::quoted(&self.name))

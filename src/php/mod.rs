@@ -6,6 +6,7 @@ mod errors;
 mod ini;
 mod lock;
 mod lock_service;
+mod multi_lock;
 mod queue;
 mod redis_lock;
 mod redis_queue;
@@ -169,6 +170,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<redlock::Redlock>()
         .class::<stock::Stock>()
         .class::<semaphore::Semaphore>()
+        .class::<multi_lock::MultiLock>()
         .request_startup_function(request_startup)
         .post_deactivate_function(post_deactivate)
         .shutdown_function(shutdown)
