@@ -75,6 +75,48 @@ final class TopologyTest extends RedisLockTestCase
         $this->assertFalse($r->exists('Lock:a') > 0);
     }
 
+    public function testStocksSemaphoresReadWriteAndMultiLocksOnACluster(): void
+    {
+        $cluster = self::cluster();
+        $code = <<<'PHP'
+            $out = [];
+            $c = new RedisLock\Client();
+            // A stock and its orders queue share a slot through one hash tag.
+            $s = $c->stock('{sale7}', ['orders' => '{sale7}:orders', 'perBuyer' => 1]);
+            $out[] = $s->set(2) && $s->take(1, 'ann') === 1 && $s->take(1, 'ann') === false
+                && $s->take(1, 'bob') === 0 && $s->take(1, 'cat') === false;
+            $out[] = count($c->queue('{sale7}:orders')->reserve(5)) === 2;
+            try {
+                $c->stock('sale8', ['orders' => 'orders8']);
+                $out[] = false;
+            } catch (ValueError $e) {
+                $out[] = str_contains($e->getMessage(), 'hash slot');
+            }
+            foreach (['s1', 's2', 's3'] as $name) {
+                $a = $c->semaphore($name, 2);
+                $b = $c->semaphore($name, 2);
+                $out[] = $a->acquire(2) && !$b->acquire(1) && $a->release() && $b->acquire(1)
+                    && $b->available() === 1 && $b->release();
+                $r = $c->readLock($name);
+                $w = $c->writeLock($name);
+                $out[] = $r->acquire() && !$w->acquire() && $r->release() && $w->acquire()
+                    && $w->token() > 0 && $w->release();
+            }
+            // Names in many slots: taken in order; in one slot: at once.
+            foreach ([['m1', 'm2', 'm3'], ['{m}1', '{m}2']] as $names) {
+                $m = $c->lockMany($names);
+                $out[] = $m->acquire() && !$c->lock($names[0])->acquire() && count($m->tokens()) === count($names)
+                    && $m->release() && $c->lockMany($names)->acquire();
+            }
+            echo json_encode($out);
+            PHP;
+        $out = self::php($code, ['redislock.default_dsn' => $cluster->dsn()]);
+        $results = json_decode($out, true);
+        $this->assertIsArray($results, $out);
+        $this->assertNotContains(false, $results, $out);
+        $this->assertCount(11, $results);
+    }
+
     public function testNoLostUpdatesOnAClusterUnderContention(): void
     {
         $cluster = self::cluster();
