@@ -25,10 +25,9 @@ if not left then return {0, 0} end
 left = tonumber(left)
 if not left then return redis.error_reply('ERR redislock: the stock key does not hold a number') end
 if left < n then return {0, left} end
-local had = 0
-if buyer ~= '' then
-  had = tonumber(redis.call('HGET', buyers, buyer)) or 0
-  if limit > 0 and had + n > limit then return {-1, had} end
+if buyer ~= '' and limit > 0 then
+  local had = tonumber(redis.call('HGET', buyers, buyer)) or 0
+  if had + n > limit then return {-1, had} end
 end
 if KEYS[4] then
   local task = ARGV[5]
@@ -37,24 +36,25 @@ if KEYS[4] then
   end
   local t = redis.call('TIME')
   redis.call('ZADD', KEYS[4], string.format('%.17g', tonumber(t[1]) + tonumber(t[2]) / 1000000), task)
+  -- Neither queued nor leased: an id that ran before has no payload or
+  -- attempts left, unless an old client left them.
   if ARGV[6] == '1' then
     redis.call('HSET', KEYS[5], task, ARGV[7])
-  else
+  elseif redis.call('EXISTS', KEYS[5]) == 1 then
     redis.call('HDEL', KEYS[5], task)
   end
-  redis.call('HDEL', KEYS[6], task)
+  if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HDEL', KEYS[6], task) end
   queue_wake(KEYS[8], ARGV[8], 1, false, ARGV[9])
 end
 left = redis.call('DECRBY', stock, n)
 
--- The records beside the stock expire with it.
-local ttl
+-- The records beside the stock expire with it: a hash that a new field
+-- may just have created takes the stock's expiry.
 local function expireWithStock(k)
-  ttl = ttl or redis.call('PTTL', stock)
+  local ttl = redis.call('PTTL', stock)
   if ttl > 0 and redis.call('PTTL', k) == -1 then redis.call('PEXPIRE', k, ttl) end
 end
-if buyer ~= '' then
-  redis.call('HSET', buyers, buyer, had + n)
+if buyer ~= '' and redis.call('HINCRBY', buyers, buyer, n) == n then
   expireWithStock(buyers)
 end
 if key ~= '' then

@@ -1,0 +1,215 @@
+<?php
+/**
+ * Beyond one mutex, each contender in the same run on the same Redis:
+ * a 200-buyer flash sale (RedisLock\Stock against the one-script ceiling,
+ * the fair lock and the seed's userland lock), a semaphore of 8 permits
+ * under 16 and 64 processes, and a read-write lock with 32 readers and 2
+ * writers. Redis-side costs from INFO commandstats deltas (script-internal
+ * calls included).
+ *
+ *   php -d extension=... php/bench/primitives.php [redis-url] [seconds per run]
+ */
+
+require __DIR__ . '/seed.php';
+
+$url = ($argv[1] ?? '') ?: (getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
+$seconds = (float) ($argv[2] ?? 3);
+$parts = parse_url($url);
+$host = $parts['host'] ?? '127.0.0.1';
+$port = (int) ($parts['port'] ?? 6379);
+
+const PER_BUYER = 50;
+const SALE_SCRIPT = "local s = tonumber(redis.call('GET', KEYS[1]) or '0') if s > 0 then redis.call('DECR', KEYS[1]) redis.call('INCR', KEYS[2]) return 1 end return 0";
+const SALE = [
+    'lua' => 'one Lua check-and-decrement (no lock: the ceiling)',
+    'stock' => 'redislock Stock::take, perBuyer limit',
+    'order' => 'redislock Stock::take + order task, perBuyer',
+    'fair' => 'redislock RedisLock\\Lock around GET/SET/INCR',
+    'seed' => 'seed userland RedisLock (SETNX, 100 ms polls)',
+];
+
+function connect(string $host, int $port): Redis
+{
+    $r = new Redis();
+    $r->connect($host, $port, 5.0);
+    return $r;
+}
+
+function startAt(int $at): void
+{
+    $left = $at - hrtime(true);
+    if ($left > 0) {
+        usleep(intdiv($left, 1000));
+    }
+}
+
+/** A buyer: buys until sold out (or its limit); prints JSON. */
+function buyer(string $url, string $host, int $port, string $kind, int $at): void
+{
+    $r = connect($host, $port);
+    $c = new RedisLock\Client($url);
+    $me = 'buyer' . getmypid();
+    $stock = $c->stock('{sale}', ['perBuyer' => PER_BUYER] + ($kind === 'order' ? ['orders' => '{sale}:orders'] : []));
+    $lock = match ($kind) {
+        'fair' => $c->lock('sale', ['ttl' => 10]),
+        'seed' => new Seed\RedisLock($r),
+        default => null,
+    };
+    startAt($at);
+    $bought = 0;
+    while (true) {
+        if ($kind === 'lua') {
+            if (!$r->eval(SALE_SCRIPT, ['stock:{sale}', 'sale:sold'], 2)) {
+                break;
+            }
+        } elseif ($kind === 'stock' || $kind === 'order') {
+            if ($stock->take(1, $me) === false) {
+                break;
+            }
+        } else {
+            if (!($kind === 'fair' ? $lock->acquire(120) : $lock->lock('sale', 120, 10))) {
+                continue;
+            }
+            $left = (int) $r->get('stock:{sale}');
+            if ($left > 0) {
+                $r->set('stock:{sale}', $left - 1);
+                $r->incr('sale:sold');
+            }
+            $kind === 'fair' ? $lock->release() : $lock->unlock('sale');
+            if ($left <= 0) {
+                break;
+            }
+        }
+        $bought++;
+    }
+    echo json_encode(['bought' => $bought, 'done' => hrtime(true)]);
+}
+
+/** A semaphore holder or a reader/writer: turns for $seconds; prints JSON. */
+function turns(string $url, string $host, int $port, string $kind, float $seconds, int $at): void
+{
+    $r = connect($host, $port);
+    $c = new RedisLock\Client($url);
+    $hold = match ($kind) {
+        'sem' => $c->semaphore('bench-sem', 8, ['ttl' => 10]),
+        'read' => $c->readLock('bench-rw', ['ttl' => 10]),
+        'write' => $c->writeLock('bench-rw', ['ttl' => 10]),
+    };
+    startAt($at);
+    $end = hrtime(true) + (int) ($seconds * 1e9);
+    $turns = 0;
+    $longest = 0.0;
+    while (hrtime(true) < $end) {
+        $t0 = hrtime(true);
+        $kind === 'sem' ? $hold->acquire(1, 120) : $hold->acquire(120);
+        $longest = max($longest, (hrtime(true) - $t0) / 1e6);
+        $r->get('bench:work');
+        usleep($kind === 'write' ? 1000 : 200);
+        $hold->release();
+        $turns++;
+        if ($kind === 'write') {
+            usleep(20000);
+        }
+    }
+    echo json_encode(['turns' => $turns, 'longest' => $longest]);
+}
+
+if (($argv[3] ?? '') === 'buy') {
+    buyer($url, $host, $port, $argv[4], (int) $argv[5]);
+    exit(0);
+}
+if (($argv[3] ?? '') === 'turns') {
+    turns($url, $host, $port, $argv[4], $seconds, (int) $argv[5]);
+    exit(0);
+}
+
+/** Starts workers (one per entry of $kinds); returns their decoded outputs. */
+function spawn(string $url, float $seconds, array $kinds, string $mode, int $at): array
+{
+    $so = getenv('REDISLOCK_SO');
+    $php = $so ? [PHP_BINARY, '-d', "extension=$so"] : [PHP_BINARY];
+    $procs = $outs = [];
+    foreach ($kinds as $kind) {
+        $procs[] = proc_open(array_merge($php, [__FILE__, $url, (string) $seconds, $mode, $kind, (string) $at]),
+            [1 => ['pipe', 'w']], $pipes) ?: exit("cannot start a worker\n");
+        $outs[] = $pipes[1];
+    }
+    $results = [];
+    foreach ($procs as $i => $p) {
+        $results[] = json_decode(stream_get_contents($outs[$i]), true) + ['kind' => $kinds[$i]];
+        proc_close($p);
+    }
+    return $results;
+}
+
+function commands(Redis $r): int
+{
+    $n = 0;
+    foreach ($r->info('commandstats') as $line) {
+        preg_match('/calls=(\d+)/', $line, $m);
+        $n += (int) $m[1];
+    }
+    return $n;
+}
+
+$admin = connect($host, $port);
+
+// ----------------------------------------------------------- flash sale
+$buyers = 200;
+foreach ([1000, 5000] as $items) {
+    $rates = [];
+    printf("\n### Flash sale: %d buyer processes, %d items (perBuyer %d where it applies)\n\n", $buyers, $items, PER_BUYER);
+    printf("| %-48s | %9s | %11s | %8s | %10s |\n|%s|%s|%s|%s|%s|\n", 'contender', 'sales/s', 'vs ceiling', 'oversold', 'over limit',
+        str_repeat('-', 50), str_repeat('-', 11), str_repeat('-', 13), str_repeat('-', 10), str_repeat('-', 12));
+    foreach (array_keys(SALE) as $kind) {
+        $admin->flushAll();
+        (new RedisLock\Client($url))->stock('{sale}')->set($items);
+        $at = hrtime(true) + 8_000_000_000;
+        $workers = spawn($url, $seconds, array_fill(0, $buyers, $kind), 'buy', $at);
+        $done = max(array_column($workers, 'done'));
+        $bought = array_sum(array_column($workers, 'bought'));
+        $rates[$kind] = $items / max(1e-6, ($done - $at) / 1e9);
+        $limited = in_array($kind, ['stock', 'order'], true);
+        $over = $limited ? count(array_filter(array_column($workers, 'bought'), fn ($b) => $b > PER_BUYER)) : 0;
+        $orders = $kind === 'order' ? $admin->zCard('Queue:{sale}:orders') : $bought;
+        printf("| %-48s | %9.0f | %10.2fx | %8d | %10s |\n", SALE[$kind], $rates[$kind], $rates[$kind] / $rates['lua'],
+            max(0, $bought - $items) + abs($orders - $bought), $limited ? (string) $over : '-');
+    }
+}
+
+// ----------------------------------------------------------- semaphore
+printf("\n### Semaphore of 8 permits: N processes in acquire(1, 120) / 200 us section / release\n\n");
+printf("| %9s | %14s | %24s | %16s |\n|%s|%s|%s|%s|\n", 'processes', 'acquisitions/s', 'Redis commands/acquire', 'most/least turns',
+    str_repeat('-', 11), str_repeat('-', 16), str_repeat('-', 26), str_repeat('-', 18));
+foreach ([16, 64] as $n) {
+    $admin->flushAll();
+    $before = commands($admin);
+    $at = hrtime(true) + 6_000_000_000;
+    $workers = spawn($url, $seconds, array_fill(0, $n, 'sem'), 'turns', $at);
+    $turns = array_column($workers, 'turns');
+    $total = array_sum($turns);
+    printf("| %9d | %14.0f | %24.1f | %16.2f |\n", $n, $total / $seconds, (commands($admin) - $before - 1) / max(1, $total),
+        max($turns) / max(1, min($turns)));
+}
+
+// ----------------------------------------------------------- read-write lock
+$admin->flushAll();
+$lock = (new RedisLock\Client($url))->lock('bench-uncontended');
+$t0 = hrtime(true);
+$cycles = 0;
+while (hrtime(true) - $t0 < $seconds * 1e9) {
+    $lock->acquire();
+    $lock->release();
+    $cycles++;
+}
+$cycleRate = $cycles / ((hrtime(true) - $t0) / 1e9);
+$at = hrtime(true) + 6_000_000_000;
+$workers = spawn($url, $seconds, array_merge(array_fill(0, 32, 'read'), array_fill(0, 2, 'write')), 'turns', $at);
+$reads = array_sum(array_map(fn ($w) => $w['kind'] === 'read' ? $w['turns'] : 0, $workers));
+$writes = array_sum(array_map(fn ($w) => $w['kind'] === 'write' ? $w['turns'] : 0, $workers));
+$writerWait = max(array_map(fn ($w) => $w['kind'] === 'write' ? $w['longest'] : 0, $workers));
+printf("\n### Read-write lock: 32 readers (200 us reads) and 2 writers (1 ms writes, 20 ms apart)\n\n");
+printf("| %8s | %8s | %32s | %22s |\n|%s|%s|%s|%s|\n", 'reads/s', 'writes/s', 'reads/s vs uncontended lock cycle', 'longest writer wait ms',
+    str_repeat('-', 10), str_repeat('-', 10), str_repeat('-', 34), str_repeat('-', 24));
+printf("| %8.0f | %8.0f | %31.2fx | %22.1f |\n", $reads / $seconds, $writes / $seconds, $reads / $seconds / $cycleRate, $writerWait);
+printf("\nUncontended RedisLock\\Lock acquire + release, one process: %.0f cycles/s.\n", $cycleRate);
