@@ -35,6 +35,18 @@ namespace RedisLock {
         public function lock(string $name, ?array $options = null): \RedisLock\Lock {}
 
         /**
+         * The locks named in `$names` as one `RedisLock\MultiLock`: taken all
+         * or none, in one round trip when they can be (one Redis server, or
+         * names that share a Cluster slot through a hash tag), released all at
+         * once. Options as `lock()`, but `reentrant`.
+         *
+         * @param array $names
+         * @param array|null $options
+         * @return \RedisLock\MultiLock
+         */
+        public function lockMany(array $names, ?array $options = null): \RedisLock\MultiLock {}
+
+        /**
          * The leased queue named `$name` (sorted set `Queue:<name>`, shared
          * with the seed `RedisQueue`). Options: `lease` (seconds a reserved
          * task stays with its worker, default 30), `maxAttempts` (reserves
@@ -46,6 +58,20 @@ namespace RedisLock {
          * @return \RedisLock\Queue
          */
         public function queue(string $name, ?array $options = null): \RedisLock\Queue {}
+
+        /**
+         * The read lock of the read-write lock named `$name` (key
+         * `rwlock:{<name>}`): many readers hold it at once, never beside a
+         * writer. Readers and writers wait in one line, first come first
+         * served, so a waiting writer stops later readers (no writer
+         * starvation). Options and methods as `lock()`; a read lock has no
+         * fencing token (`token()` is null).
+         *
+         * @param string $name
+         * @param array|null $options
+         * @return \RedisLock\Lock
+         */
+        public function readLock(string $name, ?array $options = null): \RedisLock\Lock {}
 
         /**
          * Reserves from the first of `$queues` (a list of this client's
@@ -61,6 +87,46 @@ namespace RedisLock {
          * @return mixed
          */
         public function reserve(array $queues, int $count = 1, ?float $lease = null, float $wait = 0): mixed {}
+
+        /**
+         * The semaphore named `$name` (key `semaphore:{<name>}`) with
+         * `$permits` permits. Options: `ttl` (the lease of permits taken,
+         * default 30 s: a holder that dies gives them back then), `autoRenew`,
+         * `maxHold`, `replicas`, `replicaTimeout`, as for `lock()`. Each object
+         * counts with its own `$permits`: lowering it while others hold more
+         * takes nothing from them; new acquires wait until they fit.
+         *
+         * @param string $name
+         * @param int $permits
+         * @param array|null $options
+         * @return \RedisLock\Semaphore
+         */
+        public function semaphore(string $name, int $permits = 1, ?array $options = null): \RedisLock\Semaphore {}
+
+        /**
+         * The stock counter named `$name` (key `stock:{<name>}`, or
+         * `stock:<name>` when the name has a hash tag of its own). Options:
+         * `perBuyer` (units one buyer may take at most, 0: no limit) and
+         * `orders` (the name of a queue of this client: each take enqueues its
+         * order task there in the same step). On a Cluster the stock and its
+         * orders queue must share a hash slot: give both names the same hash
+         * tag (`{sale42}` and `{sale42}:orders`); other names are refused.
+         *
+         * @param string $name
+         * @param array|null $options
+         * @return \RedisLock\Stock
+         */
+        public function stock(string $name, ?array $options = null): \RedisLock\Stock {}
+
+        /**
+         * The write lock of the read-write lock named `$name`: one writer, and
+         * no reader beside it; fencing tokens as for `lock()`. See `readLock()`.
+         *
+         * @param string $name
+         * @param array|null $options
+         * @return \RedisLock\Lock
+         */
+        public function writeLock(string $name, ?array $options = null): \RedisLock\Lock {}
     }
 
     /**
@@ -129,11 +195,72 @@ namespace RedisLock {
 
         /**
          * The fencing token of the current hold: larger than that of every
-         * earlier acquire of this lock name; null when not held.
+         * earlier acquire of this lock name; null when not held, and for a
+         * read lock (only writers get one).
          *
          * @return int|null
          */
         public function token(): ?int {}
+    }
+
+    /**
+     * Several locks taken all or none (not constructible with `new`). Released
+     * when the object goes away or the request ends.
+     */
+    class MultiLock {
+        public function __construct() {}
+
+        /**
+         * Takes every lock, or none, waiting up to `$wait` seconds (0: one
+         * try). When they can be taken at once (one Redis server, or one
+         * Cluster slot) the first try is one round trip; then each is waited
+         * for in its line, in key order (so no two callers deadlock). Returns
+         * false if not all were acquired in time (none is then held).
+         *
+         * @param float $wait
+         * @return bool
+         */
+        public function acquire(float $wait = 0): bool {}
+
+        /**
+         * Sets the lease of every lock to `$ttl` seconds (default: the ttl)
+         * from now. Throws as `release()`.
+         *
+         * @param float|null $ttl
+         * @return bool
+         */
+        public function extend(?float $ttl = null): bool {}
+
+        /**
+         * Whether this MultiLock holds every lock and Redis still has them.
+         *
+         * @return bool
+         */
+        public function isHeld(): bool {}
+
+        /**
+         * The names of the locks, in the order they are taken.
+         *
+         * @return mixed
+         */
+        public function names(): mixed {}
+
+        /**
+         * Releases every lock; true when done. Throws `NotHeldException` if
+         * this MultiLock holds none, `LockLostException` if one was lost (the
+         * others are released all the same).
+         *
+         * @return bool
+         */
+        public function release(): bool {}
+
+        /**
+         * The fencing token of each lock held, by name (in key order); empty
+         * when not held.
+         *
+         * @return mixed
+         */
+        public function tokens(): mixed {}
     }
 
     /**
@@ -329,6 +456,195 @@ namespace RedisLock {
          * @return float|null
          */
         public function remaining(): ?float {}
+    }
+
+    /**
+     * A semaphore, from `RedisLock\Client::semaphore()` (not constructible
+     * with `new`). Permits held when the object goes away or the request ends
+     * are given back.
+     */
+    class Semaphore {
+        public function __construct() {}
+
+        /**
+         * Takes `$permits` permits (1 to the semaphore's count), waiting up to
+         * `$wait` seconds (0: one try, INF: no limit) in the semaphore's line,
+         * first come first served: a waiter wanting many is never overtaken by
+         * later ones wanting few. Returns false if they were not acquired in
+         * time, or a signal with a handler ended the wait. Taking all permits
+         * hands out a fencing token (`token()`).
+         *
+         * @param int $permits
+         * @param float $wait
+         * @return bool
+         */
+        public function acquire(int $permits = 1, float $wait = 0): bool {}
+
+        /**
+         * How many permits are free now (0 when holders hold more than the
+         * count, after it was lowered).
+         *
+         * @return int
+         */
+        public function available(): int {}
+
+        /**
+         * Sets the lease of the permits held to `$ttl` seconds (default: the
+         * semaphore's ttl) from now. Throws as `release()`.
+         *
+         * @param float|null $ttl
+         * @return bool
+         */
+        public function extend(?float $ttl = null): bool {}
+
+        /**
+         * How many permits this object holds (0: none).
+         *
+         * @return int
+         */
+        public function held(): int {}
+
+        /**
+         * Whether this object holds permits and their lease still runs.
+         *
+         * @return bool
+         */
+        public function isHeld(): bool {}
+
+        /**
+         * The semaphore's count of permits, as this object was created with.
+         *
+         * @return int
+         */
+        public function permits(): int {}
+
+        /**
+         * Gives the permits back (to the waiters at the head of the line that
+         * they fit). Throws `NotHeldException` if this object holds none,
+         * `LockLostException` if their lease ran out before.
+         *
+         * @return bool
+         */
+        public function release(): bool {}
+
+        /**
+         * Seconds left on the lease of the permits held, or null.
+         *
+         * @return float|null
+         */
+        public function remaining(): ?float {}
+
+        /**
+         * The fencing token of a hold of all the permits; null otherwise.
+         *
+         * @return int|null
+         */
+        public function token(): ?int {}
+
+        /**
+         * How many wait in the semaphore's line.
+         *
+         * @return int
+         */
+        public function waiting(): int {}
+    }
+
+    /**
+     * A stock, from `RedisLock\Client::stock()` (not constructible with `new`).
+     */
+    class Stock {
+        public function __construct() {}
+
+        /**
+         * The units `$buyer` took in this sale.
+         *
+         * @param string|null $buyer
+         * @return int
+         */
+        public function bought(?string $buyer = null): int {}
+
+        /**
+         * Every buyer of this sale => the units it took.
+         *
+         * @return mixed
+         */
+        public function buyers(): mixed {}
+
+        /**
+         * Deletes the stock with its buyers and idempotency keys; true if
+         * there was any.
+         *
+         * @return bool
+         */
+        public function delete(): bool {}
+
+        /**
+         * Whether the stock exists (set, and not expired or deleted).
+         *
+         * @return bool
+         */
+        public function exists(): bool {}
+
+        /**
+         * Gives `$units` back (an order cancelled: with its `$buyer`, whose
+         * count goes down; without a buyer: a restock). Returns the units left
+         * after it, or false when the stock does not exist (never set, expired,
+         * deleted) or the buyer has fewer units than it gives back.
+         *
+         * @return int|false
+         *
+         * @param int $units
+         * @param string|null $buyer
+         * @return mixed
+         */
+        public function giveBack(int $units = 1, ?string $buyer = null): mixed {}
+
+        /**
+         * The stock's name.
+         *
+         * @return mixed
+         */
+        public function name(): mixed {}
+
+        /**
+         * The units left (0 when the stock does not exist).
+         *
+         * @return int
+         */
+        public function remaining(): int {}
+
+        /**
+         * Starts a sale of `$units` (>= 0), expiring after `$ttl` seconds (null:
+         * never); the buyers and idempotency keys of an earlier sale are
+         * forgotten.
+         *
+         * @param int $units
+         * @param float|null $ttl
+         * @return bool
+         */
+        public function set(int $units, ?float $ttl = null): bool {}
+
+        /**
+         * Takes `$units` in one round trip, on the server: never below zero,
+         * never past the per-buyer limit (`perBuyer`, of the stock or of this
+         * take) for `$buyer`, and, with the stock's `orders` queue, enqueues
+         * the order task in the same step (the units are taken if and only if
+         * the task exists). Options: `key` (an idempotency key: a take retried
+         * with the same key takes nothing more and returns what the first one
+         * did), `perBuyer`, `task` (the order task's id; default: the `key`, or
+         * a new unique id) and `payload` (the order task's payload). Returns
+         * the units left after the take (0 for the last one: compare with
+         * `!== false`), or false when not enough are left or the buyer's limit
+         * would be passed.
+         *
+         * @return int|false
+         *
+         * @param int $units
+         * @param string|null $buyer
+         * @param array|null $options
+         * @return mixed
+         */
+        public function take(int $units = 1, ?string $buyer = null, ?array $options = null): mixed {}
     }
 
     /**

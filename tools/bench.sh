@@ -33,6 +33,8 @@ mkdir -p bench
   echo
   "${php[@]}" php/bench/queue_wake.php "$REDIS_URL"
   echo
+  "${php[@]}" php/bench/primitives.php "$REDIS_URL"
+  echo
   "${php[@]}" php/bench/throughput.php "$REDIS_URL"
   php php/bench/fpm.php "$REDIS_URL"
   "${php[@]}" php/bench/memory.php "$REDIS_URL"
