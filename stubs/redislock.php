@@ -558,10 +558,10 @@ namespace RedisLock {
         /**
          * The units `$buyer` took in this sale.
          *
-         * @param string|null $buyer
+         * @param string $buyer
          * @return int
          */
-        public function bought(?string $buyer = null): int {}
+        public function bought(string $buyer): int {}
 
         /**
          * Every buyer of this sale => the units it took.

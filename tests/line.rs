@@ -245,7 +245,7 @@ fn a_waiter_that_gives_up_leaves_the_line() {
     let config = server.config();
     let keys = Keys::seed(b"Lock:gives-up");
     let lease = Duration::from_secs(30);
-    let holder = taken(&config, &keys, lease);
+    let _holder = taken(&config, &keys, lease);
     let wait = Wait {
         timeout: Duration::from_millis(300),
         recheck: Duration::from_millis(100),

@@ -83,6 +83,19 @@ final class GeneratedInputTest extends RedisLockTestCase
             fn (\$a) => \$client->queue('g')->retryDead(\$a[0]),
             fn (\$a) => \$client->queue('g')->purgeDead(\$a[0]),
             fn (\$a) => new RedisLock\\Redlock(\$a[0], \$a[1]),
+            fn (\$a) => \$client->stock(\$a[0], \$a[1]),
+            fn (\$a) => \$client->stock('g')->set(\$a[0], \$a[1]),
+            fn (\$a) => \$client->stock('g')->take(\$a[0], \$a[1], \$a[2]),
+            fn (\$a) => \$client->stock('{g}', ['orders' => '{g}:o'])->take(\$a[0], \$a[1], \$a[2]),
+            fn (\$a) => \$client->stock('g')->giveBack(\$a[0], \$a[1]),
+            fn (\$a) => \$client->stock('g')->bought(\$a[0]),
+            fn (\$a) => \$client->semaphore(\$a[0], \$a[1], \$a[2]),
+            fn (\$a) => \$client->semaphore('g', 3)->acquire(\$a[0], \$a[1]),
+            fn (\$a) => \$client->semaphore('g', 3)->extend(\$a[0]),
+            fn (\$a) => \$client->readLock(\$a[0], \$a[1]),
+            fn (\$a) => \$client->writeLock('g', \$a[0])->acquire(\$a[1]),
+            fn (\$a) => \$client->lockMany(\$a[0], \$a[1]),
+            fn (\$a) => \$client->lockMany(['g', 'h'])->acquire(\$a[0]),
         ];
         // A random wait may meet a lock still held: an alarm (a signal with
         // a handler) ends any wait within 2 s, as it ends sleep().

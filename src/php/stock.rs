@@ -9,7 +9,9 @@ use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use super::client::{entries, natural, unknown};
 use super::errors::{Kind, exception};
 use super::queue::binary;
-use super::value::{Arg, Int, NullableArray, NullableFloat, NullableText, Value, value_error};
+use super::value::{
+    Arg, Int, NullableArray, NullableFloat, NullableText, Text, Value, value_error,
+};
 use super::{engine, positive_seconds};
 use crate::config::Config;
 use crate::lock::new_token;
@@ -235,7 +237,7 @@ impl Stock {
     }
 
     /// The units `$buyer` took in this sale.
-    pub fn bought(&self, buyer: Arg<NullableText>) -> PhpResult<i64> {
+    pub fn bought(&self, buyer: Arg<Text>) -> PhpResult<i64> {
         let param = "RedisLock\\Stock::bought(): Argument #1 ($buyer)";
         let buyer = super::value::non_empty(&buyer, param)?;
         let n = engine(stock::bought(&self.config, &self.keys, &buyer))?;
