@@ -1,0 +1,138 @@
+//! Semaphores, read-write locks and stocks against a real redis-server, with
+//! threads on connections of their own counting violations.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::RedisServer;
+use redislock::lock::permits::{self, UNLIMITED};
+use redislock::lock::{self, Keys, Wait};
+use redislock::stock::{self, Take, Taken};
+
+fn waiting(secs: u64) -> Wait {
+    Wait {
+        timeout: Duration::from_secs(secs),
+        recheck: Duration::from_millis(250),
+    }
+}
+
+#[test]
+fn never_more_permits_held_than_there_are() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    const PERMITS: i64 = 5;
+    let used = Arc::new(AtomicI64::new(0));
+    let violations = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..10)
+        .map(|t| {
+            let (config, used, violations) = (config.clone(), used.clone(), violations.clone());
+            std::thread::spawn(move || {
+                for i in 0..30 {
+                    let take = 1 + ((t + i) % 3) as i64;
+                    let keys = Keys::permits(b"semaphore:{s}", take as u64, PERMITS as u64);
+                    let token = lock::new_token();
+                    let lease = Duration::from_secs(30);
+                    let got = lock::acquire(&config, &keys, &token, lease, waiting(60)).unwrap();
+                    assert!(got.is_some(), "not acquired in a minute");
+                    if used.fetch_add(take, Ordering::SeqCst) + take > PERMITS {
+                        violations.fetch_add(1, Ordering::SeqCst);
+                    }
+                    std::thread::sleep(Duration::from_micros(300));
+                    used.fetch_sub(take, Ordering::SeqCst);
+                    assert!(lock::release(&config, &keys, token.as_bytes()).unwrap());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(violations.load(Ordering::SeqCst), 0);
+    let keys = Keys::permits(b"semaphore:{s}", 1, PERMITS as u64);
+    let state = permits::state(&config, &keys, None).unwrap();
+    assert_eq!((state.used, state.waiting), (0, 0));
+}
+
+#[test]
+fn never_a_reader_beside_a_writer() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    // Readers count up by one, a writer by a thousand.
+    let inside = Arc::new(AtomicI64::new(0));
+    let violations = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (config, inside, violations) = (config.clone(), inside.clone(), violations.clone());
+            std::thread::spawn(move || {
+                let writer = t < 2;
+                let (take, weight) = if writer { (UNLIMITED, 1000) } else { (1, 1) };
+                for _ in 0..25 {
+                    let keys = Keys::permits(b"rwlock:{rw}", take, UNLIMITED);
+                    let token = lock::new_token();
+                    let fence =
+                        lock::acquire(&config, &keys, &token, Duration::from_secs(30), waiting(60))
+                            .unwrap()
+                            .expect("acquired within a minute");
+                    assert_eq!(fence > 0, writer, "only writers get fencing tokens");
+                    let now = inside.fetch_add(weight, Ordering::SeqCst) + weight;
+                    if (writer && now != 1000) || (!writer && now >= 1000) {
+                        violations.fetch_add(1, Ordering::SeqCst);
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                    inside.fetch_sub(weight, Ordering::SeqCst);
+                    assert!(lock::release(&config, &keys, token.as_bytes()).unwrap());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(violations.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_stock_is_never_taken_below_zero() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let keys = Arc::new(stock::Keys::new(stock::key_of(b"sale")));
+    stock::set(&config, &keys, 300, None).unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (config, keys) = (config.clone(), keys.clone());
+            std::thread::spawn(move || {
+                let buyer = format!("b{t}");
+                let mut got = 0;
+                loop {
+                    let take = Take {
+                        units: 1,
+                        buyer: Some(buyer.as_bytes()),
+                        per_buyer: 0,
+                        key: None,
+                        order: None,
+                    };
+                    match stock::take(&config, &keys, &take).unwrap() {
+                        Taken::Done(_) => got += 1,
+                        Taken::SoldOut(left) => {
+                            assert_eq!(left, 0);
+                            return got;
+                        }
+                        other => panic!("unexpected {other:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    let sold: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(sold, 300);
+    assert_eq!(stock::remaining(&config, &keys).unwrap(), Some(0));
+    let by_buyer: i64 = stock::buyers(&config, &keys)
+        .unwrap()
+        .iter()
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(by_buyer, 300);
+}
