@@ -140,15 +140,29 @@ struct Acquire<'a> {
 }
 
 impl Acquire<'_> {
+    /// Runs the lock's script, or the permits' one for a hold of permits
+    /// (which also takes the holders' counts, and the permits wanted and in
+    /// all after the common arguments).
     fn call(
         &self,
-        script: &Script,
+        scripts: (&Script, &Script),
         args: impl Fn(&mut redis::ScriptInvocation<'_>),
     ) -> Result<(i64, i64), Error> {
+        let permits = self.keys.permits.as_ref();
         conn::with(self.config, |c| {
-            let mut call = script.key(&self.keys.lock);
+            let mut call = match permits {
+                Some(p) => {
+                    let mut call = scripts.1.key(&self.keys.lock);
+                    call.key(&p.counts);
+                    call
+                }
+                None => scripts.0.key(&self.keys.lock),
+            };
             call.key(&self.keys.fence).key(&self.keys.line);
             args(&mut call);
+            if let Some(p) = permits {
+                call.arg(p.take).arg(p.of);
+            }
             call.invoke(c)
         })
     }
@@ -162,19 +176,17 @@ impl wait::Waiter<i64> for Acquire<'_> {
             millis(wait::PLACE)
         };
         let first = if pass == Pass::First { "1" } else { "0" };
-        let stale = if self.keys.stale_without_expiry {
-            "1"
-        } else {
-            "0"
-        };
-        let (left, fence) = self.call(&ACQUIRE, |call| {
+        let stale = self.keys.stale_without_expiry;
+        let (left, fence) = self.call((&ACQUIRE, &permits::ACQUIRE), |call| {
             call.arg(self.token)
                 .arg(self.lease)
                 .arg(&self.keep)
                 .arg(&self.keys.waiters)
                 .arg(place)
-                .arg(first)
-                .arg(stale);
+                .arg(first);
+            if stale {
+                call.arg("1");
+            }
         })?;
         Ok(match left {
             0 => Try::Done(fence),
@@ -195,7 +207,7 @@ impl wait::Waiter<i64> for Acquire<'_> {
     }
 
     fn leave(&mut self) -> Result<Option<i64>, Error> {
-        let (left, fence) = self.call(&LEAVE, |call| {
+        let (left, fence) = self.call((&LEAVE, &permits::LEAVE), |call| {
             call.arg(self.token)
                 .arg(self.lease)
                 .arg(&self.keep)
@@ -216,9 +228,6 @@ pub fn acquire(
     lease: Duration,
     wait: Wait,
 ) -> Result<Option<i64>, Error> {
-    if let Some(p) = &keys.permits {
-        return permits::acquire(config, keys, p, token, lease, wait);
-    }
     let mut acquire = Acquire {
         config,
         keys,

@@ -14,17 +14,17 @@ use std::time::Duration;
 
 use redis::Script;
 
-use super::{Keys, Wait, millis};
+use super::{Keys, millis};
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::queue::beside;
-use crate::wait::{self, Pass, Try, Woken, line_script};
+use crate::wait::{self, line_script};
 
-static ACQUIRE: LazyLock<Script> =
+pub(super) static ACQUIRE: LazyLock<Script> =
     line_script!("lock_line.lua", "permits_line.lua", "permits_acquire.lua");
 static RELEASE: LazyLock<Script> =
     line_script!("lock_line.lua", "permits_line.lua", "permits_release.lua");
-static LEAVE: LazyLock<Script> =
+pub(super) static LEAVE: LazyLock<Script> =
     line_script!("lock_line.lua", "permits_line.lua", "permits_leave.lua");
 static EXTEND: LazyLock<Script> =
     line_script!("lock_line.lua", "permits_line.lua", "permits_extend.lua");
@@ -73,103 +73,6 @@ impl Keys {
 
 fn counts(keys: &Keys) -> &[u8] {
     keys.permits.as_ref().map_or(&[], |p| p.counts.as_slice())
-}
-
-struct Acquire<'a> {
-    config: &'a Config,
-    keys: &'a Keys,
-    permits: &'a Permits,
-    token: &'a str,
-    lease: u64,
-    keep: String,
-    wait: Wait,
-}
-
-impl Acquire<'_> {
-    fn call(
-        &self,
-        script: &Script,
-        args: impl Fn(&mut redis::ScriptInvocation<'_>),
-    ) -> Result<(i64, i64), Error> {
-        conn::with(self.config, |c| {
-            let mut call = script.key(&self.keys.lock);
-            call.key(&self.permits.counts)
-                .key(&self.keys.fence)
-                .key(&self.keys.line);
-            args(&mut call);
-            call.invoke(c)
-        })
-    }
-}
-
-impl wait::Waiter<i64> for Acquire<'_> {
-    fn attempt(&mut self, pass: Pass) -> Result<Try<i64>, Error> {
-        let place = if self.wait.timeout.is_zero() {
-            0
-        } else {
-            millis(wait::PLACE)
-        };
-        let first = if pass == Pass::First { "1" } else { "0" };
-        let (left, fence) = self.call(&ACQUIRE, |call| {
-            call.arg(self.token)
-                .arg(self.lease)
-                .arg(&self.keep)
-                .arg(&self.keys.waiters)
-                .arg(place)
-                .arg(first)
-                .arg(self.permits.take)
-                .arg(self.permits.of);
-        })?;
-        Ok(match left {
-            0 => Try::Done(fence),
-            -1 => Try::Later(wait::RENEW),
-            ms => Try::Later(wait::later_ms(ms).min(self.wait.recheck)),
-        })
-    }
-
-    fn woken(&mut self, _: usize, fence: Vec<u8>) -> Woken<i64> {
-        Woken::Done(
-            std::str::from_utf8(&fence)
-                .ok()
-                .and_then(|f| f.parse().ok())
-                .unwrap_or(0),
-        )
-    }
-
-    fn leave(&mut self) -> Result<Option<i64>, Error> {
-        let (left, fence) = self.call(&LEAVE, |call| {
-            call.arg(self.token)
-                .arg(self.lease)
-                .arg(&self.keep)
-                .arg(&self.keys.waiters)
-                .arg(millis(wait::PLACE))
-                .arg(self.permits.take)
-                .arg(self.permits.of);
-        })?;
-        Ok((left == 0).then_some(fence))
-    }
-}
-
-/// Takes the permits for `lease`, waiting up to `wait.timeout` in line.
-/// Returns the fencing token (0 unless all permits were taken), or None.
-pub(super) fn acquire(
-    config: &Config,
-    keys: &Keys,
-    permits: &Permits,
-    token: &str,
-    lease: Duration,
-    wait: Wait,
-) -> Result<Option<i64>, Error> {
-    let mut acquire = Acquire {
-        config,
-        keys,
-        permits,
-        token,
-        lease: millis(lease),
-        keep: keys.keep(),
-        wait,
-    };
-    wait::until(config, &[keys.wake(token)], wait.timeout, &mut acquire)
 }
 
 /// Gives the permits of `token` back, handing them on to the line.

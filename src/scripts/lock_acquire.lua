@@ -6,7 +6,8 @@
 -- key prefix; ARGV[5] how long a place in line is kept, in ms (0: one try,
 -- never join); ARGV[6] '1' on an acquire's first try, '0' on a recheck
 -- while waiting; ARGV[7] '1' when a key without expiry may be stale (the
--- seed's rule: an old client died between SETNX and EXPIRE) and taken over.
+-- seed's rule: an old client died between SETNX and EXPIRE) and taken over
+-- (absent: never).
 -- Returns {0, fencing token (0 without)} when acquired, else {ms until the
 -- holder's lease ends, for the first in line (-1: not first, or no lease), 0}.
 local lock, fence, line = KEYS[1], KEYS[2], KEYS[3]
