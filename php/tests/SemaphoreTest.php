@@ -14,30 +14,6 @@ final class SemaphoreTest extends RedisLockTestCase
         return new RedisLock\Client(RedisServer::$main->dsn());
     }
 
-    /** Starts a PHP process running $code; returns [process, pipes]. */
-    private static function start(string $code): array
-    {
-        $p = proc_open(self::command($code), [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
-        return [$p, $pipes];
-    }
-
-    private static function finish(array $proc): string
-    {
-        [$p, $pipes] = $proc;
-        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
-        proc_close($p);
-        return $out;
-    }
-
-    private function lineReaches(string $line, int $n): void
-    {
-        $deadline = microtime(true) + 20;
-        while ($this->redis->lLen($line) !== $n) {
-            $this->assertLessThan($deadline, microtime(true), "line $line never reached $n");
-            usleep(5000);
-        }
-    }
-
     public function testPermitsAreCountedAndGivenBack(): void
     {
         $c = $this->client();

@@ -7,20 +7,6 @@
  */
 final class SignalsTest extends RedisLockTestCase
 {
-    /** Starts $code in a PHP process; returns [process, stdout, pid]. */
-    private static function start(string $code): array
-    {
-        $p = proc_open(self::command($code), [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
-        return [$p, $pipes, proc_get_status($p)['pid']];
-    }
-
-    private static function finish(array $proc): string
-    {
-        $out = stream_get_contents($proc[1][1]) . stream_get_contents($proc[1][2]);
-        proc_close($proc[0]);
-        return $out;
-    }
-
     public function testAStormOfSignalsDuringRoundTripsFailsNoCall(): void
     {
         $worker = self::start('

@@ -71,6 +71,31 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         return $outs;
     }
 
+    /** Starts $code in a PHP process; returns [process, pipes, pid]. */
+    protected static function start(string $code): array
+    {
+        $p = proc_open(self::command($code), [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        return [$p, $pipes, proc_get_status($p)['pid']];
+    }
+
+    /** Waits for a process of start() to end; returns its output. */
+    protected static function finish(array $proc): string
+    {
+        $out = stream_get_contents($proc[1][1]) . stream_get_contents($proc[1][2]);
+        proc_close($proc[0]);
+        return $out;
+    }
+
+    /** Waits until the waiter line at key $line has $n waiters. */
+    protected function lineReaches(string $line, int $n): void
+    {
+        $deadline = microtime(true) + 20;
+        while ($this->redis->lLen($line) !== $n) {
+            $this->assertLessThan($deadline, microtime(true), "line $line never reached $n");
+            usleep(5000);
+        }
+    }
+
     /** Runs one PHP script in a new process; returns its output. */
     protected static function php(string $code, array $ini = [], ?int &$exit = null): string
     {
