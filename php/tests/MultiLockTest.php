@@ -115,6 +115,21 @@ final class MultiLockTest extends RedisLockTestCase
         $this->assertSame(0, array_sum(array_column($records, 1)), 'a caller waited a minute: a deadlock');
     }
 
+    public function testUnconfirmedByReplicasNoneIsKept(): void
+    {
+        // This server has no replica: WAIT finds none for the first lock.
+        $m = $this->client()->lockMany(['r1', 'r2', 'r3'], ['replicas' => 1, 'replicaTimeout' => 0.05]);
+        try {
+            $m->acquire();
+            $this->fail('acquired without the replica asked for');
+        } catch (RedisLock\NotAcquiredException $e) {
+            $this->assertStringContainsString('replicas', $e->getMessage());
+        }
+        $held = array_filter(array_keys($this->snapshot()), fn ($k) => !str_ends_with($k, ':fence'));
+        $this->assertSame([], array_values($held), 'a lock taken by the script was left behind');
+        $this->assertFalse($m->isHeld());
+    }
+
     public function testBadInputIsRefused(): void
     {
         $c = $this->client();

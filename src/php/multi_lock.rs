@@ -58,9 +58,14 @@ impl MultiLock {
         let Some(fences) = engine(lock::acquire_all(&self.config, &keys, &tokens, lease))? else {
             return Ok(false);
         };
-        for (i, (token, fence)) in tokens.into_iter().zip(fences).enumerate() {
-            if let Err(e) = self.locks[i].adopt(token, fence) {
-                // Replicas fell short or renewal failed: none is kept.
+        let taken: Vec<(String, i64)> = tokens.into_iter().zip(fences).collect();
+        for (i, (token, fence)) in taken.iter().enumerate() {
+            if let Err(e) = self.locks[i].adopt(token.clone(), *fence) {
+                // Replicas fell short or renewal failed: none is kept, also
+                // not those taken by the script but not adopted yet.
+                for (l, (token, _)) in self.locks[i + 1..].iter().zip(&taken[i + 1..]) {
+                    let _ = lock::release(&self.config, l.hold().keys(), token.as_bytes());
+                }
                 self.let_go_all();
                 return Err(e);
             }
