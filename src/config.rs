@@ -255,6 +255,16 @@ impl Config {
         })
     }
 
+    /// Whether one script may use all of `keys`: always on one server; on a
+    /// Cluster only when they hash to one slot.
+    pub fn one_slot(&self, keys: &[&[u8]]) -> bool {
+        if !matches!(self.topology, Topology::Cluster { .. }) {
+            return true;
+        }
+        let slot = redis::cluster_routing::Slot::for_key;
+        keys.windows(2).all(|w| slot(w[0]) == slot(w[1]))
+    }
+
     /// The full key for a name: the prefix, then the name.
     pub fn key(&self, name: &[u8]) -> Vec<u8> {
         let mut key = Vec::with_capacity(self.prefix.len() + name.len());

@@ -71,6 +71,22 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         return $outs;
     }
 
+    /**
+     * Each case must throw a TypeError or ValueError of PHP's own wording
+     * (never one of the extension's "redislock: ..." errors).
+     */
+    protected function assertAllRefused(array $cases): void
+    {
+        foreach ($cases as $i => $case) {
+            try {
+                $case();
+                $this->fail("case $i was accepted");
+            } catch (TypeError | ValueError $e) {
+                $this->assertStringNotContainsString('redislock: ', $e->getMessage(), "case $i");
+            }
+        }
+    }
+
     /** Starts $code in a PHP process; returns [process, pipes, pid]. */
     protected static function start(string $code): array
     {

@@ -286,16 +286,19 @@ pub fn confirm(
     acked
 }
 
-/// Releases the lock if it still holds `token`, handing it to the next
-/// waiter in line if there is one; true if this call released it.
+/// Releases the lock (or a holder's permits) if it still holds `token`,
+/// handing it to the next waiter(s) in line; true if this call released it.
 pub fn release(config: &Config, keys: &Keys, token: &[u8]) -> Result<bool, Error> {
-    if keys.permits.is_some() {
-        return permits::release(config, keys, token);
-    }
     let released: i64 = conn::with(config, |c| {
-        RELEASE
-            .key(&keys.lock)
-            .key(&keys.fence)
+        let mut call = match &keys.permits {
+            Some(p) => {
+                let mut call = permits::RELEASE.key(&keys.lock);
+                call.key(&p.counts);
+                call
+            }
+            None => RELEASE.key(&keys.lock),
+        };
+        call.key(&keys.fence)
             .key(&keys.line)
             .arg(token)
             .arg(keys.keep())

@@ -22,7 +22,7 @@ use crate::wait::{self, line_script};
 
 pub(super) static ACQUIRE: LazyLock<Script> =
     line_script!("lock_line.lua", "permits_line.lua", "permits_acquire.lua");
-static RELEASE: LazyLock<Script> =
+pub(super) static RELEASE: LazyLock<Script> =
     line_script!("lock_line.lua", "permits_line.lua", "permits_release.lua");
 pub(super) static LEAVE: LazyLock<Script> =
     line_script!("lock_line.lua", "permits_line.lua", "permits_leave.lua");
@@ -73,23 +73,6 @@ impl Keys {
 
 fn counts(keys: &Keys) -> &[u8] {
     keys.permits.as_ref().map_or(&[], |p| p.counts.as_slice())
-}
-
-/// Gives the permits of `token` back, handing them on to the line.
-pub(super) fn release(config: &Config, keys: &Keys, token: &[u8]) -> Result<bool, Error> {
-    let released: i64 = conn::with(config, |c| {
-        RELEASE
-            .key(&keys.lock)
-            .key(counts(keys))
-            .key(&keys.fence)
-            .key(&keys.line)
-            .arg(token)
-            .arg(keys.keep())
-            .arg(&keys.waiters)
-            .arg(millis(wait::PLACE))
-            .invoke(c)
-    })?;
-    Ok(released == 1)
 }
 
 /// Sets a new lease on the permits of `token` if its lease still runs.

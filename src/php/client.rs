@@ -273,12 +273,7 @@ impl Client {
         }
         let stock = Stock::new(self.config.clone(), name, per_buyer, orders);
         if let Some(queue) = stock.order_keys() {
-            let cluster = matches!(
-                self.config.topology,
-                crate::config::Topology::Cluster { .. }
-            );
-            let slot = redis::cluster_routing::Slot::for_key;
-            if cluster && slot(&stock.keys().stock) != slot(&queue.queue) {
+            if !self.config.one_slot(&[&stock.keys().stock, &queue.queue]) {
                 return Err(value_error(format!(
                     "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"
                 )));

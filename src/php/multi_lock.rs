@@ -10,7 +10,7 @@ use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use super::lock::{Lock, Options};
 use super::value::{Arg, Float, NullableFloat, Value, value_error};
 use super::{engine, positive_seconds, wait_seconds};
-use crate::config::{Config, Topology};
+use crate::config::Config;
 use crate::lock::{self, Keys};
 
 /// Several locks taken all or none (not constructible with `new`). Released
@@ -36,13 +36,11 @@ impl MultiLock {
             .into_iter()
             .map(|name| Lock::new(config.clone(), name, options.clone()))
             .collect();
-        let one_script = match config.topology {
-            Topology::Cluster { .. } => {
-                let slot = |l: &Lock| redis::cluster_routing::Slot::for_key(&l.hold().keys().lock);
-                locks.windows(2).all(|w| slot(&w[0]) == slot(&w[1]))
-            }
-            _ => true,
-        };
+        let keys: Vec<&[u8]> = locks
+            .iter()
+            .map(|l| l.hold().keys().lock.as_slice())
+            .collect();
+        let one_script = config.one_slot(&keys);
         MultiLock {
             config,
             locks,
