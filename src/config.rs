@@ -1,6 +1,7 @@
 //! Where to find Redis and how long to wait for it: one `Config` value built
 //! from a DSN, an options map, or the `redislock.*` INI defaults.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -10,6 +11,8 @@ use redis::{ClientTlsConfig, ConnectionAddr, ConnectionInfo, IntoConnectionInfo,
 pub const DEFAULT_DSN: &str = "redis://127.0.0.1:6379";
 pub const DEFAULT_CONNECT_TIMEOUT: f64 = 1.0;
 pub const DEFAULT_READ_TIMEOUT: f64 = 2.0;
+/// The largest reply read from Redis: Redis' own largest string.
+pub const DEFAULT_MAX_REPLY: u64 = 512 * 1024 * 1024;
 
 /// Process-wide defaults (the INI values), used where a constructor gets no
 /// value of its own.
@@ -20,6 +23,8 @@ pub struct Defaults {
     pub read_timeout: f64,
     /// Bytes, as PHP strings are.
     pub prefix: Vec<u8>,
+    /// Bytes one reply may have (`redislock.max_reply_size`).
+    pub max_reply: u64,
 }
 
 impl Default for Defaults {
@@ -29,6 +34,7 @@ impl Default for Defaults {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             read_timeout: DEFAULT_READ_TIMEOUT,
             prefix: Vec::new(),
+            max_reply: DEFAULT_MAX_REPLY,
         }
     }
 }
@@ -55,12 +61,14 @@ pub struct Config {
     pub info: ConnectionInfo,
     pub topology: Topology,
     /// The CA and client certificate for `rediss` DSNs, when not the system's.
-    pub tls: Option<TlsCertificates>,
+    pub tls: Option<Arc<TlsCertificates>>,
     /// `host:port`, `unix:/path`, `cluster h:p,h:p` or `sentinel h:p,h:p/master`,
     /// for messages: never holds a password.
     pub server: String,
     pub connect_timeout: Duration,
     pub read_timeout: Duration,
+    /// Bytes one reply may have; a larger one fails the call.
+    pub max_reply: u64,
     /// Prepended to every key, like phpredis' OPT_PREFIX.
     pub prefix: Vec<u8>,
     /// Identifies the connection in the per-process registry.
@@ -235,21 +243,23 @@ impl Config {
         };
         let redis = info.redis_settings();
         let id = format!(
-            "{server}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}",
+            "{server}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{}",
             redis.db(),
             redis.username().unwrap_or(""),
             redis.password().unwrap_or(""),
             connect_timeout,
             read_timeout,
             tls_paths,
+            defaults.max_reply,
         );
         Ok(Self {
             info,
             topology,
-            tls,
+            tls: tls.map(Arc::new),
             server,
             connect_timeout,
             read_timeout,
+            max_reply: defaults.max_reply,
             prefix,
             id,
         })
@@ -297,6 +307,33 @@ pub fn parse_seconds(name: &str, text: &str) -> Result<Duration> {
             )
         })?;
     Ok(Duration::from_secs_f64(value))
+}
+
+/// A byte count as php.ini writes one: digits with an optional K, M or G.
+/// At least 1K (every reply of the engines' own fits), at most 1T.
+pub fn parse_size(name: &str, text: &str) -> Result<u64> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
+        _ => (t, 'B'),
+    };
+    let shift = match unit {
+        'B' => Some(0),
+        'K' => Some(10),
+        'M' => Some(20),
+        'G' => Some(30),
+        _ => None,
+    };
+    shift
+        .filter(|_| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|shift| digits.parse::<u64>().ok()?.checked_mul(1 << shift))
+        .filter(|n| (1 << 10..=1 << 40).contains(n))
+        .with_context(|| {
+            format!(
+                "'{name}' must be a size from 1K to 1024G (bytes, or with K, M or G), got {}",
+                shown(text)
+            )
+        })
 }
 
 fn split_query(dsn: &str) -> Result<(&str, Vec<(String, String)>)> {
@@ -570,6 +607,17 @@ mod tests {
         let c = Config::from_options(&opts, &d).unwrap();
         assert_eq!(c.server, "localhost:6380");
         assert_eq!(c.info.redis_settings().db(), 2);
+    }
+
+    #[test]
+    fn sizes_as_php_ini_writes_them() {
+        assert_eq!(parse_size("s", "512M").unwrap(), 512 << 20);
+        assert_eq!(parse_size("s", " 2k ").unwrap(), 2048);
+        assert_eq!(parse_size("s", "1G").unwrap(), 1 << 30);
+        assert_eq!(parse_size("s", "4096").unwrap(), 4096);
+        for bad in ["", "M", "1", "1023", "-1K", "1.5M", "1T", "1025G", "99999999999999999999G", "1 K", "0x10K"] {
+            assert!(parse_size("s", bad).is_err(), "{bad:?} accepted");
+        }
     }
 
     #[test]

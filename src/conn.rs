@@ -1,8 +1,9 @@
 //! One lazily opened connection per process, thread and deployment, reused
 //! across requests, never carried across a fork, and dropped after any I/O
 //! error or timeout (the outcome of a command is then unknown, so the stream
-//! is too). A single server and a sentinel-named master get a plain
-//! connection; a cluster gets the `redis` crate's cluster connection.
+//! is too). A single server and a sentinel-named master get our own
+//! connection with bounded replies (`wire`); a cluster gets the `redis`
+//! crate's cluster connection over those.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -12,12 +13,13 @@ use std::time::Duration;
 use redis::cluster::{ClusterClientBuilder, ClusterConnection};
 use redis::sentinel::{SentinelClientBuilder, SentinelServerType};
 use redis::{
-    Cmd, Connection, ConnectionInfo, ConnectionLike, ErrorKind, RedisError, RedisResult,
+    Cmd, ConnectionInfo, ConnectionLike, ErrorKind, RedisError, RedisResult,
     ServerErrorKind, TlsMode, Value,
 };
 
 use crate::config::{Config, Topology};
 use crate::signals;
+use crate::wire::{ClusterScope, Limits, Wire};
 
 /// Why a Redis call failed. Messages name the server, never a password.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,8 +91,8 @@ fn moved(err: &RedisError) -> bool {
 
 /// A connection to a single server, or to a cluster.
 pub enum Conn {
-    Single(Connection),
-    Cluster(Box<ClusterConnection>),
+    Single(Wire),
+    Cluster(Box<ClusterConnection<Wire>>),
 }
 
 impl Conn {
@@ -180,17 +182,17 @@ thread_local! {
     static POOL: RefCell<HashMap<String, Slot>> = RefCell::new(HashMap::new());
 }
 
-/// A client for one server, with the config's certificates if it has any.
-fn client_for(config: &Config, info: &ConnectionInfo) -> RedisResult<redis::Client> {
-    match &config.tls {
-        Some(certs) => redis::Client::build_with_tls(info.clone(), certs.clone()),
-        None => redis::Client::open(info.clone()),
+/// The bounds every connection to `config`'s deployment reads within.
+fn limits(config: &Config) -> Limits {
+    Limits {
+        tls: config.tls.clone(),
+        max_reply: config.max_reply,
     }
 }
 
 fn connect(config: &Config) -> RedisResult<Conn> {
     match &config.topology {
-        Topology::Single => single(config, &client_for(config, &config.info)?),
+        Topology::Single => single(config, &config.info),
         Topology::Sentinel { sentinels, master } => {
             let redis = config.info.redis_settings();
             let mut builder =
@@ -208,11 +210,13 @@ fn connect(config: &Config) -> RedisResult<Conn> {
                     .set_client_to_sentinel_tls_mode(TlsMode::Secure);
                 if let Some(certs) = &config.tls {
                     builder = builder
-                        .set_client_to_redis_certificates(certs.clone())
-                        .set_client_to_sentinel_certificates(certs.clone());
+                        .set_client_to_redis_certificates((**certs).clone())
+                        .set_client_to_sentinel_certificates((**certs).clone());
                 }
             }
-            single(config, &builder.build()?.get_client()?)
+            // The sentinels name the master; our own connection talks to it.
+            let master = builder.build()?.get_client()?;
+            single(config, master.get_connection_info())
         }
         Topology::Cluster { nodes } => {
             // No retries inside the cluster client: it would resend a script
@@ -224,9 +228,9 @@ fn connect(config: &Config) -> RedisResult<Conn> {
                 .retries(0);
             // TLS itself follows from the nodes' rediss addresses.
             if let Some(certs) = &config.tls {
-                builder = builder.certs(certs.clone());
+                builder = builder.certs((**certs).clone());
             }
-            let conn = builder.build()?.get_connection()?;
+            let conn = builder.build()?.get_generic_connection::<Wire>()?;
             conn.set_read_timeout(Some(config.read_timeout))?;
             conn.set_write_timeout(Some(config.read_timeout))?;
             Ok(Conn::Cluster(Box::new(conn)))
@@ -234,9 +238,9 @@ fn connect(config: &Config) -> RedisResult<Conn> {
     }
 }
 
-/// A plain connection with our timeouts and name.
-fn single(config: &Config, client: &redis::Client) -> RedisResult<Conn> {
-    let mut conn = client.get_connection_with_timeout(config.connect_timeout)?;
+/// A connection to one server with our timeouts, bounds and name.
+fn single(config: &Config, info: &ConnectionInfo) -> RedisResult<Conn> {
+    let mut conn = Wire::open(info, &limits(config), config.connect_timeout)?;
     conn.set_read_timeout(Some(config.read_timeout))?;
     conn.set_write_timeout(Some(config.read_timeout))?;
     // `CLIENT LIST` then shows which process owns each connection. An error
@@ -336,6 +340,9 @@ pub fn with_signals_open<T>(
 
 fn run<T>(config: &Config, mut f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Result<T, Error> {
     let key = config.id.clone();
+    // Cluster node connections opened during the call use our bounds.
+    let _scope = matches!(config.topology, Topology::Cluster { .. })
+        .then(|| ClusterScope::enter(limits(config)));
     // Only a cluster or a sentinel-named master can be elsewhere a moment later.
     let may_move = !matches!(config.topology, Topology::Single);
     let mut tries = 0;

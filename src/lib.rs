@@ -11,6 +11,7 @@ pub mod queue;
 pub mod signals;
 pub mod stock;
 pub mod wait;
+pub mod wire;
 
 #[cfg(feature = "php")]
 mod php;

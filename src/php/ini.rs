@@ -20,6 +20,7 @@ pub const READ_TIMEOUT: &str = "redislock.read_timeout";
 pub const PREFIX: &str = "redislock.prefix";
 pub const RELEASE_AT_REQUEST_END: &str = "redislock.release_at_request_end";
 pub const REDLOCK_NODES: &str = "redislock.redlock_nodes";
+pub const MAX_REPLY_SIZE: &str = "redislock.max_reply_size";
 
 const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {
     let mut def = IniEntryDef::new(name, default, IniEntryPermission::All);
@@ -27,13 +28,14 @@ const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {
     def
 }
 
-static ENTRIES: IniEntryDefs<7> = IniEntryDefs::new([
+static ENTRIES: IniEntryDefs<8> = IniEntryDefs::new([
     entry(c"redislock.default_dsn", c"redis://127.0.0.1:6379"),
     entry(c"redislock.connect_timeout", c"1"),
     entry(c"redislock.read_timeout", c"2"),
     entry(c"redislock.prefix", c""),
     entry(c"redislock.release_at_request_end", c"1"),
     entry(c"redislock.redlock_nodes", c""),
+    entry(c"redislock.max_reply_size", c"512M"),
     IniEntryDef::end(),
 ]);
 
@@ -95,6 +97,9 @@ fn apply(s: &mut Settings, name: &str, value: &str, raw: &[u8]) -> Result<(), St
             s.defaults.read_timeout = config::parse_seconds(name, value)
                 .map_err(|e| e.to_string())?
                 .as_secs_f64();
+        }
+        MAX_REPLY_SIZE => {
+            s.defaults.max_reply = config::parse_size(name, value).map_err(|e| e.to_string())?;
         }
         // Bytes as they are: "\xff:" and "\xfe:" are two namespaces.
         PREFIX => s.defaults.prefix = raw.to_vec(),

@@ -123,6 +123,7 @@ extern "C" fn module_info(_module: *mut ModuleEntry) {
         info_table_row!(ini::DSN, redact(&s.defaults.dsn));
         info_table_row!(ini::CONNECT_TIMEOUT, s.defaults.connect_timeout.to_string());
         info_table_row!(ini::READ_TIMEOUT, s.defaults.read_timeout.to_string());
+        info_table_row!(ini::MAX_REPLY_SIZE, s.defaults.max_reply.to_string());
         info_table_row!(
             ini::PREFIX,
             String::from_utf8_lossy(&s.defaults.prefix).into_owned()

@@ -1,0 +1,101 @@
+<?php
+
+use RedisLock\Client;
+use RedisLock\ConnectionException;
+
+/**
+ * A reply must arrive whole within the read timeout and within
+ * redislock.max_reply_size bytes, whatever the server does.
+ */
+final class ReplyBoundsTest extends RedisLockTestCase
+{
+    /**
+     * Starts a server process that answers the connection's CLIENT SETNAME
+     * with +OK and the next command by calling $reply($conn); returns
+     * [process, "host:port"].
+     */
+    private static function misbehaving(string $reply): array
+    {
+        $proc = self::start(<<<PHP
+            \$s = stream_socket_server('tcp://127.0.0.1:0');
+            echo stream_socket_get_name(\$s, false), "\\n";
+            \$c = stream_socket_accept(\$s, 30);
+            fread(\$c, 65536);
+            fwrite(\$c, "+OK\\r\\n");
+            fread(\$c, 65536);
+            (function (\$c) { $reply })(\$c);
+            fclose(\$c);
+            PHP);
+        return [$proc, trim(fgets($proc[1][1]))];
+    }
+
+    public function testAServerThatDripFeedsAReplyCannotHoldTheCallPastTheReadTimeout(): void
+    {
+        // Every byte comes well within the read timeout, the whole reply
+        // (28 bytes at 0.1 s each) does not.
+        [$proc, $addr] = self::misbehaving(
+            'foreach (str_split("\$22\r\n" . str_repeat("x", 22) . "\r\n") as $b) { fwrite($c, $b); usleep(100000); }'
+        );
+        $lock = new RedisLock(['dsn' => "redis://$addr", 'read_timeout' => 0.5]);
+        try {
+            $lock->lock('x');
+            $this->fail('the drip-fed reply was accepted');
+        } catch (ConnectionException $e) {
+            $this->assertStringContainsString('no whole reply within the read timeout', $e->getMessage());
+            $this->assertStringContainsString($addr, $e->getMessage());
+        } finally {
+            self::finish($proc);
+        }
+    }
+
+    public function testAnEndlessReplyStopsAtTheSizeBound(): void
+    {
+        // A bulk string announced as 1 TB; the server gives up after 8 MB,
+        // so without a bound the call would end on "end of file" instead.
+        [$proc, $addr] = self::misbehaving(
+            'fwrite($c, "\$1099511627776\r\n"); $chunk = str_repeat("x", 65536); for ($i = 0; $i < 128; $i++) { if (@fwrite($c, $chunk) === false) break; }'
+        );
+        $this->assertTrue(ini_set('redislock.max_reply_size', '1M') !== false);
+        try {
+            (new RedisLock("redis://$addr"))->lock('x');
+            $this->fail('the endless reply was read');
+        } catch (ConnectionException $e) {
+            $this->assertStringContainsString('a reply larger than 1048576 bytes (redislock.max_reply_size)', $e->getMessage());
+        } finally {
+            ini_restore('redislock.max_reply_size');
+            self::finish($proc);
+        }
+    }
+
+    public function testATooLargeReplyFromRedisLosesNothing(): void
+    {
+        $q = (new Client())->queue('big');
+        $q->enqueue('t', str_repeat('p', 4096));
+        ini_set('redislock.max_reply_size', '2K');
+        try {
+            (new Client())->queue('big')->reserve(1, 1);
+            $this->fail('a reply over the bound was read');
+        } catch (ConnectionException $e) {
+            $this->assertStringContainsString('a reply larger than 2048 bytes', $e->getMessage());
+        } finally {
+            ini_restore('redislock.max_reply_size');
+        }
+        // The script ran: the task is leased, and comes back when that lease ends.
+        $this->assertSame(1, $this->redis->zCard('{Queue:big}:leased'));
+        $tasks = (new Client())->queue('big')->reserve(1, 30, 5);
+        $this->assertCount(1, $tasks);
+        $this->assertSame(str_repeat('p', 4096), $tasks[0]->payload());
+        $this->assertSame(2, $tasks[0]->attempts());
+    }
+
+    public function testTheSizeBoundIsValidated(): void
+    {
+        foreach (['', '0', '1023', '-1M', '1.5M', 'lots', '2T', "1M\0"] as $bad) {
+            $this->assertFalse(ini_set('redislock.max_reply_size', $bad), var_export($bad, true));
+        }
+        $this->assertSame('512M', ini_get('redislock.max_reply_size'));
+        $this->assertSame('512M', ini_set('redislock.max_reply_size', '64k'));
+        $this->assertSame('64k', ini_get('redislock.max_reply_size'));
+        ini_restore('redislock.max_reply_size');
+    }
+}

@@ -1,0 +1,453 @@
+//! Our connection to one Redis server: every reply must arrive whole within
+//! the read timeout and within `redislock.max_reply_size` bytes.
+//!
+//! The `redis` crate's sync `Connection` reads replies straight off its
+//! socket: its read timeout restarts with every byte, and nothing limits a
+//! reply's size, so a broken or hostile server can hold a call forever by
+//! drip-feeding bytes, or stream gigabytes until the process dies. Here the
+//! socket is ours and replies are read through a [`Budget`]; past either
+//! bound the call fails and the connection is done (the stream is out of
+//! step). The crate still packs commands, parses replies (its `Parser`) and
+//! runs the cluster logic (`ClusterConnection<Wire>`).
+//!
+//! The handshake is AUTH, SELECT and nothing else, in RESP2: what every
+//! engine script here was written against.
+
+use std::cell::{Cell, RefCell};
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redis::cluster::Connect;
+use redis::{
+    ConnectionAddr, ConnectionInfo, ConnectionLike, ErrorKind, IntoConnectionInfo, Parser,
+    RedisError, RedisResult, TlsCertificates, Value,
+};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+/// What a connection needs beyond its `ConnectionInfo`: the certificates
+/// (the crate keeps its own in a private field) and the reply bound.
+#[derive(Clone)]
+pub struct Limits {
+    pub tls: Option<Arc<TlsCertificates>>,
+    pub max_reply: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            tls: None,
+            max_reply: crate::config::DEFAULT_MAX_REPLY,
+        }
+    }
+}
+
+thread_local! {
+    /// The limits of the cluster whose call runs on this thread: the
+    /// cluster client opens node connections through [`Connect::connect`],
+    /// which gets nothing but the node's address.
+    static CLUSTER: RefCell<Limits> = RefCell::new(Limits::default());
+}
+
+/// The limits of cluster node connections opened on this thread while it
+/// lives; the previous ones come back when it drops.
+pub struct ClusterScope(Limits);
+
+impl ClusterScope {
+    pub fn enter(limits: Limits) -> ClusterScope {
+        ClusterScope(CLUSTER.with(|c| std::mem::replace(&mut *c.borrow_mut(), limits)))
+    }
+}
+
+impl Drop for ClusterScope {
+    fn drop(&mut self) {
+        let previous = std::mem::take(&mut self.0);
+        CLUSTER.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Stream {
+    fn set_timeouts(&self, read: Option<Duration>, write: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(read).and(s.set_write_timeout(write)),
+            Stream::Unix(s) => s.set_read_timeout(read).and(s.set_write_timeout(write)),
+            Stream::Tls(s) => s.sock.set_read_timeout(read).and(s.sock.set_write_timeout(write)),
+        }
+    }
+
+    fn set_read_timeout(&self, read: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(read),
+            Stream::Unix(s) => s.set_read_timeout(read),
+            Stream::Tls(s) => s.sock.set_read_timeout(read),
+        }
+    }
+
+    fn set_write_timeout(&self, write: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(write),
+            Stream::Unix(s) => s.set_write_timeout(write),
+            Stream::Tls(s) => s.sock.set_write_timeout(write),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// What one reply may still take: bytes, and time until `deadline`. The
+/// socket's own timeout covers the first read; later reads get what is
+/// left of the deadline.
+struct Budget<'a> {
+    stream: &'a mut Stream,
+    deadline: Option<Instant>,
+    left: u64,
+    max: u64,
+    reads: u32,
+}
+
+impl Budget<'_> {
+    fn time_left(&self) -> io::Result<Option<Duration>> {
+        match self.deadline {
+            None => Ok(None),
+            Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => Ok(Some(left)),
+                _ => Err(timed_out()),
+            },
+        }
+    }
+}
+
+fn timed_out() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        "no whole reply within the read timeout",
+    )
+}
+
+/// A socket timeout reads as EAGAIN; say what it means.
+fn named(err: io::Error) -> io::Error {
+    match err.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => timed_out(),
+        _ => err,
+    }
+}
+
+impl Read for Budget<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "a reply larger than {} bytes (redislock.max_reply_size)",
+                    self.max
+                ),
+            ));
+        }
+        if self.reads > 0 && self.deadline.is_some() {
+            let left = self.time_left()?;
+            self.stream.set_read_timeout(left)?;
+        }
+        self.reads += 1;
+        let room = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.stream.read(&mut buf[..room]).map_err(named)?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// A connection to one server. See the module comment.
+pub struct Wire {
+    stream: Stream,
+    parser: Parser,
+    db: i64,
+    open: bool,
+    read_timeout: Cell<Option<Duration>>,
+    write_timeout: Cell<Option<Duration>>,
+    max_reply: u64,
+}
+
+impl Wire {
+    /// Connects and authenticates, all within `timeout`.
+    pub fn open(info: &ConnectionInfo, limits: &Limits, timeout: Duration) -> RedisResult<Wire> {
+        let start = Instant::now();
+        let stream = match info.addr() {
+            ConnectionAddr::Tcp(host, port) => Stream::Tcp(tcp(host, *port, timeout)?),
+            ConnectionAddr::TcpTls {
+                host,
+                port,
+                insecure,
+                ..
+            } => {
+                if *insecure {
+                    return Err(RedisError::from((
+                        ErrorKind::InvalidClientConfig,
+                        "TLS without certificate verification is not supported",
+                    )));
+                }
+                let name = ServerName::try_from(host.clone()).map_err(|e| {
+                    RedisError::from((
+                        ErrorKind::InvalidClientConfig,
+                        "not a TLS server name",
+                        e.to_string(),
+                    ))
+                })?;
+                let tls = rustls::ClientConnection::new(tls_config(limits.tls.as_deref())?, name)
+                    .map_err(io::Error::other)?;
+                let sock = tcp(host, *port, timeout)?;
+                Stream::Tls(Box::new(rustls::StreamOwned::new(tls, sock)))
+            }
+            ConnectionAddr::Unix(path) => Stream::Unix(UnixStream::connect(path)?),
+            _ => {
+                return Err(RedisError::from((
+                    ErrorKind::InvalidClientConfig,
+                    "unsupported address",
+                )));
+            }
+        };
+        let left = timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(1));
+        stream.set_timeouts(Some(left), Some(left))?;
+        let mut wire = Wire {
+            stream,
+            parser: Parser::new(),
+            db: info.redis_settings().db(),
+            open: true,
+            read_timeout: Cell::new(Some(left)),
+            write_timeout: Cell::new(Some(left)),
+            max_reply: limits.max_reply.max(1),
+        };
+        let redis = info.redis_settings();
+        if let Some(password) = redis.password() {
+            let mut auth = redis::cmd("AUTH");
+            if let Some(user) = redis.username() {
+                auth.arg(user);
+            }
+            match auth.arg(password).query::<()>(&mut wire) {
+                // Any error reply (WRONGPASS, or ERR from an older server).
+                Err(e) if e.code().is_some() => {
+                    return Err(RedisError::from((
+                        ErrorKind::AuthenticationFailed,
+                        "Password authentication failed",
+                    )));
+                }
+                other => other?,
+            }
+        }
+        if wire.db != 0 {
+            redis::cmd("SELECT").arg(wire.db).query::<()>(&mut wire)?;
+        }
+        Ok(wire)
+    }
+
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> RedisResult<()> {
+        self.stream.set_read_timeout(timeout)?;
+        self.read_timeout.set(timeout);
+        Ok(())
+    }
+
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> RedisResult<()> {
+        self.stream.set_write_timeout(timeout)?;
+        self.write_timeout.set(timeout);
+        Ok(())
+    }
+
+    fn send(&mut self, bytes: &[u8]) -> RedisResult<()> {
+        let sent = self.send_within(bytes);
+        if sent.is_err() {
+            self.open = false;
+        }
+        sent
+    }
+
+    /// Writes `bytes` within one write timeout in all (a server that reads
+    /// a byte at a time does not hold the call either).
+    fn send_within(&mut self, mut bytes: &[u8]) -> RedisResult<()> {
+        let timeout = self.write_timeout.get();
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut first = true;
+        while !bytes.is_empty() {
+            if !first && let Some(deadline) = deadline {
+                let left = deadline
+                    .checked_duration_since(Instant::now())
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::TimedOut, "write timed out"))?;
+                self.stream.set_write_timeout(Some(left))?;
+            }
+            first = false;
+            match self.stream.write(bytes) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+                Ok(n) => bytes = &bytes[n..],
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.stream.flush()?;
+        if !first {
+            self.stream.set_write_timeout(timeout)?;
+        }
+        Ok(())
+    }
+
+    fn receive(&mut self) -> RedisResult<Value> {
+        let timeout = self.read_timeout.get();
+        let mut budget = Budget {
+            stream: &mut self.stream,
+            deadline: timeout.map(|t| Instant::now() + t),
+            left: self.max_reply,
+            max: self.max_reply,
+            reads: 0,
+        };
+        let reply = self.parser.parse_value(&mut budget);
+        let reads = budget.reads;
+        if reply.is_err() {
+            self.open = false;
+            self.parser = Parser::new();
+        } else if reads > 1 && timeout.is_some() {
+            self.stream.set_read_timeout(timeout)?;
+        }
+        reply
+    }
+}
+
+fn tcp(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"));
+    for addr in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, timeout) {
+            Ok(sock) => {
+                sock.set_nodelay(true)?;
+                return Ok(sock);
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+fn tls_config(certs: Option<&TlsCertificates>) -> RedisResult<Arc<rustls::ClientConfig>> {
+    let bad = |what: &'static str, e: &dyn std::fmt::Display| {
+        RedisError::from((ErrorKind::InvalidClientConfig, what, e.to_string()))
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    match certs.and_then(|c| c.root_cert.as_ref()) {
+        Some(pem) => {
+            for cert in CertificateDer::pem_slice_iter(pem) {
+                let cert = cert.map_err(|e| bad("unreadable CA certificate", &e))?;
+                roots.add(cert).map_err(|e| bad("unusable CA certificate", &e))?;
+            }
+        }
+        None => {
+            for cert in rustls_native_certs::load_native_certs().certs {
+                // The system store may hold certificates rustls cannot use.
+                let _ = roots.add(cert);
+            }
+        }
+    }
+    let builder = rustls::ClientConfig::builder().with_root_certificates(roots);
+    let config = match certs.and_then(|c| c.client_tls.as_ref()) {
+        Some(client) => {
+            let chain = CertificateDer::pem_slice_iter(&client.client_cert)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| bad("unreadable client certificate", &e))?;
+            let key = PrivateKeyDer::from_pem_slice(&client.client_key)
+                .map_err(|e| bad("unreadable client key", &e))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| bad("unusable client certificate", &e))?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    Ok(Arc::new(config))
+}
+
+impl ConnectionLike for Wire {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
+        self.send(cmd)?;
+        self.receive()
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        self.send(cmd)?;
+        let mut replies = Vec::with_capacity(count);
+        for i in 0..offset + count {
+            let reply = self.receive()?;
+            if i >= offset {
+                replies.push(reply);
+            }
+        }
+        Ok(replies)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.db
+    }
+
+    fn check_connection(&mut self) -> bool {
+        redis::cmd("PING").query::<String>(self).is_ok()
+    }
+
+    fn is_open(&self) -> bool {
+        self.open
+    }
+}
+
+impl Connect for Wire {
+    fn connect<T: IntoConnectionInfo>(info: T, timeout: Option<Duration>) -> RedisResult<Self> {
+        let info = info.into_connection_info()?;
+        let limits = CLUSTER.with(|c| c.borrow().clone());
+        Wire::open(&info, &limits, timeout.unwrap_or(Duration::from_secs(1)))
+    }
+
+    fn send_packed_command(&mut self, cmd: &[u8]) -> RedisResult<()> {
+        self.send(cmd)
+    }
+
+    fn set_write_timeout(&self, dur: Option<Duration>) -> RedisResult<()> {
+        Wire::set_write_timeout(self, dur)
+    }
+
+    fn set_read_timeout(&self, dur: Option<Duration>) -> RedisResult<()> {
+        Wire::set_read_timeout(self, dur)
+    }
+
+    fn recv_response(&mut self) -> RedisResult<Value> {
+        self.receive()
+    }
+}
