@@ -10,9 +10,9 @@ use RedisLock\ConnectionException;
 final class ReplyBoundsTest extends RedisLockTestCase
 {
     /**
-     * Starts a server process that answers the connection's CLIENT SETNAME
-     * with +OK and the next command by calling $reply($conn); returns
-     * [process, "host:port"].
+     * Starts a server process that answers the connection's set-up commands
+     * (CLIENT, AUTH, SELECT, HELLO) with +OK and the first other command by
+     * calling $reply($conn); returns [process, "host:port"].
      */
     private static function misbehaving(string $reply): array
     {
@@ -20,9 +20,19 @@ final class ReplyBoundsTest extends RedisLockTestCase
             \$s = stream_socket_server('tcp://127.0.0.1:0');
             echo stream_socket_get_name(\$s, false), "\\n";
             \$c = stream_socket_accept(\$s, 30);
-            fread(\$c, 65536);
-            fwrite(\$c, "+OK\\r\\n");
-            fread(\$c, 65536);
+            // One command of the RESP request stream: its words.
+            \$command = function () use (\$c) {
+                \$n = (int) substr(fgets(\$c), 1);
+                \$words = [];
+                for (\$i = 0; \$i < \$n; \$i++) {
+                    \$len = (int) substr(fgets(\$c), 1);
+                    \$words[] = substr(fread(\$c, \$len + 2), 0, \$len);
+                }
+                return \$words;
+            };
+            while (in_array(strtoupper(\$command()[0] ?? ''), ['CLIENT', 'AUTH', 'SELECT', 'HELLO'], true)) {
+                fwrite(\$c, "+OK\\r\\n");
+            }
             (function (\$c) { $reply })(\$c);
             fclose(\$c);
             PHP);
