@@ -148,6 +148,15 @@ namespace RedisLock {
         public function acquire(float $wait = 0): bool {}
 
         /**
+         * A write lock held by this object becomes a read lock, letting in the
+         * readers waiting at the head of the line; the lease starts anew. True
+         * when done, at once for a read lock.
+         *
+         * @return bool
+         */
+        public function demote(): bool {}
+
+        /**
          * Sets the lease to `$ttl` seconds (default: the lock's ttl) from now.
          * Throws `NotHeldException` or `LockLostException` as `release()`.
          *
@@ -162,6 +171,18 @@ namespace RedisLock {
          * @return bool
          */
         public function isHeld(): bool {}
+
+        /**
+         * A read lock held by this object becomes the write lock, if no other
+         * reader holds it now (it never waits: a writer waiting in line would
+         * wait for this very read lock). True when done (`token()` then
+         * returns its fencing token), false when other readers hold it (the
+         * read lock stays held). The lease starts anew. True at once for a
+         * write lock.
+         *
+         * @return bool
+         */
+        public function promote(): bool {}
 
         /**
          * Releases the lock; true when done. A reentrant lock is freed by the

@@ -240,6 +240,84 @@ final class SemaphoreTest extends RedisLockTestCase
         $this->assertTrue($w->acquire());
     }
 
+    public function testASoleReaderIsPromotedAndAWriterDemoted(): void
+    {
+        $c = $this->client();
+        $a = $c->readLock('promo');
+        $b = $c->readLock('promo');
+        $this->assertTrue($a->acquire());
+        $this->assertTrue($b->acquire());
+        $this->assertFalse($a->promote(), 'another reader holds it');
+        $this->assertTrue($a->isHeld(), 'a refused promotion keeps the read lock');
+        $this->assertNull($a->token());
+        $b->release();
+        $this->assertTrue($a->promote());
+        $this->assertIsInt($a->token(), 'the write lock has a fencing token');
+        $this->assertTrue($a->promote(), 'a write lock already');
+        $this->assertFalse($b->acquire(), 'no reader beside the writer');
+        $this->assertFalse($c->writeLock('promo')->acquire());
+        $this->assertTrue($a->demote());
+        $this->assertNull($a->token());
+        $this->assertTrue($b->acquire(), 'readers beside a demoted writer');
+        $this->assertTrue($a->isHeld());
+        $a->release();
+        $b->release();
+        $this->assertSame(['rwlock:{promo}:fence'], array_keys($this->snapshot()), 'only the fencing counter outlives the holds');
+    }
+
+    public function testAPromotionDoesNotWaitForTheWriterWaitingForIt(): void
+    {
+        $c = $this->client();
+        $reader = $c->readLock('up');
+        $this->assertTrue($reader->acquire());
+        $writer = self::start('
+            $w = (new RedisLock\Client())->writeLock("up");
+            echo $w->acquire(20) ? "wrote" : "timeout";');
+        $this->lineReaches('rwlock:{up}:line', 1);
+        $this->assertTrue($reader->promote(), 'the only reader: promoted ahead of the line');
+        $this->assertSame(1, $this->redis->lLen('rwlock:{up}:line'), 'the writer still waits');
+        $reader->release();
+        $this->assertSame('wrote', self::finish($writer));
+    }
+
+    public function testADemotionLetsTheWaitingReadersIn(): void
+    {
+        $c = $this->client();
+        $w = $c->writeLock('down');
+        $this->assertTrue($w->acquire());
+        $readers = [];
+        for ($i = 0; $i < 3; $i++) {
+            $readers[] = self::start('
+                $r = (new RedisLock\Client())->readLock("down");
+                echo $r->acquire(20) ? "read" : "timeout";');
+        }
+        $this->lineReaches('rwlock:{down}:line', 3);
+        $this->assertTrue($w->demote());
+        foreach ($readers as $r) {
+            $this->assertSame('read', self::finish($r));
+        }
+        $this->assertTrue($w->isHeld());
+    }
+
+    public function testOnlyReadWriteLocksChangeHands(): void
+    {
+        $c = $this->client();
+        $plain = $c->lock('plain');
+        $plain->acquire();
+        $reentrant = $c->readLock('re', ['reentrant' => true]);
+        $reentrant->acquire();
+        foreach ([fn () => $plain->promote(), fn () => $plain->demote(), fn () => $reentrant->promote()] as $i => $case) {
+            try {
+                $case();
+                $this->fail("case $i was accepted");
+            } catch (RedisLock\RedisLockException $e) {
+                $this->assertStringContainsString('only the read and write locks of a read-write lock', $e->getMessage());
+            }
+        }
+        $this->expectException(RedisLock\NotHeldException::class);
+        $c->readLock('free')->promote();
+    }
+
     public function testNeverAReaderBesideAWriter(): void
     {
         $file = tempnam(sys_get_temp_dir(), 'rw');

@@ -44,6 +44,9 @@ pub enum Refused {
     Unconfirmed { acked: u64, wanted: u64 },
     /// The renewal thread could not be started; the lock was released.
     Renewal(std::io::Error),
+    /// Promotion and demotion are for holds of a read-write lock that are
+    /// not reentrant.
+    NotReadWrite,
 }
 
 impl From<Error> for Refused {
@@ -188,6 +191,35 @@ impl Hold {
         held::insert(self.owner, self.entry.clone(), h);
         self.mine += 1;
         Ok(())
+    }
+
+    /// Makes this object's hold of a read-write lock a hold of `take`
+    /// permits (the read lock's one, or the write lock's all) with a new
+    /// lease, without waiting: true when done, false when a promotion finds
+    /// other readers (the read lock stays held).
+    pub fn change_permits(&mut self, take: u64) -> Result<bool, Refused> {
+        let read_write = matches!(&self.keys.permits, Some(p) if p.of == super::permits::UNLIMITED);
+        if !read_write || self.options.reentrant {
+            return Err(Refused::NotReadWrite);
+        }
+        let mut h = self.held()?;
+        if let Some(reason) = lost_reason(&h) {
+            return Err(Refused::Lost(reason));
+        }
+        let mut keys = self.keys.clone();
+        keys.permits = keys.permits.map(|p| super::permits::Permits { take, ..p });
+        let lease = self.options.lease;
+        match super::permits::change(&self.config, &keys, &h.token, lease, take)? {
+            super::permits::Changed::Done(fence) => {
+                h.fence = fence;
+                h.keys = keys.clone();
+                self.keys = keys;
+                held::insert(self.owner, self.entry.clone(), h);
+                Ok(true)
+            }
+            super::permits::Changed::Busy => Ok(false),
+            super::permits::Changed::Gone => Err(Refused::Lost(GONE.into())),
+        }
     }
 
     /// The lease each acquire takes.

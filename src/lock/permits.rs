@@ -28,6 +28,8 @@ pub(super) static LEAVE: LazyLock<Script> =
     line_script!("lock_line.lua", "permits_line.lua", "permits_leave.lua");
 static EXTEND: LazyLock<Script> =
     line_script!("lock_line.lua", "permits_line.lua", "permits_extend.lua");
+static CHANGE: LazyLock<Script> =
+    line_script!("lock_line.lua", "permits_line.lua", "permits_change.lua");
 static STATE: LazyLock<Script> =
     line_script!("lock_line.lua", "permits_line.lua", "permits_state.lua");
 
@@ -91,6 +93,52 @@ pub(super) fn extend(
             .invoke(c)
     })?;
     Ok(done == 1)
+}
+
+/// How a change of a holder's permits went.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Changed {
+    /// Done, with the fencing token of a promotion to all the permits (0
+    /// otherwise).
+    Done(i64),
+    /// The permits wanted are not free now.
+    Busy,
+    /// The token holds nothing (any more).
+    Gone,
+}
+
+/// Makes `token` a holder of `take` permits instead of those it holds, with
+/// a new lease, without waiting (see `permits_change.lua`).
+pub(super) fn change(
+    config: &Config,
+    keys: &Keys,
+    token: &str,
+    lease: Duration,
+    take: u64,
+) -> Result<Changed, Error> {
+    let Some(p) = &keys.permits else {
+        return Ok(Changed::Gone);
+    };
+    let (done, fence): (i64, i64) = conn::with(config, |c| {
+        CHANGE
+            .key(&keys.lock)
+            .key(&p.counts)
+            .key(&keys.fence)
+            .key(&keys.line)
+            .arg(token)
+            .arg(millis(lease))
+            .arg(keys.keep())
+            .arg(&keys.waiters)
+            .arg(millis(wait::PLACE))
+            .arg(take)
+            .arg(p.of)
+            .invoke(c)
+    })?;
+    Ok(match done {
+        1 => Changed::Done(fence),
+        0 => Changed::Busy,
+        _ => Changed::Gone,
+    })
 }
 
 /// How the permits stand: the lease left of `token`'s (None: it holds

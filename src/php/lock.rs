@@ -14,6 +14,7 @@ use super::value::{Arg, Callback, Float, NullableFloat, Value, type_error};
 use super::{engine, ini, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::lock::hold::{Hold, Refused};
+use crate::lock::permits::UNLIMITED;
 use crate::lock::{self, Wait};
 
 pub use crate::lock::hold::Options;
@@ -89,11 +90,31 @@ impl Lock {
                     "redislock: {name} was taken on the master but only {acked} of {wanted} replicas acknowledged it in time; it was released"
                 ),
             ),
+            Refused::NotReadWrite => exception(
+                Kind::Root,
+                format!(
+                    "redislock: cannot {action} {name}: only the read and write locks of a read-write lock that is not reentrant change hands so"
+                ),
+            ),
             Refused::Renewal(e) => exception(
                 Kind::Root,
                 format!("redislock: cannot start the lease renewal thread: {e}"),
             ),
         }
+    }
+
+    fn change_to(&mut self, take: u64, what: &'static str, action: &str) -> PhpResult<bool> {
+        if self.hold.keys().permits.as_ref().is_some_and(|p| p.take == take) && self.hold.is_mine() {
+            return Ok(true);
+        }
+        let done = self
+            .hold
+            .change_permits(take)
+            .map_err(|r| self.refused(r, action))?;
+        if done {
+            self.what = what;
+        }
+        Ok(done)
     }
 
     pub fn take(&mut self, wait: Duration) -> PhpResult<bool> {
@@ -168,6 +189,23 @@ impl Lock {
             )?),
         };
         self.extend_by(lease)
+    }
+
+    /// A read lock held by this object becomes the write lock, if no other
+    /// reader holds it now (it never waits: a writer waiting in line would
+    /// wait for this very read lock). True when done (`token()` then
+    /// returns its fencing token), false when other readers hold it (the
+    /// read lock stays held). The lease starts anew. True at once for a
+    /// write lock.
+    pub fn promote(&mut self) -> PhpResult<bool> {
+        self.change_to(UNLIMITED, "write lock", "promote")
+    }
+
+    /// A write lock held by this object becomes a read lock, letting in the
+    /// readers waiting at the head of the line; the lease starts anew. True
+    /// when done, at once for a read lock.
+    pub fn demote(&mut self) -> PhpResult<bool> {
+        self.change_to(1, "read lock", "demote")
     }
 
     /// Whether this Lock holds the lock and Redis still has its token.
