@@ -24,9 +24,11 @@ namespace RedisLock {
          * background thread keeps the lease alive while held), `maxHold`
          * (seconds a renewed lock may be held at most, default 300),
          * `replicas` (int: an acquire counts only once this many replicas
-         * acknowledged it, via WAIT; default 0) and `replicaTimeout` (seconds to
+         * acknowledged it, via WAIT; default 0), `replicaTimeout` (seconds to
          * wait for them, default 1; when they fall short, acquire() releases the
-         * lock and throws `RedisLock\NotAcquiredException`).
+         * lock and throws `RedisLock\NotAcquiredException`) and
+         * `releaseAtRequestEnd` (bool, default true; false: the lock outlives
+         * this object and the request until its lease runs out or a release).
          *
          * @param string $name
          * @param array|null $options

@@ -377,4 +377,27 @@ final class LockApiTest extends RedisLockTestCase
         $this->assertFalse((bool) $this->redis->exists('lock:{end-a}'), $out);
         $this->assertFalse((bool) $this->redis->exists('lock:{end-b}'), $out);
     }
+
+    public function testALockOptedOutOutlivesItsObjectAndRequest(): void
+    {
+        $out = self::php('
+            $c = new RedisLock\Client();
+            $kept = $c->lock("kept", ["ttl" => 60, "releaseAtRequestEnd" => false, "autoRenew" => true]);
+            $kept->acquire();
+            $gone = $c->lock("gone", ["ttl" => 60]);
+            $gone->acquire();
+            $dropped = $c->writeLock("kept-rw", ["ttl" => 60, "releaseAtRequestEnd" => false]);
+            $dropped->acquire();
+            unset($dropped);
+            echo "held";');
+        $this->assertSame('held', $out);
+        $this->assertFalse((bool) $this->redis->exists('lock:{gone}'));
+        $this->assertTrue((bool) $this->redis->exists('lock:{kept}'), 'released at request end');
+        $this->assertGreaterThan(50000, $this->redis->pTtl('lock:{kept}'), 'the lease it had');
+        $this->assertSame(1, $this->redis->zCard('rwlock:{kept-rw}'), 'released with its object');
+        $this->assertAllRefused([
+            fn () => $this->client()->lock('x', ['releaseAtRequestEnd' => 'maybe']),
+            fn () => $this->client()->lock('x', ['releaseAtRequestEnd' => []]),
+        ]);
+    }
 }

@@ -26,6 +26,8 @@ pub struct Held {
     pub count: u32,
     /// The lease renewal keeping it alive, if any.
     pub renewal: Option<u64>,
+    /// Never released at request end or when its object goes away.
+    pub outlives_request: bool,
 }
 
 impl Held {
@@ -39,6 +41,7 @@ impl Held {
             fence: 0,
             count: 1,
             renewal: None,
+            outlives_request: false,
         }
     }
 }
@@ -133,7 +136,7 @@ pub fn end(locks: Vec<Held>, release: bool) -> usize {
         if let Some(id) = h.renewal {
             super::renew::stop(id);
         }
-        if !release || unreachable.contains(&h.config.server) {
+        if !release || h.outlives_request || unreachable.contains(&h.config.server) {
             continue;
         }
         match super::release(&h.config, &h.keys, h.token.as_bytes()) {

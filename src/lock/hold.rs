@@ -27,6 +27,9 @@ pub struct Options {
     /// (0: do not wait for replicas).
     pub replicas: u64,
     pub replica_timeout: Duration,
+    /// False: the lock outlives its object and the request, until its lease
+    /// runs out or a release (framework locks passed between requests).
+    pub release_at_end: bool,
 }
 
 /// Why an operation on a hold did not do what was asked.
@@ -171,6 +174,7 @@ impl Hold {
         }
         let mut h = Held::new(self.config.clone(), self.keys.clone(), token);
         h.fence = fence;
+        h.outlives_request = !self.options.release_at_end;
         if self.options.auto_renew {
             let renewal = renew::start(Lease {
                 config: self.config.clone(),

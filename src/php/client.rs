@@ -34,12 +34,14 @@ pub struct Client {
 
 const DEFAULT_TTL: f64 = 30.0;
 const DEFAULT_MAX_HOLD: f64 = 300.0;
-const LOCK_OPTIONS: &str = "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout";
+const LOCK_OPTIONS: &str =
+    "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd";
 const DEFAULT_REPLICA_TIMEOUT: f64 = 1.0;
 const DEFAULT_LEASE: f64 = 30.0;
 const DEFAULT_MAX_ATTEMPTS: u64 = 5;
 const QUEUE_OPTIONS: &str = "lease, maxAttempts, maxLength";
-const SEMAPHORE_OPTIONS: &str = "ttl, autoRenew, maxHold, replicas, replicaTimeout";
+const SEMAPHORE_OPTIONS: &str =
+    "ttl, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd";
 const STOCK_OPTIONS: &str = "perBuyer, orders";
 
 fn flag(value: &Value, param: &str) -> PhpResult<bool> {
@@ -112,7 +114,7 @@ fn queue_options(options: &Value) -> PhpResult<queue::Options> {
 fn lock_options(options: &Value, method: &str, reentrant_ok: bool) -> PhpResult<lock::Options> {
     let mut ttl = Duration::from_secs_f64(DEFAULT_TTL);
     let mut max_hold = Duration::from_secs_f64(DEFAULT_MAX_HOLD);
-    let (mut reentrant, mut auto_renew) = (false, false);
+    let (mut reentrant, mut auto_renew, mut release_at_end) = (false, false, true);
     let mut replicas = 0;
     let mut replica_timeout = Duration::from_secs_f64(DEFAULT_REPLICA_TIMEOUT);
     for (name, value) in entries(options, method)? {
@@ -124,6 +126,7 @@ fn lock_options(options: &Value, method: &str, reentrant_ok: bool) -> PhpResult<
             "autoRenew" => auto_renew = flag(value, &param)?,
             "replicas" => replicas = natural(value, &param)?,
             "replicaTimeout" => replica_timeout = positive_seconds(value, &param)?,
+            "releaseAtRequestEnd" => release_at_end = flag(value, &param)?,
             _ if reentrant_ok => return Err(unknown(method, name, LOCK_OPTIONS)),
             _ => return Err(unknown(method, name, SEMAPHORE_OPTIONS)),
         }
@@ -136,6 +139,7 @@ fn lock_options(options: &Value, method: &str, reentrant_ok: bool) -> PhpResult<
         max_hold,
         replicas,
         replica_timeout,
+        release_at_end,
     })
 }
 
@@ -178,9 +182,11 @@ impl Client {
     /// background thread keeps the lease alive while held), `maxHold`
     /// (seconds a renewed lock may be held at most, default 300),
     /// `replicas` (int: an acquire counts only once this many replicas
-    /// acknowledged it, via WAIT; default 0) and `replicaTimeout` (seconds to
+    /// acknowledged it, via WAIT; default 0), `replicaTimeout` (seconds to
     /// wait for them, default 1; when they fall short, acquire() releases the
-    /// lock and throws `RedisLock\NotAcquiredException`).
+    /// lock and throws `RedisLock\NotAcquiredException`) and
+    /// `releaseAtRequestEnd` (bool, default true; false: the lock outlives
+    /// this object and the request until its lease runs out or a release).
     pub fn lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
         let name = non_empty(&name, "RedisLock\\Client::lock(): Argument #1 ($name)")?;
         let options = lock_options(
