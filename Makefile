@@ -50,6 +50,7 @@ test-rust: deps
 	$(ENGINE_CARGO) test --no-default-features --lib --tests
 
 test-php: build
+	tools/frameworks.sh
 	REDISLOCK_SO=$(CURDIR)/$(SO) $(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml
 
 stubs: deps $(DEBUG_SO)

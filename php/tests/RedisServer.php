@@ -7,10 +7,13 @@ final class RedisServer
 
     private $process;
     private string $dir;
+    /** The process that started it: a forked child (pcntl_fork in a test) must not stop it. */
+    private int $owner;
 
     /** @param array $args further redis-server arguments, or a function of the directory returning them */
     private function __construct(public readonly int $port, private array|Closure $args = [])
     {
+        $this->owner = getmypid();
         $this->dir = sys_get_temp_dir() . '/redislock-php-' . getmypid() . '-' . $port;
         @mkdir($this->dir);
         if ($args instanceof Closure) {
@@ -101,6 +104,9 @@ final class RedisServer
 
     public function __destruct()
     {
+        if (getmypid() !== $this->owner) {
+            return;
+        }
         $this->stop();
         @array_map('unlink', glob($this->dir . '/*') ?: []);
         @rmdir($this->dir);

@@ -2,6 +2,8 @@
 
 abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
 {
+    use Processes;
+
     protected Redis $redis;
 
     protected function setUp(): void
@@ -38,6 +40,37 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         return $out;
     }
 
+    /**
+     * Each case must throw a TypeError or ValueError of PHP's own wording
+     * (never one of the extension's "redislock: ..." errors).
+     */
+    protected function assertAllRefused(array $cases): void
+    {
+        foreach ($cases as $i => $case) {
+            try {
+                $case();
+                $this->fail("case $i was accepted");
+            } catch (TypeError | ValueError $e) {
+                $this->assertStringNotContainsString('redislock: ', $e->getMessage(), "case $i");
+            }
+        }
+    }
+
+    /** Waits until the waiter line at key $line has $n waiters. */
+    protected function lineReaches(string $line, int $n): void
+    {
+        $deadline = microtime(true) + 20;
+        while ($this->redis->lLen($line) !== $n) {
+            $this->assertLessThan($deadline, microtime(true), "line $line never reached $n");
+            usleep(5000);
+        }
+    }
+
+}
+
+/** PHP processes with the extension loaded, for tests of any base class. */
+trait Processes
+{
     /** The command line of a new PHP process with the extension loaded. */
     protected static function command(string $code, array $ini = []): array
     {
@@ -71,22 +104,6 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         return $outs;
     }
 
-    /**
-     * Each case must throw a TypeError or ValueError of PHP's own wording
-     * (never one of the extension's "redislock: ..." errors).
-     */
-    protected function assertAllRefused(array $cases): void
-    {
-        foreach ($cases as $i => $case) {
-            try {
-                $case();
-                $this->fail("case $i was accepted");
-            } catch (TypeError | ValueError $e) {
-                $this->assertStringNotContainsString('redislock: ', $e->getMessage(), "case $i");
-            }
-        }
-    }
-
     /** Starts $code in a PHP process; returns [process, pipes, pid]. */
     protected static function start(string $code): array
     {
@@ -100,16 +117,6 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         $out = stream_get_contents($proc[1][1]) . stream_get_contents($proc[1][2]);
         proc_close($proc[0]);
         return $out;
-    }
-
-    /** Waits until the waiter line at key $line has $n waiters. */
-    protected function lineReaches(string $line, int $n): void
-    {
-        $deadline = microtime(true) + 20;
-        while ($this->redis->lLen($line) !== $n) {
-            $this->assertLessThan($deadline, microtime(true), "line $line never reached $n");
-            usleep(5000);
-        }
     }
 
     /** Runs one PHP script in a new process; returns its output. */

@@ -12,5 +12,27 @@ require __DIR__ . '/TestCase.php';
 require __DIR__ . '/FpmPool.php';
 require __DIR__ . '/Topologies.php';
 
+// The framework adapters (php/src), the frameworks as Debian installs them,
+// and the frameworks' own store tests (tools/frameworks.sh fetches those).
+$frameworkTests = dirname(__DIR__, 2) . '/target/frameworks/symfony/src/Symfony/Component';
+foreach (['Lock', 'Semaphore'] as $component) {
+    require_once "/usr/share/php/Symfony/Component/$component/autoload.php";
+}
+spl_autoload_register(function (string $class) use ($frameworkTests): void {
+    $roots = [
+        'RedisLock\\Symfony\\' => dirname(__DIR__) . '/src/Symfony/',
+        'Symfony\\Component\\Lock\\Tests\\' => "$frameworkTests/Lock/Tests/",
+        'Symfony\\Component\\Semaphore\\Tests\\' => "$frameworkTests/Semaphore/Tests/",
+    ];
+    foreach ($roots as $prefix => $dir) {
+        if (str_starts_with($class, $prefix)) {
+            $file = $dir . str_replace('\\', '/', substr($class, strlen($prefix))) . '.php';
+            if (is_file($file)) {
+                require $file;
+            }
+        }
+    }
+});
+
 RedisServer::$main = RedisServer::start();
 ini_set('redislock.default_dsn', RedisServer::$main->dsn());

@@ -1,0 +1,38 @@
+<?php
+
+use RedisLock\Client;
+use RedisLock\Symfony\SemaphoreStore;
+use Symfony\Component\Semaphore\Key;
+use Symfony\Component\Semaphore\PersistingStoreInterface;
+use Symfony\Component\Semaphore\Semaphore;
+use Symfony\Component\Semaphore\Tests\Store\AbstractStoreTestCase;
+
+/**
+ * Symfony's own semaphore store contract (its AbstractStoreTestCase, from
+ * Debian's symfony source package, unmodified) run on SemaphoreStore.
+ */
+final class SymfonySemaphoreStoreTest extends AbstractStoreTestCase
+{
+    public function getStore(): PersistingStoreInterface
+    {
+        return new SemaphoreStore(new Client());
+    }
+
+    public function testSymfonysSemaphoreCountsWeights(): void
+    {
+        $store = $this->getStore();
+        $heavy = new Semaphore(new Key('pool', 3, 2), $store, 30);
+        $light = new Semaphore(new Key('pool', 3, 1), $store, 30);
+        $other = new Semaphore(new Key('pool', 3, 1), $store, 30);
+        $this->assertTrue($heavy->acquire());
+        $this->assertTrue($light->acquire());
+        $this->assertFalse($other->acquire(), '2 + 1 of 3 permits taken');
+        $this->assertTrue($heavy->isAcquired());
+        $heavy->release();
+        $this->assertTrue($other->acquire());
+        $this->assertEqualsWithDelta(30, $other->getRemainingLifetime(), 1);
+        $light->release();
+        $other->release();
+        $this->assertSame(0, RedisServer::$main->client()->exists('semaphore:{pool}'), 'nothing left held');
+    }
+}
