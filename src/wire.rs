@@ -76,14 +76,6 @@ enum Stream {
 }
 
 impl Stream {
-    fn set_timeouts(&self, read: Option<Duration>, write: Option<Duration>) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.set_read_timeout(read).and(s.set_write_timeout(write)),
-            Stream::Unix(s) => s.set_read_timeout(read).and(s.set_write_timeout(write)),
-            Stream::Tls(s) => s.sock.set_read_timeout(read).and(s.sock.set_write_timeout(write)),
-        }
-    }
-
     fn set_read_timeout(&self, read: Option<Duration>) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(read),
@@ -239,17 +231,19 @@ impl Wire {
                 )));
             }
         };
-        let left = timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(1));
-        stream.set_timeouts(Some(left), Some(left))?;
         let mut wire = Wire {
             stream,
             parser: Parser::new(),
             db: info.redis_settings().db(),
             open: true,
-            read_timeout: Cell::new(Some(left)),
-            write_timeout: Cell::new(Some(left)),
+            read_timeout: Cell::new(None),
+            write_timeout: Cell::new(None),
             max_reply: limits.max_reply.max(1),
         };
+        // The handshake too stays within the connect timeout.
+        let left = timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(1));
+        wire.set_read_timeout(Some(left))?;
+        wire.set_write_timeout(Some(left))?;
         let redis = info.redis_settings();
         if let Some(password) = redis.password() {
             let mut auth = redis::cmd("AUTH");

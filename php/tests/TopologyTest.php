@@ -24,6 +24,16 @@ final class TopologyTest extends RedisLockTestCase
         self::$cluster = null;
     }
 
+    /** Runs $code on $cluster; it prints a JSON list of $count checks, each true. */
+    private function assertAllChecksHold(ClusterNodes $cluster, string $code, int $count): void
+    {
+        $out = self::php($code, ['redislock.default_dsn' => $cluster->dsn()]);
+        $results = json_decode($out, true);
+        $this->assertIsArray($results, $out);
+        $this->assertNotContains(false, $results, $out);
+        $this->assertCount($count, $results);
+    }
+
     public function testTheSeedClassesAndTheObjectApiOnACluster(): void
     {
         $cluster = self::cluster();
@@ -63,11 +73,7 @@ final class TopologyTest extends RedisLockTestCase
             $out[] = count($got) === 1 && $got[0]->queue() === 'w3';
             echo json_encode($out);
             PHP;
-        $out = self::php($code, ['redislock.default_dsn' => $cluster->dsn()]);
-        $results = json_decode($out, true);
-        $this->assertIsArray($results, $out);
-        $this->assertNotContains(false, $results, $out);
-        $this->assertCount(20, $results);
+        $this->assertAllChecksHold($cluster, $code, 20);
 
         $r = $cluster->client();
         $this->assertSame(['y'], array_keys($r->zRange('Queue:q1', 0, -1, true)));
@@ -110,11 +116,7 @@ final class TopologyTest extends RedisLockTestCase
             }
             echo json_encode($out);
             PHP;
-        $out = self::php($code, ['redislock.default_dsn' => $cluster->dsn()]);
-        $results = json_decode($out, true);
-        $this->assertIsArray($results, $out);
-        $this->assertNotContains(false, $results, $out);
-        $this->assertCount(11, $results);
+        $this->assertAllChecksHold($cluster, $code, 11);
     }
 
     public function testNoLostUpdatesOnAClusterUnderContention(): void

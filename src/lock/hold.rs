@@ -199,11 +199,11 @@ impl Hold {
 
     /// Makes this object's hold of a read-write lock a hold of `take`
     /// permits (the read lock's one, or the write lock's all) with a new
-    /// lease, without waiting: true when done, false when a promotion finds
-    /// other readers (the read lock stays held).
+    /// lease, without waiting: true when done (at once when it holds that
+    /// many already), false when a promotion finds other readers (the read
+    /// lock stays held).
     pub fn change_permits(&mut self, take: u64) -> Result<bool, Refused> {
-        let read_write = matches!(&self.keys.permits, Some(p) if p.of == super::permits::UNLIMITED);
-        if !read_write || self.options.reentrant {
+        if !self.keys.read_write() || self.options.reentrant {
             return Err(Refused::NotReadWrite);
         }
         let mut h = self.held()?;
@@ -212,6 +212,9 @@ impl Hold {
         }
         let mut keys = self.keys.clone();
         keys.permits = keys.permits.map(|p| super::permits::Permits { take, ..p });
+        if keys == self.keys {
+            return Ok(true);
+        }
         let lease = self.options.lease;
         match super::permits::change(&self.config, &keys, &h.token, lease, take)? {
             super::permits::Changed::Done(fence) => {

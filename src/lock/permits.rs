@@ -71,6 +71,21 @@ impl Keys {
         });
         keys
     }
+
+    /// Whether these are the keys of a read or write lock.
+    pub fn read_write(&self) -> bool {
+        self.permits.as_ref().is_some_and(|p| p.of == UNLIMITED)
+    }
+
+    /// What a hold of these keys is, as messages name it.
+    pub fn what(&self) -> &'static str {
+        match &self.permits {
+            None => "lock",
+            Some(p) if p.of != UNLIMITED => "semaphore",
+            Some(p) if p.take == p.of => "write lock",
+            Some(_) => "read lock",
+        }
+    }
 }
 
 fn counts(keys: &Keys) -> &[u8] {

@@ -160,8 +160,7 @@ impl Client {
             Keys::permits(&key, take, UNLIMITED),
             options,
         );
-        let what = if take == 1 { "read lock" } else { "write lock" };
-        Ok(Lock::of(hold, name, what))
+        Ok(Lock::of(hold, name))
     }
 }
 

@@ -30,19 +30,17 @@ const RECHECK: Duration = Duration::from_millis(250);
 pub struct Lock {
     name: Vec<u8>,
     hold: Hold,
-    /// What it is, for messages: "lock", "read lock", "semaphore"...
-    what: &'static str,
 }
 
 impl Lock {
     pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
         let key = config.key(&lock::named_key(&name));
-        Self::of(Hold::new(config, &key, options), name, "lock")
+        Self::of(Hold::new(config, &key, options), name)
     }
 
     /// A lock over another hold (permits: a read or write lock, a semaphore).
-    pub fn of(hold: Hold, name: Vec<u8>, what: &'static str) -> Self {
-        Self { name, hold, what }
+    pub fn of(hold: Hold, name: Vec<u8>) -> Self {
+        Self { name, hold }
     }
 
     pub fn hold(&self) -> &Hold {
@@ -62,7 +60,8 @@ impl Lock {
 
     /// What it is and its name, for messages: `lock 'orders'`.
     pub fn display_name(&self) -> String {
-        format!("{} {}", self.what, super::value::quoted(&self.name))
+        let what = self.hold.keys().what();
+        format!("{what} {}", super::value::quoted(&self.name))
     }
 
     /// The PHP exception for a refusal, for `action` (acquire, release...).
@@ -103,18 +102,10 @@ impl Lock {
         }
     }
 
-    fn change_to(&mut self, take: u64, what: &'static str, action: &str) -> PhpResult<bool> {
-        if self.hold.keys().permits.as_ref().is_some_and(|p| p.take == take) && self.hold.is_mine() {
-            return Ok(true);
-        }
-        let done = self
-            .hold
+    fn change_to(&mut self, take: u64, action: &str) -> PhpResult<bool> {
+        self.hold
             .change_permits(take)
-            .map_err(|r| self.refused(r, action))?;
-        if done {
-            self.what = what;
-        }
-        Ok(done)
+            .map_err(|r| self.refused(r, action))
     }
 
     pub fn take(&mut self, wait: Duration) -> PhpResult<bool> {
@@ -198,14 +189,14 @@ impl Lock {
     /// read lock stays held). The lease starts anew. True at once for a
     /// write lock.
     pub fn promote(&mut self) -> PhpResult<bool> {
-        self.change_to(UNLIMITED, "write lock", "promote")
+        self.change_to(UNLIMITED, "promote")
     }
 
     /// A write lock held by this object becomes a read lock, letting in the
     /// readers waiting at the head of the line; the lease starts anew. True
     /// when done, at once for a read lock.
     pub fn demote(&mut self) -> PhpResult<bool> {
-        self.change_to(1, "read lock", "demote")
+        self.change_to(1, "demote")
     }
 
     /// Whether this Lock holds the lock and Redis still has its token.

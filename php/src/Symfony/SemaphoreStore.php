@@ -42,9 +42,8 @@ final class SemaphoreStore implements PersistingStoreInterface
                 throw new SemaphoreAcquiringException($key, 'the limit is reached');
             }
             $key->setState(__CLASS__, $semaphore);
-        } catch (NotHeldException | LockLostException $e) {
-            throw new SemaphoreAcquiringException($key, $e->getMessage());
         } catch (RedisLockException $e) {
+            // Lost while held, or Redis failed.
             throw new SemaphoreAcquiringException($key, $e->getMessage());
         }
     }
