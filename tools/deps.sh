@@ -5,9 +5,10 @@
 set -euo pipefail
 
 packages=(php8.2-dev php8.2-cli libclang-dev redis-server redis-tools phpunit
-          php8.2-fpm php8.2-redis libfcgi-bin openssl php-symfony-lock php-symfony-semaphore)
+          php8.2-fpm php8.2-redis libfcgi-bin openssl php-symfony-lock php-symfony-semaphore
+          php-symfony-messenger php-laravel-framework php-nrk-predis)
 if [ "${1:-}" = bench ]; then
-  packages+=(php-nrk-predis nginx-light wrk)
+  packages+=(nginx-light wrk)
 fi
 missing=()
 for p in "${packages[@]}"; do

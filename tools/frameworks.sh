@@ -38,3 +38,4 @@ fetch() {
 }
 
 fetch symfony src/Symfony/Component/Lock/Tests src/Symfony/Component/Semaphore/Tests
+fetch php-laravel-framework tests/Integration/Cache/RedisCacheLockTest.php

@@ -74,6 +74,8 @@ final class BadInputTest extends RedisLockTestCase
             'Client::__construct' => fn ($v) => new RedisLock\Client($v),
             'Client::lock $name' => fn ($v) => $client()->lock($v),
             'Client::lock $options' => fn ($v) => $client()->lock('n', $v),
+            'Client::lock option ttl' => fn ($v) => $client()->lock('n', ['ttl' => $v])->acquire(),
+            'Client::lock option owner' => fn ($v) => $client()->lock('n', ['owner' => $v])->acquire(),
             'Lock::acquire $wait' => fn ($v) => $client()->lock('n')->acquire($v),
             'Lock::extend $ttl' => [$held, fn ($l, $v) => $l->extend($v)],
             'Lock::synchronized $fn' => fn ($v) => $client()->lock('n')->synchronized($v),
@@ -149,6 +151,15 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('object', $outcomes['Client::lock $name(nul bytes)']);
         $this->assertSame('TypeError', $outcomes['Client::lock $options(closure)']);
         $this->assertSame('ValueError', $outcomes['Client::lock $options(array)'], 'unknown options 0 and 1');
+        $this->assertSame('boolean', $outcomes['Client::lock option ttl(inf)'], 'INF: no expiry');
+        $this->assertSame('ValueError', $outcomes['Client::lock option ttl(-inf)']);
+        $this->assertSame('ValueError', $outcomes['Client::lock option ttl(nan)']);
+        $this->assertSame('boolean', $outcomes['Client::lock option owner(null)'], 'null: no owner');
+        $this->assertSame('ValueError', $outcomes['Client::lock option owner(empty)']);
+        $this->assertSame('ValueError', $outcomes['Client::lock option owner(huge)']);
+        $this->assertSame('TypeError', $outcomes['Client::lock option owner(array)']);
+        $this->assertSame('boolean', $outcomes['Client::lock option owner(nul bytes)']);
+        $this->assertSame('boolean', $outcomes['Client::lock option owner(invalid utf-8)']);
         $this->assertSame('ValueError', $outcomes['Lock::acquire $wait(minus one)']);
         $this->assertSame('ValueError', $outcomes['Lock::acquire $wait(nan)']);
         $this->assertSame('boolean', $outcomes['Lock::acquire $wait(inf)'], 'INF: no limit');

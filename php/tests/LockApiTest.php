@@ -400,4 +400,104 @@ final class LockApiTest extends RedisLockTestCase
             fn () => $this->client()->lock('x', ['releaseAtRequestEnd' => []]),
         ]);
     }
+
+    public function testAnOwnerSpeaksForTheLockFromAnyObjectOrProcess(): void
+    {
+        $a = $this->client()->lock('owned', ['owner' => 'job:7', 'ttl' => 60]);
+        $this->assertSame('job:7', $a->owner());
+        $this->assertTrue($a->acquire());
+        $this->assertNotNull($a->token());
+        $this->assertSame('%6a6f623a37', $this->redis->get('lock:{owned}'), 'an owner with ":" is stored escaped');
+        $b = $this->client()->lock('owned', ['owner' => 'job:7']);
+        $this->assertTrue($b->isHeld(), 'same owner, another object');
+        $this->assertNull($b->token(), 'it did not take it: no fencing token');
+        $this->assertTrue($b->extend(90));
+        $this->assertEqualsWithDelta(90.0, $a->remaining(), 1.0);
+        $this->assertFalse($this->client()->lock('owned', ['owner' => 'job:8'])->isHeld());
+        $this->assertSame('1', self::php('echo (int) (new RedisLock\Client())->lock("owned", ["owner" => "job:7"])->release();'));
+        $this->assertFalse($a->isHeld());
+        foreach ([fn () => $b->release(), fn () => $b->extend()] as $call) {
+            try {
+                $call();
+                $this->fail('a released owner still held');
+            } catch (NotHeldException) {
+            }
+        }
+        $this->expectException(LockLostException::class);
+        $a->release();
+    }
+
+    public function testWithoutOwnerTheOwnerIsTheTokenOfTheHold(): void
+    {
+        $lock = $this->client()->lock('tok');
+        $this->assertNull($lock->owner());
+        $this->assertTrue($lock->acquire());
+        $this->assertSame($this->redis->get('lock:{tok}'), $lock->owner());
+        $restored = $this->client()->lock('tok', ['owner' => $lock->owner()]);
+        $this->assertTrue($restored->release());
+        $this->assertFalse($this->redis->get('lock:{tok}'));
+    }
+
+    public function testALockWithoutExpiryIsHandedOverAndExtendedWithoutOne(): void
+    {
+        $forever = ['ttl' => INF];
+        $a = $this->client()->lock('forever', $forever);
+        $this->assertTrue($a->acquire());
+        $this->assertSame(-1, $this->redis->pTtl('lock:{forever}'));
+        $this->assertSame(INF, $a->remaining());
+        $this->assertTrue($a->extend(5));
+        $this->assertGreaterThan(0, $this->redis->pTtl('lock:{forever}'));
+        $this->assertTrue($a->extend());
+        $this->assertSame(-1, $this->redis->pTtl('lock:{forever}'), 'extend() without ttl: no expiry again');
+        $waiter = self::start('
+            $l = (new RedisLock\Client())->lock("forever", ["ttl" => INF, "releaseAtRequestEnd" => false]);
+            echo $l->acquire(20) ? "acquired" : "refused";');
+        $this->lineReaches('lock:{forever}:line', 1);
+        $this->assertTrue($a->release());
+        $this->assertSame('acquired', self::finish($waiter));
+        $this->assertSame(-1, $this->redis->pTtl('lock:{forever}'), 'handed over without expiry');
+        $this->assertAllRefused([
+            fn () => $this->client()->lock('x', ['ttl' => INF, 'autoRenew' => true]),
+            fn () => $this->client()->lock('x', ['ttl' => -INF]),
+            fn () => $this->client()->lockMany(['x'], ['ttl' => INF]),
+            fn () => $this->client()->writeLock('x', ['ttl' => INF]),
+            fn () => $this->client()->semaphore('x', 2, ['ttl' => INF]),
+        ]);
+    }
+
+    public function testForceReleaseHandsTheLockToTheNextInLine(): void
+    {
+        $holder = $this->client()->lock('forced', ['ttl' => 60, 'autoRenew' => true]);
+        $this->assertTrue($holder->acquire());
+        $waiter = self::start('
+            $l = (new RedisLock\Client())->lock("forced");
+            echo $l->acquire(20) ? "acquired" : "refused";');
+        $this->lineReaches('lock:{forced}:line', 1);
+        $this->assertTrue($this->client()->lock('forced')->forceRelease());
+        $this->assertSame('acquired', self::finish($waiter));
+        $this->assertFalse($holder->isHeld());
+        $this->assertFalse($this->client()->lock('forced')->forceRelease(), 'nothing held any more');
+        $this->assertTrue($holder->acquire());
+        $this->assertTrue($holder->forceRelease(), 'its own hold');
+        try {
+            $holder->release();
+            $this->fail('released a lock released by force');
+        } catch (NotHeldException) {
+        }
+        $this->expectException(RedisLockException::class);
+        $this->client()->readLock('forced')->forceRelease();
+    }
+
+    public function testOwnerOptionsAreChecked(): void
+    {
+        $this->assertAllRefused([
+            fn () => $this->client()->lock('x', ['owner' => '']),
+            fn () => $this->client()->lock('x', ['owner' => str_repeat('o', 1025)]),
+            fn () => $this->client()->lock('x', ['owner' => []]),
+            fn () => $this->client()->lock('x', ['owner' => 'a', 'reentrant' => true]),
+            fn () => $this->client()->readLock('x', ['owner' => 'a']),
+            fn () => $this->client()->semaphore('x', 2, ['owner' => 'a']),
+        ]);
+        $this->assertTrue($this->client()->lock('x', ['owner' => str_repeat('o', 1024)])->acquire());
+    }
 }

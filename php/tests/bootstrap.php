@@ -15,12 +15,16 @@ require __DIR__ . '/Topologies.php';
 // The framework adapters (php/src), the frameworks as Debian installs them,
 // and the frameworks' own store tests (tools/frameworks.sh fetches those).
 $frameworkTests = dirname(__DIR__, 2) . '/target/frameworks/symfony/src/Symfony/Component';
-foreach (['Lock', 'Semaphore'] as $component) {
+foreach (['Lock', 'Semaphore', 'Messenger'] as $component) {
     require_once "/usr/share/php/Symfony/Component/$component/autoload.php";
 }
+require_once '/usr/share/php/Illuminate/autoload.php';
 spl_autoload_register(function (string $class) use ($frameworkTests): void {
     $roots = [
         'RedisLock\\Symfony\\' => dirname(__DIR__) . '/src/Symfony/',
+        'RedisLock\\Laravel\\' => dirname(__DIR__) . '/src/Laravel/',
+        'Orchestra\\Testbench\\' => __DIR__ . '/frameworks/testbench/',
+        'Illuminate\\Tests\\' => dirname(__DIR__, 2) . '/target/frameworks/php-laravel-framework/tests/',
         'Symfony\\Component\\Lock\\Tests\\' => "$frameworkTests/Lock/Tests/",
         'Symfony\\Component\\Semaphore\\Tests\\' => "$frameworkTests/Semaphore/Tests/",
     ];

@@ -30,6 +30,10 @@ pub struct Options {
     /// False: the lock outlives its object and the request, until its lease
     /// runs out or a release (framework locks passed between requests).
     pub release_at_end: bool,
+    /// The owner the caller names (plain locks only): the lock then belongs
+    /// to whoever names that owner, in any object or process, and not to
+    /// the object that took it (Laravel's owners, restored between jobs).
+    pub owner: Option<Vec<u8>>,
 }
 
 /// Why an operation on a hold did not do what was asked.
@@ -50,6 +54,8 @@ pub enum Refused {
     /// Promotion and demotion are for holds of a read-write lock that are
     /// not reentrant.
     NotReadWrite,
+    /// A forced release is for plain locks (not permits).
+    NotPlain,
 }
 
 impl From<Error> for Refused {
@@ -71,6 +77,8 @@ pub struct Hold {
     entry: Vec<u8>,
     /// How many of the holds were taken through this object.
     mine: u32,
+    /// The owner token of a caller-named owner ([`Options::owner`]).
+    named: Option<String>,
 }
 
 /// Why the renewal of a held lock gave up on it, if it did.
@@ -99,6 +107,7 @@ impl Hold {
         } else {
             (held::new_owner(), keys.lock.clone())
         };
+        let named = options.owner.as_deref().map(super::owner_token);
         Hold {
             keys,
             config,
@@ -106,6 +115,7 @@ impl Hold {
             owner,
             entry,
             mine: 0,
+            named,
         }
     }
 
@@ -124,6 +134,12 @@ impl Hold {
         if self.mine == 0 { None } else { self.record() }
     }
 
+    /// The token of a caller-named owner, when this object did not take the
+    /// lock itself: it then speaks for that owner, wherever it took the lock.
+    fn by_name(&self) -> Option<&str> {
+        self.named.as_deref().filter(|_| self.mine == 0)
+    }
+
     /// The record of a lock this object must hold.
     fn held(&mut self) -> Result<Held, Refused> {
         self.mine().ok_or_else(|| {
@@ -137,10 +153,16 @@ impl Hold {
     /// acquired in time. A reentrant lock already held by the process is
     /// taken again once Redis confirms it still holds it.
     pub fn acquire(&mut self, wait: Wait) -> Result<bool, Refused> {
-        if let Some(h) = self.record() {
-            if !self.options.reentrant {
+        if let Some(h) = self.record().filter(|_| !self.options.reentrant) {
+            // Held by this object: refused, unless it was lost meanwhile
+            // (lease ran out, forced release); then it is taken anew.
+            let gone = || super::hold_remaining(&h.config, &h.keys, &h.token).map(|l| l.is_none());
+            if lost_reason(&h).is_none() && !gone()? {
                 return Err(Refused::AlreadyHeld);
             }
+            self.forget(&h);
+        }
+        if let Some(h) = self.record() {
             if let Some(reason) = lost_reason(&h) {
                 return Err(Refused::Lost(reason));
             }
@@ -151,7 +173,7 @@ impl Hold {
             self.mine += 1;
             return Ok(true);
         }
-        let token = super::new_token();
+        let token = self.named.clone().unwrap_or_else(super::new_token);
         let lease = self.options.lease;
         let Some(fence) = super::acquire(&self.config, &self.keys, &token, lease, wait)? else {
             return Ok(false);
@@ -237,6 +259,12 @@ impl Hold {
     /// Gives back one hold; the last one releases the lock (handing it to
     /// the next waiter). Lost if Redis no longer had this hold's token.
     pub fn release(&mut self) -> Result<(), Refused> {
+        if let Some(token) = self.by_name() {
+            return match super::release(&self.config, &self.keys, token.as_bytes())? {
+                true => Ok(()),
+                false => Err(Refused::NotHeld),
+            };
+        }
         let h = self.held()?;
         self.mine -= 1;
         if h.count > 1 {
@@ -258,11 +286,17 @@ impl Hold {
 
     /// Sets the lease to `lease` (default: the lock's) from now.
     pub fn extend(&mut self, lease: Option<Duration>) -> Result<(), Refused> {
+        let lease = lease.unwrap_or(self.options.lease);
+        if let Some(token) = self.by_name() {
+            return match super::extend_hold(&self.config, &self.keys, token, lease)? {
+                true => Ok(()),
+                false => Err(Refused::NotHeld),
+            };
+        }
         let h = self.held()?;
         if let Some(reason) = lost_reason(&h) {
             return Err(Refused::Lost(reason));
         }
-        let lease = lease.unwrap_or(self.options.lease);
         if super::extend_hold(&h.config, &h.keys, &h.token, lease)? {
             Ok(())
         } else {
@@ -272,12 +306,39 @@ impl Hold {
 
     /// Whether this object holds the lock and Redis still has its token.
     pub fn is_held(&self) -> Result<bool, Error> {
-        match self.mine() {
-            Some(h) if lost_reason(&h).is_none() => {
-                Ok(super::hold_remaining(&h.config, &h.keys, &h.token)?.is_some())
-            }
-            _ => Ok(false),
+        Ok(self.remaining()?.is_some())
+    }
+
+    /// The lock's owner token: the caller-named one, or that of the hold
+    /// this object took (None when it holds none).
+    pub fn owner_token(&self) -> Option<String> {
+        self.named.clone().or_else(|| self.mine().map(|h| h.token))
+    }
+
+    /// The caller-named owner ([`Options::owner`]).
+    pub fn named_owner(&self) -> Option<&[u8]> {
+        self.options.owner.as_deref()
+    }
+
+    /// Releases the lock whoever holds it, handing it to the next waiter in
+    /// line; true if it was held. This object's own hold ends with it.
+    pub fn force_release(&mut self) -> Result<bool, Refused> {
+        if self.keys.permits.is_some() {
+            return Err(Refused::NotPlain);
         }
+        if let Some(h) = self.mine() {
+            self.forget(&h);
+        }
+        Ok(super::force_release(&self.config, &self.keys)?)
+    }
+
+    /// Drops this object's record of a hold that ended in Redis.
+    fn forget(&mut self, h: &Held) {
+        held::remove(self.owner, &self.entry);
+        if let Some(id) = h.renewal {
+            renew::stop(id);
+        }
+        self.mine = 0;
     }
 
     /// The fencing token of the current hold.
@@ -295,6 +356,9 @@ impl Hold {
     /// What is left of the lease (`Duration::MAX`: no expiry); None when
     /// not held (any more).
     pub fn remaining(&self) -> Result<Option<Duration>, Error> {
+        if let Some(token) = self.by_name() {
+            return super::hold_remaining(&self.config, &self.keys, token);
+        }
         match self.mine().filter(|h| lost_reason(h).is_none()) {
             Some(h) => super::hold_remaining(&h.config, &h.keys, &h.token),
             None => Ok(None),

@@ -62,6 +62,32 @@ pub fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
+/// The lease of a lock that never expires (Laravel's `seconds = 0`): it
+/// stays until a release, or a forced one.
+pub const FOREVER: Duration = Duration::MAX;
+
+/// A lock's lease as the scripts take it: ms, or 0 for [`FOREVER`].
+pub fn lease_ms(lease: Duration) -> u64 {
+    if lease == FOREVER { 0 } else { millis(lease) }
+}
+
+/// The owner token for an owner the caller names: the owner itself when it
+/// is made of URL-safe characters (as random owners are: readable in
+/// Redis), else `%` and its hex (the scripts take ':' as a separator; no
+/// plain owner starts with `%`, so the two never meet).
+pub fn owner_token(owner: &[u8]) -> String {
+    let plain = |b: &u8| b.is_ascii_alphanumeric() || b"-._~".contains(b);
+    if owner.iter().all(plain) {
+        return String::from_utf8_lossy(owner).into_owned();
+    }
+    let mut token = String::with_capacity(1 + 2 * owner.len());
+    token.push('%');
+    for b in owner {
+        token.push_str(&format!("{b:02x}"));
+    }
+    token
+}
+
 /// The keys of one lock: the lock itself, its fencing counter, its waiter
 /// line and the prefix of its waiters' keys, all in one hash slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -232,7 +258,7 @@ pub fn acquire(
         config,
         keys,
         token,
-        lease: millis(lease),
+        lease: lease_ms(lease),
         keep: keys.keep(),
         wait,
     };
@@ -289,6 +315,16 @@ pub fn confirm(
 /// Releases the lock (or a holder's permits) if it still holds `token`,
 /// handing it to the next waiter(s) in line; true if this call released it.
 pub fn release(config: &Config, keys: &Keys, token: &[u8]) -> Result<bool, Error> {
+    release_as(config, keys, Some(token))
+}
+
+/// Releases a lock whoever holds it, handing it to the next waiter in line;
+/// true if it was held.
+pub fn force_release(config: &Config, keys: &Keys) -> Result<bool, Error> {
+    release_as(config, keys, None)
+}
+
+fn release_as(config: &Config, keys: &Keys, token: Option<&[u8]>) -> Result<bool, Error> {
     let released: i64 = conn::with(config, |c| {
         let mut call = match &keys.permits {
             Some(p) => {
@@ -300,11 +336,14 @@ pub fn release(config: &Config, keys: &Keys, token: &[u8]) -> Result<bool, Error
         };
         call.key(&keys.fence)
             .key(&keys.line)
-            .arg(token)
+            .arg(token.unwrap_or_default())
             .arg(keys.keep())
             .arg(&keys.waiters)
-            .arg(millis(wait::PLACE))
-            .invoke(c)
+            .arg(millis(wait::PLACE));
+        if token.is_none() {
+            call.arg("force");
+        }
+        call.invoke(c)
     })?;
     Ok(released == 1)
 }
@@ -312,7 +351,7 @@ pub fn release(config: &Config, keys: &Keys, token: &[u8]) -> Result<bool, Error
 /// Sets a new lease if the lock still holds `token`.
 pub fn extend(config: &Config, key: &[u8], token: &str, lease: Duration) -> Result<bool, Error> {
     let done: i64 = conn::with(config, |c| {
-        EXTEND.key(key).arg(token).arg(millis(lease)).invoke(c)
+        EXTEND.key(key).arg(token).arg(lease_ms(lease)).invoke(c)
     })?;
     Ok(done == 1)
 }

@@ -35,7 +35,11 @@ pub struct Client {
 const DEFAULT_TTL: f64 = 30.0;
 const DEFAULT_MAX_HOLD: f64 = 300.0;
 const LOCK_OPTIONS: &str =
+    "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd, owner";
+const RW_LOCK_OPTIONS: &str =
     "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd";
+/// The longest owner a lock takes, in bytes.
+const MAX_OWNER: usize = 1024;
 const DEFAULT_REPLICA_TIMEOUT: f64 = 1.0;
 const DEFAULT_LEASE: f64 = 30.0;
 const DEFAULT_MAX_ATTEMPTS: u64 = 5;
@@ -109,27 +113,74 @@ fn queue_options(options: &Value) -> PhpResult<queue::Options> {
     Ok(out)
 }
 
-/// The options of a lock (`method` names the parameter); a semaphore's
-/// (`reentrant` false) are the same but `reentrant`.
-fn lock_options(options: &Value, method: &str, reentrant_ok: bool) -> PhpResult<lock::Options> {
+/// What a lock's options are for, which decides which it takes.
+#[derive(Clone, Copy, PartialEq)]
+enum For {
+    /// `lock()`: all of them; its `ttl` may be INF (no expiry).
+    Lock,
+    /// The read and write locks: not `owner`.
+    ReadWrite,
+    /// Semaphores and `lockMany()`: neither `owner` nor `reentrant`.
+    Permits,
+}
+
+/// A lock's `owner` option: null for none.
+fn owner_option(value: &Value, param: &str) -> PhpResult<Option<Vec<u8>>> {
+    if matches!(value, Value::Null) {
+        return Ok(None);
+    }
+    let owner = non_empty(value, param)?;
+    if owner.len() > MAX_OWNER {
+        return Err(value_error(format!(
+            "{param} must be at most {MAX_OWNER} bytes long, {} given",
+            owner.len()
+        )));
+    }
+    Ok(Some(owner))
+}
+
+/// The options of a lock (`method` names the parameter), as `what` takes
+/// them.
+fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Options> {
     let mut ttl = Duration::from_secs_f64(DEFAULT_TTL);
     let mut max_hold = Duration::from_secs_f64(DEFAULT_MAX_HOLD);
     let (mut reentrant, mut auto_renew, mut release_at_end) = (false, false, true);
     let mut replicas = 0;
     let mut replica_timeout = Duration::from_secs_f64(DEFAULT_REPLICA_TIMEOUT);
+    let mut owner = None;
     for (name, value) in entries(options, method)? {
         let param = format!("{method} option '{name}'");
         match name.as_str() {
+            "ttl" if what == For::Lock && value.number(&param)? == f64::INFINITY => {
+                ttl = crate::lock::FOREVER
+            }
             "ttl" => ttl = positive_seconds(value, &param)?,
             "maxHold" => max_hold = positive_seconds(value, &param)?,
-            "reentrant" if reentrant_ok => reentrant = flag(value, &param)?,
+            "reentrant" if what != For::Permits => reentrant = flag(value, &param)?,
             "autoRenew" => auto_renew = flag(value, &param)?,
             "replicas" => replicas = natural(value, &param)?,
             "replicaTimeout" => replica_timeout = positive_seconds(value, &param)?,
             "releaseAtRequestEnd" => release_at_end = flag(value, &param)?,
-            _ if reentrant_ok => return Err(unknown(method, name, LOCK_OPTIONS)),
-            _ => return Err(unknown(method, name, SEMAPHORE_OPTIONS)),
+            "owner" if what == For::Lock => owner = owner_option(value, &param)?,
+            _ => {
+                let known = match what {
+                    For::Lock => LOCK_OPTIONS,
+                    For::ReadWrite => RW_LOCK_OPTIONS,
+                    For::Permits => SEMAPHORE_OPTIONS,
+                };
+                return Err(unknown(method, name, known));
+            }
         }
+    }
+    if ttl == crate::lock::FOREVER && auto_renew {
+        return Err(value_error(format!(
+            "{method}: a lock without expiry (ttl INF) has no lease to renew (autoRenew)"
+        )));
+    }
+    if owner.is_some() && reentrant {
+        return Err(value_error(format!(
+            "{method}: a lock with an owner belongs to that owner, not to the process: it cannot be reentrant"
+        )));
     }
     Ok(lock::Options {
         // A renewed lock never holds a lease past its maximum hold time.
@@ -140,6 +191,7 @@ fn lock_options(options: &Value, method: &str, reentrant_ok: bool) -> PhpResult<
         replicas,
         replica_timeout,
         release_at_end,
+        owner,
     })
 }
 
@@ -153,7 +205,7 @@ impl Client {
     ) -> PhpResult<Lock> {
         let m = format!("RedisLock\\Client::{method}()");
         let name = non_empty(&name, &format!("{m}: Argument #1 ($name)"))?;
-        let options = lock_options(&options, &format!("{m}: Argument #2 ($options)"), true)?;
+        let options = lock_options(&options, &format!("{m}: Argument #2 ($options)"), For::ReadWrite)?;
         let key = self.config.key(&rwlock_key(&name));
         let hold = Hold::of(
             self.config.clone(),
@@ -186,12 +238,16 @@ impl Client {
     /// lock and throws `RedisLock\NotAcquiredException`) and
     /// `releaseAtRequestEnd` (bool, default true; false: the lock outlives
     /// this object and the request until its lease runs out or a release).
+    /// `ttl` INF: the lock never expires. `owner` (string): the lock belongs
+    /// to that owner token rather than to this object; any object created
+    /// with the same owner, in any process, sees it held, extends and
+    /// releases it (Laravel's owners).
     pub fn lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
         let name = non_empty(&name, "RedisLock\\Client::lock(): Argument #1 ($name)")?;
         let options = lock_options(
             &options,
             "RedisLock\\Client::lock(): Argument #2 ($options)",
-            true,
+            For::Lock,
         )?;
         Ok(Lock::new(self.config.clone(), name, options))
     }
@@ -203,7 +259,7 @@ impl Client {
     pub fn lock_many(&self, names: Arg<List>, options: Arg<NullableArray>) -> PhpResult<MultiLock> {
         const M: &str = "RedisLock\\Client::lockMany()";
         let names = names_param(&names, &format!("{M}: Argument #1 ($names)"))?;
-        let options = lock_options(&options, &format!("{M}: Argument #2 ($options)"), false)?;
+        let options = lock_options(&options, &format!("{M}: Argument #2 ($options)"), For::Permits)?;
         Ok(MultiLock::new(self.config.clone(), names, options))
     }
 
@@ -239,7 +295,7 @@ impl Client {
         const M: &str = "RedisLock\\Client::semaphore()";
         let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
         let permits = permits_param(&permits, &format!("{M}: Argument #2 ($permits)"))?;
-        let options = lock_options(&options, &format!("{M}: Argument #3 ($options)"), false)?;
+        let options = lock_options(&options, &format!("{M}: Argument #3 ($options)"), For::Permits)?;
         Ok(Semaphore::new(self.config.clone(), name, permits, options))
     }
 

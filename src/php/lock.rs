@@ -95,6 +95,12 @@ impl Lock {
                     "redislock: cannot {action} {name}: only the read and write locks of a read-write lock that is not reentrant change hands so"
                 ),
             ),
+            Refused::NotPlain => exception(
+                Kind::Root,
+                format!(
+                    "redislock: cannot {action} {name}: only plain locks are released by force"
+                ),
+            ),
             Refused::Renewal(e) => exception(
                 Kind::Root,
                 format!("redislock: cannot start the lease renewal thread: {e}"),
@@ -211,9 +217,29 @@ impl Lock {
         self.hold.fence()
     }
 
-    /// Seconds left on the lease, or null when the lock is not held (any more).
+    /// Seconds left on the lease (INF for a lock without expiry), or null
+    /// when the lock is not held (any more).
     pub fn remaining(&self) -> PhpResult<Option<f64>> {
         self.seconds_left()
+    }
+
+    /// The owner token: the `owner` option's, else the token of the hold
+    /// this object took (null while it holds none). Another object (in any
+    /// process) created with it as `owner` speaks for the same holder.
+    pub fn owner(&self) -> Zval {
+        match self.hold.named_owner() {
+            Some(owner) => super::queue::binary(owner),
+            None => super::queue::optional_binary(self.hold.owner_token().as_deref().map(str::as_bytes)),
+        }
+    }
+
+    /// Releases the lock whoever holds it (an operator's or a framework's
+    /// forced release), handing it to the next waiter in line; true if it
+    /// was held. Plain locks only: read-write locks and semaphores throw.
+    pub fn force_release(&mut self) -> PhpResult<bool> {
+        self.hold
+            .force_release()
+            .map_err(|r| self.refused(r, "force the release of"))
     }
 
     /// Runs `$fn` holding the lock and returns its result; the lock is

@@ -56,7 +56,7 @@ pub fn binary(bytes: &[u8]) -> Zval {
     zv
 }
 
-fn optional_binary(bytes: Option<&[u8]>) -> Zval {
+pub fn optional_binary(bytes: Option<&[u8]>) -> Zval {
     bytes.map_or_else(Zval::new, binary)
 }
 

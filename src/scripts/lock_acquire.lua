@@ -1,7 +1,7 @@
 -- Take a lock, or wait for it in its line (first come, first served: a new
 -- arrival never takes a free lock ahead of the waiters).
 -- KEYS[1] lock; KEYS[2] fencing counter; KEYS[3] waiter line (all one slot).
--- ARGV[1] owner token; ARGV[2] lease in ms; ARGV[3] how long the fencing
+-- ARGV[1] owner token; ARGV[2] lease in ms ('0': no expiry); ARGV[3] how long the fencing
 -- counter outlives the lease in ms ('': no fencing tokens); ARGV[4] waiter
 -- key prefix; ARGV[5] how long a place in line is kept, in ms (0: one try,
 -- never join); ARGV[6] '1' on an acquire's first try, '0' on a recheck
@@ -16,7 +16,7 @@ local place, firstTry, stale = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7] == '1'
 local me = token .. ':' .. lease
 
 local function take()
-  redis.call('SET', lock, token, 'PX', lease)
+  lock_set(lock, token, lease, false)
   return {0, lock_fence(fence, keep, lease, false)}
 end
 
@@ -40,7 +40,7 @@ end
 
 if firstTry then
   if redis.call('LLEN', line) == 0 then
-    if redis.call('SET', lock, token, 'NX', 'PX', lease) then
+    if lock_set(lock, token, lease, true) then
       return {0, lock_fence(fence, keep, lease, false)}
     end
     if staleKey() then return take() end

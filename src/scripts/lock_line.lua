@@ -20,6 +20,17 @@ local function lock_fence(fence, keep, lease, handoff)
   return f
 end
 
+-- Sets the lock to token for lease ms ('0': no expiry); with nx, only if
+-- it is free. Returns whether it was set.
+local function lock_set(lock, token, lease, nx)
+  if lease == '0' then
+    if nx then return redis.call('SET', lock, token, 'NX') end
+    return redis.call('SET', lock, token)
+  end
+  if nx then return redis.call('SET', lock, token, 'NX', 'PX', lease) end
+  return redis.call('SET', lock, token, 'PX', lease)
+end
+
 -- Hands the free lock to the next waiter in line: it becomes the owner with
 -- its own token and lease, and is woken with its fencing token, so its
 -- acquire returns without another round trip. The wake list lives for a
@@ -28,7 +39,7 @@ local function lock_grant(lock, fence, line, keep, p, place)
   local member = line_next(line, p)
   if not member then return false end
   local token, lease = string.match(member, '^([^:]+):(%d+)$')
-  redis.call('SET', lock, token, 'PX', lease)
+  lock_set(lock, token, lease, false)
   local f = lock_fence(fence, keep, lease, true)
   line_wake_up(p, token, string.format('%.0f', f), place)
   return true

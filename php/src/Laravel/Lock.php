@@ -1,0 +1,92 @@
+<?php
+
+namespace RedisLock\Laravel;
+
+use Illuminate\Contracts\Cache\LockTimeoutException;
+use RedisLock\Client;
+use RedisLock\LockLostException;
+use RedisLock\NotHeldException;
+
+/**
+ * Laravel's cache lock on a redislock lock: `block()` waits in the lock's
+ * line and gets the lock handed over at its release (no 250 ms polling);
+ * the owner token is the lock's, so `restoreLock($name, $owner)` in another
+ * request or job speaks for the same holder; `$seconds <= 0` is a lock
+ * without expiry, as in Laravel. The lock outlives this object and the
+ * request: only a release, a forced release or its lease ends it.
+ */
+class Lock extends \Illuminate\Cache\Lock
+{
+    private \RedisLock\Lock $lock;
+
+    /**
+     * @param string $connection the name of the Laravel Redis connection the
+     *                           client speaks to (getConnectionName())
+     */
+    public function __construct(Client $client, private string $connection, $name, $seconds, $owner = null)
+    {
+        parent::__construct($name, $seconds, $owner);
+        $this->lock = $client->lock((string) $this->name, [
+            'ttl' => $this->seconds > 0 ? $this->seconds : INF,
+            'owner' => (string) $this->owner,
+            'releaseAtRequestEnd' => false,
+        ]);
+    }
+
+    public function acquire()
+    {
+        return $this->lock->acquire(0);
+    }
+
+    /**
+     * Waits up to `$seconds` for the lock in its line (a release hands it
+     * over at once); throws `LockTimeoutException` when that runs out.
+     */
+    public function block($seconds, $callback = null)
+    {
+        if (!$this->lock->acquire(max(0, (float) $seconds))) {
+            throw new LockTimeoutException();
+        }
+        if (!is_callable($callback)) {
+            return true;
+        }
+        try {
+            return $callback();
+        } finally {
+            $this->release();
+        }
+    }
+
+    /** True when this owner held the lock and it is now released. */
+    public function release()
+    {
+        try {
+            return $this->lock->release();
+        } catch (NotHeldException | LockLostException) {
+            return false;
+        }
+    }
+
+    public function forceRelease()
+    {
+        $this->lock->forceRelease();
+    }
+
+    /** The owner when it holds the lock, else null (another owner, or none). */
+    protected function getCurrentOwner()
+    {
+        return $this->lock->isHeld() ? $this->owner : null;
+    }
+
+    /** The Laravel Redis connection the lock lives on. */
+    public function getConnectionName()
+    {
+        return $this->connection;
+    }
+
+    /** The redislock lock underneath (fencing token, remaining lease...). */
+    public function redisLock(): \RedisLock\Lock
+    {
+        return $this->lock;
+    }
+}

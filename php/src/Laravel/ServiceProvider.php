@@ -1,0 +1,28 @@
+<?php
+
+namespace RedisLock\Laravel;
+
+use Illuminate\Support\ServiceProvider as BaseServiceProvider;
+
+/**
+ * Registers the `redislock` cache driver (Laravel's Redis cache store with
+ * its locks on redislock) and the `redislock` queue driver (the leased
+ * queue). Auto-discovered through the package's composer.json.
+ */
+class ServiceProvider extends BaseServiceProvider
+{
+    public function boot(): void
+    {
+        $this->callAfterResolving('cache', function ($cache, $app): void {
+            $cache->extend('redislock', function ($app, array $config) {
+                $connection = $config['connection'] ?? 'default';
+                $store = new RedisStore($app['redis'], $this->getPrefix($config), $connection,
+                    $app['config']['database.redis'] ?? []);
+                return $this->repository($store->setLockConnection($config['lock_connection'] ?? $connection));
+            });
+        });
+        $this->callAfterResolving('queue', function ($queue, $app): void {
+            $queue->addConnector('redislock', fn () => new QueueConnector($app['config']['database.redis'] ?? []));
+        });
+    }
+}
