@@ -105,9 +105,9 @@ trait Processes
     }
 
     /** Starts $code in a PHP process; returns [process, pipes, pid]. */
-    protected static function start(string $code): array
+    protected static function start(string $code, array $ini = []): array
     {
-        $p = proc_open(self::command($code), [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $p = proc_open(self::command($code, $ini), [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
         return [$p, $pipes, proc_get_status($p)['pid']];
     }
 

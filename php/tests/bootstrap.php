@@ -19,6 +19,7 @@ foreach (['Lock', 'Semaphore', 'Messenger'] as $component) {
     require_once "/usr/share/php/Symfony/Component/$component/autoload.php";
 }
 require_once '/usr/share/php/Illuminate/autoload.php';
+require_once '/usr/share/php/Predis/autoload.php';
 spl_autoload_register(function (string $class) use ($frameworkTests): void {
     $roots = [
         'RedisLock\\Symfony\\' => dirname(__DIR__) . '/src/Symfony/',

@@ -2,20 +2,13 @@
 
 namespace Orchestra\Testbench;
 
-use Illuminate\Cache\CacheServiceProvider;
-use Illuminate\Config\Repository;
 use Illuminate\Foundation\Application;
-use Illuminate\Queue\QueueServiceProvider;
-use Illuminate\Redis\RedisServiceProvider;
 use Illuminate\Support\Facades\Facade;
-use RedisLock\Laravel\ServiceProvider;
 
 /**
  * What Laravel's own integration tests need of Orchestra Testbench (not
- * packaged in Debian): `$this->app`, a Laravel application with the cache,
- * queue and Redis services and the facades, configured as an application
- * using redislock: the `redis` cache store on the `redislock` driver and a
- * `redislock` queue connection, on the suite's private Redis server.
+ * packaged in Debian): `$this->app`, the application of laravel/app.php on
+ * the suite's private Redis server.
  */
 abstract class TestCase extends \PHPUnit\Framework\TestCase
 {
@@ -30,33 +23,8 @@ abstract class TestCase extends \PHPUnit\Framework\TestCase
             putenv("$name=$value");
             $_SERVER[$name] = $_ENV[$name] = $value;
         }
-        $app = new Application(sys_get_temp_dir());
-        $app->instance('config', new Repository([
-            'app' => ['name' => 'redislock-tests'],
-            'cache' => [
-                'default' => 'redis',
-                'prefix' => 'laravel_cache',
-                'stores' => ['redis' => ['driver' => 'redislock', 'connection' => 'cache', 'lock_connection' => 'default']],
-            ],
-            'queue' => [
-                'default' => 'redislock',
-                'connections' => ['redislock' => ['driver' => 'redislock', 'connection' => 'default', 'queue' => 'default', 'retry_after' => 90]],
-                'failed' => ['driver' => 'null'],
-            ],
-            'database' => ['redis' => [
-                'client' => 'phpredis',
-                'options' => ['prefix' => 'laravel_database_'],
-                'default' => ['host' => $host, 'port' => $port, 'database' => 5],
-                'cache' => ['host' => $host, 'port' => $port, 'database' => 5],
-            ]],
-        ]));
-        foreach ([RedisServiceProvider::class, CacheServiceProvider::class, QueueServiceProvider::class, ServiceProvider::class] as $provider) {
-            $app->register($provider);
-        }
-        $app->boot();
-        Facade::clearResolvedInstances();
-        Facade::setFacadeApplication($app);
-        $this->app = $app;
+        require_once dirname(__DIR__) . '/laravel/app.php';
+        $this->app = laravel_app($host, $port);
     }
 
     protected function tearDown(): void

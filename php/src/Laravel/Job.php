@@ -1,0 +1,63 @@
+<?php
+
+namespace RedisLock\Laravel;
+
+use Illuminate\Container\Container;
+use Illuminate\Contracts\Queue\Job as JobContract;
+use Illuminate\Queue\Jobs\Job as BaseJob;
+use RedisLock\Task;
+
+/**
+ * A job leased to this worker. `delete()` acks it; `release($delay)` puts it
+ * back, due after `$delay` seconds; `attempts()` counts its deliveries, this
+ * one included (a delivery to a worker that died counts too).
+ */
+class Job extends BaseJob implements JobContract
+{
+    public function __construct(Container $container, private Queue $redislock, private Task $task,
+        string $connectionName, string $queue)
+    {
+        $this->container = $container;
+        $this->connectionName = $connectionName;
+        $this->queue = $queue;
+    }
+
+    public function getJobId()
+    {
+        return $this->task->id();
+    }
+
+    public function getRawBody()
+    {
+        return (string) $this->task->payload();
+    }
+
+    public function attempts()
+    {
+        return $this->task->attempts();
+    }
+
+    public function delete()
+    {
+        parent::delete();
+        $this->redislock->queue($this->queue)->ack($this->task);
+    }
+
+    public function release($delay = 0)
+    {
+        parent::release($delay);
+        $this->redislock->queue($this->queue)->nack($this->task, max(0, (float) $delay));
+    }
+
+    /** A new lease of `$seconds` (default: `retry_after`) for a long job; false when it was lost. */
+    public function extendLease(?float $seconds = null): bool
+    {
+        return $this->redislock->queue($this->queue)->extend($this->task, $seconds);
+    }
+
+    /** The leased task underneath. */
+    public function task(): Task
+    {
+        return $this->task;
+    }
+}

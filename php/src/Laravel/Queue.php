@@ -1,0 +1,140 @@
+<?php
+
+namespace RedisLock\Laravel;
+
+use Illuminate\Contracts\Queue\Queue as QueueContract;
+use Illuminate\Queue\Queue as BaseQueue;
+use Illuminate\Support\Str;
+use RedisLock\Client;
+
+/**
+ * Laravel's queue on redislock's leased queue (`Queue:queues:<name>`): a
+ * popped job is leased to its worker for `retry_after` seconds and only
+ * deleting it (its ack) removes it, so a worker killed mid-job loses
+ * nothing: the job is due again when the lease ends, with its attempt
+ * counted. `pop()` waits up to `block_for` seconds without polling, woken
+ * by the push. Retries and failures are Laravel's (tries, backoff, failed
+ * jobs); the queue's own dead letters take a job only after `max_attempts`
+ * deliveries, when set (default 0: never).
+ */
+class Queue extends BaseQueue implements QueueContract
+{
+    /** @var array<string, \RedisLock\Queue> */
+    private array $queues = [];
+
+    public function __construct(
+        private Client $client,
+        protected string $default = 'default',
+        private float $retryAfter = 90,
+        private float $blockFor = 0,
+        private int $maxAttempts = 0,
+        bool $dispatchAfterCommit = false,
+    ) {
+        $this->dispatchAfterCommit = $dispatchAfterCommit;
+    }
+
+    /** The leased queue of a Laravel queue name (null: the default). */
+    public function queue(?string $queue = null): \RedisLock\Queue
+    {
+        $name = $this->getQueue($queue);
+        return $this->queues[$name] ??= $this->client->queue("queues:$name", [
+            'lease' => $this->retryAfter,
+            'maxAttempts' => $this->maxAttempts,
+        ]);
+    }
+
+    public function getQueue(?string $queue): string
+    {
+        return $queue ?: $this->default;
+    }
+
+    /** Ready and delayed jobs, and jobs leased to workers. */
+    public function size($queue = null)
+    {
+        $m = $this->queue($queue)->metrics();
+        return $m['ready'] + $m['delayed'] + $m['leased'];
+    }
+
+    /** Jobs due now. */
+    public function pendingSize(?string $queue = null): int
+    {
+        return $this->queue($queue)->metrics()['ready'];
+    }
+
+    /** Jobs due later (`later()`, released with a delay). */
+    public function delayedSize(?string $queue = null): int
+    {
+        return $this->queue($queue)->metrics()['delayed'];
+    }
+
+    /** Jobs leased to a worker now. */
+    public function reservedSize(?string $queue = null): int
+    {
+        return $this->queue($queue)->metrics()['leased'];
+    }
+
+    public function push($job, $data = '', $queue = null)
+    {
+        return $this->enqueueUsing($job, $this->createPayload($job, $this->getQueue($queue), $data), $queue, null,
+            fn ($payload, $queue) => $this->pushRaw($payload, $queue));
+    }
+
+    public function pushRaw($payload, $queue = null, array $options = [])
+    {
+        return $this->enqueue((string) $payload, $queue, $options['delay'] ?? 0);
+    }
+
+    public function later($delay, $job, $data = '', $queue = null)
+    {
+        return $this->enqueueUsing($job, $this->createPayload($job, $this->getQueue($queue), $data), $queue, $delay,
+            fn ($payload, $queue, $delay) => $this->enqueue($payload, $queue, $this->secondsUntil($delay)));
+    }
+
+    /** All the jobs in one round trip (unless one waits for a commit). */
+    public function bulk($jobs, $data = '', $queue = null)
+    {
+        $tasks = [];
+        foreach ((array) $jobs as $job) {
+            if ($this->shouldDispatchAfterCommit($job) && $this->container->bound('db.transactions')) {
+                return parent::bulk($jobs, $data, $queue);
+            }
+            $payload = $this->createPayload($job, $this->getQueue($queue), $data);
+            $tasks[self::idOf($payload)] = $payload;
+        }
+        if ($tasks !== []) {
+            $this->queue($queue)->enqueueMany($tasks);
+        }
+    }
+
+    public function pop($queue = null)
+    {
+        $tasks = $this->queue($queue)->reserve(1, null, $this->blockFor);
+        if ($tasks === []) {
+            return null;
+        }
+        return new Job($this->container, $this, $tasks[0], $this->connectionName, $this->getQueue($queue));
+    }
+
+    protected function createPayloadArray($job, $queue, $data = '')
+    {
+        return array_merge(parent::createPayloadArray($job, $queue, $data), [
+            'id' => Str::random(32),
+            'attempts' => 0,
+        ]);
+    }
+
+    private function enqueue(string $payload, ?string $queue, $delay): string
+    {
+        $id = self::idOf($payload);
+        $this->queue($queue)->enqueue($id, $payload, max(0, (float) $delay));
+        return $id;
+    }
+
+    /** A job's id: its payload's `id`, or `uuid` (raw payloads), or a new one. */
+    private static function idOf(string $payload): string
+    {
+        $decoded = json_decode($payload, true);
+        $id = is_array($decoded) ? ($decoded['id'] ?? $decoded['uuid'] ?? null) : null;
+        return is_scalar($id) && (string) $id !== '' ? (string) $id : Str::random(32);
+    }
+}

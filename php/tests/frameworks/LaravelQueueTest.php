@@ -1,0 +1,150 @@
+<?php
+
+use Illuminate\Support\Facades\Queue;
+use Orchestra\Testbench\TestCase;
+
+/**
+ * The `redislock` Laravel queue driver, run by Laravel's own
+ * Illuminate\Queue\Worker in separate processes over real jobs, some of
+ * them SIGKILLed mid-job: every job runs to its end, and the queue ends
+ * empty with nothing dead.
+ */
+final class LaravelQueueTest extends TestCase
+{
+    use Processes;
+
+    private Redis $redis;
+
+    protected function setUp(): void
+    {
+        parent::setUp();
+        require_once __DIR__ . '/laravel/RecordedJob.php';
+        $this->redis = RedisServer::$main->client();
+        $this->redis->select(5);
+        $this->redis->flushDb();
+    }
+
+    /** Laravel wants mbstring, which the suite's `php -n` children lack. */
+    private const LARAVEL = ['extension' => 'mbstring'];
+
+    private static function worker(float $retryAfter, float $blockFor): array
+    {
+        return self::start('$argv = ["worker", "127.0.0.1", "' . RedisServer::$main->port . '", "'
+            . $retryAfter . '", "' . $blockFor . '"]; require "' . __DIR__ . '/laravel/worker.php";', self::LARAVEL);
+    }
+
+    /** @return array<int, list<int>> job => the attempts that ran to the end */
+    private function done(): array
+    {
+        $done = [];
+        foreach ($this->redis->lRange('done', 0, -1) as $line) {
+            [$n, $attempt] = array_map('intval', explode(' ', $line));
+            $done[$n][] = $attempt;
+        }
+        ksort($done);
+        return $done;
+    }
+
+    public function testPushLaterBulkPopSizesReleaseAndDelete(): void
+    {
+        $queue = Queue::connection('redislock');
+        $this->assertInstanceOf(RedisLock\Laravel\Queue::class, $queue);
+        $id = $queue->push(new RecordedJob(1));
+        $this->assertIsString($id);
+        $queue->later(60, new RecordedJob(2));
+        $queue->bulk([new RecordedJob(3), new RecordedJob(4)]);
+        $queue->pushRaw(json_encode(['uuid' => 'raw-1', 'job' => 'x', 'data' => []]), 'other');
+        $this->assertSame(4, $queue->size());
+        $this->assertSame([3, 1, 0], [$queue->pendingSize(), $queue->delayedSize(), $queue->reservedSize()]);
+        $this->assertSame(1, $queue->size('other'));
+
+        $job = $queue->pop();
+        $this->assertInstanceOf(RedisLock\Laravel\Job::class, $job);
+        $this->assertSame($id, $job->getJobId());
+        $this->assertSame(1, $job->attempts());
+        $this->assertSame(RecordedJob::class, $job->resolveName());
+        $this->assertSame([2, 1, 1], [$queue->pendingSize(), $queue->delayedSize(), $queue->reservedSize()]);
+        $job->release(30);
+        $this->assertTrue($job->isReleased());
+        $this->assertSame([2, 2, 0], [$queue->pendingSize(), $queue->delayedSize(), $queue->reservedSize()]);
+
+        $job = $queue->pop();
+        $this->assertTrue($job->extendLease(120));
+        $job->delete();
+        $this->assertTrue($job->isDeleted());
+        $this->assertSame(3, $queue->size());
+        $this->assertSame('raw-1', $queue->pop('other')->getJobId());
+        $this->assertNull($queue->pop('empty'));
+    }
+
+    public function testAPopWaitsForThePushWithoutPolling(): void
+    {
+        $this->app['config']->set('queue.connections.redislock.block_for', 10);
+        $queue = Queue::connection('redislock');
+        $consumer = self::start('
+            require "/usr/share/php/Illuminate/autoload.php";
+            require "/usr/share/php/Predis/autoload.php";
+            spl_autoload_register(fn ($c) => str_starts_with($c, "RedisLock\\\\Laravel\\\\")
+                ? require "' . dirname(__DIR__, 2) . '/src/Laravel/" . substr($c, 18) . ".php" : null);
+            require "' . __DIR__ . '/laravel/app.php";
+            $app = laravel_app("127.0.0.1", ' . RedisServer::$main->port . ', ["block_for" => 10]);
+            $t = microtime(true);
+            $job = $app["queue"]->connection("redislock")->pop();
+            echo $job ? $job->getJobId() : "none", " ", round(microtime(true) - $t, 1);', self::LARAVEL);
+        for ($tries = 0; $this->redis->lLen('{Queue:queues:default}:line') < 1; $tries++) {
+            $this->assertLessThan(4000, $tries, 'the consumer never waited in line');
+            usleep(5000);
+        }
+        $queue->pushRaw(json_encode(['uuid' => 'awaited']));
+        [$got, $seconds] = explode(' ', self::finish($consumer));
+        $this->assertSame('awaited', $got);
+        $this->assertLessThan(10, (float) $seconds);
+    }
+
+    public function testLaravelsWorkerLosesNothingWhenWorkersAreKilled(): void
+    {
+        $jobs = 60;
+        $queue = Queue::connection('redislock');
+        for ($n = 1; $n <= $jobs; $n++) {
+            // Every tenth job fails its first attempt: Laravel's retry.
+            $queue->push(new RecordedJob($n, 40, $n % 10 === 0 ? 1 : 0));
+        }
+        $workers = [];
+        for ($i = 0; $i < 3; $i++) {
+            $workers[] = self::worker(1.0, 1.0);
+        }
+        $kills = 0;
+        $deadline = microtime(true) + 60;
+        while (count($this->done()) < $jobs || $queue->size() > 0) {
+            $this->assertLessThan($deadline, microtime(true), 'jobs left: ' . $queue->size());
+            usleep(150000);
+            if ($kills < 8) {
+                // SIGKILL a worker (mid-job, most likely) and start another.
+                $i = $kills % count($workers);
+                posix_kill($workers[$i][2], SIGKILL);
+                self::finish($workers[$i]);
+                $workers[$i] = self::worker(1.0, 1.0);
+                $kills++;
+            }
+        }
+        foreach ($workers as $w) {
+            posix_kill($w[2], SIGTERM);
+        }
+        foreach ($workers as $w) {
+            self::finish($w);
+        }
+        $done = $this->done();
+        $this->assertSame(range(1, $jobs), array_keys($done), 'every job ran to its end');
+        foreach ($done as $n => $attempts) {
+            if ($n % 10 === 0) {
+                $this->assertNotContains(1, $attempts, "job $n failed its first attempt");
+            }
+        }
+        $this->assertSame(0, $queue->size());
+        $this->assertSame([], $queue->queue()->dead());
+        $this->assertSame(8, $kills);
+        // Jobs whose worker was killed ran again after their lease.
+        $again = array_filter($done, fn ($attempts, $n) => $n % 10 !== 0 && max($attempts) > 1, ARRAY_FILTER_USE_BOTH);
+        $this->assertNotEmpty($again, 'no kill hit a job');
+    }
+}

@@ -1,0 +1,55 @@
+<?php
+// A Laravel application as the tests need one (Orchestra Testbench is not
+// packaged in Debian): cache, queue, bus and Redis services, the facades,
+// and redislock's provider, configured for the Redis server at $host:$port.
+// The `redis` cache store is on the `redislock` driver; the `redislock`
+// queue connection is the default.
+
+use Illuminate\Bus\BusServiceProvider;
+use Illuminate\Cache\CacheServiceProvider;
+use Illuminate\Config\Repository;
+use Illuminate\Contracts\Debug\ExceptionHandler;
+use Illuminate\Foundation\Application;
+use Illuminate\Queue\QueueServiceProvider;
+use Illuminate\Redis\RedisServiceProvider;
+use Illuminate\Support\Facades\Facade;
+
+/** Reports every exception on stderr, so a test sees what went wrong. */
+final class StderrExceptionHandler implements ExceptionHandler
+{
+    public function report(Throwable $e) { fwrite(STDERR, get_class($e) . ': ' . $e->getMessage() . "\n"); }
+    public function shouldReport(Throwable $e) { return true; }
+    public function render($request, Throwable $e) { throw $e; }
+    public function renderForConsole($output, Throwable $e) { $this->report($e); }
+}
+
+function laravel_app(string $host, int $port, array $queue = []): Application
+{
+    $app = new Application(sys_get_temp_dir());
+    $redis = ['host' => $host, 'port' => $port, 'database' => 5];
+    $app->instance('config', new Repository([
+        'app' => ['name' => 'redislock-tests'],
+        'logging' => ['default' => 'null', 'channels' => ['null' => ['driver' => 'monolog', 'handler' => Monolog\Handler\NullHandler::class]]],
+        'cache' => [
+            'default' => 'redis',
+            'prefix' => 'laravel_cache',
+            'stores' => ['redis' => ['driver' => 'redislock', 'connection' => 'cache', 'lock_connection' => 'default']],
+        ],
+        'queue' => [
+            'default' => 'redislock',
+            'connections' => ['redislock' => $queue + ['driver' => 'redislock', 'connection' => 'default', 'queue' => 'default', 'retry_after' => 90]],
+            'failed' => ['driver' => 'null'],
+        ],
+        'database' => ['redis' => ['client' => 'predis',
+            'default' => $redis, 'cache' => $redis]],
+    ]));
+    $app->singleton(ExceptionHandler::class, StderrExceptionHandler::class);
+    foreach ([RedisServiceProvider::class, CacheServiceProvider::class, QueueServiceProvider::class,
+              BusServiceProvider::class, RedisLock\Laravel\ServiceProvider::class] as $provider) {
+        $app->register($provider);
+    }
+    $app->boot();
+    Facade::clearResolvedInstances();
+    Facade::setFacadeApplication($app);
+    return $app;
+}
