@@ -29,6 +29,10 @@ namespace RedisLock {
          * lock and throws `RedisLock\NotAcquiredException`) and
          * `releaseAtRequestEnd` (bool, default true; false: the lock outlives
          * this object and the request until its lease runs out or a release).
+         * `ttl` INF: the lock never expires. `owner` (string): the lock belongs
+         * to that owner token rather than to this object; any object created
+         * with the same owner, in any process, sees it held, extends and
+         * releases it (Laravel's owners).
          *
          * @param string $name
          * @param array|null $options
@@ -168,11 +172,29 @@ namespace RedisLock {
         public function extend(?float $ttl = null): bool {}
 
         /**
+         * Releases the lock whoever holds it (an operator's or a framework's
+         * forced release), handing it to the next waiter in line; true if it
+         * was held. Plain locks only: read-write locks and semaphores throw.
+         *
+         * @return bool
+         */
+        public function forceRelease(): bool {}
+
+        /**
          * Whether this Lock holds the lock and Redis still has its token.
          *
          * @return bool
          */
         public function isHeld(): bool {}
+
+        /**
+         * The owner token: the `owner` option's, else the token of the hold
+         * this object took (null while it holds none). Another object (in any
+         * process) created with it as `owner` speaks for the same holder.
+         *
+         * @return mixed
+         */
+        public function owner(): mixed {}
 
         /**
          * A read lock held by this object becomes the write lock, if no other
@@ -197,7 +219,8 @@ namespace RedisLock {
         public function release(): bool {}
 
         /**
-         * Seconds left on the lease, or null when the lock is not held (any more).
+         * Seconds left on the lease (INF for a lock without expiry), or null
+         * when the lock is not held (any more).
          *
          * @return float|null
          */
@@ -358,6 +381,17 @@ namespace RedisLock {
         public function extend(\RedisLock\Task $task, ?float $lease = null): bool {}
 
         /**
+         * The task with id `$id`, wherever it is, without taking it: ['id',
+         * 'payload', 'attempts', 'state', 'at'] with state 'queued' (at: due),
+         * 'leased' (at: the lease's end) or 'dead' (at: its death), server
+         * time; null when there is no such task.
+         *
+         * @param string $id
+         * @return mixed
+         */
+        public function find(string $id): mixed {}
+
+        /**
          * Counts at one instant: ['ready' => due now, 'delayed', 'leased',
          * 'dead', 'oldestDueAge' => seconds the oldest due task has waited, or
          * null].
@@ -383,6 +417,16 @@ namespace RedisLock {
          * @return mixed
          */
         public function name(): mixed {}
+
+        /**
+         * The queued tasks (due now or later), earliest due first, up to
+         * `$limit` (1 to 1000), without taking them: a list of ['id', 'payload'
+         * => ?string, 'attempts', 'state' => 'queued', 'at' => due, server time].
+         *
+         * @param int $limit
+         * @return mixed
+         */
+        public function peek(int $limit = 100): mixed {}
 
         /**
          * Deletes dead letters and their payloads: the given ids, or all of

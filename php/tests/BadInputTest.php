@@ -66,6 +66,8 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::nack $delay' => [$reserved, fn ($qt, $v) => $qt[0]->nack($qt[1], $v)],
             'Queue::extend $lease' => [$reserved, fn ($qt, $v) => $qt[0]->extend($qt[1], $v)],
             'Queue::dead $limit' => fn ($v) => $queue2()->dead($v),
+            'Queue::peek $limit' => fn ($v) => $queue2()->peek($v),
+            'Queue::find $id' => fn ($v) => $queue2()->find($v),
             'Queue::retryDead $ids' => fn ($v) => $queue2()->retryDead($v),
             'Queue::purgeDead $ids' => fn ($v) => $queue2()->purgeDead($v),
             'Redlock::__construct $name' => fn ($v) => new RedisLock\Redlock($v, ['nodes' => [RedisServer::$main->dsn()]]),
@@ -180,6 +182,10 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('TypeError', $outcomes['Queue::reserve $count(float)']);
         $this->assertSame('array', $outcomes['Queue::reserve $wait(inf)'], 'INF: no limit');
         $this->assertSame('TypeError', $outcomes['Queue::ack $task(object)']);
+        $this->assertSame('ValueError', $outcomes['Queue::peek $limit(max int)']);
+        $this->assertSame('TypeError', $outcomes['Queue::peek $limit(array)']);
+        $this->assertSame('NULL', $outcomes['Queue::find $id(nul bytes)']);
+        $this->assertSame('ValueError', $outcomes['Queue::find $id(empty)']);
         $this->assertSame('integer', $outcomes['Queue::retryDead $ids(array)']);
         $this->assertSame('TypeError', $outcomes['Queue::purgeDead $ids(zero)']);
         $this->assertSame('TypeError', $outcomes['lock $name(recursive array)']);
@@ -196,7 +202,7 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('ValueError', $outcomes['Redlock::__construct $options(recursive array)'], 'unknown option 0');
         $this->assertSame('TypeError', $outcomes['Queue::enqueueMany $tasks(deep array)']);
         foreach ($outcomes as $case => $outcome) {
-            $this->assertContains($outcome, ['boolean', 'integer', 'string', 'array', 'object', 'TypeError', 'ValueError'], $case);
+            $this->assertContains($outcome, ['boolean', 'integer', 'string', 'array', 'object', 'NULL', 'TypeError', 'ValueError'], $case);
         }
     }
 

@@ -331,4 +331,28 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertStringContainsString('0 ready, 0 delayed, 0 leased, 0 dead', $out);
         $this->assertSame([], $this->snapshot());
     }
+
+    public function testPeekAndFindLookWithoutTaking(): void
+    {
+        $q = (new RedisLock\Client())->queue('look', ['maxAttempts' => 1]);
+        $q->enqueue('later', 'L', 60);
+        $q->enqueue("now\0", 'N');
+        $q->enqueue('bare');
+        $peeked = $q->peek();
+        $this->assertSame(["now\0", 'bare', 'later'], array_column($peeked, 'id'), 'due first');
+        $this->assertSame(['N', null, 'L'], array_column($peeked, 'payload'));
+        $this->assertSame(['queued'], array_unique(array_column($peeked, 'state')));
+        $this->assertGreaterThan($peeked[0]['at'] + 59, $peeked[2]['at']);
+        $this->assertCount(1, $q->peek(1));
+        $this->assertSame(3, $q->metrics()['ready'] + $q->metrics()['delayed'], 'nothing taken');
+
+        [$task] = $q->reserve();
+        $leased = $q->find("now\0");
+        $this->assertSame(['leased', 1, 'N'], [$leased['state'], $leased['attempts'], $leased['payload']]);
+        $this->assertGreaterThan(microtime(true) + 20, $leased['at'], 'the lease ends in 30 s');
+        $q->nack($task);
+        $this->assertSame('dead', $q->find("now\0")['state'], 'out of attempts');
+        $this->assertNull($q->find('never'));
+        $this->assertSame(['bare', 'later'], array_column($q->peek(), 'id'));
+    }
 }

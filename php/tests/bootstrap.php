@@ -15,7 +15,7 @@ require __DIR__ . '/Topologies.php';
 // The framework adapters (php/src), the frameworks as Debian installs them,
 // and the frameworks' own store tests (tools/frameworks.sh fetches those).
 $frameworkTests = dirname(__DIR__, 2) . '/target/frameworks/symfony/src/Symfony/Component';
-foreach (['Lock', 'Semaphore', 'Messenger'] as $component) {
+foreach (['Lock', 'Semaphore', 'Messenger', 'EventDispatcher'] as $component) {
     require_once "/usr/share/php/Symfony/Component/$component/autoload.php";
 }
 require_once '/usr/share/php/Illuminate/autoload.php';

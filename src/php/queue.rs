@@ -434,6 +434,32 @@ impl Queue {
         Ok(array(list))
     }
 
+    /// The queued tasks (due now or later), earliest due first, up to
+    /// `$limit` (1 to 1000), without taking them: a list of ['id', 'payload'
+    /// => ?string, 'attempts', 'state' => 'queued', 'at' => due, server time].
+    #[php(defaults(limit = 100))]
+    pub fn peek(&self, limit: Arg<Int>) -> PhpResult<Zval> {
+        let limit = count(&limit, "RedisLock\\Queue::peek(): Argument #1 ($limit)")?;
+        let tasks = engine(leased::queued(&self.config, &self.keys, limit))?;
+        let mut list = ZendHashTable::with_capacity(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
+        for t in &tasks {
+            list.push(peeked(t)?)?;
+        }
+        Ok(array(list))
+    }
+
+    /// The task with id `$id`, wherever it is, without taking it: ['id',
+    /// 'payload', 'attempts', 'state', 'at'] with state 'queued' (at: due),
+    /// 'leased' (at: the lease's end) or 'dead' (at: its death), server
+    /// time; null when there is no such task.
+    pub fn find(&self, id: Arg<Text>) -> PhpResult<Zval> {
+        let id = non_empty(&id, "RedisLock\\Queue::find(): Argument #1 ($id)")?;
+        match engine(leased::find(&self.config, &self.keys, &id))? {
+            Some(t) => peeked(&t),
+            None => Ok(Zval::new()),
+        }
+    }
+
     /// Puts dead letters back in the queue, due now with their attempts
     /// reset: the given ids, or all of them (null). Returns how many.
     pub fn retry_dead(&self, ids: Arg<NullableArray>) -> PhpResult<i64> {
@@ -454,6 +480,17 @@ impl Queue {
     pub fn name(&self) -> Zval {
         binary(&self.name)
     }
+}
+
+/// A task looked at, as a PHP array.
+fn peeked(t: &leased::Peeked) -> PhpResult<Zval> {
+    let mut row = ZendHashTable::new();
+    row.insert("id", binary(&t.id))?;
+    row.insert("payload", optional_binary(t.payload.as_deref()))?;
+    row.insert("attempts", t.attempts)?;
+    row.insert("state", t.state.as_str())?;
+    row.insert("at", t.at)?;
+    Ok(array(row))
 }
 
 #[php_impl]

@@ -23,6 +23,8 @@ static EXTEND: LazyLock<Script> =
 static METRICS: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_metrics.lua")));
 static DEAD: LazyLock<Script> = line_script!("queue_line.lua", "queue_dead.lua");
+static PEEK: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../scripts/queue_peek.lua")));
 
 /// The most tasks one script call moves: bounds its run time (Redis runs
 /// nothing else meanwhile).
@@ -412,6 +414,56 @@ pub fn dead(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<DeadTask>, E
             died_at: float(&t[3]),
         })
         .collect())
+}
+
+/// A task looked at without taking it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Peeked {
+    pub id: Vec<u8>,
+    pub payload: Option<Vec<u8>>,
+    pub attempts: i64,
+    /// `queued`, `leased` or `dead`.
+    pub state: String,
+    /// When it is due (queued), its lease ends (leased) or it died (dead),
+    /// in seconds on the server's clock.
+    pub at: f64,
+}
+
+fn peek(config: &Config, keys: &Keys, op: &str, arg: &[u8]) -> Result<Vec<Peeked>, Error> {
+    let flat: Value = conn::with(config, |c| {
+        PEEK.key(&keys.queue)
+            .key(&keys.payloads)
+            .key(&keys.attempts)
+            .key(&keys.leased)
+            .key(&keys.dead)
+            .arg(op)
+            .arg(arg)
+            .invoke(c)
+    })?;
+    let Value::Array(flat) = flat else {
+        return Ok(Vec::new());
+    };
+    Ok(flat
+        .chunks_exact(5)
+        .map(|t| Peeked {
+            id: bytes(&t[0]).unwrap_or_default(),
+            payload: bytes(&t[1]),
+            attempts: int(&t[2]),
+            state: String::from_utf8_lossy(&bytes(&t[3]).unwrap_or_default()).into_owned(),
+            at: float(&t[4]),
+        })
+        .collect())
+}
+
+/// The queued tasks (due now or later), earliest due first, up to `limit`
+/// (at most [`BATCH`]).
+pub fn queued(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Peeked>, Error> {
+    peek(config, keys, "list", limit.clamp(1, BATCH).to_string().as_bytes())
+}
+
+/// The task with `id`: queued, leased or dead; None when there is none.
+pub fn find(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Peeked>, Error> {
+    Ok(peek(config, keys, "find", id)?.into_iter().next())
 }
 
 /// Moves dead letters back to the queue (due now, attempts reset): the

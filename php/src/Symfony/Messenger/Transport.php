@@ -1,0 +1,162 @@
+<?php
+
+namespace RedisLock\Symfony\Messenger;
+
+use RedisLock\Client;
+use RedisLock\Task;
+use Symfony\Component\Messenger\Envelope;
+use Symfony\Component\Messenger\Exception\LogicException;
+use Symfony\Component\Messenger\Exception\MessageDecodingFailedException;
+use Symfony\Component\Messenger\Stamp\DelayStamp;
+use Symfony\Component\Messenger\Stamp\TransportMessageIdStamp;
+use Symfony\Component\Messenger\Transport\Receiver\ListableReceiverInterface;
+use Symfony\Component\Messenger\Transport\Receiver\MessageCountAwareInterface;
+use Symfony\Component\Messenger\Transport\Receiver\QueueReceiverInterface;
+use Symfony\Component\Messenger\Transport\Serialization\PhpSerializer;
+use Symfony\Component\Messenger\Transport\Serialization\SerializerInterface;
+use Symfony\Component\Messenger\Transport\TransportInterface;
+
+/**
+ * A Messenger transport on redislock's leased queues. A received message is
+ * leased to its worker for `lease` seconds; `ack()` and `reject()` remove
+ * it, and a worker that dies before either loses nothing: the message is
+ * delivered again when the lease ends. `get()` waits up to `wait` seconds
+ * for a message without polling, woken by the send. Handler failures are
+ * retried by Messenger's own retry strategy (it sends a new message with a
+ * delay); the queue's dead letters take a message only after `maxAttempts`
+ * deliveries that no worker acknowledged (workers killed by it).
+ */
+final class Transport implements TransportInterface, MessageCountAwareInterface, ListableReceiverInterface, QueueReceiverInterface
+{
+    private SerializerInterface $serializer;
+    /** @var array<string, \RedisLock\Queue> */
+    private array $opened = [];
+
+    /**
+     * @param list<string> $queues the first receives what is sent (unless a
+     *                             QueueStamp says otherwise); get() takes from
+     *                             all, the first that has a message first
+     */
+    public function __construct(
+        private Client $client,
+        private array $queues = ['messages'],
+        ?SerializerInterface $serializer = null,
+        private float $lease = 30,
+        private float $wait = 1,
+        private int $maxAttempts = 5,
+    ) {
+        if ($queues === [] || array_filter($queues, fn ($q) => !is_string($q) || $q === '') !== []) {
+            throw new \InvalidArgumentException('redislock transport: queues must be a non-empty list of names');
+        }
+        $this->queues = array_values($queues);
+        $this->serializer = $serializer ?? new PhpSerializer();
+    }
+
+    /** The leased queue named `$name`. */
+    public function queue(string $name): \RedisLock\Queue
+    {
+        return $this->opened[$name] ??= $this->client->queue($name, ['lease' => $this->lease, 'maxAttempts' => $this->maxAttempts]);
+    }
+
+    public function send(Envelope $envelope): Envelope
+    {
+        $queue = $envelope->last(QueueStamp::class)?->queue ?? $this->queues[0];
+        $delay = $envelope->last(DelayStamp::class)?->getDelay() ?? 0;
+        $id = bin2hex(random_bytes(16));
+        $this->queue($queue)->enqueue($id, serialize($this->serializer->encode($envelope)), max(0, $delay) / 1000);
+        return $envelope->with(new TransportMessageIdStamp($id));
+    }
+
+    public function get(): iterable
+    {
+        return $this->getFromQueues($this->queues);
+    }
+
+    public function getFromQueues(array $queueNames): iterable
+    {
+        $queues = array_map(fn ($name) => $this->queue((string) $name), array_values($queueNames));
+        $tasks = $this->client->reserve($queues, 1, null, $this->wait);
+        return array_map(fn (Task $task) => $this->received($task), $tasks);
+    }
+
+    public function ack(Envelope $envelope): void
+    {
+        $this->settle($envelope);
+    }
+
+    /** Removes the message (Messenger sends a retry, if any, before this). */
+    public function reject(Envelope $envelope): void
+    {
+        $this->settle($envelope);
+    }
+
+    /**
+     * A new lease of `$seconds` (default: the transport's) for a message a
+     * handler works on long; false when the lease was already lost.
+     */
+    public function keepalive(Envelope $envelope, ?int $seconds = null): bool
+    {
+        $stamp = self::stamp($envelope);
+        return $this->queue($stamp->queue)->extend($stamp->task, $seconds);
+    }
+
+    /** Messages waiting in the queues: due now and delayed. */
+    public function getMessageCount(): int
+    {
+        $n = 0;
+        foreach ($this->queues as $name) {
+            $m = $this->queue($name)->metrics();
+            $n += $m['ready'] + $m['delayed'];
+        }
+        return $n;
+    }
+
+    public function all(?int $limit = null): iterable
+    {
+        foreach ($this->queues as $name) {
+            foreach ($this->queue($name)->peek(max(1, min($limit ?? 1000, 1000))) as $row) {
+                if ($limit !== null && $limit-- <= 0) {
+                    return;
+                }
+                yield $this->decoded($row['id'], $row['payload']);
+            }
+        }
+    }
+
+    public function find($id): ?Envelope
+    {
+        foreach ($this->queues as $name) {
+            $row = $this->queue($name)->find((string) $id);
+            if ($row !== null) {
+                return $this->decoded($row['id'], $row['payload']);
+            }
+        }
+        return null;
+    }
+
+    private function received(Task $task): Envelope
+    {
+        return $this->decoded($task->id(), $task->payload())->with(new ReceivedStamp($task, $task->queue()));
+    }
+
+    private function decoded(string $id, ?string $payload): Envelope
+    {
+        $encoded = $payload === null ? false : @unserialize($payload, ['allowed_classes' => false]);
+        if (!is_array($encoded)) {
+            throw new MessageDecodingFailedException("redislock transport: message $id is not one this transport sent");
+        }
+        return $this->serializer->decode($encoded)->with(new TransportMessageIdStamp($id));
+    }
+
+    private function settle(Envelope $envelope): void
+    {
+        $stamp = self::stamp($envelope);
+        $this->queue($stamp->queue)->ack($stamp->task);
+    }
+
+    private static function stamp(Envelope $envelope): ReceivedStamp
+    {
+        return $envelope->last(ReceivedStamp::class)
+            ?? throw new LogicException('No RedisLock\Symfony\Messenger\ReceivedStamp found on the Envelope.');
+    }
+}

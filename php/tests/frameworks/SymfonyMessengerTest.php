@@ -1,0 +1,124 @@
+<?php
+
+use RedisLock\Client;
+use RedisLock\Symfony\Messenger\QueueStamp;
+use RedisLock\Symfony\Messenger\ReceivedStamp;
+use RedisLock\Symfony\Messenger\Transport;
+use RedisLock\Symfony\Messenger\TransportFactory;
+use Symfony\Component\Messenger\Envelope;
+use Symfony\Component\Messenger\Stamp\DelayStamp;
+use Symfony\Component\Messenger\Stamp\TransportMessageIdStamp;
+use Symfony\Component\Messenger\Transport\Serialization\PhpSerializer;
+
+/**
+ * The Messenger transport on the leased queue: its receiver and sender
+ * contract, and Messenger's own Worker in separate processes, SIGKILLed
+ * mid-message, with Messenger's retry for failing handlers.
+ */
+final class SymfonyMessengerTest extends RedisLockTestCase
+{
+    protected function setUp(): void
+    {
+        parent::setUp();
+        require_once __DIR__ . '/messenger/Recorded.php';
+    }
+
+    private static function transport(array $options = []): Transport
+    {
+        return (new TransportFactory())->createTransport(
+            'redislock://127.0.0.1:' . RedisServer::$main->port . '?queues=high,low&wait=0&lease=30', $options, new PhpSerializer());
+    }
+
+    public function testSendGetAckRejectCountListAndFind(): void
+    {
+        $t = self::transport();
+        $this->assertTrue((new TransportFactory())->supports('redislock://x', []));
+        $this->assertFalse((new TransportFactory())->supports('redis://x', []));
+        $sent = $t->send(new Envelope(new Recorded(1)));
+        $id = $sent->last(TransportMessageIdStamp::class)->getId();
+        $t->send(new Envelope(new Recorded(2), [new DelayStamp(60000)]));
+        $t->send(new Envelope(new Recorded(3), [new QueueStamp('low')]));
+        $this->assertSame(3, $t->getMessageCount());
+        $this->assertSame(1, $this->redis->zCard('Queue:low'));
+        $listed = array_map(fn (Envelope $e) => $e->getMessage()->n, iterator_to_array($t->all(), false));
+        $this->assertSame([1, 2, 3], $listed, 'high first, due first');
+        $this->assertCount(1, iterator_to_array($t->all(1), false));
+        $this->assertSame(1, $t->find($id)->getMessage()->n);
+        $this->assertNull($t->find('nope'));
+
+        [$got] = $t->get();
+        $this->assertSame(1, $got->getMessage()->n);
+        $this->assertSame($id, $got->last(TransportMessageIdStamp::class)->getId());
+        $this->assertSame('high', $got->last(ReceivedStamp::class)->queue);
+        $this->assertTrue($t->keepalive($got, 120));
+        $t->ack($got);
+        [$low] = $t->get();
+        $this->assertSame(3, $low->getMessage()->n, 'the delayed one is not due: the other queue');
+        $t->reject($low);
+        $this->assertSame([], $t->get());
+        $this->assertSame(1, $t->getMessageCount());
+        $this->assertSame([], iterator_to_array($t->getFromQueues(['low'])));
+        $this->assertNull($t->find($id), 'acked: gone');
+    }
+
+    public function testAMessageLeftUnackedIsDeliveredAgainAfterItsLease(): void
+    {
+        $t = (new TransportFactory())->createTransport(
+            'redislock://127.0.0.1:' . RedisServer::$main->port . '?wait=0', ['lease' => 0.2], new PhpSerializer());
+        $t->send(new Envelope(new Recorded(7)));
+        [$first] = $t->get();
+        $this->assertSame([], $t->get());
+        usleep(300000);
+        [$again] = $t->get();
+        $this->assertSame(7, $again->getMessage()->n);
+        $this->assertSame(2, $again->last(ReceivedStamp::class)->task->attempts());
+        $t->ack($again);
+        $this->assertSame(0, $t->getMessageCount());
+    }
+
+    public function testAnEnvelopeNotReceivedHereIsRefused(): void
+    {
+        $this->expectException(Symfony\Component\Messenger\Exception\LogicException::class);
+        self::transport()->ack(new Envelope(new Recorded(1)));
+    }
+
+    public function testMessengersWorkerLosesNothingWhenWorkersAreKilled(): void
+    {
+        $file = tempnam(sys_get_temp_dir(), 'messenger');
+        $dsn = 'redislock://127.0.0.1:' . RedisServer::$main->port . '?lease=1&wait=1';
+        $t = (new TransportFactory())->createTransport($dsn, [], new PhpSerializer());
+        $messages = 60;
+        for ($n = 1; $n <= $messages; $n++) {
+            // Every tenth handler fails its first delivery: Messenger's retry.
+            $t->send(new Envelope(new Recorded($n, 40, $n % 10 === 0 ? 1 : 0)));
+        }
+        $start = fn () => self::start('$argv = ["w", "' . $dsn . '", "' . $file . '"]; require "' . __DIR__ . '/messenger/worker.php";');
+        $workers = [$start(), $start(), $start()];
+        $handled = fn () => array_count_values(array_map(fn ($l) => (int) $l, file($file, FILE_IGNORE_NEW_LINES)));
+        $kills = 0;
+        $deadline = microtime(true) + 60;
+        while (count($handled()) < $messages || $t->getMessageCount() > 0 || $this->redis->zCard('{Queue:messages}:leased') > 0) {
+            $this->assertLessThan($deadline, microtime(true), 'left: ' . $t->getMessageCount());
+            usleep(150000);
+            if ($kills < 8) {
+                $i = $kills % 3;
+                posix_kill($workers[$i][2], SIGKILL);
+                self::finish($workers[$i]);
+                $workers[$i] = $start();
+                $kills++;
+            }
+        }
+        foreach ($workers as $w) {
+            posix_kill($w[2], SIGTERM);
+        }
+        $outs = array_map(fn ($w) => self::finish($w), $workers);
+        $counts = $handled();
+        ksort($counts);
+        $this->assertSame(range(1, $messages), array_keys($counts), 'every message handled: ' . implode(' ', $outs));
+        $this->assertSame([], $t->queue('messages')->dead());
+        $this->assertSame(0, $t->getMessageCount());
+        $again = array_filter(range(1, $messages), fn ($n) => $n % 10 !== 0 && (int) file_get_contents("$file.tries.$n") > 1);
+        $this->assertNotEmpty($again, 'no kill hit a message');
+        array_map('unlink', glob("$file*"));
+    }
+}

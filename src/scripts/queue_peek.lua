@@ -1,0 +1,30 @@
+-- Look at tasks without taking them: the queued ones, earliest due first,
+-- or one task by id, wherever it is.
+-- KEYS[1] queue zset; KEYS[2] payloads hash; KEYS[3] attempts hash;
+-- KEYS[4] leased zset; KEYS[5] dead zset.
+-- ARGV[1] 'list' (ARGV[2]: how many at most) or 'find' (ARGV[2]: the id).
+-- Returns {id, payload or false, attempts, state, time, ...}: state
+-- 'queued' (time: due), 'leased' (time: the lease's end) or 'dead' (time:
+-- of death), in seconds on the server clock as strings.
+local out = {}
+local function add(id, state, at)
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HGET', KEYS[2], id)
+  out[#out + 1] = tonumber(redis.call('HGET', KEYS[3], id)) or 0
+  out[#out + 1] = state
+  out[#out + 1] = at
+end
+if ARGV[1] == 'list' then
+  local queued = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
+  for i = 1, #queued, 2 do add(queued[i], 'queued', queued[i + 1]) end
+  return out
+end
+local id = ARGV[2]
+for _, place in ipairs({{KEYS[1], 'queued'}, {KEYS[4], 'leased'}, {KEYS[5], 'dead'}}) do
+  local at = redis.call('ZSCORE', place[1], id)
+  if at then
+    add(id, place[2], at)
+    return out
+  end
+end
+return out
