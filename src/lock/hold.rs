@@ -309,15 +309,10 @@ impl Hold {
         Ok(self.remaining()?.is_some())
     }
 
-    /// The lock's owner token: the caller-named one, or that of the hold
-    /// this object took (None when it holds none).
-    pub fn owner_token(&self) -> Option<String> {
-        self.named.clone().or_else(|| self.mine().map(|h| h.token))
-    }
-
-    /// The caller-named owner ([`Options::owner`]).
-    pub fn named_owner(&self) -> Option<&[u8]> {
-        self.options.owner.as_deref()
+    /// The lock's owner: the caller-named one ([`Options::owner`]), or the
+    /// token of the hold this object took (None when it holds none).
+    pub fn owner(&self) -> Option<Vec<u8>> {
+        self.options.owner.clone().or_else(|| self.mine().map(|h| h.token.into_bytes()))
     }
 
     /// Releases the lock whoever holds it, handing it to the next waiter in

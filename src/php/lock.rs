@@ -227,10 +227,7 @@ impl Lock {
     /// this object took (null while it holds none). Another object (in any
     /// process) created with it as `owner` speaks for the same holder.
     pub fn owner(&self) -> Zval {
-        match self.hold.named_owner() {
-            Some(owner) => super::queue::binary(owner),
-            None => super::queue::optional_binary(self.hold.owner_token().as_deref().map(str::as_bytes)),
-        }
+        super::queue::optional_binary(self.hold.owner().as_deref())
     }
 
     /// Releases the lock whoever holds it (an operator's or a framework's

@@ -17,9 +17,7 @@ final class LaravelCacheLockTest extends RedisCacheLockTest
 
     private static function laravel(string $code): string
     {
-        return 'require "/usr/share/php/Illuminate/autoload.php";
-            require "' . dirname(__DIR__, 2) . '/src/Laravel/Lock.php";
-            require "' . dirname(__DIR__, 2) . '/src/Laravel/Connections.php";
+        return 'require "' . __DIR__ . '/laravel/boot.php";
             $client = RedisLock\Laravel\Connections::client(["default" => ["host" => "127.0.0.1",
                 "port" => ' . RedisServer::$main->port . ', "database" => 5]], "default");
             $lock = fn ($seconds = 0, $owner = null) => new RedisLock\Laravel\Lock(

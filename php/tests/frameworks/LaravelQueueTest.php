@@ -82,11 +82,7 @@ final class LaravelQueueTest extends TestCase
         $this->app['config']->set('queue.connections.redislock.block_for', 10);
         $queue = Queue::connection('redislock');
         $consumer = self::start('
-            require "/usr/share/php/Illuminate/autoload.php";
-            require "/usr/share/php/Predis/autoload.php";
-            spl_autoload_register(fn ($c) => str_starts_with($c, "RedisLock\\\\Laravel\\\\")
-                ? require "' . dirname(__DIR__, 2) . '/src/Laravel/" . substr($c, 18) . ".php" : null);
-            require "' . __DIR__ . '/laravel/app.php";
+            require "' . __DIR__ . '/laravel/boot.php";
             $app = laravel_app("127.0.0.1", ' . RedisServer::$main->port . ', ["block_for" => 10]);
             $t = microtime(true);
             $job = $app["queue"]->connection("redislock")->pop();

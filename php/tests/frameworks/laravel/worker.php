@@ -3,15 +3,7 @@
 // connection: php worker.php <host> <port> <retry_after> <block_for>.
 // It stops on SIGTERM after its current job.
 
-require '/usr/share/php/Illuminate/autoload.php';
-require '/usr/share/php/Predis/autoload.php';
-spl_autoload_register(function (string $class): void {
-    if (str_starts_with($class, 'RedisLock\\Laravel\\')) {
-        require dirname(__DIR__, 3) . '/src/Laravel/' . substr($class, strlen('RedisLock\\Laravel\\')) . '.php';
-    }
-});
-require __DIR__ . '/app.php';
-require __DIR__ . '/RecordedJob.php';
+require __DIR__ . '/boot.php';
 
 [, $host, $port, $retryAfter, $blockFor] = $argv;
 $app = laravel_app($host, (int) $port, ['retry_after' => (float) $retryAfter, 'block_for' => (float) $blockFor]);

@@ -1,0 +1,14 @@
+<?php
+// What a child process of the Laravel tests loads: Laravel and Predis as
+// Debian installs them, the adapters (php/src/Laravel), the test app and
+// the test job.
+
+require_once '/usr/share/php/Illuminate/autoload.php';
+require_once '/usr/share/php/Predis/autoload.php';
+spl_autoload_register(function (string $class): void {
+    if (str_starts_with($class, 'RedisLock\\Laravel\\')) {
+        require dirname(__DIR__, 3) . '/src/Laravel/' . substr($class, strlen('RedisLock\\Laravel\\')) . '.php';
+    }
+});
+require_once __DIR__ . '/app.php';
+require_once __DIR__ . '/RecordedJob.php';
