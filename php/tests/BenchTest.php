@@ -2,7 +2,8 @@
 
 /**
  * The benchmarks run only under `make bench`; this keeps them from rotting
- * unseen: each must at least parse.
+ * unseen: each must at least parse, and the handoff benchmark's contenders
+ * (the frameworks' stock stores beside the adapters) must run.
  */
 final class BenchTest extends PHPUnit\Framework\TestCase
 {
@@ -14,5 +15,16 @@ final class BenchTest extends PHPUnit\Framework\TestCase
             exec(escapeshellarg(PHP_BINARY) . ' -l ' . escapeshellarg($file) . ' 2>&1', $out, $code);
             $this->assertSame(0, $code, implode("\n", $out));
         }
+    }
+
+    public function testEveryHandoffContenderRunsTwoTurns(): void
+    {
+        $so = getenv('REDISLOCK_SO') ?: ini_get('extension_dir') . '/redislock.so';
+        $cmd = [PHP_BINARY, '-d', "extension=$so", dirname(__DIR__) . '/bench/handoff.php', RedisServer::$main->dsn(), '2', '4'];
+        $proc = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, ['REDISLOCK_SO' => $so] + getenv());
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        $this->assertSame(0, proc_close($proc), $out);
+        // 7 contenders, each a row (a poller may see no handoff: its p50 is nan).
+        $this->assertSame(7, preg_match_all('/^\| (redislock|polling|Symfony|Laravel) .*\| +\d+ \| +\d+ \|/m', $out), $out);
     }
 }
