@@ -49,6 +49,27 @@ function measure(callable $op, float $seconds, int $limit = PHP_INT_MAX): float
     return $n / (($now - $start) / 1e9);
 }
 
+/**
+ * Measures every op of `$ops` (name => op) in turns: `$rounds` rounds, each
+ * running every op for `$seconds / $rounds`; returns name => the median of
+ * its rounds' ops/s. A loop measured seconds after another on a busy
+ * machine can run 30% faster or slower for reasons of its own; in turns,
+ * such drift hits every contender alike.
+ */
+function measureInTurns(array $ops, float $seconds, int $rounds = 5): array
+{
+    $runs = [];
+    for ($r = 0; $r < $rounds; $r++) {
+        foreach ($ops as $name => $op) {
+            $runs[$name][] = measure($op, $seconds / $rounds);
+        }
+    }
+    return array_map(function (array $rates): float {
+        sort($rates);
+        return $rates[intdiv(count($rates), 2)];
+    }, $runs);
+}
+
 function table(string $title, array $rows, string $ours, array $peers): void
 {
     echo "### $title\n\n| contender | ops/s | redislock ($ours) / this |\n|---|---:|---:|\n";
@@ -73,27 +94,27 @@ $lockApi = $client->lock('bench');
 $seedLock = new Seed\RedisLock($phpredis);
 $symfony = (new LockFactory(new RedisStore($phpredis)));
 $release = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
-$lockRows = [
-    'redislock `RedisLock::lock/unlock`' => measure(fn () => $rl->lock('bench') && $rl->unlock('bench'), $seconds),
-    'redislock `Lock_Service::addLock/releaseLock`' => measure(fn () => Lock_Service::releaseLock(42, Lock_Service::addLock(42)), $seconds),
-    'redislock `RedisLock\Lock::acquire/release`' => measure(fn () => $lockApi->acquire() && $lockApi->release(), $seconds),
-    'seed userland `RedisLock` (phpredis)' => measure(fn () => $seedLock->lock('bench') && $seedLock->unlock('bench'), $seconds),
-    'seed userland `Lock_Service` (phpredis, connects per call)' => measure(fn () => Seed\Lock_Service::releaseLock(42, Seed\Lock_Service::addLock(42)), $seconds),
-    'symfony/lock `RedisStore` (phpredis)' => measure(function () use ($symfony) {
+$lockRows = measureInTurns([
+    'redislock `RedisLock::lock/unlock`' => fn () => $rl->lock('bench') && $rl->unlock('bench'),
+    'redislock `Lock_Service::addLock/releaseLock`' => fn () => Lock_Service::releaseLock(42, Lock_Service::addLock(42)),
+    'redislock `RedisLock\Lock::acquire/release`' => fn () => $lockApi->acquire() && $lockApi->release(),
+    'seed userland `RedisLock` (phpredis)' => fn () => $seedLock->lock('bench') && $seedLock->unlock('bench'),
+    'seed userland `Lock_Service` (phpredis, connects per call)' => fn () => Seed\Lock_Service::releaseLock(42, Seed\Lock_Service::addLock(42)),
+    'symfony/lock `RedisStore` (phpredis)' => function () use ($symfony) {
         $l = $symfony->createLock('bench');
         $l->acquire();
         $l->release();
-    }, $seconds),
-    'php-lock style: SET NX PX + Lua release (predis)' => measure(function () use ($predis, $release) {
+    },
+    'php-lock style: SET NX PX + Lua release (predis)' => function () use ($predis, $release) {
         $token = bin2hex(random_bytes(16));
         $predis->set('bench-predis', $token, 'PX', 15000, 'NX');
         $predis->eval($release, 1, 'bench-predis', $token);
-    }, $seconds),
-    'floor: phpredis `SET NX PX` + `DEL` (2 round trips)' => measure(function () use ($phpredis) {
+    },
+    'floor: phpredis `SET NX PX` + `DEL` (2 round trips)' => function () use ($phpredis) {
         $phpredis->set('bench-floor', '1', ['nx', 'px' => 15000]);
         $phpredis->del('bench-floor');
-    }, $seconds),
-];
+    },
+], 2 * $seconds);
 table('Lock cycle (acquire + release, uncontended)', $lockRows, 'redislock `RedisLock::lock/unlock`', [
     'floor: phpredis `SET NX PX` + `DEL` (2 round trips)' => 'vs the raw phpredis floor (target >= 0.9x)',
     'seed userland `Lock_Service` (phpredis, connects per call)' => 'redislock `Lock_Service` vs the seed `Lock_Service` (target >= 3x) uses the row below',
