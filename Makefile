@@ -2,16 +2,23 @@
 # machine themselves (apt packages, cargo-php), then build and run.
 
 SO      := target/release/libredislock.so
+# The PHP to build for and run with: its php-config (PHP_CONFIG=... make);
+# ext-php-rs's build script reads PHP_CONFIG and PHP. Lazy (=): on a fresh
+# machine php-config exists only once deps has installed it.
+PHP_CONFIG ?= $(shell command -v php-config)
+export PHP_CONFIG
+export PHP = $(shell $(PHP_CONFIG) --php-binary 2>/dev/null)
 # cargo-php reads the stubs from the describe table ext-php-rs compiles only
 # into debug builds, so stubs come from a debug build of the same sources.
 DEBUG_SO := target/debug/libredislock.so
 # The engine tests build without the php feature: in a target dir of their
 # own, so they never overwrite the extension the stubs are read from.
 ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
-PHP     := php -d extension=$(CURDIR)/$(SO)
+# PHP with the fresh build, even when a copy is installed (tools/php.sh).
+RUN     := REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps build demo test test-rust test-php faults bench stubs check-stubs install clean
+.PHONY: all deps build so demo test test-rust test-php faults bench stubs check-stubs install uninstall clean
 
 all: build
 
@@ -19,6 +26,9 @@ deps:
 	@tools/deps.sh
 
 build: deps $(SO)
+
+# The extension alone, without deps (make install builds with it).
+so: $(SO)
 
 $(SO): $(CARGO_SOURCES)
 	cargo build --release
@@ -29,7 +39,7 @@ $(DEBUG_SO): $(CARGO_SOURCES)
 	@touch $@
 
 demo: build
-	tools/with-redis.sh $(PHP) php/examples/flash_sale.php
+	tools/with-redis.sh $(RUN) php/examples/flash_sale.php
 
 test: build test-rust test-php check-stubs
 
@@ -37,7 +47,7 @@ test: build test-rust test-php check-stubs
 # fast form runs in `make test`. FAULTS.md lists what each case proves.
 faults: build
 	PROPTEST_CASES=20000 $(ENGINE_CARGO) test --no-default-features --test properties
-	FAULTS_LONG=1 GENERATED_CASES=50000 REDISLOCK_SO=$(CURDIR)/$(SO) $(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml \
+	FAULTS_LONG=1 GENERATED_CASES=50000 $(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml \
 	  --filter 'FaultsTest|FpmFaultsTest|BadInputTest|GeneratedInputTest|testKilledWorkersLoseNothing|testLocksStillHeldAtRequestEndAreReleased|testAFatalError'
 
 # Benchmarks against the peers and a private redis-server; writes
@@ -51,7 +61,7 @@ test-rust: deps
 
 test-php: build
 	tools/frameworks.sh
-	REDISLOCK_SO=$(CURDIR)/$(SO) $(PHP) /usr/bin/phpunit --configuration php/tests/phpunit.xml
+	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml
 
 stubs: deps $(DEBUG_SO)
 	tools/stubs.sh $(DEBUG_SO) stubs
@@ -61,11 +71,14 @@ check-stubs: deps $(DEBUG_SO)
 	tools/stubs.sh $(DEBUG_SO) target/stubs-check
 	diff -ru stubs target/stubs-check && echo "stubs are in sync with the built extension"
 
-install: build
-	install -m 0755 $(SO) "$$(php-config --extension-dir)/redislock.so"
-	for d in /etc/php/8.2/mods-available; do \
-	  [ -d $$d ] && echo "extension=redislock.so" > $$d/redislock.ini; done
-	command -v phpenmod >/dev/null && phpenmod redislock || true
+# Production: installs only what building needs, builds as the user who
+# ran sudo (with that user's cargo), copies the .so into the extension dir
+# of PHP_CONFIG's PHP and enables it for its cli and fpm SAPIs.
+install:
+	tools/install.sh install
+
+uninstall:
+	tools/install.sh uninstall
 
 clean:
 	cargo clean

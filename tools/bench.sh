@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${REDISLOCK_SO:?the built extension}" "${REDIS_URL:?a Redis to measure against}"
-php=(php -d "extension=$REDISLOCK_SO")
+php=(tools/php.sh)
 out=bench/RESULTS.md
 mkdir -p bench
 {
@@ -19,7 +19,7 @@ mkdir -p bench
   echo "## Machine and versions"
   echo
   echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; kernel $(uname -r)"
-  echo "- $(php -r 'echo "PHP ", PHP_VERSION, ", phpredis ", phpversion("redis"), ", opcache.enable_cli ", ini_get("opcache.enable_cli") ?: "0";')"
+  echo "- $("${PHP:-php}" -r 'echo "PHP ", PHP_VERSION, ", phpredis ", phpversion("redis"), ", opcache.enable_cli ", ini_get("opcache.enable_cli") ?: "0";')"
   echo "- $(redis-server --version | cut -d' ' -f1-3)"
   echo "- symfony/lock $(dpkg-query -W -f='${Version}' php-symfony-lock), predis $(dpkg-query -W -f='${Version}' php-nrk-predis), nginx $(dpkg-query -W -f='${Version}' nginx-light), wrk $(dpkg-query -W -f='${Version}' wrk)"
   echo "- redislock $(grep -m1 '^version' Cargo.toml | cut -d'"' -f2), $(rustc --version)"
@@ -36,7 +36,7 @@ mkdir -p bench
   "${php[@]}" php/bench/primitives.php "$REDIS_URL"
   echo
   "${php[@]}" php/bench/throughput.php "$REDIS_URL"
-  php php/bench/fpm.php "$REDIS_URL"
+  "${PHP:-php}" php/bench/fpm.php "$REDIS_URL"
   "${php[@]}" php/bench/memory.php "$REDIS_URL"
   cat bench/targets.md
 } | tee "$out.new"

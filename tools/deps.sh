@@ -1,13 +1,36 @@
 #!/usr/bin/env bash
-# Installs what building and testing need on a fresh Debian bookworm machine:
-# only what is missing, so a second run costs nothing. `deps.sh bench` adds
-# the peers and tools the benchmarks run.
+# Installs what building and testing need on a fresh Debian (or Ubuntu)
+# machine: only what is missing, so a second run costs nothing.
+#   deps.sh build   what building needs (make install): the PHP headers, libclang
+#   deps.sh [test]  and what the tests run: redis-server, phpunit, php-fpm, phpredis,
+#                   the frameworks, cargo-php (stubs)
+#   deps.sh bench   and the peers and tools the benchmarks run
+# The PHP packages are the distribution's default PHP (php-dev, php-fpm...),
+# unless PHP_CONFIG names another PHP: then that PHP is used as it is.
 set -euo pipefail
+mode=${1:-test}
 
-packages=(php8.2-dev php8.2-cli libclang-dev redis-server redis-tools phpunit
-          php8.2-fpm php8.2-redis libfcgi-bin openssl php-symfony-lock php-symfony-semaphore
-          php-symfony-messenger php-laravel-framework php-nrk-predis)
-if [ "${1:-}" = bench ]; then
+if ! command -v cargo >/dev/null; then
+  echo "cargo not found: redislock needs Rust >= 1.85 (edition 2024); install it with rustup:" >&2
+  echo "  curl --proto '=https' -sSf https://sh.rustup.rs | sh" >&2
+  exit 1
+fi
+rust=$(cargo --version | cut -d' ' -f2)
+if [ "$(printf '%s\n1.85.0\n' "$rust" | sort -V | head -1)" != 1.85.0 ]; then
+  echo "cargo $rust is too old: redislock needs Rust >= 1.85 (rustup update)" >&2
+  exit 1
+fi
+
+packages=(libclang-dev)
+if [ -z "${PHP_CONFIG:-}" ] || [ "$(command -v php-config || true)" = "$PHP_CONFIG" ]; then
+  packages+=(php-dev php-cli)
+  [ "$mode" = build ] || packages+=(php-fpm php-redis php-mbstring)
+fi
+if [ "$mode" != build ]; then
+  packages+=(redis-server redis-tools phpunit libfcgi-bin openssl php-symfony-lock php-symfony-semaphore
+             php-symfony-messenger php-laravel-framework php-nrk-predis)
+fi
+if [ "$mode" = bench ]; then
   packages+=(nginx-light wrk)
 fi
 missing=()
@@ -21,7 +44,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if ! cargo php --version 2>/dev/null | grep -q ' 0\.2\.'; then
+if [ "$mode" != build ] && ! cargo php --version 2>/dev/null | grep -q ' 0\.2\.'; then
   echo "installing cargo-php 0.2.x (generates the stubs)"
   cargo install --locked cargo-php --version '^0.2' >/dev/null
 fi

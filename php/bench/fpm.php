@@ -1,7 +1,7 @@
 <?php
 /**
- * PHP-FPM end to end: Debian's nginx in front of php-fpm 8.2 (static pool,
- * Debian's php.ini with opcache), a flash-sale endpoint under wrk at fixed
+ * PHP-FPM end to end: Debian's nginx in front of this PHP's php-fpm (static
+ * pool, its php.ini and conf.d with opcache, less an installed redislock), a flash-sale endpoint under wrk at fixed
  * concurrency. The endpoint takes a lock, reads the stock, decrements it
  * and counts the sale (phpredis, a new connection per request, the same
  * for every variant); variants: redislock's `RedisLock`, the seed's
@@ -65,6 +65,25 @@ function free_port(): int
     return $port;
 }
 
+require dirname(__DIR__, 2) . '/tools/php-fpm.php';
+
+/**
+ * php-fpm's scanned ini files, less any that loads an installed redislock
+ * (which would shadow the build under test), as a dir for PHP_INI_SCAN_DIR.
+ */
+function fpm_ini_dir(string $bin, string $dir): string
+{
+    $scan = "$dir/conf.d";
+    @mkdir($scan);
+    preg_match('/^Additional \.ini files parsed => (.*)$/m', (string) shell_exec(escapeshellarg($bin) . ' -i 2>/dev/null'), $m);
+    foreach (array_filter(array_map('trim', explode(',', $m[1] ?? ''))) as $ini) {
+        if (!preg_match('/^\s*(zend_)?extension\s*=[^;]*redislock/m', (string) file_get_contents($ini))) {
+            @symlink($ini, "$scan/" . basename($ini));
+        }
+    }
+    return $scan;
+}
+
 function start_fpm(string $dir, ?string $so, int $workers, string $dsn)
 {
     $sock = "$dir/fpm.sock";
@@ -73,11 +92,13 @@ function start_fpm(string $dir, ?string $so, int $workers, string $dsn)
         '[global]', "error_log = $dir/fpm.log", 'daemonize = no',
         '[bench]', "listen = $sock", 'listen.mode = 0666', 'pm = static', "pm.max_children = $workers", '',
     ]));
-    $cmd = ['/usr/sbin/php-fpm8.2', '-R', '-y', "$dir/fpm.conf", '-F', '-d', "redislock.default_dsn=$dsn"];
+    $bin = php_fpm_binary() ?? exit("no php-fpm for " . PHP_BINARY . "\n");
+    $cmd = [$bin, '-R', '-y', "$dir/fpm.conf", '-F', '-d', "redislock.default_dsn=$dsn"];
     if ($so) {
         array_push($cmd, '-d', "extension=$so");
     }
-    $proc = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', "$dir/fpm.err", 'a']], $pipes);
+    $env = ['PHP_INI_SCAN_DIR' => fpm_ini_dir($bin, $dir)] + getenv();
+    $proc = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', "$dir/fpm.err", 'a']], $pipes, null, $env);
     for ($i = 0; $i < 100 && !file_exists($sock); $i++) {
         usleep(50000);
     }
@@ -171,8 +192,7 @@ foreach (['with the extension' => $so, 'without it' => null] as $label => $ext) 
     proc_terminate($fpm);
     proc_close($fpm);
 }
-array_map('unlink', glob("$dir/*"));
-@rmdir($dir);
+exec("rm -rf " . escapeshellarg($dir));
 
 printf("### PHP-FPM flash sale: nginx + php-fpm (%d static workers), wrk -c%d for %d s, stock %d\n\n",
     $workers, $connections, $seconds, $stock);

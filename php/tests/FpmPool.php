@@ -1,7 +1,8 @@
 <?php
 
 /**
- * A php-fpm pool (Debian's php-fpm8.2) with the extension, serving scripts
+ * A php-fpm pool (the php-fpm of the PHP running the tests, without its
+ * ini files) with the extension, serving scripts
  * from a temp dir; requests go through cgi-fcgi.
  */
 final class FpmPool
@@ -13,9 +14,9 @@ final class FpmPool
     /** @param array<string, string> $scripts file name => PHP source */
     public function __construct(array $scripts, array $pool = [])
     {
-        $bin = '/usr/sbin/php-fpm8.2';
-        if (!is_executable($bin) || !is_executable('/usr/bin/cgi-fcgi')) {
-            throw new PHPUnit\Framework\SkippedTestError('php8.2-fpm and libfcgi-bin are installed by make test');
+        $bin = php_fpm_binary();
+        if ($bin === null || !is_executable('/usr/bin/cgi-fcgi')) {
+            throw new PHPUnit\Framework\SkippedTestError('php-fpm (of ' . PHP_BINARY . ') and libfcgi-bin are installed by make test');
         }
         $this->dir = sys_get_temp_dir() . '/redislock-fpm-' . getmypid() . '-' . bin2hex(random_bytes(4));
         @mkdir($this->dir);

@@ -1,0 +1,122 @@
+<?php
+
+/**
+ * The install paths: phpize (PIE's and the Dockerfile's), `make install` /
+ * `make uninstall` and the fresh build beside an installed copy. Installs
+ * happen in a throwaway root (tools/throwaway-root.sh: an overlay of this
+ * machine's root in a private mount namespace), so the machine is left as
+ * it was; where that cannot be had the tests say so and skip.
+ */
+final class InstallTest extends RedisLockTestCase
+{
+    private static function root(): string
+    {
+        return dirname(__DIR__, 2);
+    }
+
+    /** Runs a shell command; returns [exit code, stdout + stderr]. */
+    private static function sh(string $cmd, ?string $cwd = null, array $env = []): array
+    {
+        $proc = proc_open(['bash', '-c', "exec 2>&1; $cmd"], [1 => ['pipe', 'w']], $pipes, $cwd, $env + getenv());
+        $out = stream_get_contents($pipes[1]);
+        return [proc_close($proc), $out];
+    }
+
+    private function inThrowawayRoot(string $cmd): string
+    {
+        [$code, $out] = self::sh(self::root() . '/tools/throwaway-root.sh ' . escapeshellarg($cmd));
+        if ($code === 77) {
+            $this->markTestSkipped("no throwaway root on this machine: $out");
+        }
+        $this->assertSame(0, $code, $out);
+        return $out;
+    }
+
+    public function testMakeInstallEnablesItForCliAndFpmAndUninstallRemovesEveryFile(): void
+    {
+        $out = $this->inThrowawayRoot(<<<'SH'
+            set -e
+            make install >/dev/null
+            echo "cli: $(php -m | grep -x redislock)"
+            echo "fpm: $(php-fpm$(php-config --version | cut -d. -f1,2) -m | grep -x redislock)"
+            echo "so: $(ls "$(php-config --extension-dir)/redislock.so")"
+            make uninstall >/dev/null
+            echo "after: $(php -m | grep -cx redislock || true) $(find /etc/php /usr/lib/php "$(php-config --extension-dir)" -name '*redislock*' | wc -l)"
+            SH);
+        $this->assertStringContainsString("cli: redislock\n", $out);
+        $this->assertStringContainsString("fpm: redislock\n", $out);
+        $this->assertMatchesRegularExpression('~so: /\S+/redislock\.so~', $out);
+        $this->assertStringContainsString("after: 0 0\n", $out);
+        // The machine itself was not touched.
+        exec('php -m', $modules);
+        $this->assertNotContains('redislock', $modules);
+    }
+
+    /** make test/demo/bench run PHP through tools/php.sh: the fresh build wins over an installed copy. */
+    public function testTheFreshBuildIsLoadedEvenWhenACopyIsInstalled(): void
+    {
+        $so = getenv('REDISLOCK_SO');
+        $fresh = sys_get_temp_dir() . '/redislock-fresh-' . getmypid() . '.so';
+        copy($so, $fresh);
+        try {
+            $out = $this->inThrowawayRoot(<<<SH
+                set -e
+                make install >/dev/null
+                REDISLOCK_SO=$fresh tools/php.sh -r 'echo implode("\\n", array_unique(array_filter(file("/proc/self/maps", FILE_IGNORE_NEW_LINES), fn (\$l) => str_contains(\$l, "redislock")))), "\\n", extension_loaded("redis") ? "redis loaded" : "", "\\n";'
+                SH);
+        } finally {
+            unlink($fresh);
+        }
+        $this->assertStringContainsString($fresh, $out);
+        $this->assertStringNotContainsString('/redislock.so', $out, 'the installed copy was mapped');
+        $this->assertStringNotContainsString('already loaded', $out);
+        $this->assertStringContainsString('redis loaded', $out, 'the other conf.d files are still read');
+    }
+
+    /**
+     * PIE's path and the Dockerfile's: phpize, configure, make, make install,
+     * in a copy of the repository, with the Dockerfile's own command line.
+     */
+    public function testThePhpizeBuildOfTheDockerfileInstallsALoadableExtension(): void
+    {
+        $root = self::root();
+        $this->assertSame(1, preg_match('/^RUN (cd ext && phpize .*)$/m', file_get_contents("$root/docs/Dockerfile"), $m));
+        $copy = sys_get_temp_dir() . '/redislock-phpize-' . getmypid();
+        [$code, $out] = self::sh("mkdir -p $copy && git ls-files -co --exclude-standard | grep -v '^target/' | tar -cf - -T - | tar -xf - -C $copy", $root);
+        $this->assertSame(0, $code, $out);
+        try {
+            // make install before make: a clear message, nothing installed.
+            [$code, $out] = self::sh('cd ext && phpize >/dev/null && ./configure >/dev/null && make install', $copy, ['INSTALL_ROOT' => "$copy/root"]);
+            $this->assertNotSame(0, $code);
+            $this->assertStringContainsString('modules/redislock.so is not built', $out);
+            // CARGO_TARGET_DIR: cargo's cache stays in the repository between runs.
+            [$code, $out] = self::sh($m[1], $copy, ['INSTALL_ROOT' => "$copy/root", 'CARGO_TARGET_DIR' => "$root/target/phpize",
+                'PATH' => getenv('PATH') . ':' . getenv('HOME') . '/.cargo/bin']);
+            $this->assertSame(0, $code, $out);
+            $installed = $copy . '/root' . trim(shell_exec('php-config --extension-dir')) . '/redislock.so';
+            $this->assertFileExists($installed, $out);
+            $code = "\$lock = (new RedisLock\\Client())->lock('phpize-built');"
+                . "var_dump(\$lock->acquire(), \$lock->token() > 0, \$lock->release(), phpversion('redislock'));";
+            [, $check] = self::sh(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', '-d', "extension=$installed",
+                '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn(), '-r', $code])));
+            $version = null;
+            preg_match('/^version = "(.*)"$/m', file_get_contents("$root/Cargo.toml"), $version);
+            $this->assertSame("bool(true)\nbool(true)\nbool(true)\nstring(" . strlen($version[1]) . ") \"$version[1]\"\n", $check);
+        } finally {
+            exec('rm -rf ' . escapeshellarg($copy));
+        }
+    }
+
+    /** What PIE reads: a php-ext package whose build-path holds the config.m4. */
+    public function testTheComposerPackageIsAPieExtension(): void
+    {
+        $composer = json_decode(file_get_contents(self::root() . '/composer.json'), true, 512, JSON_THROW_ON_ERROR);
+        $this->assertSame('php-ext', $composer['type']);
+        $this->assertSame('redislock', $composer['php-ext']['extension-name']);
+        $this->assertSame('redislock', (new ReflectionExtension('redislock'))->getName());
+        $this->assertFileExists(self::root() . '/' . $composer['php-ext']['build-path'] . '/config.m4');
+        $this->assertFileExists(self::root() . '/LICENSE');
+        $this->assertSame($composer['license'], 'MIT');
+        $this->assertStringContainsString('license = "MIT"', file_get_contents(self::root() . '/Cargo.toml'));
+    }
+}
