@@ -18,7 +18,7 @@ ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
 RUN     := REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps build so demo test test-rust test-php faults bench stubs check-stubs install uninstall clean
+.PHONY: all deps build so demo test test-rust test-php faults bench stubs check-stubs install uninstall deb clean
 
 all: build
 
@@ -79,6 +79,10 @@ install:
 
 uninstall:
 	tools/install.sh uninstall
+
+# A Debian package for the PHP of PHP_CONFIG: target/deb/php<ver>-redislock_*.deb
+deb: $(SO)
+	tools/deb.sh
 
 clean:
 	cargo clean

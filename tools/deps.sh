@@ -27,7 +27,7 @@ if [ -z "${PHP_CONFIG:-}" ] || [ "$(command -v php-config || true)" = "$PHP_CONF
   [ "$mode" = build ] || packages+=(php-fpm php-redis php-mbstring)
 fi
 if [ "$mode" != build ]; then
-  packages+=(redis-server redis-tools phpunit libfcgi-bin openssl php-symfony-lock php-symfony-semaphore
+  packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
              php-symfony-messenger php-laravel-framework php-nrk-predis)
 fi
 if [ "$mode" = bench ]; then

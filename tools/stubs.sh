@@ -6,7 +6,7 @@ set -euo pipefail
 so=$1; dir=$2
 mkdir -p "$dir"
 cargo php stubs --out "$dir/redislock.php" "$so" >/dev/null
-php -d "extension=$(realpath "$so")" -r '
+REDISLOCK_SO=$(realpath "$so") "$(dirname "$0")/php.sh" -r '
   echo "<?php\n\n// Stubs for redislock: exception classes\n\nnamespace RedisLock {\n";
   $ext = new ReflectionExtension("redislock");
   $classes = array_filter($ext->getClassNames(), fn ($c) => is_subclass_of($c, "Throwable"));

@@ -52,6 +52,31 @@ final class InstallTest extends RedisLockTestCase
         $this->assertNotContains('redislock', $modules);
     }
 
+    /** `make deb`: installed, it is enabled for cli and fpm; removed, disabled; purged, nothing is left. */
+    public function testTheDebIsEnabledOnInstallDisabledOnRemovalAndPurgedWithoutTrace(): void
+    {
+        [$code, $out] = self::sh('make -s deb', self::root());
+        $this->assertSame(0, $code, $out);
+        $deb = trim(substr($out, strrpos(trim($out), "\n") ?: 0));
+        $this->assertMatchesRegularExpression('~^target/deb/php\d+\.\d+-redislock_[\d.]+-1_\w+\.deb$~', $deb);
+        exec('dpkg-deb -f ' . escapeshellarg(self::root() . "/$deb") . ' Depends', $depends);
+        $this->assertStringContainsString('phpapi-' . trim(shell_exec('php-config --phpapi')), implode('', $depends));
+        $out = $this->inThrowawayRoot(<<<SH
+            set -e
+            ver=\$(php-config --version | cut -d. -f1,2)
+            dpkg -i $deb >/dev/null 2>&1
+            echo "installed: \$(php -m | grep -x redislock) \$(php-fpm\$ver -m | grep -x redislock)"
+            dpkg -r php\$ver-redislock >/dev/null 2>&1
+            echo "removed: \$(php -m | grep -cx redislock || true) \$(php-fpm\$ver -m | grep -cx redislock || true) \$(find /etc/php/\$ver -name '*redislock*' | wc -l)"
+            dpkg -P php\$ver-redislock >/dev/null 2>&1
+            echo "purged: \$(find /etc/php /usr/lib/php /var/lib/php -name '*redislock*' | wc -l) \$(dpkg-query -W php\$ver-redislock 2>/dev/null | wc -l)"
+            SH);
+        $this->assertStringContainsString("installed: redislock redislock\n", $out);
+        // Removal keeps the conffile (mods-available/redislock.ini) only.
+        $this->assertStringContainsString("removed: 0 0 1\n", $out);
+        $this->assertStringContainsString("purged: 0 0\n", $out);
+    }
+
     /** make test/demo/bench run PHP through tools/php.sh: the fresh build wins over an installed copy. */
     public function testTheFreshBuildIsLoadedEvenWhenACopyIsInstalled(): void
     {
