@@ -37,12 +37,13 @@ if [ "$action" = uninstall ]; then
   exit 0
 fi
 
-PHP_CONFIG=$php_config tools/deps.sh build
 # Build as the user who ran sudo: root's PATH rarely has cargo, and a root
 # build would leave root-owned files in that user's target/.
 if [ "$(id -u)" -eq 0 ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
+  PHP_CONFIG=$php_config DEPS_WITHOUT_CARGO=1 tools/deps.sh build
   sudo -u "$SUDO_USER" -H bash -lc "cd $(printf %q "$PWD") && PHP_CONFIG=$(printf %q "$php_config") make so"
 else
+  PHP_CONFIG=$php_config tools/deps.sh build
   PHP_CONFIG=$php_config make so
 fi
 $sudo install -D -m 0644 target/release/libredislock.so "$ext_dir/redislock.so"
