@@ -27,7 +27,9 @@ if any_loads_redislock; then
   dir=$(mktemp -d)
   trap 'rm -rf "$dir"' EXIT
   while read -r f; do
-    [ -n "$f" ] && ! loads_redislock "$f" && ln -s "$f" "$dir/"
+    if [ -n "$f" ] && ! loads_redislock "$f"; then
+      ln -s "$f" "$dir/"
+    fi
   done <<<"$scanned"
   export PHP_INI_SCAN_DIR=$dir
   "$php" -d "extension=$so" "$@"
