@@ -67,23 +67,6 @@ function free_port(): int
 
 require dirname(__DIR__, 2) . '/tools/php-fpm.php';
 
-/**
- * php-fpm's scanned ini files, less any that loads an installed redislock
- * (which would shadow the build under test), as a dir for PHP_INI_SCAN_DIR.
- */
-function fpm_ini_dir(string $bin, string $dir): string
-{
-    $scan = "$dir/conf.d";
-    @mkdir($scan);
-    preg_match('/^Additional \.ini files parsed => (.*)$/m', (string) shell_exec(escapeshellarg($bin) . ' -i 2>/dev/null'), $m);
-    foreach (array_filter(array_map('trim', explode(',', $m[1] ?? ''))) as $ini) {
-        if (!preg_match('/^\s*(zend_)?extension\s*=[^;]*redislock/m', (string) file_get_contents($ini))) {
-            @symlink($ini, "$scan/" . basename($ini));
-        }
-    }
-    return $scan;
-}
-
 function start_fpm(string $dir, ?string $so, int $workers, string $dsn)
 {
     $sock = "$dir/fpm.sock";
@@ -97,7 +80,9 @@ function start_fpm(string $dir, ?string $so, int $workers, string $dsn)
     if ($so) {
         array_push($cmd, '-d', "extension=$so");
     }
-    $env = ['PHP_INI_SCAN_DIR' => fpm_ini_dir($bin, $dir)] + getenv();
+    // Its conf.d less an installed redislock, which would shadow the build.
+    exec(implode(' ', array_map('escapeshellarg', [dirname(__DIR__, 2) . '/tools/ini-dir.sh', $bin, "$dir/conf.d"])));
+    $env = ['PHP_INI_SCAN_DIR' => "$dir/conf.d"] + getenv();
     $proc = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', "$dir/fpm.err", 'a']], $pipes, null, $env);
     for ($i = 0; $i < 100 && !file_exists($sock); $i++) {
         usleep(50000);
