@@ -114,17 +114,17 @@ final class InstallTest extends RedisLockTestCase
             [$code, $out] = self::sh('cd ext && phpize >/dev/null && ./configure >/dev/null && make install', $copy, ['INSTALL_ROOT' => "$copy/root"]);
             $this->assertNotSame(0, $code);
             $this->assertStringContainsString('modules/redislock.so is not built', $out);
+            $this->assertDirectoryDoesNotExist("$copy/root");
             // CARGO_TARGET_DIR: cargo's cache stays in the repository between runs.
             [$code, $out] = self::sh($m[1], $copy, ['INSTALL_ROOT' => "$copy/root", 'CARGO_TARGET_DIR' => "$root/target/phpize",
                 'PATH' => getenv('PATH') . ':' . getenv('HOME') . '/.cargo/bin']);
             $this->assertSame(0, $code, $out);
             $installed = $copy . '/root' . trim(shell_exec('php-config --extension-dir')) . '/redislock.so';
             $this->assertFileExists($installed, $out);
-            $code = "\$lock = (new RedisLock\\Client())->lock('phpize-built');"
+            $script = "\$lock = (new RedisLock\\Client())->lock('phpize-built');"
                 . "var_dump(\$lock->acquire(), \$lock->token() > 0, \$lock->release(), phpversion('redislock'));";
             [, $check] = self::sh(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', '-d', "extension=$installed",
-                '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn(), '-r', $code])));
-            $version = null;
+                '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn(), '-r', $script])));
             preg_match('/^version = "(.*)"$/m', file_get_contents("$root/Cargo.toml"), $version);
             $this->assertSame("bool(true)\nbool(true)\nbool(true)\nstring(" . strlen($version[1]) . ") \"$version[1]\"\n", $check);
         } finally {
