@@ -1,5 +1,5 @@
 # The README's commands. `make demo` and `make test` set up a fresh Debian
-# machine themselves (apt packages, cargo-php), then build and run.
+# machine themselves (apt packages), then build and run.
 
 SO      := target/release/libredislock.so
 # The PHP to build for and run with: its php-config (PHP_CONFIG=... make);
@@ -8,17 +8,14 @@ SO      := target/release/libredislock.so
 PHP_CONFIG ?= $(shell command -v php-config)
 export PHP_CONFIG
 export PHP = $(shell $(PHP_CONFIG) --php-binary 2>/dev/null)
-# cargo-php reads the stubs from the describe table ext-php-rs compiles only
-# into debug builds, so stubs come from a debug build of the same sources.
-DEBUG_SO := target/debug/libredislock.so
 # The engine tests build without the php feature: in a target dir of their
-# own, so they never overwrite the extension the stubs are read from.
+# own, so they never rebuild the extension.
 ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
 # PHP with the fresh build, even when a copy is installed (tools/php.sh).
 RUN     := REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps build so demo test test-rust test-php faults bench stubs check-stubs install uninstall deb clean
+.PHONY: all deps build so demo test test-rust test-php faults bench check-stubs install uninstall deb clean
 
 all: build
 
@@ -34,14 +31,10 @@ $(SO): $(CARGO_SOURCES)
 	cargo build --release
 	@touch $@
 
-$(DEBUG_SO): $(CARGO_SOURCES)
-	cargo build
-	@touch $@
-
 demo: build
 	tools/with-redis.sh $(RUN) php/examples/flash_sale.php
 
-test: build test-rust test-php check-stubs
+test: build test-rust test-php
 
 # The fault suite in its long form (longer outages, more requests); its
 # fast form runs in `make test`. FAULTS.md lists what each case proves.
@@ -63,13 +56,10 @@ test-php: build
 	tools/frameworks.sh
 	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml
 
-stubs: deps $(DEBUG_SO)
-	tools/stubs.sh $(DEBUG_SO) stubs
-
-check-stubs: deps $(DEBUG_SO)
-	rm -rf target/stubs-check
-	tools/stubs.sh $(DEBUG_SO) target/stubs-check
-	diff -ru stubs target/stubs-check && echo "stubs are in sync with the built extension"
+# The stubs (stubs/redislock.php) against the built extension: a part of
+# test-php, alone.
+check-stubs: build
+	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml php/tests/StubsTest.php
 
 # Production: installs only what building needs, builds as the user who
 # ran sudo (with that user's cargo), copies the .so into the extension dir

@@ -1,56 +1,80 @@
 <?php
 
-// Stubs for redislock
+// Stubs of the redislock extension, for PHPStan, Psalm and IDEs: never load
+// this file in a PHP that has the extension. `make test` checks it against
+// the built extension's reflection (StubsTest): every class, method,
+// parameter, default and native type, and the return types against what
+// the methods return.
 
 namespace RedisLock {
     /**
+     * The base of every exception of the extension: Redis out of reach or
+     * answering with an error, and the lock and queue outcomes below.
+     */
+    class RedisLockException extends \RuntimeException {}
+
+    /** Redis could not be reached, or the connection broke mid-call. */
+    class ConnectionException extends RedisLockException {}
+
+    /** Redis answered with an error (a script error, OOM, READONLY, ...). */
+    class ServerException extends RedisLockException {}
+
+    /** The lock was lost before the call: lease ran out, key taken, renewal failed. */
+    class LockLostException extends RedisLockException {}
+
+    /** The object does not hold the lock (never took it, or released it). */
+    class NotHeldException extends RedisLockException {}
+
+    /** Not acquired: `synchronized()` timed out, or too few replicas acknowledged. */
+    class NotAcquiredException extends RedisLockException {}
+
+    /** The queue is at its `maxLength`: nothing was enqueued. */
+    class QueueFullException extends RedisLockException {}
+
+    /**
      * The object API's entry point: one Redis server (DSN or options), handing
-     * out locks.
+     * out locks, semaphores, queues and stocks. Connects on first use.
      */
     class Client {
         /**
-         * `$connection`: null for the `redislock.*` INI defaults, a DSN string,
-         * or an options array (dsn, host, port, socket, database, username,
-         * password, timeout, read_timeout, prefix).
+         * `$connection`: null for the `redislock.*` INI defaults, a DSN string
+         * (`redis://`, `rediss://`, `unix://`, `redis+cluster://`,
+         * `redis+sentinel://`), or an options array.
          *
-         * @param mixed $connection
+         * @param string|array{dsn?: string, host?: string, port?: int, socket?: string, database?: int, username?: string, password?: string, timeout?: int|float, read_timeout?: int|float, prefix?: string, tls_ca?: string, tls_cert?: string, tls_key?: string}|null $connection
          */
         public function __construct(mixed $connection = null) {}
 
         /**
          * A lock named `$name` (key `lock:{<name>}`). Options: `ttl` (lease in
-         * seconds, default 30), `reentrant` (bool: the process may acquire it
-         * again, and only the last release frees it), `autoRenew` (bool: a
-         * background thread keeps the lease alive while held), `maxHold`
-         * (seconds a renewed lock may be held at most, default 300),
-         * `replicas` (int: an acquire counts only once this many replicas
+         * seconds, default 30; INF: never expires), `reentrant` (the process
+         * may acquire it again, and only the last release frees it),
+         * `autoRenew` (a background thread keeps the lease alive while held),
+         * `maxHold` (seconds a renewed lock may be held at most, default 300),
+         * `replicas` (an acquire counts only once this many replicas
          * acknowledged it, via WAIT; default 0), `replicaTimeout` (seconds to
-         * wait for them, default 1; when they fall short, acquire() releases the
-         * lock and throws `RedisLock\NotAcquiredException`) and
-         * `releaseAtRequestEnd` (bool, default true; false: the lock outlives
-         * this object and the request until its lease runs out or a release).
-         * `ttl` INF: the lock never expires. `owner` (string): the lock belongs
-         * to that owner token rather than to this object; any object created
+         * wait for them, default 1; when they fall short, acquire() releases
+         * the lock and throws `NotAcquiredException`), `releaseAtRequestEnd`
+         * (default true; false: the lock outlives this object and the request
+         * until its lease runs out or a release) and `owner` (the lock belongs
+         * to that owner token rather than to this object: any object created
          * with the same owner, in any process, sees it held, extends and
-         * releases it (Laravel's owners).
+         * releases it).
          *
-         * @param string $name
-         * @param array|null $options
-         * @return \RedisLock\Lock
+         * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool, owner?: string}|null $options
          */
-        public function lock(string $name, ?array $options = null): \RedisLock\Lock {}
+        public function lock(string $name, ?array $options = null): Lock {}
 
         /**
-         * The locks named in `$names` as one `RedisLock\MultiLock`: taken all
-         * or none, in one round trip when they can be (one Redis server, or
-         * names that share a Cluster slot through a hash tag), released all at
-         * once. Options as `lock()`, but `reentrant`.
+         * The locks named in `$names` as one `MultiLock`: taken all or none,
+         * in one round trip when they can be (one Redis server, or names that
+         * share a Cluster slot through a hash tag), released all at once.
+         * Options as `lock()`, but `reentrant` and `owner`.
          *
-         * @param array $names
-         * @param array|null $options
-         * @return \RedisLock\MultiLock
+         * @param non-empty-list<string> $names
+         * @param array{ttl?: int|float, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool}|null $options
          */
-        public function lockMany(array $names, ?array $options = null): \RedisLock\MultiLock {}
+        public function lockMany(array $names, ?array $options = null): MultiLock {}
 
         /**
          * The leased queue named `$name` (sorted set `Queue:<name>`, shared
@@ -59,38 +83,32 @@ namespace RedisLock {
          * before a task goes to the dead letters, default 5, 0: no limit),
          * `maxLength` (queued plus leased tasks at most, 0: no limit).
          *
-         * @param string $name
-         * @param array|null $options
-         * @return \RedisLock\Queue
+         * @param array{lease?: int|float, maxAttempts?: int, maxLength?: int}|null $options
          */
-        public function queue(string $name, ?array $options = null): \RedisLock\Queue {}
+        public function queue(string $name, ?array $options = null): Queue {}
 
         /**
          * The read lock of the read-write lock named `$name` (key
          * `rwlock:{<name>}`): many readers hold it at once, never beside a
          * writer. Readers and writers wait in one line, first come first
          * served, so a waiting writer stops later readers (no writer
-         * starvation). Options and methods as `lock()`; a read lock has no
+         * starvation). Options as `lock()`, but `owner`; a read lock has no
          * fencing token (`token()` is null).
          *
-         * @param string $name
-         * @param array|null $options
-         * @return \RedisLock\Lock
+         * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool}|null $options
          */
-        public function readLock(string $name, ?array $options = null): \RedisLock\Lock {}
+        public function readLock(string $name, ?array $options = null): Lock {}
 
         /**
-         * Reserves from the first of `$queues` (a list of this client's
-         * `RedisLock\Queue`) that has due tasks, waiting up to `$wait` seconds
-         * in all of their lines at once. Returns a list of `RedisLock\Task`
-         * (`Task::queue()` tells which queue), empty when none came or a signal
-         * with a handler ended the wait. `$lease` defaults to the first queue's.
+         * Reserves from the first of `$queues` (this client's queues) that
+         * has due tasks, waiting up to `$wait` seconds in all of their lines
+         * at once. Returns the tasks (`Task::queue()` tells which queue),
+         * none when none came or a signal with a handler ended the wait.
+         * `$lease` defaults to the first queue's.
          *
-         * @param array $queues
-         * @param int $count
-         * @param float|null $lease
-         * @param float $wait
-         * @return mixed
+         * @param non-empty-list<Queue> $queues
+         * @return list<Task>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function reserve(array $queues, int $count = 1, ?float $lease = null, float $wait = 0): mixed {}
 
@@ -98,16 +116,15 @@ namespace RedisLock {
          * The semaphore named `$name` (key `semaphore:{<name>}`) with
          * `$permits` permits. Options: `ttl` (the lease of permits taken,
          * default 30 s: a holder that dies gives them back then), `autoRenew`,
-         * `maxHold`, `replicas`, `replicaTimeout`, as for `lock()`. Each object
-         * counts with its own `$permits`: lowering it while others hold more
-         * takes nothing from them; new acquires wait until they fit.
+         * `maxHold`, `replicas`, `replicaTimeout`, `releaseAtRequestEnd`, as
+         * for `lock()`. Each object counts with its own `$permits`: lowering
+         * it while others hold more takes nothing from them; new acquires
+         * wait until they fit.
          *
-         * @param string $name
-         * @param int $permits
-         * @param array|null $options
-         * @return \RedisLock\Semaphore
+         * @param positive-int $permits
+         * @param array{ttl?: int|float, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool}|null $options
          */
-        public function semaphore(string $name, int $permits = 1, ?array $options = null): \RedisLock\Semaphore {}
+        public function semaphore(string $name, int $permits = 1, ?array $options = null): Semaphore {}
 
         /**
          * The stock counter named `$name` (key `stock:{<name>}`, or
@@ -118,38 +135,35 @@ namespace RedisLock {
          * orders queue must share a hash slot: give both names the same hash
          * tag (`{sale42}` and `{sale42}:orders`); other names are refused.
          *
-         * @param string $name
-         * @param array|null $options
-         * @return \RedisLock\Stock
+         * @param array{perBuyer?: int, orders?: string}|null $options
          */
-        public function stock(string $name, ?array $options = null): \RedisLock\Stock {}
+        public function stock(string $name, ?array $options = null): Stock {}
 
         /**
          * The write lock of the read-write lock named `$name`: one writer, and
          * no reader beside it; fencing tokens as for `lock()`. See `readLock()`.
          *
-         * @param string $name
-         * @param array|null $options
-         * @return \RedisLock\Lock
+         * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool}|null $options
          */
-        public function writeLock(string $name, ?array $options = null): \RedisLock\Lock {}
+        public function writeLock(string $name, ?array $options = null): Lock {}
     }
 
     /**
-     * One named lock, from `RedisLock\Client::lock()` (not constructible with
-     * `new`). Released when the object goes away or the request ends.
+     * One named lock, from `Client::lock()`, `readLock()` or `writeLock()`.
+     * Released when the object goes away or the request ends.
      */
     class Lock {
-        public function __construct() {}
+        /** Not constructible with `new`: see `Client::lock()`. */
+        private function __construct() {}
 
         /**
          * Takes the lock, waiting up to `$wait` seconds (0: one try, INF: no
          * limit) in the lock's line, first come first served: the release hands
-         * the lock to the next waiter, no polling. Returns false if it was not
+         * the lock to the next waiter, no polling. False if it was not
          * acquired in time, or a signal with a handler ended the wait.
          *
-         * @param float $wait
-         * @return bool
+         * @throws NotAcquiredException fewer replicas than `replicas` acknowledged it
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function acquire(float $wait = 0): bool {}
 
@@ -158,16 +172,19 @@ namespace RedisLock {
          * readers waiting at the head of the line; the lease starts anew. True
          * when done, at once for a read lock.
          *
-         * @return bool
+         * @throws NotHeldException
+         * @throws LockLostException
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function demote(): bool {}
 
         /**
          * Sets the lease to `$ttl` seconds (default: the lock's ttl) from now.
-         * Throws `NotHeldException` or `LockLostException` as `release()`.
          *
-         * @param float|null $ttl
-         * @return bool
+         * @return true
+         * @throws NotHeldException this object does not hold the lock
+         * @throws LockLostException the lock was lost before the call
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function extend(?float $ttl = null): bool {}
 
@@ -176,14 +193,14 @@ namespace RedisLock {
          * forced release), handing it to the next waiter in line; true if it
          * was held. Plain locks only: read-write locks and semaphores throw.
          *
-         * @return bool
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function forceRelease(): bool {}
 
         /**
          * Whether this Lock holds the lock and Redis still has its token.
          *
-         * @return bool
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function isHeld(): bool {}
 
@@ -192,7 +209,7 @@ namespace RedisLock {
          * this object took (null while it holds none). Another object (in any
          * process) created with it as `owner` speaks for the same holder.
          *
-         * @return mixed
+         * @return non-empty-string|null
          */
         public function owner(): mixed {}
 
@@ -204,17 +221,20 @@ namespace RedisLock {
          * read lock stays held). The lease starts anew. True at once for a
          * write lock.
          *
-         * @return bool
+         * @throws NotHeldException
+         * @throws LockLostException
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function promote(): bool {}
 
         /**
-         * Releases the lock; true when done. A reentrant lock is freed by the
-         * last release of the process's holds. Throws `NotHeldException` if
-         * this Lock does not hold it, `LockLostException` if it was lost
-         * before the release (lease ran out, key taken, renewal failed).
+         * Releases the lock. A reentrant lock is freed by the last release of
+         * the process's holds.
          *
-         * @return bool
+         * @return true
+         * @throws NotHeldException this object does not hold the lock
+         * @throws LockLostException it was lost before the release (lease ran out, key taken, renewal failed)
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function release(): bool {}
 
@@ -222,20 +242,21 @@ namespace RedisLock {
          * Seconds left on the lease (INF for a lock without expiry), or null
          * when the lock is not held (any more).
          *
-         * @return float|null
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function remaining(): ?float {}
 
         /**
          * Runs `$fn` holding the lock and returns its result; the lock is
          * released afterwards, also when `$fn` throws (its exception then
-         * propagates). Waits up to `$wait` seconds for the lock, then throws
-         * `NotAcquiredException`. If the lock was lost while `$fn` ran,
-         * throws `LockLostException` after it.
+         * propagates). Waits up to `$wait` seconds for the lock.
          *
-         * @param callable $fn
-         * @param float $wait
-         * @return mixed
+         * @template T
+         * @param callable(): T $fn
+         * @return T
+         * @throws NotAcquiredException the lock was not acquired within `$wait`
+         * @throws LockLostException the lock was lost while `$fn` ran (thrown after it)
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function synchronized(callable $fn, float $wait = 10): mixed {}
 
@@ -244,101 +265,107 @@ namespace RedisLock {
          * earlier acquire of this lock name; null when not held, and for a
          * read lock (only writers get one).
          *
-         * @return int|null
+         * @return positive-int|null
          */
         public function token(): ?int {}
     }
 
     /**
-     * Several locks taken all or none (not constructible with `new`). Released
+     * Several locks taken all or none, from `Client::lockMany()`. Released
      * when the object goes away or the request ends.
      */
     class MultiLock {
-        public function __construct() {}
+        /** Not constructible with `new`: see `Client::lockMany()`. */
+        private function __construct() {}
 
         /**
          * Takes every lock, or none, waiting up to `$wait` seconds (0: one
          * try). When they can be taken at once (one Redis server, or one
          * Cluster slot) the first try is one round trip; then each is waited
-         * for in its line, in key order (so no two callers deadlock). Returns
-         * false if not all were acquired in time (none is then held).
+         * for in its line, in key order (so no two callers deadlock). False if
+         * not all were acquired in time (none is then held).
          *
-         * @param float $wait
-         * @return bool
+         * @throws NotAcquiredException fewer replicas than `replicas` acknowledged them
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function acquire(float $wait = 0): bool {}
 
         /**
          * Sets the lease of every lock to `$ttl` seconds (default: the ttl)
-         * from now. Throws as `release()`.
+         * from now.
          *
-         * @param float|null $ttl
-         * @return bool
+         * @return true
+         * @throws NotHeldException this object holds none of the locks
+         * @throws LockLostException one was lost before the call
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function extend(?float $ttl = null): bool {}
 
         /**
          * Whether this MultiLock holds every lock and Redis still has them.
          *
-         * @return bool
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function isHeld(): bool {}
 
         /**
          * The names of the locks, in the order they are taken.
          *
-         * @return mixed
+         * @return non-empty-list<string>
          */
         public function names(): mixed {}
 
         /**
-         * Releases every lock; true when done. Throws `NotHeldException` if
-         * this MultiLock holds none, `LockLostException` if one was lost (the
-         * others are released all the same).
+         * Releases every lock.
          *
-         * @return bool
+         * @return true
+         * @throws NotHeldException this object holds none of the locks
+         * @throws LockLostException one was lost (the others are released all the same)
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function release(): bool {}
 
         /**
          * The fencing token of each lock held, by name (in key order); empty
-         * when not held.
+         * when not held. A numeric name is an int key, as PHP makes it.
          *
-         * @return mixed
+         * @return array<int|string, positive-int>
          */
         public function tokens(): mixed {}
     }
 
     /**
-     * A queue, from `RedisLock\Client::queue()` (not constructible with `new`).
+     * A leased queue, from `Client::queue()`.
      */
     class Queue {
-        public function __construct() {}
+        /** Not constructible with `new`: see `Client::queue()`. */
+        private function __construct() {}
 
         /**
          * Finishes a task; false if its lease ran out and another worker has
          * it now (or it was acked already).
          *
-         * @param \RedisLock\Task $task
-         * @return bool
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function ack(\RedisLock\Task $task): bool {}
+        public function ack(Task $task): bool {}
 
         /**
          * Finishes many tasks in one round trip (per 1000); returns how many
          * were still this worker's (see `ack()`).
          *
-         * @param array $tasks
-         * @return int
+         * @param list<Task> $tasks
+         * @return int<0, max>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function ackMany(array $tasks): int {}
 
         /**
-         * The oldest dead letters, up to `$limit` (1 to 1000): a list of
-         * ['id', 'payload' => ?string, 'attempts', 'diedAt' => server time].
+         * The oldest dead letters, up to `$limit` (1 to 1000), with the server
+         * time they died at.
          *
-         * @param int $limit
-         * @return mixed
+         * @param int<1, 1000> $limit
+         * @return list<array{id: string, payload: string|null, attempts: int, diedAt: float}>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function dead(int $limit = 100): mixed {}
 
@@ -346,27 +373,25 @@ namespace RedisLock {
          * Enqueues one task, due after `$delay` seconds (server clock), with an
          * optional payload. `$policy` decides for an id already queued: 'keep'
          * (default, the seed's), 'replace', 'earliest' or 'latest' (that due
-         * time wins). Returns 'added', 'updated' or 'ignored'. Throws
-         * `QueueFullException` at the queue's `maxLength`.
+         * time wins).
          *
-         * @param string $id
-         * @param string|null $payload
-         * @param float $delay
-         * @param string|null $policy
-         * @return string
+         * @param non-empty-string $id
+         * @param 'keep'|'replace'|'earliest'|'latest'|null $policy
+         * @return 'added'|'updated'|'ignored'
+         * @throws QueueFullException the queue is at its `maxLength`
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function enqueue(string $id, ?string $payload = null, float $delay = 0, ?string $policy = null): string {}
 
         /**
          * Enqueues many tasks in one round trip: `$tasks` maps id => payload
-         * (null: none). Returns id => 'added' | 'updated' | 'ignored'. At the
-         * queue's `maxLength` nothing is enqueued and `QueueFullException` is
-         * thrown.
+         * (null: none). Returns each id's outcome, keyed as `$tasks` is.
          *
-         * @param array $tasks
-         * @param float $delay
-         * @param string|null $policy
-         * @return mixed
+         * @param array<int|string, string|null> $tasks
+         * @param 'keep'|'replace'|'earliest'|'latest'|null $policy
+         * @return array<int|string, 'added'|'updated'|'ignored'>
+         * @throws QueueFullException the tasks would pass the queue's `maxLength`: none was enqueued
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function enqueueMany(array $tasks, float $delay = 0, ?string $policy = null): mixed {}
 
@@ -374,29 +399,29 @@ namespace RedisLock {
          * Sets the task's lease to `$lease` seconds from now (default: the
          * queue's `lease`); false if the lease is no longer this task's.
          *
-         * @param \RedisLock\Task $task
-         * @param float|null $lease
-         * @return bool
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function extend(\RedisLock\Task $task, ?float $lease = null): bool {}
+        public function extend(Task $task, ?float $lease = null): bool {}
 
         /**
-         * The task with id `$id`, wherever it is, without taking it: ['id',
-         * 'payload', 'attempts', 'state', 'at'] with state 'queued' (at: due),
-         * 'leased' (at: the lease's end) or 'dead' (at: its death), server
-         * time; null when there is no such task.
+         * The task with id `$id`, wherever it is, without taking it, or null
+         * when there is no such task. `at`, in server time: when it is due
+         * (state 'queued'), when its lease ends ('leased'), when it died
+         * ('dead').
          *
-         * @param string $id
-         * @return mixed
+         * @param non-empty-string $id
+         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float}|null
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function find(string $id): mixed {}
 
         /**
-         * Counts at one instant: ['ready' => due now, 'delayed', 'leased',
-         * 'dead', 'oldestDueAge' => seconds the oldest due task has waited, or
-         * null].
+         * Counts at one instant: `ready` (due now), `delayed`, `leased`,
+         * `dead`, and `oldestDueAge` (seconds the oldest due task has waited,
+         * null when none is due).
          *
-         * @return mixed
+         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null}
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function metrics(): mixed {}
 
@@ -405,26 +430,25 @@ namespace RedisLock {
          * letters when it has used up `maxAttempts`; false if the lease is no
          * longer this task's.
          *
-         * @param \RedisLock\Task $task
-         * @param float $delay
-         * @return bool
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function nack(\RedisLock\Task $task, float $delay = 0): bool {}
+        public function nack(Task $task, float $delay = 0): bool {}
 
         /**
          * The queue's name.
          *
-         * @return mixed
+         * @return non-empty-string
          */
         public function name(): mixed {}
 
         /**
          * The queued tasks (due now or later), earliest due first, up to
-         * `$limit` (1 to 1000), without taking them: a list of ['id', 'payload'
-         * => ?string, 'attempts', 'state' => 'queued', 'at' => due, server time].
+         * `$limit` (1 to 1000), without taking them; `at` is when each is due,
+         * in server time.
          *
-         * @param int $limit
-         * @return mixed
+         * @param int<1, 1000> $limit
+         * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued', at: float}>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function peek(int $limit = 100): mixed {}
 
@@ -432,8 +456,9 @@ namespace RedisLock {
          * Deletes dead letters and their payloads: the given ids, or all of
          * them (null). Returns how many.
          *
-         * @param array|null $ids
-         * @return int
+         * @param list<string>|null $ids
+         * @return int<0, max>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function purgeDead(?array $ids = null): int {}
 
@@ -441,14 +466,12 @@ namespace RedisLock {
          * Reserves up to `$count` (1 to 1000) due tasks, each leased for
          * `$lease` seconds (default: the queue's `lease`), waiting up to `$wait`
          * seconds for one in the queue's line of consumers (woken by an enqueue,
-         * one consumer per task, or a due time; INF: no limit). Returns a list
-         * of `RedisLock\Task`, empty when none came or a signal with a handler
-         * ended the wait.
+         * one consumer per task, or a due time; INF: no limit). None when none
+         * came or a signal with a handler ended the wait.
          *
-         * @param int $count
-         * @param float|null $lease
-         * @param float $wait
-         * @return mixed
+         * @param int<1, 1000> $count
+         * @return list<Task>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function reserve(int $count = 1, ?float $lease = null, float $wait = 0): mixed {}
 
@@ -456,8 +479,9 @@ namespace RedisLock {
          * Puts dead letters back in the queue, due now with their attempts
          * reset: the given ids, or all of them (null). Returns how many.
          *
-         * @param array|null $ids
-         * @return int
+         * @param list<string>|null $ids
+         * @return int<0, max>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function retryDead(?array $ids = null): int {}
     }
@@ -476,19 +500,15 @@ namespace RedisLock {
          * allowance, `ttl * driftFactor + drift`; `retryDelay` (the longest
          * random pause between attempts, seconds, default 0.2).
          *
-         * @param string $name
-         * @param array|null $options
+         * @param array{nodes?: non-empty-list<string|array<string, mixed>>, ttl?: int|float, driftFactor?: int|float, drift?: int|float, retryDelay?: int|float}|null $options
          */
         public function __construct(string $name, ?array $options = null) {}
 
         /**
          * Takes the lock on a majority of the nodes, trying again after random
-         * pauses for up to `$wait` seconds. False when not acquired;
-         * `ConnectionException` (naming each failed node) when too many nodes
-         * are out of reach for a majority.
+         * pauses for up to `$wait` seconds. False when not acquired.
          *
-         * @param float $wait
-         * @return bool
+         * @throws ConnectionException too many nodes are out of reach for a majority (it names each)
          */
         public function acquire(float $wait = 0): bool {}
 
@@ -496,54 +516,52 @@ namespace RedisLock {
          * A new lease of `$ttl` seconds (default: the lock's ttl) on every node
          * still holding it; held again only with a majority.
          *
-         * @param float|null $ttl
-         * @return bool
+         * @return true
+         * @throws NotHeldException this object does not hold the lock
+         * @throws LockLostException fewer than a majority still had it
          */
         public function extend(?float $ttl = null): bool {}
 
         /**
          * Held by this object, within its validity, and a majority of the
          * nodes still has its token.
-         *
-         * @return bool
          */
         public function isHeld(): bool {}
 
         /**
-         * Releases the lock on every node; true. `NotHeldException` if not
-         * held, `LockLostException` if fewer than a majority still had it.
+         * Releases the lock on every node.
          *
-         * @return bool
+         * @return true
+         * @throws NotHeldException this object does not hold the lock
+         * @throws LockLostException fewer than a majority still had it
          */
         public function release(): bool {}
 
         /**
          * Seconds of validity left (by this process's clock), or null.
-         *
-         * @return float|null
          */
         public function remaining(): ?float {}
     }
 
     /**
-     * A semaphore, from `RedisLock\Client::semaphore()` (not constructible
-     * with `new`). Permits held when the object goes away or the request ends
-     * are given back.
+     * A semaphore, from `Client::semaphore()`. Permits held when the object
+     * goes away or the request ends are given back.
      */
     class Semaphore {
-        public function __construct() {}
+        /** Not constructible with `new`: see `Client::semaphore()`. */
+        private function __construct() {}
 
         /**
          * Takes `$permits` permits (1 to the semaphore's count), waiting up to
          * `$wait` seconds (0: one try, INF: no limit) in the semaphore's line,
          * first come first served: a waiter wanting many is never overtaken by
-         * later ones wanting few. Returns false if they were not acquired in
-         * time, or a signal with a handler ended the wait. Taking all permits
-         * hands out a fencing token (`token()`).
+         * later ones wanting few. False if they were not acquired in time, or
+         * a signal with a handler ended the wait. Taking all permits hands out
+         * a fencing token (`token()`).
          *
-         * @param int $permits
-         * @param float $wait
-         * @return bool
+         * @param positive-int $permits
+         * @throws NotAcquiredException fewer replicas than `replicas` acknowledged it
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function acquire(int $permits = 1, float $wait = 0): bool {}
 
@@ -551,89 +569,98 @@ namespace RedisLock {
          * How many permits are free now (0 when holders hold more than the
          * count, after it was lowered).
          *
-         * @return int
+         * @return int<0, max>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function available(): int {}
 
         /**
          * Sets the lease of the permits held to `$ttl` seconds (default: the
-         * semaphore's ttl) from now. Throws as `release()`.
+         * semaphore's ttl) from now.
          *
-         * @param float|null $ttl
-         * @return bool
+         * @return true
+         * @throws NotHeldException this object holds no permits
+         * @throws LockLostException their lease ran out before the call
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function extend(?float $ttl = null): bool {}
 
         /**
          * How many permits this object holds (0: none).
          *
-         * @return int
+         * @return int<0, max>
          */
         public function held(): int {}
 
         /**
          * Whether this object holds permits and their lease still runs.
          *
-         * @return bool
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function isHeld(): bool {}
 
         /**
          * The semaphore's count of permits, as this object was created with.
          *
-         * @return int
+         * @return positive-int
          */
         public function permits(): int {}
 
         /**
          * Gives the permits back (to the waiters at the head of the line that
-         * they fit). Throws `NotHeldException` if this object holds none,
-         * `LockLostException` if their lease ran out before.
+         * they fit).
          *
-         * @return bool
+         * @return true
+         * @throws NotHeldException this object holds no permits
+         * @throws LockLostException their lease ran out before
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function release(): bool {}
 
         /**
          * Seconds left on the lease of the permits held, or null.
          *
-         * @return float|null
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function remaining(): ?float {}
 
         /**
          * The fencing token of a hold of all the permits; null otherwise.
          *
-         * @return int|null
+         * @return positive-int|null
          */
         public function token(): ?int {}
 
         /**
          * How many wait in the semaphore's line.
          *
-         * @return int
+         * @return int<0, max>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function waiting(): int {}
     }
 
     /**
-     * A stock, from `RedisLock\Client::stock()` (not constructible with `new`).
+     * A stock counter for a sale, from `Client::stock()`.
      */
     class Stock {
-        public function __construct() {}
+        /** Not constructible with `new`: see `Client::stock()`. */
+        private function __construct() {}
 
         /**
          * The units `$buyer` took in this sale.
          *
-         * @param string $buyer
-         * @return int
+         * @return int<0, max>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function bought(string $buyer): int {}
 
         /**
-         * Every buyer of this sale => the units it took.
+         * Every buyer of this sale => the units it took. A numeric buyer is
+         * an int key, as PHP makes it.
          *
-         * @return mixed
+         * @return array<int|string, int>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function buyers(): mixed {}
 
@@ -641,14 +668,14 @@ namespace RedisLock {
          * Deletes the stock with its buyers and idempotency keys; true if
          * there was any.
          *
-         * @return bool
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function delete(): bool {}
 
         /**
          * Whether the stock exists (set, and not expired or deleted).
          *
-         * @return bool
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function exists(): bool {}
 
@@ -658,25 +685,24 @@ namespace RedisLock {
          * after it, or false when the stock does not exist (never set, expired,
          * deleted) or the buyer has fewer units than it gives back.
          *
-         * @return int|false
-         *
-         * @param int $units
-         * @param string|null $buyer
-         * @return mixed
+         * @param positive-int $units
+         * @return int<0, max>|false
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function giveBack(int $units = 1, ?string $buyer = null): mixed {}
 
         /**
          * The stock's name.
          *
-         * @return mixed
+         * @return non-empty-string
          */
         public function name(): mixed {}
 
         /**
          * The units left (0 when the stock does not exist).
          *
-         * @return int
+         * @return int<0, max>
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function remaining(): int {}
 
@@ -685,9 +711,9 @@ namespace RedisLock {
          * never); the buyers and idempotency keys of an earlier sale are
          * forgotten.
          *
-         * @param int $units
-         * @param float|null $ttl
-         * @return bool
+         * @param int<0, max> $units
+         * @return true
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function set(int $units, ?float $ttl = null): bool {}
 
@@ -704,48 +730,48 @@ namespace RedisLock {
          * `!== false`), or false when not enough are left or the buyer's limit
          * would be passed.
          *
-         * @return int|false
-         *
-         * @param int $units
-         * @param string|null $buyer
-         * @param array|null $options
-         * @return mixed
+         * @param positive-int $units
+         * @param array{key?: non-empty-string, perBuyer?: int, task?: non-empty-string, payload?: string}|null $options
+         * @return int<0, max>|false
+         * @throws QueueFullException the `orders` queue is at its `maxLength`: nothing was taken
+         * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function take(int $units = 1, ?string $buyer = null, ?array $options = null): mixed {}
     }
 
     /**
-     * A reserved task, from `RedisLock\Queue::reserve()`: ack or nack it with
-     * the queue while its lease runs.
+     * A reserved task, from `Queue::reserve()` or `Client::reserve()`: ack or
+     * nack it with its queue while its lease runs.
      */
     class Task {
-        public function __construct() {}
+        /** Not constructible with `new`: tasks come from `reserve()`. */
+        private function __construct() {}
 
         /**
          * How many times the task has been reserved, this time included.
          *
-         * @return int
+         * @return positive-int
          */
         public function attempts(): int {}
 
         /**
          * The task's id.
          *
-         * @return mixed
+         * @return non-empty-string
          */
         public function id(): mixed {}
 
         /**
          * The task's payload, null if it has none.
          *
-         * @return mixed
+         * @return string|null
          */
         public function payload(): mixed {}
 
         /**
          * The name of the queue it came from.
          *
-         * @return mixed
+         * @return non-empty-string
          */
         public function queue(): mixed {}
     }
@@ -753,7 +779,8 @@ namespace RedisLock {
 
 namespace {
     /**
-     * Order locks: `order_lock_<id>` holds an id from `INCR lock_unique_id`.
+     * Seed 001's order locks: `order_lock_<id>` holds an id from
+     * `INCR lock_unique_id`. The methods are static.
      */
     class Lock_Service {
         public const REDIS_CONFIG_HOST = '127.0.0.1';
@@ -768,48 +795,51 @@ namespace {
 
         /**
          * The seed class has no constructor of its own, so `new Lock_Service()`
-         * works there (and its methods are static).
+         * works there too.
          */
         public function __construct() {}
 
         /**
          * Locks an order for `$intExpireTime` seconds. Returns the lock id (an
          * int that strictly increases: a fencing token), or false if the order
-         * is already locked or the arguments are empty.
+         * is already locked or an argument is empty.
          *
-         * @return int|false
-         *
-         * @param mixed $intOrderId
-         * @param mixed $intExpireTime
-         * @return mixed
+         * @param int|string $intOrderId
+         * @param int|float|string $intExpireTime
+         * @return positive-int|false
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public static function addLock(mixed $intOrderId, mixed $intExpireTime = 86400): mixed {}
+        public static function addLock(mixed $intOrderId, mixed $intExpireTime = 86400) {}
 
         /**
          * A new unique id from `INCR lock_unique_id`.
          *
-         * @return int
+         * @return positive-int
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public static function generateUniqueLockId(): int {}
+        public static function generateUniqueLockId() {}
 
         /**
          * Unlocks an order if it is still locked with `$intLockId`; true only if
          * this call removed the lock.
          *
-         * @param mixed $intOrderId
-         * @param mixed $intLockId
+         * @param int|string $intOrderId
+         * @param int|string $intLockId
          * @return bool
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public static function releaseLock(mixed $intOrderId, mixed $intLockId): bool {}
+        public static function releaseLock(mixed $intOrderId, mixed $intLockId) {}
     }
 
+    /**
+     * Seed 003's named locks (`Lock:<name>`), held by this instance.
+     */
     class RedisLock {
         /**
          * `$param`: null for the `redislock.*` INI defaults, a DSN string, or an
-         * options array (dsn, host, port, socket, database, username, password,
-         * timeout, read_timeout, prefix).
+         * options array as for `RedisLock\Client`.
          *
-         * @param mixed $param
+         * @param string|array{dsn?: string, host?: string, port?: int, socket?: string, database?: int, username?: string, password?: string, timeout?: int|float, read_timeout?: int|float, prefix?: string, tls_ca?: string, tls_cert?: string, tls_key?: string}|null $param
          */
         public function __construct(mixed $param = null) {}
 
@@ -817,19 +847,21 @@ namespace {
          * Sets the lease of a lock this instance holds to `max($expire, 1)`
          * seconds; false if it does not hold it (any more).
          *
-         * @param mixed $name
-         * @param mixed $expire
+         * @param string $name
+         * @param int|float $expire
          * @return bool
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public function expire(mixed $name, mixed $expire): bool {}
+        public function expire(mixed $name, mixed $expire) {}
 
         /**
          * True only if this instance took the lock and Redis still holds its token.
          *
-         * @param mixed $name
+         * @param string $name
          * @return bool
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public function isLocking(mixed $name): bool {}
+        public function isLocking(mixed $name) {}
 
         /**
          * Takes the lock `Lock:<name>` for `$expire` seconds, trying for up to
@@ -838,36 +870,44 @@ namespace {
          * handler ends the wait (false). `$waitIntervalUs` is only the longest
          * gap between re-checks of the first in line.
          *
-         * @param mixed $name
-         * @param mixed $timeout
-         * @param mixed $expire
-         * @param mixed $waitIntervalUs
+         * @param string $name
+         * @param int|float $timeout
+         * @param int|float $expire
+         * @param int $waitIntervalUs
          * @return bool
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public function lock(mixed $name, mixed $timeout = 0, mixed $expire = 15, mixed $waitIntervalUs = 100000): bool {}
+        public function lock(mixed $name, mixed $timeout = 0, mixed $expire = 15, mixed $waitIntervalUs = 100000) {}
 
         /**
          * Releases the lock if this instance still holds it; true only if this
          * call deleted it. The instance forgets the lock in any case.
          *
-         * @param mixed $name
+         * @param string $name
          * @return bool
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public function unlock(mixed $name): bool {}
+        public function unlock(mixed $name) {}
 
         /**
          * Releases every lock this instance holds; true if all were released.
          *
          * @return bool
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public function unlockAll(): bool {}
+        public function unlockAll() {}
     }
 
+    /**
+     * Seed 003's delay queue: sorted sets `Queue:<name>` of task ids scored
+     * by when they are due (the Redis server's clock).
+     */
     class RedisQueue {
         /**
-         * `$param`: null for the INI defaults, a DSN string, or an options array.
+         * `$param`: null for the INI defaults, a DSN string, or an options
+         * array as for `RedisLock\Client`.
          *
-         * @param mixed $param
+         * @param string|array{dsn?: string, host?: string, port?: int, socket?: string, database?: int, username?: string, password?: string, timeout?: int|float, read_timeout?: int|float, prefix?: string, tls_ca?: string, tls_cert?: string, tls_key?: string}|null $param
          */
         public function __construct(mixed $param = null) {}
 
@@ -875,50 +915,51 @@ namespace {
          * Removes task `$id` only if its score is still `$score` (as `pop` or
          * `top` returned it); false if it was queued again since, or is gone.
          *
-         * @param mixed $name
-         * @param mixed $id
-         * @param mixed $score
-         * @param mixed $timeout
+         * @param string $name
+         * @param int|string $id
+         * @param int|float $score
+         * @param int $timeout accepted for compatibility
          * @return bool
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public function dequeue(mixed $name, mixed $id, mixed $score, mixed $timeout = 10): bool {}
+        public function dequeue(mixed $name, mixed $id, mixed $score, mixed $timeout = 10) {}
 
         /**
-         * Queues task `$id` (or each id of an array) due `$afterInterval`
+         * Queues task `$id` (or each id of a list) due `$afterInterval`
          * seconds from now by the Redis server's clock. An id already queued
-         * keeps its score. `$timeout` is accepted for compatibility.
+         * keeps its score.
          *
-         * @param mixed $name
-         * @param mixed $id
-         * @param mixed $timeout
-         * @param mixed $afterInterval
+         * @param string $name
+         * @param int|string|list<int|string> $id
+         * @param int $timeout accepted for compatibility
+         * @param int|float $afterInterval
          * @return bool
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public function enqueue(mixed $name, mixed $id, mixed $timeout = 10, mixed $afterInterval = 0): bool {}
+        public function enqueue(mixed $name, mixed $id, mixed $timeout = 10, mixed $afterInterval = 0) {}
 
         /**
          * Removes and returns up to `$count` due tasks, earliest first: for
-         * `$count == 1` one `['id' => string, 'score' => float]` or false, else
-         * a list of them.
+         * `$count == 1` one task or false, else a list of them (an empty list
+         * for an empty name or a `$count` below 1). An id that is a canonical
+         * decimal integer comes back an int, as the seed's array keys made it.
          *
-         * @return array|false
-         *
-         * @param mixed $name
-         * @param mixed $count
-         * @param mixed $timeout
-         * @return mixed
+         * @param string $name
+         * @param int $count
+         * @param int $timeout accepted for compatibility
+         * @return array{id: int|string, score: float}|list<array{id: int|string, score: float}>|false
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public function pop(mixed $name, mixed $count = 1, mixed $timeout = 10): mixed {}
+        public function pop(mixed $name, mixed $count = 1, mixed $timeout = 10) {}
 
         /**
          * Returns up to `$count` due tasks without removing them (shapes as `pop`).
          *
-         * @return array|false
-         *
-         * @param mixed $name
-         * @param mixed $count
-         * @return mixed
+         * @param string $name
+         * @param int $count
+         * @return array{id: int|string, score: float}|list<array{id: int|string, score: float}>|false
+         * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
-        public function top(mixed $name, mixed $count = 1): mixed {}
+        public function top(mixed $name, mixed $count = 1) {}
     }
 }

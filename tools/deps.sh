@@ -3,7 +3,7 @@
 # machine: only what is missing, so a second run costs nothing.
 #   deps.sh build   what building needs (make install): the PHP headers, libclang
 #   deps.sh [test]  and what the tests run: redis-server, phpunit, php-fpm, phpredis,
-#                   the frameworks, cargo-php (stubs)
+#                   the frameworks, the stubs' checker (PHPStan's PHPDoc parser), composer
 #   deps.sh bench   and the peers and tools the benchmarks run
 # The PHP packages are the distribution's default PHP (php-dev, php-fpm...),
 # unless PHP_CONFIG names another PHP: then that PHP is used as it is.
@@ -30,7 +30,7 @@ if [ -z "${PHP_CONFIG:-}" ] || [ "$(command -v php-config || true)" = "$PHP_CONF
 fi
 if [ "$mode" != build ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
-             php-symfony-messenger php-laravel-framework php-nrk-predis)
+             php-symfony-messenger php-laravel-framework php-nrk-predis php-phpstan-phpdoc-parser composer)
 fi
 if [ "$mode" = bench ]; then
   packages+=(nginx-light wrk)
@@ -46,7 +46,3 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if [ "$mode" != build ] && ! cargo php --version 2>/dev/null | grep -q ' 0\.2\.'; then
-  echo "installing cargo-php 0.2.x (generates the stubs)"
-  cargo install --locked cargo-php --version '^0.2' >/dev/null
-fi

@@ -144,4 +144,33 @@ final class InstallTest extends RedisLockTestCase
         $this->assertSame($composer['license'], 'MIT');
         $this->assertStringContainsString('license = "MIT"', file_get_contents(self::root() . '/Cargo.toml'));
     }
+
+    /** Every composer.json is valid, by Debian's Composer. */
+    public function testTheComposerFilesAreValid(): void
+    {
+        foreach (['composer.json', 'php/composer.json', 'stubs/composer.json'] as $file) {
+            [$code, $out] = self::sh('composer validate --no-check-publish --no-check-lock --strict ' . escapeshellarg($file),
+                self::root(), ['COMPOSER_ALLOW_SUPERUSER' => '1', 'COMPOSER_HOME' => sys_get_temp_dir() . '/redislock-composer-home']);
+            $this->assertSame(0, $code, "$file: $out");
+        }
+    }
+
+    /** A project adds the stubs with `composer require --dev`, as the README says (offline: a path repository). */
+    public function testAProjectRequiresTheStubsWithComposer(): void
+    {
+        $project = sys_get_temp_dir() . '/redislock-stubs-project-' . getmypid();
+        mkdir($project);
+        try {
+            file_put_contents("$project/composer.json", '{"repositories": [{"packagist.org": false}]}');
+            $env = ['COMPOSER_ALLOW_SUPERUSER' => '1', 'COMPOSER_HOME' => "$project/.composer"];
+            [$code, $out] = self::sh('composer config repositories.redislock-stubs path ' . escapeshellarg(self::root() . '/stubs')
+                . ' && composer require --dev --no-interaction redislock/redislock-stubs:@dev', $project, $env);
+            $this->assertSame(0, $code, $out);
+            $this->assertFileEquals(self::root() . '/stubs/redislock.php', "$project/vendor/redislock/redislock-stubs/redislock.php");
+            $lock = json_decode(file_get_contents("$project/composer.lock"), true, 512, JSON_THROW_ON_ERROR);
+            $this->assertSame(['redislock/redislock-stubs'], array_column($lock['packages-dev'], 'name'));
+        } finally {
+            exec('rm -rf ' . escapeshellarg($project));
+        }
+    }
 }

@@ -38,8 +38,6 @@ impl LockService {
     /// Locks an order for `$intExpireTime` seconds. Returns the lock id (an
     /// int that strictly increases: a fencing token), or false if the order
     /// is already locked or the arguments are empty.
-    ///
-    /// @return int|false
     #[php(defaults(intExpireTime = 86400))]
     pub fn add_lock(intOrderId: Value, intExpireTime: Optional) -> PhpResult<Zval> {
         let mut result = Zval::new();

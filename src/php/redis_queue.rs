@@ -147,8 +147,6 @@ impl RedisQueue {
     /// Removes and returns up to `$count` due tasks, earliest first: for
     /// `$count == 1` one `['id' => string, 'score' => float]` or false, else
     /// a list of them.
-    ///
-    /// @return array|false
     #[php(defaults(count = 1, timeout = 10))]
     pub fn pop(&mut self, name: Value, count: Optional, timeout: Optional) -> PhpResult<Zval> {
         let _ = timeout;
@@ -156,8 +154,6 @@ impl RedisQueue {
     }
 
     /// Returns up to `$count` due tasks without removing them (shapes as `pop`).
-    ///
-    /// @return array|false
     #[php(defaults(count = 1))]
     pub fn top(&mut self, name: Value, count: Optional) -> PhpResult<Zval> {
         self.due(name, count, false, "top")

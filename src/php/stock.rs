@@ -127,8 +127,6 @@ impl Stock {
     /// the units left after the take (0 for the last one: compare with
     /// `!== false`), or false when not enough are left or the buyer's limit
     /// would be passed.
-    ///
-    /// @return int|false
     #[php(defaults(units = 1))]
     pub fn take(
         &self,
@@ -207,8 +205,6 @@ impl Stock {
     /// count goes down; without a buyer: a restock). Returns the units left
     /// after it, or false when the stock does not exist (never set, expired,
     /// deleted) or the buyer has fewer units than it gives back.
-    ///
-    /// @return int|false
     #[php(defaults(units = 1))]
     pub fn give_back(&self, units: Arg<Int>, buyer: Arg<NullableText>) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Stock::giveBack()";

@@ -1,0 +1,269 @@
+<?php
+
+require_once __DIR__ . '/stubs/describe.php';
+require_once __DIR__ . '/stubs/StubTypes.php';
+
+use RedisLock\Client;
+use RedisLock\Redlock;
+
+/**
+ * The published stubs (stubs/redislock.php) against the built extension:
+ * the same classes, methods, parameters, defaults and native types as its
+ * reflection; PHPDoc that parses, fits the native types and names classes
+ * that exist; and methods that return what their @return says.
+ */
+final class StubsTest extends RedisLockTestCase
+{
+    private const STUBS = __DIR__ . '/../../stubs/redislock.php';
+
+    private static ?array $stubs = null;
+
+    /** @var array<string, true> the Class::method whose @return a call checked */
+    private array $checked = [];
+
+    /** The stubs as reflection sees them in a PHP without the extension. */
+    private static function stubs(): array
+    {
+        if (self::$stubs === null) {
+            $json = shell_exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', __DIR__ . '/stubs/describe.php', self::STUBS])));
+            self::$stubs = json_decode((string) $json, true, flags: JSON_THROW_ON_ERROR);
+        }
+        return self::$stubs;
+    }
+
+    private static function withoutDocs(array $class): array
+    {
+        unset($class['doc']);
+        foreach ($class['methods'] as &$m) {
+            unset($m['doc']);
+        }
+        sort($class['interfaces']);
+        return $class;
+    }
+
+    public function testTheStubsDeclareTheExtensionsClassesAndSignatures(): void
+    {
+        $ext = stub_describe((new ReflectionExtension('redislock'))->getClassNames());
+        $stubs = self::stubs();
+        $this->assertSame(array_keys($ext), array_keys($stubs), 'the same classes');
+        $private = 0;
+        foreach ($ext as $class => $e) {
+            $s = $stubs[$class];
+            $ctor = $s['methods']['__construct']['modifiers'] ?? [];
+            if (in_array('private', $ctor, true)) {
+                // Where `new` fails, the stub's constructor is private.
+                try {
+                    new $class();
+                    $this->fail("new $class() works: its stub constructor must be public");
+                } catch (Exception $x) {
+                    $this->assertStringContainsString('cannot instantiate', $x->getMessage(), $class);
+                }
+                $s['methods']['__construct']['modifiers'] = $e['methods']['__construct']['modifiers'];
+                $private++;
+            } elseif ($ctor !== []) {
+                $args = array_fill(0, (new ReflectionMethod($class, '__construct'))->getNumberOfRequiredParameters(), 'x');
+                try {
+                    new $class(...$args);
+                } catch (Throwable $x) {
+                    $this->assertStringNotContainsString('cannot instantiate', $x->getMessage(), "$class: a public stub constructor");
+                }
+            }
+            $this->assertEquals(self::withoutDocs($e), self::withoutDocs($s), $class);
+        }
+        $this->assertSame(6, $private, 'Lock, MultiLock, Queue, Semaphore, Stock and Task');
+    }
+
+    public function testThePhpDocParsesFitsTheNativeTypesAndNamesClassesThatExist(): void
+    {
+        $tags = 0;
+        foreach (self::stubs() as $class => $c) {
+            $this->assertNotNull($c['doc'], "$class has a docblock");
+            foreach ($c['methods'] as $name => $m) {
+                $where = "$class::$name()";
+                $this->assertNotNull($m['doc'], "$where has a docblock");
+                $doc = StubTypes::parseDoc($m['doc']);
+                $types = $this->types($class, $doc);
+
+                $params = array_column($m['params'], 'type', 'name');
+                $documented = [];
+                foreach ($doc->getParamTagValues() as $tag) {
+                    $param = substr($tag->parameterName, 1);
+                    $this->assertArrayHasKey($param, $params, "$where: @param $tag->parameterName is no parameter");
+                    $this->assertNotContains($param, $documented, "$where: @param \$$param twice");
+                    $this->assertTypeFits($types, $tag->type, $params[$param], "$where @param \$$param");
+                    $documented[] = $param;
+                    $tags++;
+                }
+                foreach ($params as $param => $native) {
+                    if ($native === null || $native === 'mixed') {
+                        $this->assertContains($param, $documented, "$where: \$$param has no native type, so it needs a @param");
+                    }
+                }
+
+                $returns = $doc->getReturnTagValues();
+                $this->assertLessThanOrEqual(1, count($returns), "$where: one @return");
+                if ($name === '__construct') {
+                    $this->assertCount(0, $returns, "$where: no @return");
+                } elseif ($m['return'] === null || $m['return'] === 'mixed') {
+                    $this->assertCount(1, $returns, "$where: no native return type, so it needs a @return");
+                }
+                foreach ($returns as $tag) {
+                    $this->assertTypeFits($types, $tag->type, $m['return'], "$where @return");
+                    $tags++;
+                }
+
+                foreach ($doc->getThrowsTagValues() as $tag) {
+                    $thrown = $types->className((string) $tag->type);
+                    $this->assertTrue(is_a($thrown, Throwable::class, true), "$where: @throws $thrown is no Throwable");
+                    $tags++;
+                }
+            }
+        }
+        $this->assertGreaterThan(100, $tags, 'the tags were read');
+    }
+
+    private function types(string $class, $doc): StubTypes
+    {
+        $namespace = substr($class, 0, max(0, (int) strrpos($class, '\\')));
+        return new StubTypes($namespace, array_map(fn ($t) => $t->name, $doc->getTemplateTagValues()));
+    }
+
+    private function assertTypeFits(StubTypes $types, $type, ?string $native, string $where): void
+    {
+        $this->assertNotSame('mixed', (string) $type, "$where: a type more exact than mixed");
+        foreach ($types->natives($type) as $n) {
+            $this->assertTrue(StubTypes::fits($n, $native), "$where: $type holds $n, which the native type $native does not");
+        }
+        foreach ($types->classes($type) as $c) {
+            $this->assertTrue(class_exists($c), "$where: class $c does not exist");
+        }
+    }
+
+    /** Calls `$method` and checks what it returns against the stub's @return. */
+    private function call(object|string $on, string $method, mixed ...$args): mixed
+    {
+        $value = is_object($on) ? $on->$method(...$args) : $on::$method(...$args);
+        $class = is_object($on) ? get_class($on) : $on;
+        $doc = StubTypes::parseDoc(self::stubs()[$class]['methods'][$method]['doc']);
+        $return = $doc->getReturnTagValues()[0] ?? null;
+        $this->assertNotNull($return, "$class::$method() has no @return to check");
+        $this->assertTrue(
+            $this->types($class, $doc)->accepts($return->type, $value),
+            "$class::$method() returned " . var_export($value, true) . ", which is no $return->type",
+        );
+        $this->checked["$class::$method"] = true;
+        return $value;
+    }
+
+    public function testEveryMethodReturnsWhatItsReturnTagSays(): void
+    {
+        $c = new Client();
+        $q = $c->queue('jobs', ['maxAttempts' => 2]);
+        $this->call($q, 'name');
+        $this->call($q, 'enqueue', 'a', "pay\0load");
+        $this->call($q, 'enqueue', 'a', null, 0, 'replace');
+        $this->call($q, 'enqueue', 'a');
+        $this->call($q, 'enqueueMany', ['b' => null, 7 => 'seven']);
+        $this->call($q, 'enqueue', 'later', null, 60);
+        $this->call($q, 'metrics');
+        $this->call($q, 'peek');
+        $this->call($q, 'find', 'a');
+        $this->call($q, 'find', 'none');
+        $tasks = $this->call($q, 'reserve', 3, 30);
+        $this->assertCount(3, $tasks);
+        foreach ($tasks as $t) {
+            foreach (['id', 'payload', 'queue', 'attempts'] as $m) {
+                $this->call($t, $m);
+            }
+        }
+        $this->call($q, 'find', $tasks[0]->id());
+        $this->call($q, 'metrics');
+        $q->enqueue('c');
+        $this->assertCount(1, $this->call($c, 'reserve', [$q]));
+        $this->call($q, 'ackMany', [$tasks[0]]);
+        $q->nack($tasks[1]);
+        $q->nack($this->call($q, 'reserve')[0]);
+        $this->call($q, 'dead');
+        $this->call($q, 'find', $tasks[1]->id());
+        $this->call($q, 'retryDead');
+        $q->nack($q->reserve()[0]);
+        $q->nack($q->reserve()[0]);
+        $this->call($q, 'purgeDead', [$tasks[1]->id()]);
+
+        $lock = $c->lock('l');
+        $this->call($lock, 'owner');
+        $this->call($lock, 'token');
+        $lock->acquire();
+        $this->call($lock, 'owner');
+        $this->call($lock, 'token');
+        $this->call($lock, 'extend', 5);
+        $this->call($lock, 'release');
+        $this->call($lock, 'synchronized', fn () => 'done');
+
+        $many = $c->lockMany(['m1', '42']);
+        $this->call($many, 'names');
+        $this->call($many, 'tokens');
+        $many->acquire();
+        $this->call($many, 'tokens');
+        $this->call($many, 'extend');
+        $this->call($many, 'release');
+
+        $sem = $c->semaphore('s', 3);
+        $this->call($sem, 'token');
+        $sem->acquire(3);
+        foreach (['available', 'held', 'permits', 'token', 'waiting', 'extend', 'release'] as $m) {
+            $this->call($sem, $m);
+        }
+
+        $stock = $c->stock('sale');
+        $this->call($stock, 'name');
+        $this->call($stock, 'giveBack');
+        $this->call($stock, 'set', 2);
+        $this->call($stock, 'take', 1, 'alice');
+        $this->call($stock, 'take', 1, '1001');
+        $this->call($stock, 'take', 1, 'bob');
+        $this->call($stock, 'giveBack', 1, 'alice');
+        $this->call($stock, 'buyers');
+        $this->call($stock, 'bought', 'alice');
+        $this->call($stock, 'remaining');
+
+        $redlock = new Redlock('r', ['nodes' => [RedisServer::$main->dsn()]]);
+        $redlock->acquire();
+        $this->call($redlock, 'extend');
+        $this->call($redlock, 'release');
+
+        $this->call(Lock_Service::class, 'addLock', 1);
+        $this->call(Lock_Service::class, 'addLock', 1);
+        $this->call(Lock_Service::class, 'releaseLock', 1, 1);
+        $this->call(Lock_Service::class, 'generateUniqueLockId');
+
+        $seedLock = new RedisLock();
+        $this->call($seedLock, 'lock', 'x');
+        $this->call($seedLock, 'isLocking', 'x');
+        $this->call($seedLock, 'expire', 'x', 5);
+        $this->call($seedLock, 'unlock', 'x');
+        $this->call($seedLock, 'unlockAll');
+
+        $seedQueue = new RedisQueue();
+        $this->call($seedQueue, 'enqueue', 'sq', [42, 'b']);
+        $this->call($seedQueue, 'top', 'sq');
+        $this->call($seedQueue, 'top', 'sq', 5);
+        $first = $this->call($seedQueue, 'pop', 'sq');
+        $this->call($seedQueue, 'pop', 'sq', 5);
+        $this->call($seedQueue, 'pop', 'sq');
+        $this->call($seedQueue, 'dequeue', 'sq', $first['id'], $first['score']);
+
+        $promised = [];
+        foreach (self::stubs() as $class => $s) {
+            foreach ($s['methods'] as $name => $m) {
+                if ($m['doc'] !== null && StubTypes::parseDoc($m['doc'])->getReturnTagValues() !== []) {
+                    $promised[] = "$class::$name";
+                }
+            }
+        }
+        sort($promised);
+        $checked = array_keys($this->checked);
+        sort($checked);
+        $this->assertSame($promised, $checked, 'every @return checked by a call');
+    }
+}
