@@ -24,25 +24,41 @@ elif rust=$(cargo --version | cut -d' ' -f2) && [ "$(printf '%s\n1.85.0\n' "$rus
 fi
 
 packages=(libclang-dev)
+optional=()
 if [ -z "${PHP_CONFIG:-}" ] || [ "$(command -v php-config || true)" = "$PHP_CONFIG" ]; then
   packages+=(php-dev php-cli)
   [ "$mode" = build ] || packages+=(php-fpm php-redis php-mbstring)
 fi
 if [ "$mode" != build ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
-             php-symfony-messenger php-laravel-framework php-nrk-predis php-phpstan-phpdoc-parser composer)
+             php-symfony-messenger php-laravel-framework php-phpstan-phpdoc-parser composer)
+  # Where the release has it (bookworm: yes, trixie: no); the tests use it
+  # when it is there, the benchmarks need it.
+  optional+=(php-nrk-predis)
 fi
 if [ "$mode" = bench ]; then
-  packages+=(nginx-light wrk)
+  packages+=(nginx-light wrk php-nrk-predis)
 fi
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+known() { apt-cache show "$1" >/dev/null 2>&1; }
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  installed "$p" || missing+=("$p")
+done
+for p in "${optional[@]}"; do
+  # Unknown to apt lists that exist: not in this release.
+  installed "$p" || { ! known "$p" && compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null; } || missing+=("$p")
 done
 if ((${#missing[@]})); then
-  echo "installing: ${missing[*]}"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  for p in "${optional[@]}"; do
+    known "$p" || missing=("${missing[@]/#$p}")
+  done
+  read -ra missing <<<"${missing[*]}"
+  if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
 fi
 

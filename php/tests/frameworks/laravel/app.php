@@ -40,7 +40,7 @@ function laravel_app(string $host, int $port, array $queue = []): Application
             'connections' => ['redislock' => $queue + ['driver' => 'redislock', 'connection' => 'default', 'queue' => 'default', 'retry_after' => 90]],
             'failed' => ['driver' => 'null'],
         ],
-        'database' => ['redis' => ['client' => 'predis',
+        'database' => ['redis' => ['client' => class_exists(Predis\Client::class) ? 'predis' : 'phpredis',
             'default' => $redis, 'cache' => $redis]],
     ]));
     $app->singleton(ExceptionHandler::class, StderrExceptionHandler::class);

@@ -4,7 +4,10 @@
 // the test job.
 
 require_once '/usr/share/php/Illuminate/autoload.php';
-require_once '/usr/share/php/Predis/autoload.php';
+// Predis where the release has it (Debian 13 has not): Laravel then uses phpredis.
+if (is_file('/usr/share/php/Predis/autoload.php')) {
+    require_once '/usr/share/php/Predis/autoload.php';
+}
 spl_autoload_register(function (string $class): void {
     if (str_starts_with($class, 'RedisLock\\Laravel\\')) {
         require dirname(__DIR__, 3) . '/src/Laravel/' . substr($class, strlen('RedisLock\\Laravel\\')) . '.php';
