@@ -2,12 +2,13 @@
 # machine themselves (apt packages), then build and run.
 
 SO      := target/release/libredislock.so
-# The PHP to build for and run with: its php-config (PHP_CONFIG=... make);
-# ext-php-rs's build script reads PHP_CONFIG and PHP. Lazy (=): on a fresh
-# machine php-config exists only once deps has installed it.
-PHP_CONFIG ?= $(shell command -v php-config)
+# The PHP to build for and run with: its php-config (PHP_CONFIG=... make),
+# resolved where it is used: on a fresh machine php-config exists only once
+# deps has installed it. ext-php-rs's build script reads PHP_CONFIG (a path)
+# and PHP.
+PHP_CONFIG ?= php-config
 export PHP_CONFIG
-export PHP = $(shell $(PHP_CONFIG) --php-binary 2>/dev/null)
+CARGO_PHP = PHP_CONFIG="$$(command -v $(PHP_CONFIG))" PHP="$$($(PHP_CONFIG) --php-binary)"
 # The engine tests build without the php feature: in a target dir of their
 # own, so they never rebuild the extension.
 ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
@@ -15,7 +16,7 @@ ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
 RUN     := REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps build so demo test test-rust test-php faults bench check-stubs install uninstall deb clean
+.PHONY: all deps build so demo test test-rust test-php test-chroot faults bench check-stubs install uninstall deb clean
 
 all: build
 
@@ -28,7 +29,7 @@ build: deps $(SO)
 so: $(SO)
 
 $(SO): $(CARGO_SOURCES)
-	cargo build --release
+	$(CARGO_PHP) cargo build --release
 	@touch $@
 
 demo: build
@@ -55,6 +56,13 @@ test-rust: deps
 test-php: build
 	tools/frameworks.sh
 	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml
+
+# The phpunit suite against another Debian release's PHP (DIST=trixie: PHP
+# 8.4), in a debootstrap chroot with a target/ of its own (tools/chroot.sh;
+# needs root). CI runs it after `make test`.
+DIST ?= trixie
+test-chroot:
+	tools/chroot.sh $(DIST) 'make test-php'
 
 # The stubs (stubs/redislock.php) against the built extension: a part of
 # test-php, alone.

@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${REDISLOCK_SO:?the built extension}" "${REDIS_URL:?a Redis to measure against}"
 php=(tools/php.sh)
+# The PHP of PHP_CONFIG, without the extension.
+php_bin=${PHP:-$("${PHP_CONFIG:-php-config}" --php-binary)}
 out=bench/RESULTS.md
 mkdir -p bench
 {
@@ -19,7 +21,7 @@ mkdir -p bench
   echo "## Machine and versions"
   echo
   echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; kernel $(uname -r)"
-  echo "- $("${PHP:-php}" -r 'echo "PHP ", PHP_VERSION, ", phpredis ", phpversion("redis"), ", opcache.enable_cli ", ini_get("opcache.enable_cli") ?: "0";')"
+  echo "- $("$php_bin" -r 'echo "PHP ", PHP_VERSION, ", phpredis ", phpversion("redis"), ", opcache.enable_cli ", ini_get("opcache.enable_cli") ?: "0";')"
   echo "- $(redis-server --version | cut -d' ' -f1-3)"
   echo "- symfony/lock $(dpkg-query -W -f='${Version}' php-symfony-lock), predis $(dpkg-query -W -f='${Version}' php-nrk-predis), nginx $(dpkg-query -W -f='${Version}' nginx-light), wrk $(dpkg-query -W -f='${Version}' wrk)"
   echo "- redislock $(grep -m1 '^version' Cargo.toml | cut -d'"' -f2), $(rustc --version)"
@@ -36,7 +38,7 @@ mkdir -p bench
   "${php[@]}" php/bench/primitives.php "$REDIS_URL"
   echo
   "${php[@]}" php/bench/throughput.php "$REDIS_URL"
-  "${PHP:-php}" php/bench/fpm.php "$REDIS_URL"
+  "$php_bin" php/bench/fpm.php "$REDIS_URL"
   "${php[@]}" php/bench/memory.php "$REDIS_URL"
   cat bench/targets.md
 } | tee "$out.new"

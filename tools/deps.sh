@@ -25,7 +25,7 @@ fi
 
 packages=(libclang-dev)
 optional=()
-if [ -z "${PHP_CONFIG:-}" ] || [ "$(command -v php-config || true)" = "$PHP_CONFIG" ]; then
+if [ "$(command -v php-config || true)" = "$(command -v "${PHP_CONFIG:-php-config}" || true)" ]; then
   packages+=(php-dev php-cli)
   [ "$mode" = build ] || packages+=(php-fpm php-redis php-mbstring)
 fi

@@ -15,19 +15,32 @@ opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=/dev
       -o "APT::Sandbox::User=$(id -un)")
 fetched=0
 
+# sources [security]: the deb-src lines of this release (and its security archive)
+sources() {
+  . /etc/os-release
+  printf 'deb-src http://deb.debian.org/debian %s main\n' "$VERSION_CODENAME" > "$apt/sources.list"
+  if [ -n "${1:-}" ]; then
+    printf 'deb-src http://deb.debian.org/debian-security %s-security main\n' "$VERSION_CODENAME" >> "$apt/sources.list"
+  fi
+  rm -rf "$apt/lists" && mkdir -p "$apt/lists/partial"
+  apt-get "${opts[@]}" update -qq
+}
+
 # fetch <source package> <paths inside its orig tarball to extract...>
 fetch() {
   local package=$1; shift
   [ -e "$dest/$package/.done" ] && return
   if [ "$fetched" = 0 ]; then
-    . /etc/os-release
-    printf 'deb-src http://deb.debian.org/debian %s main\ndeb-src http://deb.debian.org/debian-security %s-security main\n' \
-      "$VERSION_CODENAME" "$VERSION_CODENAME" > "$apt/sources.list"
-    apt-get "${opts[@]}" update -qq
+    sources security
     fetched=1
   fi
   rm -rf "$dest/$package.tmp" && mkdir -p "$dest/$package.tmp"
-  (cd "$dest/$package.tmp" && apt-get "${opts[@]}" source --download-only -qq "$package" >/dev/null)
+  if ! (cd "$dest/$package.tmp" && apt-get "${opts[@]}" source --download-only -qq "$package" >/dev/null 2>&1); then
+    # A mirror without the security archive's pool: the release's own version.
+    echo "$package: not from the security archive, trying the release's version"
+    sources
+    (cd "$dest/$package.tmp" && apt-get "${opts[@]}" source --download-only -qq "$package" >/dev/null)
+  fi
   local orig
   orig=$(ls "$dest/$package.tmp"/*.orig.tar.* | head -1)
   tar -xf "$orig" -C "$dest/$package.tmp" --strip-components=1 --wildcards "${@/#/*/}"

@@ -6,7 +6,7 @@
 # files less those (tools/ini-dir.sh). Child processes inherit that
 # (PHP_INI_SCAN_DIR).
 set -euo pipefail
-php=${PHP:-php}
+php=${PHP:-$("${PHP_CONFIG:-php-config}" --php-binary 2>/dev/null || echo php)}
 so=${REDISLOCK_SO:?the built extension}
 tools=$(dirname "$0")
 
