@@ -71,15 +71,32 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
 /** PHP processes with the extension loaded, for tests of any base class. */
 trait Processes
 {
-    /** The command line of a new PHP process with the extension loaded. */
+    /**
+     * The `extension` values that load phpredis into a process started
+     * with -n: the shared extensions it requires (trixie's needs igbinary)
+     * first.
+     */
+    protected static function phpredisExtensions(): array
+    {
+        $dir = ini_get('extension_dir');
+        $required = array_keys((new ReflectionExtension('redis'))->getDependencies(), 'Required', true);
+        return [...array_filter($required, fn (string $ext) => is_file("$dir/$ext.so")), 'redis'];
+    }
+
+    /**
+     * The command line of a new PHP process with the extension loaded; an
+     * ini value may be a list (`extension`).
+     */
     protected static function command(string $code, array $ini = []): array
     {
         $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
         $ini += ['redislock.default_dsn' => RedisServer::$main->dsn()];
         $cmd = [PHP_BINARY, '-n', '-d', "extension=$so"];
-        foreach ($ini as $k => $v) {
-            // Quoted, so a DSN's '=' and '&' stay part of the value.
-            array_push($cmd, '-d', strpbrk($v, '=&?') === false ? "$k=$v" : "$k=\"$v\"");
+        foreach ($ini as $k => $values) {
+            foreach ((array) $values as $v) {
+                // Quoted, so a DSN's '=' and '&' stay part of the value.
+                array_push($cmd, '-d', strpbrk($v, '=&?') === false ? "$k=$v" : "$k=\"$v\"");
+            }
         }
         array_push($cmd, '-r', $code);
         return $cmd;

@@ -51,27 +51,27 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
         }
     }
 
-    public function save(Key $key)
+    public function save(Key $key): void
     {
         $this->take($key, true, 0);
     }
 
-    public function waitAndSave(Key $key)
+    public function waitAndSave(Key $key): void
     {
         $this->take($key, true, INF);
     }
 
-    public function saveRead(Key $key)
+    public function saveRead(Key $key): void
     {
         $this->take($key, false, 0);
     }
 
-    public function waitAndSaveRead(Key $key)
+    public function waitAndSaveRead(Key $key): void
     {
         $this->take($key, false, INF);
     }
 
-    public function putOffExpiration(Key $key, float $ttl)
+    public function putOffExpiration(Key $key, float $ttl): void
     {
         $lock = $this->lockOf($key);
         $key->reduceLifetime($ttl);
@@ -87,7 +87,7 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
         $this->checkNotExpired($key);
     }
 
-    public function delete(Key $key)
+    public function delete(Key $key): void
     {
         $lock = $this->lockOf($key);
         $key->removeState(__CLASS__);
@@ -103,7 +103,7 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
         }
     }
 
-    public function exists(Key $key)
+    public function exists(Key $key): bool
     {
         try {
             return $this->lockOf($key)?->isHeld() ?? false;

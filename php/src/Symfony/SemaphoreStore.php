@@ -29,7 +29,7 @@ final class SemaphoreStore implements PersistingStoreInterface
     {
     }
 
-    public function save(Key $key, float $ttlInSecond)
+    public function save(Key $key, float $ttlInSecond): void
     {
         try {
             $held = $this->semaphoreOf($key);
@@ -48,7 +48,7 @@ final class SemaphoreStore implements PersistingStoreInterface
         }
     }
 
-    public function putOffExpiration(Key $key, float $ttlInSecond)
+    public function putOffExpiration(Key $key, float $ttlInSecond): void
     {
         try {
             $semaphore = $this->semaphoreOf($key);
@@ -63,7 +63,7 @@ final class SemaphoreStore implements PersistingStoreInterface
         }
     }
 
-    public function delete(Key $key)
+    public function delete(Key $key): void
     {
         $semaphore = $this->semaphoreOf($key);
         $key->removeState(__CLASS__);

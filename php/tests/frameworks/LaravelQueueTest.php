@@ -25,12 +25,16 @@ final class LaravelQueueTest extends TestCase
     }
 
     /** Laravel wants mbstring, which the suite's `php -n` children lack. */
-    private const LARAVEL = ['extension' => 'mbstring'];
+    /** What Laravel's processes load: Predis where the release has it (trixie has not), else phpredis. */
+    private static function laravelIni(): array
+    {
+        return ['extension' => ['mbstring', ...(class_exists(Predis\Client::class) ? [] : self::phpredisExtensions())]];
+    }
 
     private static function worker(float $retryAfter, float $blockFor): array
     {
         return self::start('$argv = ["worker", "127.0.0.1", "' . RedisServer::$main->port . '", "'
-            . $retryAfter . '", "' . $blockFor . '"]; require "' . __DIR__ . '/laravel/worker.php";', self::LARAVEL);
+            . $retryAfter . '", "' . $blockFor . '"]; require "' . __DIR__ . '/laravel/worker.php";', self::laravelIni());
     }
 
     /** @return array<int, list<int>> job => the attempts that ran to the end */
@@ -86,7 +90,7 @@ final class LaravelQueueTest extends TestCase
             $app = laravel_app("127.0.0.1", ' . RedisServer::$main->port . ', ["block_for" => 10]);
             $t = microtime(true);
             $job = $app["queue"]->connection("redislock")->pop();
-            echo $job ? $job->getJobId() : "none", " ", round(microtime(true) - $t, 1);', self::LARAVEL);
+            echo $job ? $job->getJobId() : "none", " ", round(microtime(true) - $t, 1);', self::laravelIni());
         for ($tries = 0; $this->redis->lLen('{Queue:queues:default}:line') < 1; $tries++) {
             $this->assertLessThan(4000, $tries, 'the consumer never waited in line');
             usleep(5000);

@@ -24,7 +24,7 @@ final class SymfonyLockStoreTest extends AbstractStoreTestCase
     use UnserializableTestTrait;
     use Processes;
 
-    protected function getClockDelay()
+    protected function getClockDelay(): int
     {
         return 250000;
     }

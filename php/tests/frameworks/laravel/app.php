@@ -44,6 +44,12 @@ function laravel_app(string $host, int $port, array $queue = []): Application
             'default' => $redis, 'cache' => $redis]],
     ]));
     $app->singleton(ExceptionHandler::class, StderrExceptionHandler::class);
+    if (interface_exists(Illuminate\Contracts\Foundation\MaintenanceMode::class)) {
+        // Laravel 10's worker asks whether the application is down, and
+        // resets the database connections (none here) after each job.
+        $app->singleton(Illuminate\Contracts\Foundation\MaintenanceMode::class, Illuminate\Foundation\FileBasedMaintenanceMode::class);
+        $app->instance('db', new stdClass());
+    }
     foreach ([RedisServiceProvider::class, CacheServiceProvider::class, QueueServiceProvider::class,
               BusServiceProvider::class, RedisLock\Laravel\ServiceProvider::class] as $provider) {
         $app->register($provider);
