@@ -38,6 +38,8 @@ unshare --mount --fork bash -c '
   set -e
   root=$1 repo=$2 target=$3 cargo_home=$4 rustup_home=$5 cmd=$6
   mount --make-rprivate /
+  # The root a mount point, so that unshare works inside too (InstallTest).
+  mount --bind "$root" "$root"
   for d in "$repo" "$cargo_home" "$rustup_home"; do
     mkdir -p "$root/$d"
     mount --bind "$d" "$root/$d"

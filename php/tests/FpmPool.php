@@ -8,6 +8,8 @@
 final class FpmPool
 {
     private $process;
+    /** The process that started the pool: a forked child must not stop it. */
+    private int $owner;
     public readonly string $dir;
     private string $socket;
 
@@ -18,6 +20,7 @@ final class FpmPool
         if ($bin === null || !is_executable('/usr/bin/cgi-fcgi')) {
             throw new PHPUnit\Framework\SkippedTestError('php-fpm (of ' . PHP_BINARY . ') and libfcgi-bin are installed by make test');
         }
+        $this->owner = getmypid();
         $this->dir = sys_get_temp_dir() . '/redislock-fpm-' . getmypid() . '-' . bin2hex(random_bytes(4));
         @mkdir($this->dir);
         $this->socket = $this->dir . '/fpm.sock';
@@ -83,6 +86,9 @@ final class FpmPool
 
     public function __destruct()
     {
+        if (getmypid() !== $this->owner) {
+            return;
+        }
         $this->stop();
     }
 }

@@ -22,6 +22,7 @@ use PHPStan\PhpDocParser\Parser\ConstExprParser;
 use PHPStan\PhpDocParser\Parser\PhpDocParser;
 use PHPStan\PhpDocParser\Parser\TokenIterator;
 use PHPStan\PhpDocParser\Parser\TypeParser;
+use PHPStan\PhpDocParser\ParserConfig;
 
 final class StubTypes
 {
@@ -40,9 +41,18 @@ final class StubTypes
 
     public static function parseDoc(string $doc): PhpDocNode
     {
-        $constants = new ConstExprParser(true);
-        $parser = new PhpDocParser(new TypeParser($constants), $constants);
-        $node = $parser->parse(new TokenIterator((new Lexer())->tokenize($doc)));
+        if (class_exists(ParserConfig::class)) {
+            // phpdoc-parser 2 (trixie): one config for every part.
+            $config = new ParserConfig([]);
+            $constants = new ConstExprParser($config);
+            $parser = new PhpDocParser($config, new TypeParser($config, $constants), $constants);
+            $lexer = new Lexer($config);
+        } else {
+            $constants = new ConstExprParser(true);
+            $parser = new PhpDocParser(new TypeParser($constants), $constants);
+            $lexer = new Lexer();
+        }
+        $node = $parser->parse(new TokenIterator($lexer->tokenize($doc)));
         foreach ($node->getTags() as $tag) {
             if ($tag->value instanceof InvalidTagValueNode) {
                 throw new UnexpectedValueException("$tag->name does not parse: {$tag->value->exception->getMessage()}");
