@@ -40,15 +40,16 @@ unshare --mount --fork bash -c '
   mount --make-rprivate /
   # The root a mount point, so that unshare works inside too (InstallTest).
   mount --bind "$root" "$root"
+  mount --rbind /dev "$root/dev"
+  mount -t proc proc "$root/proc"
+  mount -t sysfs sysfs "$root/sys"
+  mount -t tmpfs tmpfs "$root/tmp"
+  # After /tmp: a repository under /tmp (a CI clone) lands on the tmpfs.
   for d in "$repo" "$cargo_home" "$rustup_home"; do
     mkdir -p "$root/$d"
     mount --bind "$d" "$root/$d"
   done
   mount --bind "$target" "$root/$repo/target"
-  mount --rbind /dev "$root/dev"
-  mount -t proc proc "$root/proc"
-  mount -t sysfs sysfs "$root/sys"
-  mount -t tmpfs tmpfs "$root/tmp"
   exec chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 CI="${CI:-}" \
     CARGO_HOME="$cargo_home" RUSTUP_HOME="$rustup_home" \
     PATH="$cargo_home/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
