@@ -20,10 +20,7 @@ foreach (['Lock', 'Semaphore', 'Messenger', 'EventDispatcher'] as $component) {
     require_once "/usr/share/php/Symfony/Component/$component/autoload.php";
 }
 require_once '/usr/share/php/Illuminate/autoload.php';
-// Predis where the release has it (Debian 13 has not): Laravel then uses phpredis.
-if (is_file('/usr/share/php/Predis/autoload.php')) {
-    require_once '/usr/share/php/Predis/autoload.php';
-}
+require_once __DIR__ . '/frameworks/laravel/app.php';
 spl_autoload_register(function (string $class) use ($frameworkTests): void {
     $roots = [
         'RedisLock\\Symfony\\' => dirname(__DIR__) . '/src/Symfony/',

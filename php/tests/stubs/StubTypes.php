@@ -208,10 +208,7 @@ final class StubTypes
     /** The class names a type mentions (to check that they exist). */
     public function classes(TypeNode $type): array
     {
-        return array_values(array_filter(
-            $this->natives($type),
-            fn (string $n) => !in_array($n, ['int', 'float', 'string', 'bool', 'null', 'array', 'callable', 'mixed'], true),
-        ));
+        return array_values(array_filter($this->natives($type), fn (string $n) => !in_array($n, self::SCALARS, true)));
     }
 
     /**

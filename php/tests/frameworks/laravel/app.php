@@ -14,6 +14,11 @@ use Illuminate\Queue\QueueServiceProvider;
 use Illuminate\Redis\RedisServiceProvider;
 use Illuminate\Support\Facades\Facade;
 
+// Predis where the release has it (Debian 13 has not): Laravel then uses phpredis.
+if (is_file('/usr/share/php/Predis/autoload.php')) {
+    require_once '/usr/share/php/Predis/autoload.php';
+}
+
 /** Reports every exception on stderr, so a test sees what went wrong. */
 final class StderrExceptionHandler implements ExceptionHandler
 {

@@ -1,13 +1,9 @@
 <?php
-// What a child process of the Laravel tests loads: Laravel and Predis as
-// Debian installs them, the adapters (php/src/Laravel), the test app and
+// What a child process of the Laravel tests loads: Laravel as Debian
+// installs it, the adapters (php/src/Laravel), the test app and
 // the test job.
 
 require_once '/usr/share/php/Illuminate/autoload.php';
-// Predis where the release has it (Debian 13 has not): Laravel then uses phpredis.
-if (is_file('/usr/share/php/Predis/autoload.php')) {
-    require_once '/usr/share/php/Predis/autoload.php';
-}
 spl_autoload_register(function (string $class): void {
     if (str_starts_with($class, 'RedisLock\\Laravel\\')) {
         require dirname(__DIR__, 3) . '/src/Laravel/' . substr($class, strlen('RedisLock\\Laravel\\')) . '.php';
