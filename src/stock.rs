@@ -13,7 +13,8 @@ use crate::conn::{self, Error};
 use crate::queue::{self, beside};
 use crate::wait::line_script;
 
-static TAKE: LazyLock<Script> = line_script!("queue_line.lua", "stock_take.lua");
+static TAKE: LazyLock<Script> =
+    line_script!("queue_line.lua", "queue_count.lua", "stock_take.lua");
 static SET: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/stock_set.lua")));
 static GIVE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/stock_give.lua")));
@@ -108,6 +109,7 @@ pub fn take(config: &Config, keys: &Keys, take: &Take<'_>) -> Result<Taken, Erro
                 .key(&q.attempts)
                 .key(&q.leased)
                 .key(&q.line)
+                .key(&q.stats)
                 .arg(order.id)
                 .arg(if order.payload.is_some() { "1" } else { "0" })
                 .arg(order.payload.unwrap_or_default())
@@ -116,8 +118,11 @@ pub fn take(config: &Config, keys: &Keys, take: &Take<'_>) -> Result<Taken, Erro
         }
         call.invoke(c)
     })?;
+    if let (3, Some(order)) = (status, &take.order) {
+        queue::register(config, order.queue)?;
+    }
     Ok(match status {
-        1 => Taken::Done(count(n)),
+        1 | 3 => Taken::Done(count(n)),
         2 => Taken::Before(count(n)),
         -1 => Taken::Limit(count(n)),
         -2 => Taken::TaskExists,

@@ -173,7 +173,10 @@ impl Hold {
             self.mine += 1;
             return Ok(true);
         }
-        let token = self.named.clone().unwrap_or_else(super::new_token);
+        let token = self
+            .named
+            .clone()
+            .unwrap_or_else(|| super::holder::token(&self.config));
         let lease = self.options.lease;
         let Some(fence) = super::acquire(&self.config, &self.keys, &token, lease, wait)? else {
             return Ok(false);

@@ -5,6 +5,8 @@
 
 pub mod held;
 pub mod hold;
+pub mod holder;
+pub mod inspect;
 pub mod order;
 pub mod permits;
 pub mod redlock;

@@ -8,13 +8,15 @@ use ext_php_rs::prelude::*;
 
 use ext_php_rs::types::{ZendHashTable, Zval};
 
+use super::inspect;
 use super::lock::{self, Lock};
 use super::multi_lock::{MultiLock, names_param};
 use super::queue::{self, Queue, task_list};
 use super::semaphore::{Semaphore, permits_param};
 use super::stock::Stock;
 use super::value::{
-    Arg, Float, Int, List, NullableArray, NullableFloat, Optional, Text, Value, non_empty,
+    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Optional, Text, Value,
+    non_empty,
     type_error, value_error,
 };
 use super::{config_from_param, engine, positive_seconds};
@@ -250,6 +252,34 @@ impl Client {
             For::Lock,
         )?;
         Ok(Lock::new(self.config.clone(), name, options))
+    }
+
+    /// The names of the queues on this server, sorted: every queue a task
+    /// was ever enqueued to (its first enqueue registers it).
+    pub fn queues(&self) -> PhpResult<Zval> {
+        inspect::queues(&self.config)
+    }
+
+    /// How the lock `$name` stands, for an operator: ['held' => bool,
+    /// 'remaining' => seconds left of its lease (null: free, or no expiry),
+    /// 'token' => the holder's fencing token (null: free, or a seed lock),
+    /// 'holder' => ['host', 'pid', 'process'] of the process that holds it
+    /// (null: free, or not known), 'waiting' => waiters in line]. `$kind`:
+    /// null or 'lock' for `lock()`'s locks, 'seed' for the seed
+    /// `RedisLock`'s.
+    pub fn lock_state(&self, name: Arg<Text>, kind: Arg<NullableText>) -> PhpResult<Zval> {
+        const M: &str = "RedisLock\\Client::lockState()";
+        let kind = inspect::kind(&kind, &format!("{M}: Argument #2 ($kind)"))?;
+        inspect::lock_state(&self.config, &name, kind, &format!("{M}: Argument #1 ($name)"))
+    }
+
+    /// Up to `$limit` (1 to 10000) locks whose names match the glob
+    /// `$pattern` (null: all; Redis' MATCH syntax), found with SCAN: a list
+    /// of `lockState()`'s arrays with 'name' and 'kind' ('lock' or 'seed')
+    /// first, sorted by kind and name. One server: not on a Cluster.
+    #[php(defaults(limit = 100))]
+    pub fn locks(&self, pattern: Arg<NullableText>, limit: Arg<Int>) -> PhpResult<Zval> {
+        inspect::locks(&self.config, &pattern, &limit, "RedisLock\\Client::locks()")
     }
 
     /// The locks named in `$names` as one `RedisLock\MultiLock`: taken all

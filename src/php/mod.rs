@@ -4,6 +4,7 @@
 mod client;
 mod errors;
 mod ini;
+mod inspect;
 mod lock;
 mod lock_service;
 mod multi_lock;

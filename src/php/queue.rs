@@ -60,7 +60,7 @@ pub fn optional_binary(bytes: Option<&[u8]>) -> Zval {
     bytes.map_or_else(Zval::new, binary)
 }
 
-fn array(table: ZBox<ZendHashTable>) -> Zval {
+pub(super) fn array(table: ZBox<ZendHashTable>) -> Zval {
     let mut zv = Zval::new();
     zv.set_hashtable(table);
     zv
@@ -101,6 +101,38 @@ fn policy(value: &Value, param: &str) -> PhpResult<Policy> {
             other.type_name()
         ))),
     }
+}
+
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// A queue's counters as an array: ['enqueued' => n, 'acked' => n, ...].
+fn counts(counts: &leased::Counts) -> PhpResult<ZBox<ZendHashTable>> {
+    let mut out = ZendHashTable::with_capacity(leased::COUNTERS.len() as u32 + 1);
+    for (name, n) in leased::COUNTERS.iter().zip(counts) {
+        out.insert(*name, int(*n))?;
+    }
+    Ok(out)
+}
+
+fn metrics_array(m: &leased::Metrics) -> PhpResult<Zval> {
+    let mut out = ZendHashTable::new();
+    for (name, n) in [
+        ("ready", m.ready),
+        ("delayed", m.delayed),
+        ("leased", m.leased),
+        ("dead", m.dead),
+    ] {
+        out.insert(name, int(n))?;
+    }
+    let mut age = Zval::new();
+    if let Some(ms) = m.oldest_due_ms {
+        age.set_double(ms as f64 / 1000.0);
+    }
+    out.insert("oldestDueAge", age)?;
+    out.insert("totals", array(counts(&m.totals)?))?;
+    Ok(array(out))
 }
 
 fn status_name(status: Status) -> &'static str {
@@ -396,24 +428,30 @@ impl Queue {
 
     /// Counts at one instant: ['ready' => due now, 'delayed', 'leased',
     /// 'dead', 'oldestDueAge' => seconds the oldest due task has waited, or
-    /// null].
+    /// null, 'totals' => what happened to its tasks since the queue was
+    /// first used: ['enqueued', 'acked' (the seed's pop and dequeue count
+    /// too), 'nacked' (back to the queue), 'retried' (from the dead
+    /// letters), 'dead' (out of attempts), 'expired' (leases that ran out)]].
     pub fn metrics(&self) -> PhpResult<Zval> {
-        let m = engine(leased::metrics(&self.config, &self.keys))?;
-        let mut out = ZendHashTable::new();
-        for (name, n) in [
-            ("ready", m.ready),
-            ("delayed", m.delayed),
-            ("leased", m.leased),
-            ("dead", m.dead),
-        ] {
-            out.insert(name, i64::try_from(n).unwrap_or(i64::MAX))?;
+        metrics_array(&engine(leased::metrics(&self.config, &self.keys))?)
+    }
+
+    /// The totals of `metrics()` per 10 seconds of server time over the
+    /// last 10 minutes: a list of 60 ['at' => when the period began (Unix
+    /// time), 'enqueued' => n, 'acked', 'nacked', 'retried', 'dead',
+    /// 'expired'], oldest first; the last period is still running.
+    pub fn history(&self) -> PhpResult<Zval> {
+        let (_, periods) = engine(leased::history(&self.config, &self.keys))?;
+        let mut list = ZendHashTable::with_capacity(periods.len() as u32);
+        for period in periods {
+            let mut entry = ZendHashTable::with_capacity(leased::COUNTERS.len() as u32 + 1);
+            entry.insert("at", int(period.start))?;
+            for (name, n) in leased::COUNTERS.iter().zip(period.counts) {
+                entry.insert(*name, int(n))?;
+            }
+            list.push(array(entry))?;
         }
-        let mut age = Zval::new();
-        if let Some(ms) = m.oldest_due_ms {
-            age.set_double(ms as f64 / 1000.0);
-        }
-        out.insert("oldestDueAge", age)?;
-        Ok(array(out))
+        Ok(array(list))
     }
 
     /// The oldest dead letters, up to `$limit` (1 to 1000): a list of

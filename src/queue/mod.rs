@@ -12,13 +12,12 @@ use redis::Script;
 
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::wait::line_script;
+use crate::wait::{line_script, script};
 
-static PUT: LazyLock<Script> = line_script!("queue_line.lua", "queue_put.lua");
-static DEQUEUE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/queue_dequeue.lua")));
-static DUE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/queue_due.lua")));
+static PUT: LazyLock<Script> =
+    line_script!("queue_line.lua", "queue_count.lua", "queue_put.lua");
+static DEQUEUE: LazyLock<Script> = script!("queue_count.lua", "queue_dequeue.lua");
+static DUE: LazyLock<Script> = script!("queue_count.lua", "queue_due.lua");
 
 /// How long a wake-up waits for the consumer it was pushed to, in ms (a
 /// consumer keeps its place that long).
@@ -54,6 +53,8 @@ pub struct Keys {
     pub leased: Vec<u8>,
     pub leases: Vec<u8>,
     pub dead: Vec<u8>,
+    /// What happened to its tasks: counters, and their recent history.
+    pub stats: Vec<u8>,
     /// The line of consumers waiting for tasks, and the prefix of their
     /// keys (see `wait`).
     pub line: Vec<u8>,
@@ -85,6 +86,15 @@ pub fn beside(key: &[u8], suffix: &str) -> Vec<u8> {
     out
 }
 
+/// The stats hash beside a queue key (see `queue_count.lua`).
+fn stats_key(queue: &[u8]) -> Vec<u8> {
+    beside(queue, ":stats")
+}
+
+/// The set of every queue's key (before the prefix), kept by the enqueue:
+/// the first enqueue of a queue adds it.
+pub const REGISTRY: &[u8] = b"redislock:queues";
+
 impl Keys {
     pub fn new(queue: Vec<u8>) -> Self {
         Keys {
@@ -93,6 +103,7 @@ impl Keys {
             leased: beside(&queue, ":leased"),
             leases: beside(&queue, ":leases"),
             dead: beside(&queue, ":dead"),
+            stats: stats_key(&queue),
             line: beside(&queue, ":line"),
             waiters: beside(&queue, ":"),
             queue,
@@ -164,6 +175,7 @@ fn put_script(
             .key(&keys.attempts)
             .key(&keys.leased)
             .key(&keys.line)
+            .key(&keys.stats)
             .arg(score_arg(delay))
             .arg(policy.arg())
             .arg(max_length)
@@ -174,6 +186,38 @@ fn put_script(
         args(&mut call);
         call.invoke(c)
     })
+    .and_then(|reply: Vec<i64>| {
+        if reply.first() == Some(&2) {
+            register(config, keys)?;
+        }
+        Ok(reply)
+    })
+}
+
+/// Adds the queue to the registry (a set outside the queue's hash slot, so
+/// not inside its scripts).
+pub(crate) fn register(config: &Config, keys: &Keys) -> Result<(), Error> {
+    conn::with(config, |c| {
+        redis::cmd("SADD")
+            .arg(config.key(REGISTRY))
+            .arg(&keys.queue)
+            .query::<i64>(c)
+    })
+    .map(drop)
+}
+
+/// The names of the queues in the registry (see [`REGISTRY`]), sorted.
+pub fn names(config: &Config) -> Result<Vec<Vec<u8>>, Error> {
+    let keys: Vec<Vec<u8>> = conn::with(config, |c| {
+        redis::cmd("SMEMBERS").arg(config.key(REGISTRY)).query(c)
+    })?;
+    let prefix = config.key(&key_of(b""));
+    let mut names: Vec<Vec<u8>> = keys
+        .into_iter()
+        .filter_map(|k| k.strip_prefix(prefix.as_slice()).map(<[u8]>::to_vec))
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// Enqueues `tasks` due `delay` seconds from the server's now, under
@@ -247,7 +291,12 @@ pub fn enqueue(config: &Config, key: &[u8], ids: &[Vec<u8>], delay: f64) -> Resu
 /// Removes `id` if its score is still exactly `score`.
 pub fn dequeue(config: &Config, key: &[u8], id: &[u8], score: f64) -> Result<bool, Error> {
     let removed: i64 = conn::with(config, |c| {
-        DEQUEUE.key(key).arg(id).arg(score_arg(score)).invoke(c)
+        DEQUEUE
+            .key(key)
+            .key(stats_key(key))
+            .arg(id)
+            .arg(score_arg(score))
+            .invoke(c)
     })?;
     Ok(removed == 1)
 }
@@ -289,6 +338,7 @@ fn due_batch(
     // a score that is not a number is a server error naming the key.
     let pairs: Vec<(Vec<u8>, f64)> = conn::with(config, |c| {
         DUE.key(key)
+            .key(stats_key(key))
             .arg(count)
             .arg(if remove { "1" } else { "0" })
             .arg(skip)

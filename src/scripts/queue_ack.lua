@@ -1,7 +1,7 @@
 -- Finish leased tasks, each only if the caller's lease is still the task's:
 -- a worker whose lease ran out and was handed to another cannot ack.
 -- KEYS[1] queue zset; KEYS[2] payloads hash; KEYS[3] attempts hash;
--- KEYS[4] leased zset; KEYS[5] lease tokens hash.
+-- KEYS[4] leased zset; KEYS[5] lease tokens hash; KEYS[6] stats hash.
 -- ARGV: id, lease token, id, lease token, ...
 -- Returns how many were finished.
 local done = 0
@@ -18,4 +18,5 @@ for i = 1, #ARGV, 2 do
     done = done + 1
   end
 end
+queue_count(KEYS[6], queue_now(), 'acked', done)
 return done

@@ -1,7 +1,7 @@
 -- The dead letters: list them, retry them (due now, attempts reset), or
 -- purge them (with their payloads). Bounded: at most ARGV[2] per call.
 -- KEYS[1] queue zset; KEYS[2] payloads hash; KEYS[3] attempts hash;
--- KEYS[4] dead zset; KEYS[5] consumer line.
+-- KEYS[4] dead zset; KEYS[5] consumer line; KEYS[6] stats hash.
 -- ARGV[1] 'list' | 'retry' | 'purge'; ARGV[2] most tasks; ARGV[3] consumer
 -- key prefix; ARGV[4] how long a wake-up waits for its consumer, in ms;
 -- ARGV[5..] the ids (none: the oldest dead first).
@@ -28,8 +28,8 @@ if op == 'list' then
   end
   return out
 end
-local t = redis.call('TIME')
-local nowText = string.format('%.17g', tonumber(t[1]) + tonumber(t[2]) / 1000000)
+local now = queue_now()
+local nowText = string.format('%.17g', now)
 for _, id in ipairs(ids) do
   redis.call('ZREM', KEYS[4], id)
   redis.call('HDEL', KEYS[3], id)
@@ -40,6 +40,7 @@ for _, id in ipairs(ids) do
   end
 end
 if op == 'retry' then
+  queue_count(KEYS[6], now, 'retried', #ids)
   queue_wake(KEYS[5], ARGV[3], #ids, false, ARGV[4])
 end
 return #ids

@@ -3,7 +3,8 @@
 -- added or replaced takes its payload (or loses an old one). One waiting
 -- consumer is woken per task due now; tasks due later wake the first in line.
 -- KEYS[1] queue zset (due time per id); KEYS[2] payloads hash;
--- KEYS[3] attempts hash; KEYS[4] leased zset; KEYS[5] consumer line.
+-- KEYS[3] attempts hash; KEYS[4] leased zset; KEYS[5] consumer line;
+-- KEYS[6] stats hash.
 -- ARGV[1] delay in seconds; ARGV[2] policy: keep | replace | earliest | latest;
 -- ARGV[3] maximum length, queued plus leased (0: none);
 -- ARGV[4] '' when ARGV[8..] are ids only, else one flag per task ('1': it
@@ -11,11 +12,11 @@
 -- ARGV[5] '1' for a status per task, '0' for how many were added;
 -- ARGV[6] consumer key prefix; ARGV[7] how long a wake-up waits for its
 -- consumer, in ms.
--- Returns {1, status per task (0 ignored, 1 added, 2 updated)} or
--- {1, added}; {0, length} when the batch would take the queue past its
+-- Returns {done, status per task (0 ignored, 1 added, 2 updated)} or
+-- {done, added}, done being 2 when these are the queue's first tasks ever
+-- (the caller registers the queue) and 1 otherwise; {0, length} when the batch would take the queue past its
 -- maximum length (then nothing is changed).
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local now = queue_now()
 local due = now + tonumber(ARGV[1])
 local dueText = string.format('%.17g', due)
 local policy = ARGV[2]
@@ -31,6 +32,13 @@ local function wake(n)
   else
     queue_wake(KEYS[5], ARGV[6], n, false, ARGV[7])
   end
+end
+-- Counts the added tasks: 2 when they are the queue's first, else 1.
+local function counted(added)
+  if added > 0 and queue_count(KEYS[6], now, 'enqueued', added) == added then
+    return 2
+  end
+  return 1
 end
 local n = (#ARGV - first + 1) / step
 local hasPayloads = redis.call('EXISTS', KEYS[2]) == 1
@@ -51,7 +59,7 @@ if not statuses and policy == 'keep' and flags == '' and max == 0
     end
   end
   wake(added)
-  return {1, added}
+  return {counted(added), added}
 end
 
 if max > 0 then
@@ -70,7 +78,7 @@ if max > 0 then
   end
 end
 
-local out = {1}
+local out = {0}
 local added = 0
 local changed = 0
 for i = 0, n - 1 do
@@ -113,6 +121,7 @@ for i = 0, n - 1 do
 end
 wake(changed)
 if not statuses then
-  return {1, added}
+  return {counted(added), added}
 end
+out[1] = counted(added)
 return out

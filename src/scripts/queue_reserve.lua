@@ -3,7 +3,8 @@
 -- the dead letters once the task used up its attempts.
 -- KEYS[1] queue zset; KEYS[2] payloads hash; KEYS[3] attempts hash;
 -- KEYS[4] leased zset (lease end per id); KEYS[5] lease tokens hash;
--- KEYS[6] dead zset (time of death per id); KEYS[7] consumer line.
+-- KEYS[6] dead zset (time of death per id); KEYS[7] consumer line;
+-- KEYS[8] stats hash.
 -- ARGV[1] count; ARGV[2] lease in seconds; ARGV[3] lease token prefix (the
 -- task's rank is appended); ARGV[4] maximum attempts (0: no limit);
 -- ARGV[5] most expired leases settled by this call; ARGV[6] consumer key
@@ -13,22 +14,25 @@
 -- Returns {ms until a task may be due or a lease ends (-1: nothing
 -- scheduled, or not first in line; 0 when tasks follow), id, payload or
 -- false, attempts, token, ...}.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local now = queue_now()
 local nowText = string.format('%.17g', now)
 local max = tonumber(ARGV[4])
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[5]))
+local died = 0
 for _, id in ipairs(expired) do
   redis.call('ZREM', KEYS[4], id)
   redis.call('HDEL', KEYS[5], id)
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
   if max > 0 and attempts >= max then
     redis.call('ZADD', KEYS[6], nowText, id)
+    died = died + 1
   else
     redis.call('ZADD', KEYS[1], 'NX', nowText, id)
   end
 end
+queue_count(KEYS[8], now, 'expired', #expired)
+queue_count(KEYS[8], now, 'dead', died)
 
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[1]))
 local leaseEnd = string.format('%.17g', now + tonumber(ARGV[2]))

@@ -5,12 +5,14 @@
 -- KEYS[1] stock (units left); KEYS[2] buyers hash (buyer -> units taken);
 -- KEYS[3] takes hash (idempotency key -> units left after that take);
 -- with an order queue also KEYS[4] queue zset, KEYS[5] payloads hash,
--- KEYS[6] attempts hash, KEYS[7] leased zset, KEYS[8] consumer line.
+-- KEYS[6] attempts hash, KEYS[7] leased zset, KEYS[8] consumer line,
+-- KEYS[9] stats hash.
 -- ARGV[1] units; ARGV[2] buyer ('': none); ARGV[3] units per buyer at most
 -- (0: no limit); ARGV[4] idempotency key ('': none); with an order queue
 -- also ARGV[5] task id, ARGV[6] '1' when ARGV[7] is its payload, ARGV[8]
 -- consumer key prefix, ARGV[9] how long a wake-up waits, in ms.
--- Returns {1, left} taken; {2, left} taken before under this key; {0, left}
+-- Returns {1, left} taken ({3, left} when its order task is the queue's
+-- first ever: the caller registers the queue); {2, left} taken before under this key; {0, left}
 -- not enough left; {-1, units the buyer has} over the buyer's limit;
 -- {-2, 0} the order task id is already queued or leased.
 local stock, buyers, takes = KEYS[1], KEYS[2], KEYS[3]
@@ -29,13 +31,14 @@ if buyer ~= '' and limit > 0 then
   local had = tonumber(redis.call('HGET', buyers, buyer)) or 0
   if had + n > limit then return {-1, had} end
 end
+local done = 1
 if KEYS[4] then
   local task = ARGV[5]
   if redis.call('ZSCORE', KEYS[4], task) or redis.call('ZSCORE', KEYS[7], task) then
     return {-2, 0}
   end
-  local t = redis.call('TIME')
-  redis.call('ZADD', KEYS[4], string.format('%.17g', tonumber(t[1]) + tonumber(t[2]) / 1000000), task)
+  local now = queue_now()
+  redis.call('ZADD', KEYS[4], string.format('%.17g', now), task)
   -- Neither queued nor leased: an id that ran before has no payload or
   -- attempts left, unless an old client left them.
   if ARGV[6] == '1' then
@@ -45,6 +48,7 @@ if KEYS[4] then
   end
   if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HDEL', KEYS[6], task) end
   queue_wake(KEYS[8], ARGV[8], 1, false, ARGV[9])
+  if queue_count(KEYS[9], now, 'enqueued', 1) == 1 then done = 3 end
 end
 left = redis.call('DECRBY', stock, n)
 
@@ -61,4 +65,4 @@ if key ~= '' then
   redis.call('HSET', takes, key, left)
   expireWithStock(takes)
 end
-return {1, left}
+return {done, left}

@@ -1,0 +1,151 @@
+//! Who holds a lock. The owner tokens a process makes start with an id of
+//! the process (12 hex digits, new after a fork), and the process describes
+//! itself once per server in a hash of its own, `redislock:holder:<id>`:
+//! host, pid and process title. An inspection finds the holder of a token
+//! there; an acquire costs nothing more (one write per process and server,
+//! renewed every [`RENEW`]).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::conn;
+
+/// How long a process's description outlives its last renewal: a process
+/// that died is forgotten a day later.
+const KEEP: Duration = Duration::from_secs(24 * 3600);
+/// How often a living process renews its description.
+const RENEW: Duration = Duration::from_secs(3600);
+/// The hex digits of a token that name its process.
+const ID_LEN: usize = 12;
+
+/// The process behind an owner token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub host: String,
+    pub pid: u32,
+    /// The process title: `php-fpm: pool www`, `php worker.php`, ...
+    pub process: String,
+}
+
+struct Me {
+    pid: u32,
+    id: String,
+    /// When this process last described itself, per connection.
+    published: HashMap<String, Instant>,
+}
+
+thread_local! {
+    static ME: RefCell<Option<Me>> = const { RefCell::new(None) };
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The key of a process's description (before the prefix).
+fn key(id: &str) -> Vec<u8> {
+    format!("redislock:holder:{id}").into_bytes()
+}
+
+/// A fresh owner token of this process: its id, then 80 random bits (32
+/// hex digits in all, like the seed's tokens). Describes the process on the
+/// lock's server first, when it has not lately.
+pub fn token(config: &Config) -> String {
+    let pid = std::process::id();
+    let (id, due) = ME.with_borrow_mut(|me| {
+        let me = match me {
+            Some(me) if me.pid == pid => me,
+            _ => me.insert(Me {
+                pid,
+                id: hex(&uuid::Uuid::new_v4().as_bytes()[..ID_LEN / 2]),
+                published: HashMap::new(),
+            }),
+        };
+        let due = me
+            .published
+            .get(&config.id)
+            .is_none_or(|at| at.elapsed() >= RENEW);
+        if due {
+            // Set before the write: a server that is down is not asked
+            // again at every acquire (the acquire reports it).
+            me.published.insert(config.id.clone(), Instant::now());
+        }
+        (me.id.clone(), due)
+    });
+    if due {
+        publish(config, &id, pid);
+    }
+    // Bytes 6 and 8 of a v4 UUID carry its version and variant bits.
+    let random = uuid::Uuid::new_v4();
+    let b = random.as_bytes();
+    format!("{id}{}{}", hex(&b[..6]), hex(&b[10..14]))
+}
+
+fn publish(config: &Config, id: &str, pid: u32) {
+    let key = config.key(&key(id));
+    let _ = conn::with(config, |c| {
+        redis::pipe()
+            .cmd("HSET")
+            .arg(&key)
+            .arg("host")
+            .arg(host())
+            .arg("pid")
+            .arg(pid)
+            .arg("process")
+            .arg(title())
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(&key)
+            .arg(super::millis(KEEP))
+            .ignore()
+            .query::<()>(c)
+    });
+}
+
+/// The process behind `token`, if it was made by [`token`] and its process
+/// is still described on the server.
+pub fn of(config: &Config, token: &[u8]) -> Result<Option<Holder>, conn::Error> {
+    let Some(id) = token
+        .get(..ID_LEN)
+        .filter(|_| token.len() == 32 && token.iter().all(u8::is_ascii_hexdigit))
+    else {
+        return Ok(None);
+    };
+    let id = String::from_utf8_lossy(id);
+    let fields: HashMap<String, String> = conn::with(config, |c| {
+        redis::cmd("HGETALL").arg(config.key(&key(&id))).query(c)
+    })?;
+    Ok(fields.get("host").map(|host| Holder {
+        host: host.clone(),
+        pid: fields.get("pid").and_then(|p| p.parse().ok()).unwrap_or(0),
+        process: fields.get("process").cloned().unwrap_or_default(),
+    }))
+}
+
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// The process title as `ps` shows it (PHP-FPM sets `php-fpm: pool www`),
+/// at most 200 bytes.
+fn title() -> String {
+    let raw = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+    let mut title: String = String::from_utf8_lossy(&raw)
+        .split('\0')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if title.len() > 200 {
+        let mut end = 200;
+        while !title.is_char_boundary(end) {
+            end -= 1;
+        }
+        title.truncate(end);
+    }
+    title
+}

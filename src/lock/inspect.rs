@@ -1,0 +1,140 @@
+//! Locks as an operator sees them: who holds one, for how long, under which
+//! fencing token, and how many wait; and the locks a server has, found with
+//! SCAN (never KEYS: a server with millions of keys keeps serving).
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::Script;
+
+use super::holder::{self, Holder};
+use super::{Keys, named_key, seed_key};
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::wait::{self, line_script};
+
+static STATE: LazyLock<Script> = line_script!("lock_state.lua");
+
+/// Which API a lock belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `RedisLock\Lock` (key `lock:{<name>}`).
+    Lock,
+    /// The seed's `RedisLock` (key `Lock:<name>`).
+    Seed,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Lock => "lock",
+            Kind::Seed => "seed",
+        }
+    }
+
+    fn keys(self, config: &Config, name: &[u8]) -> Keys {
+        match self {
+            Kind::Lock => Keys::fenced(&config.key(&named_key(name))),
+            Kind::Seed => Keys::seed(&config.key(&seed_key(name))),
+        }
+    }
+}
+
+/// How a lock stands.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    /// The holder's owner token; None when it is free.
+    pub token: Option<Vec<u8>>,
+    /// What is left of the lease; None when free or without expiry.
+    pub remaining: Option<Duration>,
+    /// The fencing token of the last acquire (the holder's, while held).
+    pub fence: Option<i64>,
+    /// The process that holds it, when it described itself.
+    pub holder: Option<Holder>,
+    /// The waiters in line.
+    pub waiting: u64,
+}
+
+/// How the lock `name` of `kind` stands.
+pub fn state(config: &Config, kind: Kind, name: &[u8]) -> Result<State, Error> {
+    let keys = kind.keys(config, name);
+    let (token, ms, fence, waiting): (Option<Vec<u8>>, i64, Option<i64>, u64) =
+        conn::with(config, |c| {
+            STATE
+                .key(&keys.lock)
+                .key(&keys.fence)
+                .key(&keys.line)
+                .arg(&keys.waiters)
+                .invoke(c)
+        })?;
+    let holder = match &token {
+        Some(t) => holder::of(config, t)?,
+        None => None,
+    };
+    Ok(State {
+        remaining: (token.is_some() && ms >= 0).then(|| wait::later_ms(ms)),
+        fence: fence.filter(|_| keys.fenced),
+        holder,
+        token,
+        waiting,
+    })
+}
+
+/// `bytes` matching only themselves in a MATCH glob.
+fn literal(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for &b in bytes {
+        if b"*?[]\\".contains(&b) {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+    out
+}
+
+/// The names of up to `limit` locks matching the glob `pattern` (Redis'
+/// MATCH syntax), of both kinds; unsorted. A lock taken or freed during the
+/// scan may be missed or listed. One server's keys: not for a cluster.
+pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, Vec<u8>)>, Error> {
+    let mut found = Vec::new();
+    for kind in [Kind::Lock, Kind::Seed] {
+        let empty = kind.keys(config, b"").lock;
+        let (before, after) = match kind {
+            // `lock:{` + name + `}`
+            Kind::Lock => (&empty[..empty.len() - 1], &empty[empty.len() - 1..]),
+            Kind::Seed => (empty.as_slice(), &b""[..]),
+        };
+        let glob = [&literal(before)[..], pattern, &literal(after)[..]].concat();
+        let mut cursor = 0u64;
+        loop {
+            let (next, keys): (u64, Vec<Vec<u8>>) = conn::with(config, |c| {
+                redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&glob)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .arg("TYPE")
+                    .arg("string")
+                    .query(c)
+            })?;
+            for key in keys {
+                let name = key
+                    .strip_prefix(before)
+                    .and_then(|k| k.strip_suffix(after))
+                    .map(<[u8]>::to_vec);
+                if let Some(name) = name {
+                    if found.len() == limit {
+                        return Ok(found);
+                    }
+                    found.push((kind, name));
+                }
+            }
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+    }
+    Ok(found)
+}

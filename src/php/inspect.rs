@@ -1,0 +1,115 @@
+//! What `RedisLock\Client`'s operator methods return: queue names, and
+//! locks as an operator sees them (`lock::inspect`), as PHP arrays.
+
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendHashTable, Zval};
+
+use super::engine;
+use super::queue::{array, binary};
+use super::value::{Value, non_empty, type_error, value_error};
+use crate::config::{Config, Topology};
+use crate::lock::inspect::{self, Kind, State};
+use crate::queue;
+
+/// The longest list `locks()` returns.
+pub const MAX_LOCKS: i64 = 10_000;
+
+pub fn queues(config: &Config) -> PhpResult<Zval> {
+    let names = engine(queue::names(config))?;
+    let mut list = ZendHashTable::with_capacity(u32::try_from(names.len()).unwrap_or(u32::MAX));
+    for name in names {
+        list.push(binary(&name))?;
+    }
+    Ok(array(list))
+}
+
+/// A lock kind parameter: null or 'lock' for `RedisLock\Lock`, 'seed' for
+/// the seed's `RedisLock`.
+pub fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
+    match value {
+        Value::Null => Ok(Kind::Lock),
+        Value::Str(s) if s == b"lock" => Ok(Kind::Lock),
+        Value::Str(s) if s == b"seed" => Ok(Kind::Seed),
+        Value::Str(s) => Err(value_error(format!(
+            "{param} must be 'lock' or 'seed', {} given",
+            super::value::quoted(s)
+        ))),
+        other => Err(type_error(format!(
+            "{param} must be of type ?string, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+/// Adds a lock's state to `out`: 'held', 'remaining', 'token', 'holder',
+/// 'waiting'.
+fn add_state(out: &mut ZendHashTable, state: State) -> PhpResult<()> {
+    out.insert("held", state.token.is_some())?;
+    let mut remaining = Zval::new();
+    if let Some(left) = state.remaining {
+        remaining.set_double(left.as_secs_f64());
+    }
+    out.insert("remaining", remaining)?;
+    let mut fence = Zval::new();
+    if let Some(f) = state.fence.filter(|_| state.token.is_some()) {
+        fence.set_long(f);
+    }
+    out.insert("token", fence)?;
+    let mut holder = Zval::new();
+    if let Some(h) = state.holder {
+        let mut table = ZendHashTable::new();
+        table.insert("host", h.host)?;
+        table.insert("pid", i64::from(h.pid))?;
+        table.insert("process", h.process)?;
+        holder = array(table);
+    }
+    out.insert("holder", holder)?;
+    out.insert("waiting", i64::try_from(state.waiting).unwrap_or(i64::MAX))?;
+    Ok(())
+}
+
+pub fn lock_state(config: &Config, name: &Value, kind: Kind, param: &str) -> PhpResult<Zval> {
+    let name = non_empty(name, param)?;
+    let mut out = ZendHashTable::new();
+    add_state(&mut out, engine(inspect::state(config, kind, &name))?)?;
+    Ok(array(out))
+}
+
+pub fn locks(config: &Config, pattern: &Value, limit: &Value, method: &str) -> PhpResult<Zval> {
+    let pattern = match pattern {
+        Value::Null => b"*".to_vec(),
+        other => non_empty(other, &format!("{method}: Argument #1 ($pattern)"))?,
+    };
+    let limit = match limit {
+        Value::Null => 100,
+        Value::Int(n) if (1..=MAX_LOCKS).contains(n) => *n,
+        Value::Int(n) => {
+            return Err(value_error(format!(
+                "{method}: Argument #2 ($limit) must be between 1 and {MAX_LOCKS}, {n} given"
+            )));
+        }
+        other => {
+            return Err(type_error(format!(
+                "{method}: Argument #2 ($limit) must be of type int, {} given",
+                other.type_name()
+            )));
+        }
+    };
+    if matches!(config.topology, Topology::Cluster { .. }) {
+        return Err(value_error(format!(
+            "{method}: listing locks scans one server's keys, and {} is a cluster; look at a lock by name with lockState()",
+            config.server
+        )));
+    }
+    let mut found = engine(inspect::list(config, &pattern, limit as usize))?;
+    found.sort_by(|a, b| (a.0.name(), &a.1).cmp(&(b.0.name(), &b.1)));
+    let mut list = ZendHashTable::with_capacity(u32::try_from(found.len()).unwrap_or(u32::MAX));
+    for (kind, name) in found {
+        let mut entry = ZendHashTable::new();
+        entry.insert("name", binary(&name))?;
+        entry.insert("kind", kind.name())?;
+        add_state(&mut entry, engine(inspect::state(config, kind, &name))?)?;
+        list.push(array(entry))?;
+    }
+    Ok(array(list))
+}
