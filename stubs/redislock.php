@@ -77,6 +77,34 @@ namespace RedisLock {
         public function lockMany(array $names, ?array $options = null): MultiLock {}
 
         /**
+         * How the lock `$name` stands, for an operator: `held`, `remaining`
+         * (seconds left of its lease; null when free or without expiry),
+         * `token` (the holder's fencing token; null when free, and for seed
+         * locks), `holder` (host, pid and process title of the process that
+         * holds it; null when free or unknown) and `waiting` (waiters in
+         * line). `$kind`: null or `'lock'` for `lock()`'s locks, `'seed'` for
+         * the seed `RedisLock`'s.
+         *
+         * @param 'lock'|'seed'|null $kind
+         * @return array{held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>}
+         * @throws \ValueError an empty name, or an unknown kind
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function lockState(string $name, ?string $kind = null): mixed {}
+
+        /**
+         * Up to `$limit` (1 to 10000) locks whose names match the glob
+         * `$pattern` (null: all; Redis' MATCH syntax), of both kinds, found
+         * with SCAN: `lockState()`'s arrays with `name` and `kind` first,
+         * sorted by kind, then name. One server: not on a Cluster.
+         *
+         * @return list<array{name: string, kind: 'lock'|'seed', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>}>
+         * @throws \ValueError an empty pattern, a limit out of range, or a Cluster
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function locks(?string $pattern = null, int $limit = 100): mixed {}
+
+        /**
          * The leased queue named `$name` (sorted set `Queue:<name>`, shared
          * with the seed `RedisQueue`). Options: `lease` (seconds a reserved
          * task stays with its worker, default 30), `maxAttempts` (reserves
@@ -86,6 +114,15 @@ namespace RedisLock {
          * @param array{lease?: int|float, maxAttempts?: int, maxLength?: int}|null $options
          */
         public function queue(string $name, ?array $options = null): Queue {}
+
+        /**
+         * The names of the queues on this server, sorted: every queue a task
+         * was ever enqueued to (its first enqueue registers it).
+         *
+         * @return list<string>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function queues(): mixed {}
 
         /**
          * The read lock of the read-write lock named `$name` (key
@@ -416,11 +453,25 @@ namespace RedisLock {
         public function find(string $id): mixed {}
 
         /**
-         * Counts at one instant: `ready` (due now), `delayed`, `leased`,
-         * `dead`, and `oldestDueAge` (seconds the oldest due task has waited,
-         * null when none is due).
+         * The `totals` of `metrics()` per 10 seconds of server time over the
+         * last 10 minutes: 60 periods, oldest first, each with `at` (when it
+         * began, Unix time); the last one is still running.
          *
-         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null}
+         * @return list<array{at: int, enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function history(): mixed {}
+
+        /**
+         * Counts at one instant: `ready` (due now), `delayed`, `leased`,
+         * `dead`, `oldestDueAge` (seconds the oldest due task has waited,
+         * null when none is due), and `totals`: what happened to its tasks
+         * since the queue was first used (`enqueued`; `acked`, the seed's
+         * pop and dequeue included; `nacked` back to the queue; `retried`
+         * from the dead letters; `dead` out of attempts; `expired` leases
+         * that ran out).
+         *
+         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function metrics(): mixed {}

@@ -189,6 +189,8 @@ final class StubsTest extends RedisLockTestCase
         $q->nack($q->reserve()[0]);
         $q->nack($q->reserve()[0]);
         $this->call($q, 'purgeDead', [$tasks[1]->id()]);
+        $this->call($q, 'history');
+        $this->call($c, 'queues');
 
         $lock = $c->lock('l');
         $this->call($lock, 'owner');
@@ -197,6 +199,9 @@ final class StubsTest extends RedisLockTestCase
         $this->call($lock, 'owner');
         $this->call($lock, 'token');
         $this->call($lock, 'extend', 5);
+        $this->call($c, 'lockState', 'l');
+        $this->call($c, 'lockState', 'free', 'seed');
+        $this->call($c, 'locks');
         $this->call($lock, 'release');
         $this->call($lock, 'synchronized', fn () => 'done');
 

@@ -176,7 +176,7 @@ impl Hold {
         let token = self
             .named
             .clone()
-            .unwrap_or_else(|| super::holder::token(&self.config));
+            .unwrap_or_else(super::holder::token);
         let lease = self.options.lease;
         let Some(fence) = super::acquire(&self.config, &self.keys, &token, lease, wait)? else {
             return Ok(false);

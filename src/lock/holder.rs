@@ -49,12 +49,11 @@ fn key(id: &str) -> Vec<u8> {
     format!("redislock:holder:{id}").into_bytes()
 }
 
-/// A fresh owner token of this process: its id, then 80 random bits (32
-/// hex digits in all, like the seed's tokens). Describes the process on the
-/// lock's server first, when it has not lately.
-pub fn token(config: &Config) -> String {
+/// This process's id, new after a fork; with `f`, its record of when it
+/// last described itself to each server.
+fn me<T>(f: impl FnOnce(&mut Me) -> T) -> T {
     let pid = std::process::id();
-    let (id, due) = ME.with_borrow_mut(|me| {
+    ME.with_borrow_mut(|me| {
         let me = match me {
             Some(me) if me.pid == pid => me,
             _ => me.insert(Me {
@@ -63,24 +62,38 @@ pub fn token(config: &Config) -> String {
                 published: HashMap::new(),
             }),
         };
+        f(me)
+    })
+}
+
+/// A fresh owner token of this process: its id, then 80 random bits (32
+/// hex digits in all, like the seed's tokens).
+pub fn token() -> String {
+    let id = me(|me| me.id.clone());
+    // Bytes 6 and 8 of a v4 UUID carry its version and variant bits.
+    let random = uuid::Uuid::new_v4();
+    let b = random.as_bytes();
+    format!("{id}{}{}", hex(&b[..6]), hex(&b[10..14]))
+}
+
+/// Describes this process on the server of `config` when it has not lately;
+/// called once a lock is taken. Best effort: a lock whose holder is not
+/// described is still held, and the lock's own calls report a server that
+/// fails.
+pub fn introduce(config: &Config) {
+    let due = me(|me| {
         let due = me
             .published
             .get(&config.id)
             .is_none_or(|at| at.elapsed() >= RENEW);
         if due {
-            // Set before the write: a server that is down is not asked
-            // again at every acquire (the acquire reports it).
             me.published.insert(config.id.clone(), Instant::now());
         }
-        (me.id.clone(), due)
+        due.then(|| (me.id.clone(), me.pid))
     });
-    if due {
+    if let Some((id, pid)) = due {
         publish(config, &id, pid);
     }
-    // Bytes 6 and 8 of a v4 UUID carry its version and variant bits.
-    let random = uuid::Uuid::new_v4();
-    let b = random.as_bytes();
-    format!("{id}{}{}", hex(&b[..6]), hex(&b[10..14]))
 }
 
 fn publish(config: &Config, id: &str, pid: u32) {

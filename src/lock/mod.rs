@@ -264,7 +264,11 @@ pub fn acquire(
         keep: keys.keep(),
         wait,
     };
-    wait::until(config, &[keys.wake(token)], wait.timeout, &mut acquire)
+    let fence = wait::until(config, &[keys.wake(token)], wait.timeout, &mut acquire)?;
+    if fence.is_some() {
+        holder::introduce(config);
+    }
+    Ok(fence)
 }
 
 /// Takes all the locks of `keys` (one owner token each) for `lease` in one
@@ -289,7 +293,11 @@ pub fn acquire_all(
         }
         call.invoke(c)
     })?;
-    Ok((reply.first() == Some(&1)).then(|| reply[1..].to_vec()))
+    let fences = (reply.first() == Some(&1)).then(|| reply[1..].to_vec());
+    if fences.is_some() {
+        holder::introduce(config);
+    }
+    Ok(fences)
 }
 
 /// Waits up to `timeout` for `replicas` replicas to acknowledge the acquire

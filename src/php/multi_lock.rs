@@ -53,7 +53,7 @@ impl MultiLock {
         let tokens: Vec<String> = self
             .locks
             .iter()
-            .map(|_| lock::holder::token(&self.config))
+            .map(|_| lock::holder::token())
             .collect();
         let keys: Vec<&Keys> = self.locks.iter().map(|l| l.hold().keys()).collect();
         let lease = self.locks[0].hold().lease();

@@ -75,7 +75,7 @@ impl RedisLock {
         };
         let name = name.bytes("RedisLock::lock(): Argument #1 ($name)")?;
         let keys = lock_keys(&self.config, &name);
-        let token = lock::holder::token(&self.config);
+        let token = lock::holder::token();
         let acquired = engine(lock::acquire(&self.config, &keys, &token, lease, wait))?;
         if acquired.is_some() {
             held::insert(
