@@ -615,7 +615,19 @@ mod tests {
         assert_eq!(parse_size("s", " 2k ").unwrap(), 2048);
         assert_eq!(parse_size("s", "1G").unwrap(), 1 << 30);
         assert_eq!(parse_size("s", "4096").unwrap(), 4096);
-        for bad in ["", "M", "1", "1023", "-1K", "1.5M", "1T", "1025G", "99999999999999999999G", "1 K", "0x10K"] {
+        for bad in [
+            "",
+            "M",
+            "1",
+            "1023",
+            "-1K",
+            "1.5M",
+            "1T",
+            "1025G",
+            "99999999999999999999G",
+            "1 K",
+            "0x10K",
+        ] {
             assert!(parse_size("s", bad).is_err(), "{bad:?} accepted");
         }
     }

@@ -13,8 +13,8 @@ use std::time::Duration;
 use redis::cluster::{ClusterClientBuilder, ClusterConnection};
 use redis::sentinel::{SentinelClientBuilder, SentinelServerType};
 use redis::{
-    Cmd, ConnectionInfo, ConnectionLike, ErrorKind, RedisError, RedisResult,
-    ServerErrorKind, TlsMode, Value,
+    Cmd, ConnectionInfo, ConnectionLike, ErrorKind, RedisError, RedisResult, ServerErrorKind,
+    TlsMode, Value,
 };
 
 use crate::config::{Config, Topology};

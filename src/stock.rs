@@ -13,8 +13,7 @@ use crate::conn::{self, Error};
 use crate::queue::{self, beside};
 use crate::wait::line_script;
 
-static TAKE: LazyLock<Script> =
-    line_script!("queue_line.lua", "queue_count.lua", "stock_take.lua");
+static TAKE: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "stock_take.lua");
 static SET: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/stock_set.lua")));
 static GIVE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/stock_give.lua")));

@@ -175,7 +175,9 @@ impl Read for Budget<'_> {
             self.stream.set_read_timeout(left)?;
         }
         self.reads += 1;
-        let room = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let room = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
         let n = self.stream.read(&mut buf[..room]).map_err(named)?;
         self.left -= n as u64;
         Ok(n)
@@ -241,7 +243,9 @@ impl Wire {
             max_reply: limits.max_reply.max(1),
         };
         // The handshake too stays within the connect timeout.
-        let left = timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(1));
+        let left = timeout
+            .saturating_sub(start.elapsed())
+            .max(Duration::from_millis(1));
         wire.set_read_timeout(Some(left))?;
         wire.set_write_timeout(Some(left))?;
         let redis = info.redis_settings();
@@ -359,7 +363,9 @@ fn tls_config(certs: Option<&TlsCertificates>) -> RedisResult<Arc<rustls::Client
         Some(pem) => {
             for cert in CertificateDer::pem_slice_iter(pem) {
                 let cert = cert.map_err(|e| bad("unreadable CA certificate", &e))?;
-                roots.add(cert).map_err(|e| bad("unusable CA certificate", &e))?;
+                roots
+                    .add(cert)
+                    .map_err(|e| bad("unusable CA certificate", &e))?;
             }
         }
         None => {

@@ -3,7 +3,9 @@
 # machine: only what is missing, so a second run costs nothing.
 #   deps.sh build   what building needs (make install): the PHP headers, libclang
 #   deps.sh [test]  and what the tests run: redis-server, phpunit, php-fpm, phpredis,
-#                   the frameworks, the stubs' checker (PHPStan's PHPDoc parser), composer
+#                   the frameworks, the stubs' checker (PHPStan's PHPDoc parser), composer,
+#                   promtool (the metrics' checker), Chromium and its WebDriver (the
+#                   dashboard's browser tests), php-gd (their screenshots' checks)
 #   deps.sh bench   and the peers and tools the benchmarks run
 # The PHP packages are the distribution's default PHP (php-dev, php-fpm...),
 # unless PHP_CONFIG names another PHP: then that PHP is used as it is.
@@ -27,11 +29,12 @@ packages=(libclang-dev)
 optional=()
 if [ "$(command -v php-config || true)" = "$(command -v "${PHP_CONFIG:-php-config}" || true)" ]; then
   packages+=(php-dev php-cli)
-  [ "$mode" = build ] || packages+=(php-fpm php-redis php-mbstring)
+  [ "$mode" = build ] || packages+=(php-fpm php-redis php-mbstring php-gd)
 fi
 if [ "$mode" != build ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
-             php-symfony-messenger php-laravel-framework php-phpstan-phpdoc-parser composer)
+             php-symfony-messenger php-laravel-framework php-phpstan-phpdoc-parser composer
+             prometheus chromium chromium-driver)
   # Where the release has it (bookworm: yes, trixie: no); the tests use it
   # when it is there, the benchmarks need it.
   optional+=(php-nrk-predis)

@@ -96,6 +96,11 @@ final class GeneratedInputTest extends RedisLockTestCase
             fn (\$a) => \$client->writeLock('g', \$a[0])->acquire(\$a[1]),
             fn (\$a) => \$client->lockMany(\$a[0], \$a[1]),
             fn (\$a) => \$client->lockMany(['g', 'h'])->acquire(\$a[0]),
+            fn (\$a) => \$client->lockState(\$a[0], \$a[1]),
+            fn (\$a) => \$client->locks(\$a[0], \$a[1]),
+            fn (\$a) => \$client->queues(),
+            fn (\$a) => \$client->queue(\$a[0])->history(),
+            fn (\$a) => \$client->queue(\$a[0])->metrics(),
         ];
         // A random wait may meet a lock still held: an alarm (a signal with
         // a handler) ends any wait within 2 s, as it ends sleep().

@@ -173,10 +173,7 @@ impl Hold {
             self.mine += 1;
             return Ok(true);
         }
-        let token = self
-            .named
-            .clone()
-            .unwrap_or_else(super::holder::token);
+        let token = self.named.clone().unwrap_or_else(super::holder::token);
         let lease = self.options.lease;
         let Some(fence) = super::acquire(&self.config, &self.keys, &token, lease, wait)? else {
             return Ok(false);
@@ -315,7 +312,10 @@ impl Hold {
     /// The lock's owner: the caller-named one ([`Options::owner`]), or the
     /// token of the hold this object took (None when it holds none).
     pub fn owner(&self) -> Option<Vec<u8>> {
-        self.options.owner.clone().or_else(|| self.mine().map(|h| h.token.into_bytes()))
+        self.options
+            .owner
+            .clone()
+            .or_else(|| self.mine().map(|h| h.token.into_bytes()))
     }
 
     /// Releases the lock whoever holds it, handing it to the next waiter in

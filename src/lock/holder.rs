@@ -15,8 +15,9 @@ use crate::conn;
 /// How long a process's description outlives its last renewal: a process
 /// that died is forgotten a day later.
 const KEEP: Duration = Duration::from_secs(24 * 3600);
-/// How often a living process renews its description.
-const RENEW: Duration = Duration::from_secs(3600);
+/// How often a living process renews its description (also bounds how long
+/// a description lost with the server's data stays missing).
+const RENEW: Duration = Duration::from_secs(60);
 /// The hex digits of a token that name its process.
 const ID_LEN: usize = 12;
 

@@ -16,8 +16,7 @@ use super::semaphore::{Semaphore, permits_param};
 use super::stock::Stock;
 use super::value::{
     Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Optional, Text, Value,
-    non_empty,
-    type_error, value_error,
+    non_empty, type_error, value_error,
 };
 use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
@@ -207,7 +206,11 @@ impl Client {
     ) -> PhpResult<Lock> {
         let m = format!("RedisLock\\Client::{method}()");
         let name = non_empty(&name, &format!("{m}: Argument #1 ($name)"))?;
-        let options = lock_options(&options, &format!("{m}: Argument #2 ($options)"), For::ReadWrite)?;
+        let options = lock_options(
+            &options,
+            &format!("{m}: Argument #2 ($options)"),
+            For::ReadWrite,
+        )?;
         let key = self.config.key(&rwlock_key(&name));
         let hold = Hold::of(
             self.config.clone(),
@@ -270,7 +273,12 @@ impl Client {
     pub fn lock_state(&self, name: Arg<Text>, kind: Arg<NullableText>) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Client::lockState()";
         let kind = inspect::kind(&kind, &format!("{M}: Argument #2 ($kind)"))?;
-        inspect::lock_state(&self.config, &name, kind, &format!("{M}: Argument #1 ($name)"))
+        inspect::lock_state(
+            &self.config,
+            &name,
+            kind,
+            &format!("{M}: Argument #1 ($name)"),
+        )
     }
 
     /// Up to `$limit` (1 to 10000) locks whose names match the glob
@@ -289,7 +297,11 @@ impl Client {
     pub fn lock_many(&self, names: Arg<List>, options: Arg<NullableArray>) -> PhpResult<MultiLock> {
         const M: &str = "RedisLock\\Client::lockMany()";
         let names = names_param(&names, &format!("{M}: Argument #1 ($names)"))?;
-        let options = lock_options(&options, &format!("{M}: Argument #2 ($options)"), For::Permits)?;
+        let options = lock_options(
+            &options,
+            &format!("{M}: Argument #2 ($options)"),
+            For::Permits,
+        )?;
         Ok(MultiLock::new(self.config.clone(), names, options))
     }
 
@@ -325,7 +337,11 @@ impl Client {
         const M: &str = "RedisLock\\Client::semaphore()";
         let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
         let permits = permits_param(&permits, &format!("{M}: Argument #2 ($permits)"))?;
-        let options = lock_options(&options, &format!("{M}: Argument #3 ($options)"), For::Permits)?;
+        let options = lock_options(
+            &options,
+            &format!("{M}: Argument #3 ($options)"),
+            For::Permits,
+        )?;
         Ok(Semaphore::new(self.config.clone(), name, permits, options))
     }
 

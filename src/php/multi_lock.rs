@@ -50,11 +50,7 @@ impl MultiLock {
 
     /// One try at all of them in one round trip.
     fn take_at_once(&mut self) -> PhpResult<bool> {
-        let tokens: Vec<String> = self
-            .locks
-            .iter()
-            .map(|_| lock::holder::token())
-            .collect();
+        let tokens: Vec<String> = self.locks.iter().map(|_| lock::holder::token()).collect();
         let keys: Vec<&Keys> = self.locks.iter().map(|l| l.hold().keys()).collect();
         let lease = self.locks[0].hold().lease();
         let Some(fences) = engine(lock::acquire_all(&self.config, &keys, &tokens, lease))? else {

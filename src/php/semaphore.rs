@@ -59,7 +59,10 @@ impl Semaphore {
         options: &Options,
     ) -> Lock {
         let keys = Keys::permits(key, take, permits);
-        Lock::of(Hold::of(config.clone(), keys, options.clone()), name.to_vec())
+        Lock::of(
+            Hold::of(config.clone(), keys, options.clone()),
+            name.to_vec(),
+        )
     }
 
     fn taken(&self) -> u64 {

@@ -17,13 +17,11 @@ static RESERVE: LazyLock<Script> =
     line_script!("queue_line.lua", "queue_count.lua", "queue_reserve.lua");
 static LEAVE: LazyLock<Script> = line_script!("queue_line.lua", "queue_leave.lua");
 static ACK: LazyLock<Script> = script!("queue_count.lua", "queue_ack.lua");
-static NACK: LazyLock<Script> =
-    line_script!("queue_line.lua", "queue_count.lua", "queue_nack.lua");
+static NACK: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "queue_nack.lua");
 static EXTEND: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_extend.lua")));
 static METRICS: LazyLock<Script> = script!("queue_count.lua", "queue_metrics.lua");
-static DEAD: LazyLock<Script> =
-    line_script!("queue_line.lua", "queue_count.lua", "queue_dead.lua");
+static DEAD: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "queue_dead.lua");
 static PEEK: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../scripts/queue_peek.lua")));
 
@@ -519,7 +517,12 @@ fn peek(config: &Config, keys: &Keys, op: &str, arg: &[u8]) -> Result<Vec<Peeked
 /// The queued tasks (due now or later), earliest due first, up to `limit`
 /// (at most [`BATCH`]).
 pub fn queued(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Peeked>, Error> {
-    peek(config, keys, "list", limit.clamp(1, BATCH).to_string().as_bytes())
+    peek(
+        config,
+        keys,
+        "list",
+        limit.clamp(1, BATCH).to_string().as_bytes(),
+    )
 }
 
 /// The task with `id`: queued, leased or dead; None when there is none.

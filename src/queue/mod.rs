@@ -14,8 +14,7 @@ use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::wait::{line_script, script};
 
-static PUT: LazyLock<Script> =
-    line_script!("queue_line.lua", "queue_count.lua", "queue_put.lua");
+static PUT: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "queue_put.lua");
 static DEQUEUE: LazyLock<Script> = script!("queue_count.lua", "queue_dequeue.lua");
 static DUE: LazyLock<Script> = script!("queue_count.lua", "queue_due.lua");
 

@@ -1,0 +1,289 @@
+<?php
+
+namespace RedisLock\Operator;
+
+use RedisLock\Client;
+
+/** The `redislock` command: see USAGE. */
+final class Cli
+{
+    public const USAGE = <<<'TXT'
+        Usage: redislock [options] <command> [arguments]
+
+        Commands:
+          status               every queue: ready, delayed, leased, dead, oldest due, rates
+          queue NAME           one queue: counts, totals, rates, the first queued tasks
+          dead NAME            its dead letters, oldest first
+          retry NAME [ID...]   dead letters back to the queue (all without ids)
+          purge NAME [ID...]   dead letters removed with their payloads (all without ids)
+          locks [PATTERN]      locks (glob on names) with holder, lease left, token, waiters
+          unlock NAME --force  frees a lock (of RedisLock\Client::lock()) whoever holds it
+          metrics              the Prometheus text exposition
+
+        Options:
+          --url=DSN            the Redis to look at (default: $REDISLOCK_URL, else the
+                               redislock.default_dsn INI setting)
+          --json               JSON instead of tables (one document per line)
+          --watch[=SECONDS]    repeat every SECONDS (default 2) until interrupted
+          --limit=N            at most N dead letters, tasks or locks (default 100)
+          --yes                do not ask before retry, purge and unlock
+          --help               this text
+
+        Exit status: 0 done, 1 failed or declined, 2 wrong usage.
+
+        TXT;
+
+    private const COMMANDS = ['status', 'queue', 'dead', 'retry', 'purge', 'locks', 'unlock', 'metrics'];
+    private const DESTRUCTIVE = ['retry', 'purge', 'unlock'];
+
+    /** @param resource $in @param resource $out @param resource $err */
+    public function __construct(private $in = STDIN, private $out = STDOUT, private $err = STDERR)
+    {
+    }
+
+    public function run(array $argv): int
+    {
+        try {
+            [$command, $args, $options] = $this->parse(array_slice($argv, 1));
+        } catch (\InvalidArgumentException $e) {
+            fwrite($this->err, "redislock: {$e->getMessage()}\n\n" . self::USAGE);
+            return 2;
+        }
+        if ($command === 'help') {
+            fwrite($this->out, self::USAGE);
+            return 0;
+        }
+        try {
+            $report = new Report(new Client($options['url']));
+            if (in_array($command, self::DESTRUCTIVE, true)) {
+                return $this->change($report, $command, $args, $options);
+            }
+            do {
+                $this->show($command, $this->look($report, $command, $args, $options['limit']), $options);
+                $again = $options['watch'] !== null;
+                if ($again) {
+                    usleep((int) ($options['watch'] * 1e6));
+                }
+            } while ($again);
+            return 0;
+        } catch (\RedisLock\RedisLockException | \ValueError | \TypeError $e) {
+            fwrite($this->err, "redislock: {$e->getMessage()}\n");
+            return 1;
+        }
+    }
+
+    /** @return array{string, list<string>, array} the command, its arguments, the options */
+    private function parse(array $words): array
+    {
+        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false];
+        $rest = [];
+        foreach ($words as $i => $word) {
+            if ($word === '--') {
+                array_push($rest, ...array_slice($words, $i + 1));
+                break;
+            }
+            if (!str_starts_with($word, '--')) {
+                $rest[] = $word;
+                continue;
+            }
+            [$name, $value] = explode('=', substr($word, 2), 2) + [1 => null];
+            match ($name) {
+                'help' => $rest = ['help'],
+                'json', 'yes', 'force' => $options[$name] = $value === null
+                    ? true : throw new \InvalidArgumentException("--$name takes no value"),
+                'url' => $options['url'] = $value ?? throw new \InvalidArgumentException('--url needs a value: --url=DSN'),
+                'watch' => $options['watch'] = self::positive($value ?? '2', '--watch'),
+                'limit' => $options['limit'] = (int) self::positive($value ?? '', '--limit'),
+                default => throw new \InvalidArgumentException("unknown option --$name"),
+            };
+            if ($rest === ['help']) {
+                return ['help', [], $options];
+            }
+        }
+        $command = array_shift($rest) ?? 'status';
+        if ($command === 'help') {
+            return ['help', [], $options];
+        }
+        if (!in_array($command, self::COMMANDS, true)) {
+            throw new \InvalidArgumentException("unknown command '$command'");
+        }
+        $needsName = in_array($command, ['queue', 'dead', 'retry', 'purge', 'unlock'], true);
+        if ($needsName && ($rest[0] ?? '') === '') {
+            throw new \InvalidArgumentException("$command needs a name");
+        }
+        $takes = match ($command) {
+            'status', 'metrics' => 0,
+            'queue', 'dead', 'unlock', 'locks' => 1,
+            default => PHP_INT_MAX,
+        };
+        if (count($rest) > $takes) {
+            throw new \InvalidArgumentException("too many arguments for $command");
+        }
+        if ($options['watch'] !== null && in_array($command, self::DESTRUCTIVE, true)) {
+            throw new \InvalidArgumentException("--watch is for commands that look, not $command");
+        }
+        if ($command === 'unlock' && !$options['force']) {
+            throw new \InvalidArgumentException('unlock frees a lock another process holds: say so with --force');
+        }
+        return [$command, $rest, $options];
+    }
+
+    private static function positive(string $value, string $option): float
+    {
+        if (!is_numeric($value) || (float) $value <= 0 || !is_finite((float) $value)) {
+            throw new \InvalidArgumentException("$option needs a number > 0, '$value' given");
+        }
+        return (float) $value;
+    }
+
+    private function look(Report $report, string $command, array $args, int $limit): mixed
+    {
+        return match ($command) {
+            'status' => $report->queues(),
+            'queue' => $report->queue($args[0]) + ['queued' => $report->queued($args[0], min($limit, 1000))],
+            'dead' => $report->dead($args[0], min($limit, 1000)),
+            'locks' => $report->locks($args[0] ?? null, $limit),
+            'metrics' => $report->metrics(),
+        };
+    }
+
+    private function change(Report $report, string $command, array $args, array $options): int
+    {
+        $name = $args[0];
+        $ids = array_slice($args, 1);
+        $what = match ($command) {
+            'retry' => ($ids ? count($ids) . ' dead letter(s)' : 'every dead letter') . " of queue '$name' back to the queue",
+            'purge' => ($ids ? count($ids) . ' dead letter(s)' : 'every dead letter') . " of queue '$name', with their payloads, for good",
+            'unlock' => "lock '$name', whoever holds it",
+        };
+        if (!$options['yes']) {
+            fwrite($this->err, ucfirst($command) . " $what? [y/N] ");
+            $answer = strtolower(trim((string) fgets($this->in)));
+            if (!in_array($answer, ['y', 'yes'], true)) {
+                fwrite($this->err, "redislock: nothing done\n");
+                return 1;
+            }
+        }
+        $result = match ($command) {
+            'retry' => ['retried' => $report->retry($name, $ids)],
+            'purge' => ['purged' => $report->purge($name, $ids)],
+            'unlock' => ['unlocked' => $report->unlock($name)],
+        };
+        if ($options['json']) {
+            fwrite($this->out, self::json($result) . "\n");
+        } else {
+            $n = reset($result);
+            fwrite($this->out, match ($command) {
+                'retry' => "$n dead letter(s) back in queue '$name'\n",
+                'purge' => "$n dead letter(s) purged from queue '$name'\n",
+                'unlock' => $n ? "lock '$name' freed\n" : "lock '$name' was not held\n",
+            });
+        }
+        return 0;
+    }
+
+    private static function json(mixed $value): string
+    {
+        return json_encode($value, JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PRESERVE_ZERO_FRACTION | JSON_THROW_ON_ERROR);
+    }
+
+    private function show(string $command, mixed $data, array $options): void
+    {
+        if ($options['json'] && $command !== 'metrics') {
+            fwrite($this->out, self::json($data) . "\n");
+            return;
+        }
+        $text = match ($command) {
+            'metrics' => $data,
+            'status' => $data === [] ? "no queues yet\n" : self::table(
+                ['QUEUE', 'READY', 'DELAYED', 'LEASED', 'DEAD', 'OLDEST DUE', 'IN/MIN', 'DONE/MIN', 'FAILED/MIN'],
+                array_map(fn (array $q) => [
+                    $q['name'], $q['ready'], $q['delayed'], $q['leased'], $q['dead'], self::age($q['oldestDueAge']),
+                    $q['perMinute']['enqueued'], $q['perMinute']['acked'], $q['perMinute']['dead'],
+                ], $data),
+            ),
+            'queue' => self::queueText($data),
+            'dead' => $data === [] ? "no dead letters\n" : self::table(
+                ['ID', 'ATTEMPTS', 'DIED', 'PAYLOAD'],
+                array_map(fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload'])], $data),
+            ),
+            'locks' => $data === [] ? "no locks\n" : self::table(
+                ['LOCK', 'KIND', 'HELD', 'LEFT', 'TOKEN', 'WAITING', 'HOLDER'],
+                array_map(fn (array $l) => [
+                    $l['name'], $l['kind'], $l['held'] ? 'yes' : 'no',
+                    $l['held'] ? ($l['remaining'] === null ? 'no expiry' : sprintf('%.1fs', $l['remaining'])) : '-',
+                    $l['token'] ?? '-', $l['waiting'],
+                    $l['holder'] ? "{$l['holder']['host']} pid {$l['holder']['pid']} ({$l['holder']['process']})" : '-',
+                ], $data),
+            ),
+        };
+        if ($options['watch'] !== null && stream_isatty($this->out)) {
+            $text = "\033[H\033[2J" . date('H:i:s') . "  every {$options['watch']}s, Ctrl-C to stop\n\n" . $text;
+        }
+        fwrite($this->out, $text);
+    }
+
+    private static function queueText(array $q): string
+    {
+        $rows = [];
+        foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
+            $rows[] = [$state, $q[$state], '', ''];
+        }
+        $rows[] = ['oldest due', self::age($q['oldestDueAge']), '', ''];
+        $text = "queue {$q['name']}\n\n" . self::table(['NOW', 'TASKS', '', ''], $rows) . "\n";
+        $rows = [];
+        foreach ($q['totals'] as $counter => $total) {
+            $rows[] = [$counter, $total, $q['perMinute'][$counter]];
+        }
+        $text .= self::table(['EVENT', 'TOTAL', 'LAST MINUTE'], $rows) . "\n";
+        if ($q['queued'] === []) {
+            return $text . "nothing queued\n";
+        }
+        return $text . self::table(
+            ['QUEUED', 'DUE', 'ATTEMPTS', 'PAYLOAD'],
+            array_map(fn (array $t) => [$t['id'], self::time($t['at']), $t['attempts'], self::cut($t['payload'])], $q['queued']),
+        );
+    }
+
+    /** Rows under headers, columns padded to their widest cell. */
+    private static function table(array $headers, array $rows): string
+    {
+        $cells = array_map(
+            fn (array $row) => array_map(fn ($c) => preg_replace('/[\x00-\x1f\x7f]/', '?', (string) $c), $row),
+            [$headers, ...$rows],
+        );
+        $widths = [];
+        foreach ($cells as $row) {
+            foreach ($row as $i => $cell) {
+                $widths[$i] = max($widths[$i] ?? 0, strlen($cell));
+            }
+        }
+        $text = '';
+        foreach ($cells as $row) {
+            $line = '';
+            foreach ($row as $i => $cell) {
+                $line .= str_pad($cell, $widths[$i] + 2);
+            }
+            $text .= rtrim($line) . "\n";
+        }
+        return $text;
+    }
+
+    private static function age(?float $seconds): string
+    {
+        return $seconds === null ? '-' : sprintf('%.1fs', $seconds);
+    }
+
+    private static function time(float $at): string
+    {
+        return date('Y-m-d H:i:s', (int) $at);
+    }
+
+    private static function cut(?string $payload): string
+    {
+        if ($payload === null) {
+            return '-';
+        }
+        return strlen($payload) > 40 ? substr($payload, 0, 40) . '...' : $payload;
+    }
+}

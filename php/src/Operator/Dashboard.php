@@ -1,0 +1,254 @@
+<?php
+
+namespace RedisLock\Operator;
+
+use RedisLock\Client;
+
+/**
+ * The dashboard page (php/web/index.php): queues with their depth and
+ * throughput over the last 10 minutes, dead letters with retry and purge,
+ * locks with holders and waiters. Behind a password; every change is a POST
+ * carrying the session's CSRF token, answered with a redirect.
+ */
+final class Dashboard
+{
+    /** Dead letters shown per queue. */
+    private const DEAD_SHOWN = 20;
+
+    public function __construct(private readonly string $password, private readonly ?string $url)
+    {
+    }
+
+    /** Answers the current request (PHP's superglobals) and ends it. */
+    public function handle(): void
+    {
+        header('Content-Type: text/html; charset=utf-8');
+        header("Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'");
+        header('X-Content-Type-Options: nosniff');
+        header('Cache-Control: no-store');
+        if ($this->password === '') {
+            http_response_code(503);
+            echo $this->page('Not configured', '<p class="error">Set a password in the environment variable <code>REDISLOCK_DASHBOARD_PASSWORD</code> (PHP-FPM: <code>env[REDISLOCK_DASHBOARD_PASSWORD]</code> in the pool) to open the dashboard.</p>');
+            return;
+        }
+        session_start(['cookie_httponly' => true, 'cookie_samesite' => 'Strict', 'use_strict_mode' => true, 'name' => 'redislock_dashboard']);
+        $_SESSION['csrf'] ??= bin2hex(random_bytes(32));
+        $post = ($_SERVER['REQUEST_METHOD'] ?? 'GET') === 'POST';
+        if ($post && !hash_equals($_SESSION['csrf'], (string) ($_POST['csrf'] ?? ''))) {
+            http_response_code(403);
+            echo $this->page('Refused', '<p class="error">The form was stale or not from this page (CSRF token mismatch): nothing was changed. <a href="?">Back to the dashboard</a></p>');
+            return;
+        }
+        $action = $post ? (string) ($_POST['action'] ?? '') : '';
+        if ($action === 'login') {
+            $ok = hash_equals($this->password, (string) ($_POST['password'] ?? ''));
+            if ($ok) {
+                session_regenerate_id(true);
+                $_SESSION['in'] = true;
+            }
+            $this->redirect($ok ? null : 'Wrong password.');
+            return;
+        }
+        if (empty($_SESSION['in'])) {
+            echo $this->page('Sign in', $this->login());
+            return;
+        }
+        try {
+            $report = new Report(new Client($this->url));
+            if ($post) {
+                $this->redirect($this->change($report, $action));
+                return;
+            }
+            $flash = $_SESSION['flash'] ?? null;
+            unset($_SESSION['flash']);
+            echo $this->page('redislock', $this->overview($report, $flash));
+        } catch (\RedisLock\RedisLockException | \ValueError $e) {
+            http_response_code(502);
+            echo $this->page('Redis unavailable', '<p class="error">' . self::h($e->getMessage()) . '</p>');
+        }
+    }
+
+    private function change(Report $report, string $action): string
+    {
+        $queue = (string) ($_POST['queue'] ?? '');
+        $ids = isset($_POST['id']) ? [(string) $_POST['id']] : [];
+        $what = $ids ? "dead letter '{$ids[0]}'" : 'dead letter(s)';
+        return match ($action) {
+            'logout' => $this->logout(),
+            'retry' => $report->retry($queue, $ids) . " $what of queue '$queue' retried.",
+            'purge' => $report->purge($queue, $ids) . " $what of queue '$queue' purged.",
+            default => "Unknown action '$action': nothing was changed.",
+        };
+    }
+
+    private function logout(): string
+    {
+        $_SESSION = [];
+        session_regenerate_id(true);
+        return 'Signed out.';
+    }
+
+    private function redirect(?string $flash): void
+    {
+        if ($flash !== null) {
+            $_SESSION['flash'] = $flash;
+        }
+        header('Location: ' . strtok($_SERVER['REQUEST_URI'] ?? '/', '?'), true, 303);
+    }
+
+    private function login(): string
+    {
+        $flash = $_SESSION['flash'] ?? null;
+        unset($_SESSION['flash']);
+        return ($flash ? '<p class="error" id="flash">' . self::h($flash) . '</p>' : '')
+            . '<form method="post" class="login"><input type="hidden" name="csrf" value="' . self::h($_SESSION['csrf']) . '">'
+            . '<input type="hidden" name="action" value="login">'
+            . '<label>Password <input type="password" name="password" id="password" autofocus></label> '
+            . '<button type="submit" id="sign-in">Sign in</button></form>';
+    }
+
+    private function form(string $action, string $label, array $fields, string $class = ''): string
+    {
+        $hidden = '<input type="hidden" name="csrf" value="' . self::h($_SESSION['csrf']) . '">'
+            . '<input type="hidden" name="action" value="' . self::h($action) . '">';
+        foreach ($fields as $name => $value) {
+            $hidden .= '<input type="hidden" name="' . self::h($name) . '" value="' . self::h($value) . '">';
+        }
+        return '<form method="post" class="inline">' . $hidden
+            . '<button type="submit" class="' . $class . '">' . self::h($label) . '</button></form>';
+    }
+
+    private function overview(Report $report, ?string $flash): string
+    {
+        $queues = $report->queues(true);
+        $html = $flash ? '<p class="flash" id="flash">' . self::h($flash) . '</p>' : '';
+        $html .= '<h2>Queues</h2>';
+        if ($queues === []) {
+            $html .= '<p>No queues yet: a queue appears with its first enqueue.</p>';
+        } else {
+            $html .= '<table id="queues"><tr><th>Queue</th><th>Ready</th><th>Delayed</th><th>Leased</th><th>Dead</th>'
+                . '<th>Oldest due</th><th>In / min</th><th>Done / min</th><th>Last 10 minutes '
+                . '<span class="in">■ enqueued</span> <span class="done">■ acked</span></th></tr>';
+            foreach ($queues as $q) {
+                $html .= '<tr data-queue="' . self::h($q['name']) . '"><td>' . self::h($q['name']) . '</td>';
+                foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
+                    $html .= '<td class="n ' . $state . '">' . $q[$state] . '</td>';
+                }
+                $html .= '<td class="n">' . ($q['oldestDueAge'] === null ? '–' : sprintf('%.1f s', $q['oldestDueAge'])) . '</td>'
+                    . '<td class="n">' . $q['perMinute']['enqueued'] . '</td><td class="n">' . $q['perMinute']['acked'] . '</td>'
+                    . '<td>' . self::chart($q['history']) . '</td></tr>';
+            }
+            $html .= '</table>';
+        }
+        $html .= '<h2>Dead letters</h2>';
+        $any = false;
+        foreach ($queues as $q) {
+            if ($q['dead'] === 0) {
+                continue;
+            }
+            $any = true;
+            $fields = ['queue' => $q['name']];
+            $html .= '<section class="dead" data-queue="' . self::h($q['name']) . '"><h3>' . self::h($q['name'])
+                . ' <small>' . $q['dead'] . ' dead</small> '
+                . $this->form('retry', 'Retry all', $fields, 'retry-all')
+                . $this->form('purge', 'Purge all', $fields, 'purge-all danger') . '</h3>'
+                . '<table><tr><th>Task</th><th>Attempts</th><th>Died</th><th>Payload</th><th></th></tr>';
+            foreach ($report->dead($q['name'], self::DEAD_SHOWN) as $t) {
+                $one = $fields + ['id' => $t['id']];
+                $payload = $t['payload'] === null ? '–' : (strlen($t['payload']) > 80 ? substr($t['payload'], 0, 80) . '…' : $t['payload']);
+                $html .= '<tr data-task="' . self::h($t['id']) . '"><td>' . self::h($t['id']) . '</td><td class="n">' . $t['attempts']
+                    . '</td><td>' . date('Y-m-d H:i:s', (int) $t['diedAt']) . '</td><td><code>' . self::h($payload) . '</code></td><td>'
+                    . $this->form('retry', 'Retry', $one, 'retry') . $this->form('purge', 'Purge', $one, 'purge danger') . '</td></tr>';
+            }
+            $html .= '</table></section>';
+        }
+        if (!$any) {
+            $html .= '<p id="no-dead">No dead letters.</p>';
+        }
+        $html .= '<h2>Locks</h2>';
+        try {
+            $locks = $report->locks(null, 200);
+        } catch (\ValueError $e) {
+            return $html . '<p>' . self::h($e->getMessage()) . '</p>' . $this->footer();
+        }
+        if ($locks === []) {
+            $html .= '<p>No locks.</p>';
+        } else {
+            $html .= '<table id="locks"><tr><th>Lock</th><th>Kind</th><th>Held</th><th>Lease left</th><th>Fencing token</th><th>Waiting</th><th>Holder</th></tr>';
+            foreach ($locks as $l) {
+                $holder = $l['holder'] ? "{$l['holder']['host']} · pid {$l['holder']['pid']} · {$l['holder']['process']}" : '–';
+                $left = !$l['held'] ? '–' : ($l['remaining'] === null ? 'no expiry' : sprintf('%.1f s', $l['remaining']));
+                $html .= '<tr data-lock="' . self::h($l['name']) . '"><td>' . self::h($l['name']) . '</td><td>' . $l['kind'] . '</td><td>'
+                    . ($l['held'] ? 'yes' : 'no') . '</td><td class="n">' . $left . '</td><td class="n">' . ($l['token'] ?? '–')
+                    . '</td><td class="n waiting">' . $l['waiting'] . '</td><td class="holder">' . self::h($holder) . '</td></tr>';
+            }
+            $html .= '</table>';
+        }
+        return $html . $this->footer();
+    }
+
+    private function footer(): string
+    {
+        return '<footer>Read at ' . date('Y-m-d H:i:s') . ', refreshed every 15 s. '
+            . $this->form('logout', 'Sign out', [], 'logout') . '</footer>';
+    }
+
+    /** Enqueued and acked per 10 s as two series of bars, in SVG. */
+    private static function chart(array $periods): string
+    {
+        $max = 1;
+        foreach ($periods as $p) {
+            $max = max($max, $p['enqueued'], $p['acked']);
+        }
+        $bars = '';
+        foreach ($periods as $i => $p) {
+            foreach (['enqueued' => [0, 'in'], 'acked' => [2, 'done']] as $counter => [$dx, $class]) {
+                $h = round(40 * $p[$counter] / $max, 1);
+                if ($h > 0) {
+                    $bars .= sprintf('<rect class="%s" x="%d" y="%.1f" width="2" height="%.1f"><title>%s %s: %d</title></rect>', $class, $i * 5 + $dx, 40 - $h, $h, date('H:i:s', $p['at']), $counter, $p[$counter]);
+                }
+            }
+        }
+        return '<svg class="chart" width="300" height="40" viewBox="0 0 300 40" role="img" aria-label="enqueued and acked per 10 s, peak ' . $max . '">'
+            . '<line x1="0" y1="39.5" x2="300" y2="39.5" class="axis"/>' . $bars . '</svg>';
+    }
+
+    private function page(string $title, string $body): string
+    {
+        $refresh = empty($_SESSION['in']) ? '' : '<meta http-equiv="refresh" content="15">';
+        $where = $this->url === null ? 'the default Redis (redislock.default_dsn)' : (parse_url($this->url, PHP_URL_HOST) ?: 'Redis');
+        return '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">' . $refresh
+            . '<meta name="viewport" content="width=device-width, initial-scale=1"><title>' . self::h($title) . ' · redislock</title>'
+            . '<style>' . self::STYLE . '</style></head><body><header><h1>redislock</h1><span>' . self::h($where) . '</span></header>'
+            . '<main>' . $body . '</main></body></html>';
+    }
+
+    private static function h(string $text): string
+    {
+        return htmlspecialchars($text, ENT_QUOTES | ENT_SUBSTITUTE, 'UTF-8');
+    }
+
+    private const STYLE = <<<'CSS'
+        body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f6f7f9; }
+        header { background: #1d2330; color: #fff; padding: 10px 24px; display: flex; gap: 16px; align-items: baseline; }
+        header h1 { margin: 0; font-size: 18px; }
+        main { padding: 8px 24px 24px; }
+        h2 { font-size: 16px; margin: 24px 0 8px; }
+        h3 { font-size: 14px; margin: 12px 0 6px; }
+        table { border-collapse: collapse; background: #fff; box-shadow: 0 1px 2px #0002; }
+        th, td { padding: 6px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: middle; }
+        th { background: #eef0f3; font-weight: 600; }
+        td.n { text-align: right; font-variant-numeric: tabular-nums; }
+        td.dead:not(:empty) { color: #b42318; font-weight: 600; }
+        .chart .in, span.in { fill: #2f6fdf; color: #2f6fdf; }
+        .chart .done, span.done { fill: #1a9a5b; color: #1a9a5b; }
+        .chart .axis { stroke: #c4c9d0; }
+        form.inline { display: inline; margin-left: 4px; }
+        button { font: inherit; padding: 2px 10px; border: 1px solid #9aa3ae; border-radius: 4px; background: #fff; cursor: pointer; }
+        button.danger { border-color: #d92d20; color: #b42318; }
+        .flash { background: #e6f4ea; border: 1px solid #1a9a5b; padding: 6px 10px; display: inline-block; }
+        .error { background: #fdecea; border: 1px solid #d92d20; padding: 6px 10px; display: inline-block; }
+        footer { margin-top: 24px; color: #5b6472; }
+        code { font-size: 12px; }
+        CSS;
+}

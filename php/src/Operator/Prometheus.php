@@ -1,0 +1,78 @@
+<?php
+
+namespace RedisLock\Operator;
+
+/**
+ * The Prometheus text exposition (format 0.0.4) of queues and locks, as
+ * Report reads them: per queue, its tasks by state, the age of its oldest
+ * due task and a counter per event; locks held and waiters, by kind. Lock
+ * names are not labels: one series per lock would grow without bound.
+ */
+final class Prometheus
+{
+    public const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+    private const EVENTS = [
+        'enqueued' => 'Tasks enqueued.',
+        'acked' => 'Tasks acked (finished), including the seed queue\'s pop and dequeue.',
+        'nacked' => 'Tasks given back to the queue by a nack.',
+        'retried' => 'Dead letters moved back to the queue.',
+        'dead' => 'Tasks sent to the dead letters after their last attempt.',
+        'expired' => 'Leases that ran out before an ack or nack.',
+    ];
+
+    public static function render(array $queues, array $locks): string
+    {
+        $out = [];
+        $family = function (string $name, string $type, string $help, array $samples) use (&$out): void {
+            $out[] = "# HELP $name $help";
+            $out[] = "# TYPE $name $type";
+            foreach ($samples as [$labels, $value]) {
+                $out[] = $name . self::labels($labels) . ' ' . self::number($value);
+            }
+        };
+        $tasks = $age = [];
+        foreach ($queues as $q) {
+            foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
+                $tasks[] = [['queue' => $q['name'], 'state' => $state], $q[$state]];
+            }
+            $age[] = [['queue' => $q['name']], $q['oldestDueAge'] ?? 0];
+        }
+        $family('redislock_queue_tasks', 'gauge', 'Tasks in a queue by state: ready (due), delayed, leased, dead.', $tasks);
+        $family('redislock_queue_oldest_due_age_seconds', 'gauge', 'How long the oldest due task has waited (0: none due).', $age);
+        foreach (self::EVENTS as $event => $help) {
+            $family(
+                "redislock_queue_{$event}_total",
+                'counter',
+                $help,
+                array_map(fn (array $q) => [['queue' => $q['name']], $q['totals'][$event]], $queues),
+            );
+        }
+        $held = $waiting = ['lock' => 0, 'seed' => 0];
+        foreach ($locks as $lock) {
+            $held[$lock['kind']] += $lock['held'] ? 1 : 0;
+            $waiting[$lock['kind']] += $lock['waiting'];
+        }
+        $byKind = fn (array $counts) => array_map(fn ($kind) => [['kind' => $kind], $counts[$kind]], array_keys($counts));
+        $family('redislock_locks_held', 'gauge', 'Locks held, by kind: lock (RedisLock\\\\Lock) or seed (RedisLock).', $byKind($held));
+        $family('redislock_lock_waiters', 'gauge', 'Processes waiting in the lines of locks, by kind.', $byKind($waiting));
+        return implode("\n", $out) . "\n";
+    }
+
+    /** Label values escaped as the format wants; bytes that are no UTF-8 become U+FFFD. */
+    private static function labels(array $labels): string
+    {
+        $pairs = [];
+        foreach ($labels as $name => $value) {
+            $value = htmlspecialchars_decode(htmlspecialchars((string) $value, ENT_SUBSTITUTE | ENT_NOQUOTES, 'UTF-8'), ENT_NOQUOTES);
+            $pairs[] = $name . '="' . strtr($value, ['\\' => '\\\\', '"' => '\\"', "\n" => '\\n']) . '"';
+        }
+        return '{' . implode(',', $pairs) . '}';
+    }
+
+    private static function number(int|float $value): string
+    {
+        // JSON's shortest form that reads back the same: 1.013, not 1.0129999999999999.
+        return json_encode($value);
+    }
+}

@@ -1,0 +1,89 @@
+<?php
+
+namespace RedisLock\Operator;
+
+use RedisLock\Client;
+
+/**
+ * What the CLI, the dashboard and the metrics page show, read through the
+ * extension: queues with their counts, totals and rates, and locks.
+ */
+final class Report
+{
+    public function __construct(private readonly Client $client)
+    {
+    }
+
+    /** Every registered queue (see queue()), by name. */
+    public function queues(bool $history = false): array
+    {
+        return array_map(fn (string $name) => $this->queue($name, $history), $this->client->queues());
+    }
+
+    /**
+     * A queue's metrics() with its name first and 'perMinute': each counter
+     * over the last minute (the six whole periods of 10 s before the
+     * running one); with $history also its history().
+     */
+    public function queue(string $name, bool $history = false): array
+    {
+        $queue = $this->client->queue($name);
+        $periods = $queue->history();
+        $metrics = $queue->metrics();
+        $minute = array_slice($periods, -7, 6);
+        $perMinute = [];
+        foreach (array_keys($metrics['totals']) as $counter) {
+            $perMinute[$counter] = array_sum(array_column($minute, $counter));
+        }
+        return ['name' => $name] + $metrics + ['perMinute' => $perMinute]
+            + ($history ? ['history' => $periods] : []);
+    }
+
+    /** The dead letters of a queue, oldest first. */
+    public function dead(string $name, int $limit = 100): array
+    {
+        return $this->client->queue($name)->dead($limit);
+    }
+
+    /** The first tasks queued on a queue, earliest due first. */
+    public function queued(string $name, int $limit = 10): array
+    {
+        return $this->client->queue($name)->peek($limit);
+    }
+
+    public function retry(string $name, array $ids = []): int
+    {
+        return $this->client->queue($name)->retryDead($ids ?: null);
+    }
+
+    public function purge(string $name, array $ids = []): int
+    {
+        return $this->client->queue($name)->purgeDead($ids ?: null);
+    }
+
+    /** Locks matching a glob (null: all), see Client::locks(). */
+    public function locks(?string $pattern = null, int $limit = 100): array
+    {
+        return $this->client->locks($pattern, $limit);
+    }
+
+    /**
+     * The Prometheus exposition of every queue and of the locks (none on a
+     * Cluster, where locks cannot be listed).
+     */
+    public function metrics(): string
+    {
+        try {
+            $locks = $this->locks(null, 10000);
+        } catch (\ValueError) {
+            $locks = [];
+        }
+        return Prometheus::render($this->queues(), $locks);
+    }
+
+    /** Frees a lock whoever holds it; false if it was free. */
+    public function unlock(string $name): bool
+    {
+        return $this->client->lock($name)->forceRelease();
+    }
+}

@@ -1,0 +1,361 @@
+<?php
+
+use RedisLock\Client;
+
+/**
+ * What operators see: the queues' counters and registry, lock inspection
+ * (holder process, lease, fencing token, waiters), the `redislock` CLI and
+ * its JSON, and the Prometheus exposition, checked with promtool.
+ */
+final class OperatorTest extends RedisLockTestCase
+{
+    private const CLI = __DIR__ . '/../bin/redislock';
+
+    /** @var list<array> waiter processes to stop */
+    private array $waiters = [];
+
+    protected function tearDown(): void
+    {
+        foreach ($this->waiters as $w) {
+            proc_terminate($w[0], SIGKILL);
+            self::finish($w);
+        }
+    }
+
+    /**
+     * Runs the CLI in a process of its own against the suite's Redis;
+     * returns [exit status, stdout, stderr].
+     */
+    private static function cli(array $args, string $stdin = '', array $env = []): array
+    {
+        $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
+        $p = proc_open(
+            [PHP_BINARY, '-n', '-d', "extension=$so", self::CLI, ...$args],
+            [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes,
+            null,
+            $env + ['REDISLOCK_URL' => RedisServer::$main->dsn(), 'PATH' => getenv('PATH')],
+        );
+        fwrite($pipes[0], $stdin);
+        fclose($pipes[0]);
+        $out = stream_get_contents($pipes[1]);
+        $err = stream_get_contents($pipes[2]);
+        return [proc_close($p), $out, $err];
+    }
+
+    private static function json(array $args): mixed
+    {
+        [$status, $out, $err] = self::cli(['--json', ...$args]);
+        self::assertSame(0, $status, $err);
+        return json_decode($out, true, 512, JSON_THROW_ON_ERROR);
+    }
+
+    /**
+     * A known state: queue 'mail' with 2 ready, 1 delayed, 1 leased and 2
+     * dead tasks (after 6 enqueued, 1 acked... see the totals below); queue
+     * 'reports' with 3 ready; lock 'nightly' held by a child for 120 s with
+     * two waiters in line; a seed lock 'legacy' held by another child.
+     * Returns the client, queue 'mail', the leased task, and the pid and
+     * fencing token of the holder of 'nightly'.
+     */
+    private function seed(): array
+    {
+        $c = new Client();
+        $mail = $c->queue('mail', ['maxAttempts' => 1, 'lease' => 300]);
+        foreach (['d1' => 'first', 'd2' => null, 'done' => 'x', 'busy' => 'y', 'r1' => null, 'r2' => 'z'] as $id => $payload) {
+            $mail->enqueue($id, $payload);
+        }
+        $mail->enqueue('later', null, 3600);
+        [$d1, $d2, $done, $busy] = $mail->reserve(4);
+        $mail->nack($d1);
+        $mail->nack($d2);
+        $mail->ack($done);
+        $reports = $c->queue('reports');
+        $reports->enqueueMany(['a' => null, 'b' => null, 'c' => null]);
+        $holder = self::start('$l = (new RedisLock\Client())->lock("nightly", ["ttl" => 120]); $l->acquire(); echo getmypid(), " ", $l->token(), "\\n"; sleep(60);');
+        $this->waiters[] = $holder;
+        [$pid, $token] = array_map('intval', explode(' ', fgets($holder[1][1])));
+        foreach ([1, 2] as $i) {
+            $this->waiters[] = self::start('$l = (new RedisLock\Client())->lock("nightly"); $l->acquire(60); sleep(60);');
+            $this->lineReaches('lock:{nightly}:line', $i);
+        }
+        $legacy = self::start('$l = new RedisLock(); $l->lock("legacy", 0, 100); echo "held\\n"; sleep(60);');
+        $this->assertSame("held\n", fgets($legacy[1][1]));
+        $this->waiters[] = $legacy;
+        return [$c, $mail, $busy, $pid, $token];
+    }
+
+    public function testQueuesCountWhatHappensToTheirTasksAndListThemselves(): void
+    {
+        [$c, $mail] = $this->seed();
+        $this->assertSame(['mail', 'reports'], $c->queues());
+        $m = $mail->metrics();
+        $this->assertSame(
+            ['ready' => 2, 'delayed' => 1, 'leased' => 1, 'dead' => 2],
+            array_intersect_key($m, ['ready' => 0, 'delayed' => 0, 'leased' => 0, 'dead' => 0]),
+        );
+        $this->assertSame(['enqueued' => 7, 'acked' => 1, 'nacked' => 0, 'retried' => 0, 'dead' => 2, 'expired' => 0], $m['totals']);
+
+        $history = $mail->history();
+        $this->assertCount(60, $history);
+        $this->assertSame(range($history[0]['at'], $history[0]['at'] + 590, 10), array_column($history, 'at'));
+        $this->assertEqualsWithDelta(time(), end($history)['at'], 11, 'the last period is the running one');
+        foreach (array_keys($m['totals']) as $counter) {
+            $this->assertSame($m['totals'][$counter], array_sum(array_column($history, $counter)), "$counter: all of it within the last 10 minutes");
+        }
+
+        // A lease that runs out, a retry, the seed's pop: each counted.
+        $mail->retryDead(['d1']);
+        $q = $c->queue('short', ['lease' => 0.05]);
+        $q->enqueue('t');
+        $q->reserve();
+        usleep(100000);
+        $this->assertCount(1, $q->reserve());
+        (new RedisQueue())->enqueue('legacy', 'p');
+        (new RedisQueue())->pop('legacy');
+        $this->assertSame(1, $mail->metrics()['totals']['retried']);
+        $this->assertSame(['enqueued' => 1, 'expired' => 1], array_intersect_key($q->metrics()['totals'], ['enqueued' => 0, 'expired' => 0]));
+        $this->assertSame(['legacy', 'mail', 'reports', 'short'], $c->queues(), 'the seed queue registers itself too');
+        $this->assertSame(1, $c->queue('legacy')->metrics()['totals']['acked'], 'a pop counts as acked');
+    }
+
+    public function testCountersStayExactUnderConcurrentProducersAndWorkers(): void
+    {
+        $produce = 'for ($i = 0; $i < 250; $i++) { (new RedisLock\Client())->queue("busy")->enqueue(getmypid() . "-$i"); }';
+        $work = '$q = (new RedisLock\Client())->queue("busy"); $n = 0;
+            while ($n < 250) { foreach ($q->reserve(min(10, 250 - $n), 30, 2) as $t) { $i = $n++; $i % 5 ? $q->ack($t) : $q->nack($t); } }';
+        self::phpMany([$produce, $produce, $produce, $produce, $work, $work, $work, $work]);
+        $m = (new Client())->queue('busy')->metrics();
+        // Every fifth reserve is nacked and reserved again: 1000 acks in all
+        // (the workers stop at 250 reserves each, 1000 reserves, 200 nacks,
+        // so 800 acks, and the 200 nacked tasks are still queued).
+        $this->assertSame(1000, $m['totals']['enqueued']);
+        $this->assertSame(800, $m['totals']['acked']);
+        $this->assertSame(200, $m['totals']['nacked']);
+        $this->assertSame($m['ready'], $m['totals']['enqueued'] - $m['totals']['acked'], 'nothing lost, nothing counted twice');
+    }
+
+    public function testLockInspectionNamesTheHolderProcessItsLeaseTokenAndWaiters(): void
+    {
+        [$c, , , $pid, $token] = $this->seed();
+        $state = $c->lockState('nightly');
+        $this->assertTrue($state['held']);
+        $this->assertEqualsWithDelta(120, $state['remaining'], 5);
+        $this->assertSame($token, $state['token']);
+        $this->assertSame(['host' => gethostname(), 'pid' => $pid], array_slice($state['holder'], 0, 2));
+        $this->assertStringContainsString('lock("nightly", ["ttl" => 120])', $state['holder']['process']);
+        $this->assertSame(2, $state['waiting']);
+
+        $legacy = $c->lockState('legacy', 'seed');
+        $this->assertTrue($legacy['held']);
+        $this->assertNull($legacy['token'], 'seed locks have no fencing tokens');
+        $this->assertNotSame($pid, $legacy['holder']['pid'], 'held by the child that took it');
+        $this->assertStringContainsString('lock("legacy", 0, 100)', $legacy['holder']['process']);
+
+        $this->assertSame(
+            ['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0],
+            $c->lockState('free'),
+        );
+        $this->assertSame([['nightly', 'lock'], ['legacy', 'seed']], array_map(fn ($l) => [$l['name'], $l['kind']], $c->locks()));
+        $this->assertSame(['nightly'], array_column($c->locks('night*'), 'name'));
+        $this->assertSame([], $c->locks('nope*'));
+        $this->assertCount(1, $c->locks(null, 1));
+        $listed = $c->locks('nightly')[0];
+        $this->assertEqualsWithDelta($state['remaining'], $listed['remaining'], 1);
+        unset($state['remaining'], $listed['remaining'], $listed['name'], $listed['kind']);
+        $this->assertSame($state, $listed, 'the same state as lockState()');
+
+        // A waiter killed in line stops counting once its place runs out.
+        proc_terminate($this->waiters[2][0], SIGKILL);
+        $deadline = microtime(true) + 5;
+        while ($c->lockState('nightly')['waiting'] !== 1 && microtime(true) < $deadline) {
+            usleep(50000);
+        }
+        $this->assertSame(1, $c->lockState('nightly')['waiting']);
+    }
+
+    public function testInspectionRefusesBadArgumentsAndChangesNothing(): void
+    {
+        $c = new Client();
+        $lock = $c->lock('x');
+        $lock->acquire();
+        $c->queue('q')->enqueue('t');
+        $before = $this->redis->rawCommand('DEBUG', 'DIGEST');
+        $this->assertAllRefused([
+            fn () => $c->lockState(''),
+            fn () => $c->lockState('x', 'mutex'),
+            fn () => $c->lockState('x', ''),
+            fn () => $c->lockState([]),
+            fn () => $c->lockState('x', []),
+            fn () => $c->locks(''),
+            fn () => $c->locks('*', 0),
+            fn () => $c->locks('*', -1),
+            fn () => $c->locks('*', 10001),
+            fn () => $c->locks('*', PHP_INT_MAX),
+            fn () => $c->locks([]),
+            fn () => $c->locks('*', NAN),
+            fn () => $c->locks('*', '5'),
+        ]);
+        $this->assertSame(['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0], $c->lockState("a\0b" . str_repeat('x', 100000)));
+        $this->assertSame([], $c->locks("\0*"));
+        $this->assertSame($before, $this->redis->rawCommand('DEBUG', 'DIGEST'));
+    }
+
+    public function testTheCliShowsTheSeededStateAsJson(): void
+    {
+        [, , , $pid] = $this->seed();
+        $status = self::json(['status']);
+        $this->assertSame(['mail', 'reports'], array_column($status, 'name'));
+        $this->assertSame([2, 1, 1, 2], [$status[0]['ready'], $status[0]['delayed'], $status[0]['leased'], $status[0]['dead']]);
+        $this->assertSame(7, $status[0]['totals']['enqueued']);
+        $this->assertSame([3, 0, 0, 0], [$status[1]['ready'], $status[1]['delayed'], $status[1]['leased'], $status[1]['dead']]);
+        $this->assertIsFloat($status[1]['oldestDueAge']);
+        $this->assertSame(array_keys($status[0]['totals']), array_keys($status[0]['perMinute']));
+
+        $queue = self::json(['queue', 'mail']);
+        $this->assertSame(['r1', 'r2', 'later'], array_column($queue['queued'], 'id'));
+        $this->assertSame(['d1', 'd2'], array_column(self::json(['dead', 'mail']), 'id'));
+        $this->assertSame(['d1'], array_column(self::json(['--limit=1', 'dead', 'mail']), 'id'));
+
+        $locks = self::json(['locks']);
+        $this->assertSame(['nightly', 'legacy'], array_column($locks, 'name'));
+        $this->assertSame([2, 0], array_column($locks, 'waiting'));
+        $this->assertSame($pid, $locks[0]['holder']['pid']);
+        $this->assertSame(['nightly'], array_column(self::json(['locks', 'n*']), 'name'));
+
+        [$status, $out] = self::cli(['status']);
+        $this->assertSame(0, $status);
+        $this->assertMatchesRegularExpression('/^QUEUE +READY +DELAYED +LEASED +DEAD/', $out);
+        $this->assertMatchesRegularExpression('/^mail +2 +1 +1 +2 /m', $out);
+        [, $out] = self::cli(['locks']);
+        $this->assertMatchesRegularExpression('/^nightly +lock +yes +\d+\.\ds +\d+ +2 +' . preg_quote(gethostname()) . ' pid ' . $pid . ' /m', $out);
+    }
+
+    public function testDestructiveCommandsAskFirstAndDoNothingUnlessConfirmed(): void
+    {
+        [$c, $mail, , $pid] = $this->seed();
+        foreach (['', "n\n", "whatever\n"] as $answer) {
+            foreach ([['retry', 'mail'], ['purge', 'mail'], ['unlock', 'nightly', '--force']] as $args) {
+                // (Not DEBUG DIGEST: the waiters renew their places.)
+                $before = $this->snapshot();
+                [$status, $out, $err] = self::cli($args, $answer);
+                $this->assertSame(1, $status, implode(' ', $args) . " answered '$answer'");
+                $this->assertStringContainsString('[y/N]', $err);
+                $this->assertStringContainsString('nothing done', $err);
+                $this->assertSame('', $out);
+                $this->assertSame($before, $this->snapshot(), 'Redis untouched');
+            }
+        }
+        [$status, $out] = self::cli(['retry', 'mail', 'd2'], "y\n");
+        $this->assertSame([0, "1 dead letter(s) back in queue 'mail'\n"], [$status, $out]);
+        $this->assertSame('queued', $mail->find('d2')['state']);
+        $this->assertSame(['purged' => 1], self::json(['--yes', 'purge', 'mail']));
+        $this->assertSame(0, $mail->metrics()['dead']);
+        $this->assertNull($mail->find('d1'));
+
+        [$status, , $err] = self::cli(['unlock', 'nightly']);
+        $this->assertSame(2, $status, 'unlock without --force');
+        $this->assertStringContainsString('--force', $err);
+        $this->assertTrue($c->lockState('nightly')['held']);
+        $this->assertSame(['unlocked' => true], self::json(['unlock', 'nightly', '--force', '--yes']));
+        // Handed to the first waiter in line, not freed for anyone; the
+        // waiter describes itself once it returns from its acquire.
+        $deadline = microtime(true) + 5;
+        do {
+            $state = $c->lockState('nightly');
+        } while (($state['holder']['pid'] ?? $pid) === $pid && microtime(true) < $deadline && usleep(20000) === null);
+        $this->assertTrue($state['held']);
+        $this->assertSame(1, $state['waiting']);
+        $this->assertNotSame($pid, $state['holder']['pid']);
+        $this->assertSame(['unlocked' => false], self::json(['unlock', 'free', '--force', '--yes']));
+    }
+
+    public function testTheCliRefusesWrongUsageAndReportsAnUnreachableRedis(): void
+    {
+        foreach ([
+            [['frobnicate'], "unknown command 'frobnicate'"],
+            [['--nope', 'status'], 'unknown option --nope'],
+            [['queue'], 'queue needs a name'],
+            [['dead', ''], 'dead needs a name'],
+            [['status', 'x'], 'too many arguments'],
+            [['--watch=0', 'status'], '--watch needs a number > 0'],
+            [['--watch=NAN', 'status'], '--watch needs a number > 0'],
+            [['--limit=-1', 'locks'], '--limit needs a number > 0'],
+            [['--watch', 'retry', 'mail'], '--watch is for commands that look'],
+            [['--json=1', 'status'], '--json takes no value'],
+        ] as [$args, $message]) {
+            [$status, $out, $err] = self::cli($args);
+            $this->assertSame(2, $status, implode(' ', $args));
+            $this->assertStringContainsString($message, $err);
+            $this->assertStringContainsString('Usage: redislock', $err);
+            $this->assertSame('', $out);
+        }
+        [$status, $out] = self::cli(['--help']);
+        $this->assertSame(0, $status);
+        $this->assertStringStartsWith('Usage: redislock', $out);
+
+        $port = RedisServer::freePort();
+        [$status, $out, $err] = self::cli(['status'], '', ['REDISLOCK_URL' => "redis://127.0.0.1:$port"]);
+        $this->assertSame(1, $status);
+        $this->assertStringContainsString("127.0.0.1:$port is unavailable", $err);
+        [$status, , $err] = self::cli(['--limit=5000', 'dead', 'mail']);
+        $this->assertSame(0, $status, $err);
+    }
+
+    public function testWatchRepeatsUntilInterrupted(): void
+    {
+        $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
+        $p = proc_open(
+            [PHP_BINARY, '-n', '-d', "extension=$so", self::CLI, '--json', '--watch=0.2', 'status'],
+            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes,
+            null,
+            ['REDISLOCK_URL' => RedisServer::$main->dsn()],
+        );
+        $first = json_decode(fgets($pipes[1]), true);
+        $this->assertSame([], $first);
+        (new Client())->queue('fresh')->enqueue('t');
+        do {
+            $next = json_decode(fgets($pipes[1]), true);
+        } while ($next === []);
+        $this->assertSame(['fresh'], array_column($next, 'name'));
+        $this->assertSame(1, $next[0]['ready']);
+        proc_terminate($p, SIGINT);
+        $this->assertSame(130, proc_close($p), 'Ctrl-C ends it');
+    }
+
+    public function testThePrometheusExpositionPassesPromtoolAndHoldsTheSeededState(): void
+    {
+        [$c] = $this->seed();
+        // A queue name that needs escaping in a label.
+        $c->queue("we\"ird\\name\n")->enqueue('t');
+        [$status, $out, $err] = self::cli(['metrics']);
+        $this->assertSame(0, $status, $err);
+        $check = proc_open(['promtool', 'check', 'metrics'], [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        fwrite($pipes[0], $out);
+        fclose($pipes[0]);
+        $problems = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        $this->assertSame(0, proc_close($check), "promtool: $problems\n$out");
+        $this->assertSame('', $problems);
+
+        foreach ([
+            'redislock_queue_tasks{queue="mail",state="ready"} 2',
+            'redislock_queue_tasks{queue="mail",state="delayed"} 1',
+            'redislock_queue_tasks{queue="mail",state="leased"} 1',
+            'redislock_queue_tasks{queue="mail",state="dead"} 2',
+            'redislock_queue_tasks{queue="reports",state="ready"} 3',
+            'redislock_queue_enqueued_total{queue="mail"} 7',
+            'redislock_queue_acked_total{queue="mail"} 1',
+            'redislock_queue_dead_total{queue="mail"} 2',
+            'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',
+            'redislock_locks_held{kind="lock"} 1',
+            'redislock_locks_held{kind="seed"} 1',
+            'redislock_lock_waiters{kind="lock"} 2',
+            '# TYPE redislock_queue_acked_total counter',
+            '# TYPE redislock_queue_tasks gauge',
+        ] as $line) {
+            $this->assertStringContainsString("\n$line\n", "\n$out", $line);
+        }
+        $this->assertMatchesRegularExpression('/^redislock_queue_oldest_due_age_seconds\{queue="reports"\} \d+\.\d+$/m', $out);
+    }
+}
