@@ -5,7 +5,7 @@
 #   deps.sh [test]  and what the tests run: redis-server, phpunit, php-fpm, phpredis,
 #                   the frameworks, the stubs' checker (PHPStan's PHPDoc parser), composer,
 #                   promtool (the metrics' checker), Chromium and its WebDriver (the
-#                   dashboard's browser tests), php-gd (their screenshots' checks)
+#                   dashboard's browser tests, over php-curl), php-gd (their screenshots' checks)
 #   deps.sh bench   and the peers and tools the benchmarks run
 # The PHP packages are the distribution's default PHP (php-dev, php-fpm...),
 # unless PHP_CONFIG names another PHP: then that PHP is used as it is.
@@ -29,7 +29,7 @@ packages=(libclang-dev)
 optional=()
 if [ "$(command -v php-config || true)" = "$(command -v "${PHP_CONFIG:-php-config}" || true)" ]; then
   packages+=(php-dev php-cli)
-  [ "$mode" = build ] || packages+=(php-fpm php-redis php-mbstring php-gd)
+  [ "$mode" = build ] || packages+=(php-fpm php-redis php-mbstring php-gd php-curl)
 fi
 if [ "$mode" != build ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore

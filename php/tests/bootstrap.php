@@ -10,6 +10,7 @@ if (!extension_loaded('redislock')) {
 require __DIR__ . '/RedisServer.php';
 require __DIR__ . '/TestCase.php';
 require __DIR__ . '/FpmPool.php';
+require __DIR__ . '/Browser.php';
 require dirname(__DIR__, 2) . '/tools/php-fpm.php';
 require __DIR__ . '/Topologies.php';
 

@@ -132,7 +132,8 @@ final class Dashboard
             foreach ($queues as $q) {
                 $html .= '<tr data-queue="' . self::h($q['name']) . '"><td>' . self::h($q['name']) . '</td>';
                 foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
-                    $html .= '<td class="n ' . $state . '">' . $q[$state] . '</td>';
+                    $alert = $state === 'dead' && $q['dead'] > 0 ? ' alert' : '';
+                    $html .= '<td class="n ' . $state . $alert . '">' . $q[$state] . '</td>';
                 }
                 $html .= '<td class="n">' . ($q['oldestDueAge'] === null ? '–' : sprintf('%.1f s', $q['oldestDueAge'])) . '</td>'
                     . '<td class="n">' . $q['perMinute']['enqueued'] . '</td><td class="n">' . $q['perMinute']['acked'] . '</td>'
@@ -239,7 +240,7 @@ final class Dashboard
         th, td { padding: 6px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: middle; }
         th { background: #eef0f3; font-weight: 600; }
         td.n { text-align: right; font-variant-numeric: tabular-nums; }
-        td.dead:not(:empty) { color: #b42318; font-weight: 600; }
+        td.alert { color: #b42318; font-weight: 600; }
         .chart .in, span.in { fill: #2f6fdf; color: #2f6fdf; }
         .chart .done, span.done { fill: #1a9a5b; color: #1a9a5b; }
         .chart .axis { stroke: #c4c9d0; }

@@ -1,0 +1,204 @@
+<?php
+
+use RedisLock\Client;
+
+/**
+ * The dashboard page in a real browser (headless Debian Chromium over
+ * WebDriver), served by `php -S` with the extension: it renders a seeded
+ * state, its retry and purge buttons work, a forged or signed-out POST
+ * changes nothing, and its screenshot shows the page with its charts.
+ */
+final class DashboardTest extends RedisLockTestCase
+{
+    private const PASSWORD = 'correct horse';
+    private const SCREENSHOTS = __DIR__ . '/../../target/screenshots';
+
+    private static ?array $server = null;
+    private static string $url;
+    private static string $sessions;
+    private array $children = [];
+
+    /** Starts `php -S` on php/web; returns its base URL. */
+    private static function serve(string $password): string
+    {
+        $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
+        self::$sessions = sys_get_temp_dir() . '/redislock-sessions-' . getmypid();
+        @mkdir(self::$sessions);
+        $port = RedisServer::freePort();
+        $proc = proc_open(
+            [PHP_BINARY, '-n', '-d', "extension=$so", '-d', 'session.save_path=' . self::$sessions,
+                '-S', "127.0.0.1:$port", '-t', dirname(__DIR__) . '/web'],
+            [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']],
+            $pipes,
+            null,
+            ['REDISLOCK_URL' => RedisServer::$main->dsn(), 'REDISLOCK_DASHBOARD_PASSWORD' => $password],
+        );
+        $url = "http://127.0.0.1:$port/";
+        $deadline = microtime(true) + 10;
+        while (@file_get_contents($url, false, stream_context_create(['http' => ['ignore_errors' => true]])) === false) {
+            self::assertLessThan($deadline, microtime(true), 'php -S did not start');
+            usleep(50000);
+        }
+        self::$server = [$proc, $url];
+        return $url;
+    }
+
+    private static function stop(): void
+    {
+        if (self::$server !== null) {
+            proc_terminate(self::$server[0]);
+            proc_close(self::$server[0]);
+            self::$server = null;
+            exec('rm -rf ' . escapeshellarg(self::$sessions));
+        }
+    }
+
+    protected function tearDown(): void
+    {
+        self::stop();
+        foreach ($this->children as $child) {
+            proc_terminate($child[0], SIGKILL);
+            self::finish($child);
+        }
+    }
+
+    /** A POST outside the browser: [status line, body]. */
+    private static function post(string $url, array $fields, string $cookie = ''): array
+    {
+        $body = @file_get_contents($url, false, stream_context_create(['http' => [
+            'method' => 'POST',
+            'header' => "Content-Type: application/x-www-form-urlencoded\r\n" . ($cookie === '' ? '' : "Cookie: $cookie\r\n"),
+            'content' => http_build_query($fields),
+            'ignore_errors' => true,
+            'follow_location' => 0,
+        ]]));
+        return [$http_response_header[0] ?? '', (string) $body];
+    }
+
+    private function seed(): Client
+    {
+        $c = new Client();
+        $mail = $c->queue('mail', ['maxAttempts' => 1]);
+        for ($i = 0; $i < 30; $i++) {
+            $mail->enqueue("m$i", "payload $i");
+        }
+        foreach ($mail->reserve(20) as $t) {
+            $mail->ack($t);
+        }
+        foreach ($mail->reserve(3) as $t) {
+            $mail->nack($t);
+        }
+        $mail->enqueue('later', null, 600);
+        $c->queue('reports')->enqueueMany(['a' => null, 'b' => null]);
+        $this->children[] = $holder = self::start('$l = (new RedisLock\Client())->lock("nightly", ["ttl" => 300]); $l->acquire(); echo getmypid(), "\n"; sleep(60);');
+        $this->assertSame((string) $holder[2], trim(fgets($holder[1][1])));
+        $this->children[] = self::start('$l = (new RedisLock\Client())->lock("nightly"); $l->acquire(60); sleep(60);');
+        $this->lineReaches('lock:{nightly}:line', 1);
+        return $c;
+    }
+
+    public function testTheDashboardShowsTheSeededStateAndItsActionsWork(): void
+    {
+        $c = $this->seed();
+        $url = self::serve(self::PASSWORD);
+        $browser = new Browser();
+
+        $browser->visit($url);
+        $this->assertSame('Sign in · redislock', $browser->title());
+        $this->assertSame([], $browser->all('#queues'), 'nothing shown before signing in');
+        $browser->type('#password', 'wrong');
+        $browser->click('#sign-in');
+        $this->assertSame('Wrong password.', $browser->text('#flash'));
+        $browser->type('#password', self::PASSWORD);
+        $browser->click('#sign-in');
+        $this->assertSame('redislock · redislock', $browser->title());
+
+        // The queues: counts as seeded, and a chart with bars.
+        $row = fn (string $queue, string $cell) => $browser->text("#queues tr[data-queue=\"$queue\"] td.$cell");
+        $this->assertSame(['7', '1', '0', '3'], [$row('mail', 'ready'), $row('mail', 'delayed'), $row('mail', 'leased'), $row('mail', 'dead')]);
+        $this->assertSame(['2', '0', '0', '0'], [$row('reports', 'ready'), $row('reports', 'delayed'), $row('reports', 'leased'), $row('reports', 'dead')]);
+        $this->assertNotEmpty($browser->all('#queues tr[data-queue="mail"] svg rect.in'), 'enqueued bars');
+        $this->assertNotEmpty($browser->all('#queues tr[data-queue="mail"] svg rect.done'), 'acked bars');
+
+        // The lock, its holder and its waiter.
+        $this->assertSame('1', $browser->text('#locks tr[data-lock="nightly"] td.waiting'));
+        $this->assertStringContainsString('pid ' . $this->children[0][2], $browser->text('#locks tr[data-lock="nightly"] td.holder'));
+
+        // Dead letters, newest state after each action.
+        $this->assertCount(3, $browser->all('section.dead[data-queue="mail"] tr[data-task]'));
+        $shot = $browser->screenshot(self::SCREENSHOTS . '/dashboard.png');
+        $this->assertScreenshotShowsThePage($shot);
+
+        $browser->click('section.dead tr[data-task="m20"] button.retry');
+        $this->assertSame("1 dead letter 'm20' of queue 'mail' retried.", $browser->text('#flash'));
+        $this->assertSame('queued', $c->queue('mail')->find('m20')['state']);
+        $this->assertSame('2', $row('mail', 'dead'));
+        $browser->click('section.dead[data-queue="mail"] button.purge-all');
+        $this->assertSame("2 dead letter(s) of queue 'mail' purged.", $browser->text('#flash'));
+        $this->assertSame(0, $c->queue('mail')->metrics()['dead']);
+        $this->assertSame('No dead letters.', $browser->text('#no-dead'));
+        $browser->screenshot(self::SCREENSHOTS . '/dashboard-after-purge.png');
+
+        // A POST without the session's CSRF token changes nothing, even
+        // with the signed-in session's cookie.
+        $mail = $c->queue('mail', ['maxAttempts' => 1]);
+        $mail->enqueue('x');
+        foreach ($mail->reserve(10) as $t) {
+            $mail->nack($t);
+        }
+        $dead = $c->queue('mail')->metrics()['dead'];
+        $this->assertGreaterThan(0, $dead);
+        $cookie = 'redislock_dashboard=' . $browser->cookie('redislock_dashboard');
+        foreach (['', 'forged', str_repeat('0', 64)] as $token) {
+            [$status, $body] = self::post($url, ['csrf' => $token, 'action' => 'purge', 'queue' => 'mail'], $cookie);
+            $this->assertStringContainsString('403', $status);
+            $this->assertStringContainsString('CSRF token mismatch', $body);
+        }
+        $this->assertSame($dead, $c->queue('mail')->metrics()['dead']);
+
+        // Signed out, a POST with a valid token of its own session changes
+        // nothing either.
+        $browser->click('button.logout');
+        $this->assertSame('Sign in · redislock', $browser->title());
+        $page = file_get_contents($url);
+        $fresh = implode('; ', array_map(fn ($h) => explode(';', substr($h, 12))[0], preg_grep('/^Set-Cookie: /i', $http_response_header)));
+        $this->assertSame(1, preg_match('/name="csrf" value="([0-9a-f]{64})"/', $page, $m));
+        [$status] = self::post($url, ['csrf' => $m[1], 'action' => 'purge', 'queue' => 'mail'], $fresh);
+        $this->assertStringContainsString('200', $status, 'the sign-in page again');
+        $this->assertSame($dead, $c->queue('mail')->metrics()['dead']);
+    }
+
+    public function testWithoutAPasswordTheDashboardStaysShut(): void
+    {
+        $this->seed();
+        $url = self::serve('');
+        $body = @file_get_contents($url, false, stream_context_create(['http' => ['ignore_errors' => true]]));
+        $this->assertStringContainsString('503', $http_response_header[0]);
+        $this->assertStringContainsString('REDISLOCK_DASHBOARD_PASSWORD', $body);
+        $this->assertStringNotContainsString('mail', $body);
+        [$status] = self::post($url, ['action' => 'purge', 'queue' => 'mail']);
+        $this->assertStringContainsString('503', $status);
+        $this->assertSame(3, (new Client())->queue('mail')->metrics()['dead']);
+    }
+
+    /**
+     * The screenshot is the page as a browser drew it: its size, the dark
+     * header band at the top, and the two colours of the charts' bars.
+     */
+    private function assertScreenshotShowsThePage(string $png): void
+    {
+        [$width, $height] = getimagesize($png);
+        $this->assertSame(1280, $width, 'the window is 1280 wide');
+        $this->assertGreaterThan(600, $height);
+        $image = imagecreatefrompng($png);
+        $this->assertSame(0x1d2330, imagecolorat($image, 5, 5) & 0xffffff, 'the header');
+        $colours = [];
+        for ($y = 0; $y < $height; $y += 1) {
+            for ($x = 0; $x < $width; $x += 1) {
+                $colours[imagecolorat($image, $x, $y) & 0xffffff] = true;
+            }
+        }
+        $this->assertArrayHasKey(0x2f6fdf, $colours, 'enqueued bars drawn');
+        $this->assertArrayHasKey(0x1a9a5b, $colours, 'acked bars drawn');
+    }
+}
