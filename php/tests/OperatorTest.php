@@ -119,6 +119,37 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(1, $c->queue('legacy')->metrics()['totals']['acked'], 'a pop counts as acked');
     }
 
+    public function testCountsOlderThanTenMinutesFoldIntoTheTotalsAndTheHashStaysBounded(): void
+    {
+        $q = (new Client())->queue('old');
+        $q->enqueue('first');
+        $stats = $this->redis->keys('*old*:stats');
+        $this->assertCount(1, $stats);
+        $stats = $stats[0];
+        // 140 periods of 10 s from 33 to 11 minutes ago, one enqueue each,
+        // and 3 acks 11 minutes ago, as a long-running queue leaves them.
+        $now = intdiv((int) $this->redis->time()[0], 10);
+        foreach (range($now - 200, $now - 61) as $p) {
+            $this->redis->hSet($stats, "enqueued:$p", '1');
+        }
+        $this->redis->hSet($stats, 'acked:' . ($now - 65), '3');
+        $this->assertSame(['enqueued' => 141, 'acked' => 3], array_intersect_key($q->metrics()['totals'], ['enqueued' => 0, 'acked' => 0]));
+        $this->assertSame(1, array_sum(array_column($q->history(), 'enqueued')), 'only the last 10 minutes are history');
+
+        // The first enqueue of a new period folds the old periods into the
+        // total (waits for the next period: the one above may be running).
+        while (intdiv((int) $this->redis->time()[0], 10) === $now) {
+            usleep(100000);
+        }
+        $q->enqueue('second');
+        $fields = array_keys($this->redis->hGetAll($stats));
+        $enqueued = array_values(array_filter($fields, fn ($f) => str_starts_with($f, 'enqueued')));
+        $this->assertCount(3, $enqueued, 'the total, and the two periods of the last 10 minutes: ' . implode(' ', $enqueued));
+        $this->assertSame('140', $this->redis->hGet($stats, 'enqueued'));
+        $this->assertSame(['enqueued' => 142, 'acked' => 3], array_intersect_key($q->metrics()['totals'], ['enqueued' => 0, 'acked' => 0]));
+        $this->assertSame(2, array_sum(array_column($q->history(), 'enqueued')));
+    }
+
     public function testCountersStayExactUnderConcurrentProducersAndWorkers(): void
     {
         $produce = 'for ($i = 0; $i < 250; $i++) { (new RedisLock\Client())->queue("busy")->enqueue(getmypid() . "-$i"); }';
@@ -172,6 +203,37 @@ final class OperatorTest extends RedisLockTestCase
             usleep(50000);
         }
         $this->assertSame(1, $c->lockState('nightly')['waiting']);
+    }
+
+    public function testListingManyLocksLooksEachHolderUpOnce(): void
+    {
+        $c = new Client();
+        $held = [];
+        foreach (range(1, 1500) as $i) {
+            $held[] = $l = $c->lock(sprintf('batch-%04d', $i));
+            $this->assertTrue($l->acquire());
+        }
+        $calls = function (): array {
+            $out = [];
+            foreach ($this->redis->info('commandstats') as $k => $v) {
+                preg_match('/calls=(\d+)/', $v, $m);
+                $out[$k] = (int) $m[1];
+            }
+            return $out;
+        };
+        $before = $calls();
+        $listed = $c->locks('batch-*', 10000);
+        $after = $calls();
+        $this->assertCount(1500, $listed);
+        $this->assertSame(sprintf('batch-%04d', 1), $listed[0]['name']);
+        $this->assertSame(sprintf('batch-%04d', 1500), $listed[1499]['name'], 'sorted by name');
+        $this->assertSame(array_map(fn ($l) => $l->token(), $held), array_column($listed, 'token'));
+        $this->assertSame([getmypid()], array_values(array_unique(array_map(fn ($l) => $l['holder']['pid'], $listed))));
+        $this->assertSame(1, ($after['cmdstat_hgetall'] ?? 0) - ($before['cmdstat_hgetall'] ?? 0), 'one holder, looked up once');
+        $this->assertSame(1500, $after['cmdstat_evalsha'] - $before['cmdstat_evalsha'], 'one state script per lock');
+        foreach ($held as $l) {
+            $l->release();
+        }
     }
 
     public function testInspectionRefusesBadArgumentsAndChangesNothing(): void

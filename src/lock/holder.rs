@@ -118,24 +118,46 @@ fn publish(config: &Config, id: &str, pid: u32) {
     });
 }
 
-/// The process behind `token`, if it was made by [`token`] and its process
-/// is still described on the server.
-pub fn of(config: &Config, token: &[u8]) -> Result<Option<Holder>, conn::Error> {
-    let Some(id) = token
+/// The process id in `token`, if [`token`] made it.
+fn id_of(token: &[u8]) -> Option<&[u8]> {
+    token
         .get(..ID_LEN)
         .filter(|_| token.len() == 32 && token.iter().all(u8::is_ascii_hexdigit))
-    else {
-        return Ok(None);
-    };
-    let id = String::from_utf8_lossy(id);
-    let fields: HashMap<String, String> = conn::with(config, |c| {
-        redis::cmd("HGETALL").arg(config.key(&key(&id))).query(c)
+}
+
+/// The processes behind `tokens` (those [`token`] made whose process is
+/// still described on the server): each process looked up once, all of
+/// them in one round trip.
+pub fn of(config: &Config, tokens: &[Option<&[u8]>]) -> Result<Vec<Option<Holder>>, conn::Error> {
+    let mut ids: Vec<&[u8]> = tokens.iter().flatten().filter_map(|t| id_of(t)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(vec![None; tokens.len()]);
+    }
+    let described: Vec<HashMap<String, String>> = conn::with(config, |c| {
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.cmd("HGETALL").arg(config.key(&key(&String::from_utf8_lossy(id))));
+        }
+        pipe.query(c)
     })?;
-    Ok(fields.get("host").map(|host| Holder {
-        host: host.clone(),
-        pid: fields.get("pid").and_then(|p| p.parse().ok()).unwrap_or(0),
-        process: fields.get("process").cloned().unwrap_or_default(),
-    }))
+    let holders: HashMap<&[u8], Holder> = ids
+        .iter()
+        .zip(described)
+        .filter_map(|(id, fields)| {
+            let holder = Holder {
+                host: fields.get("host")?.clone(),
+                pid: fields.get("pid").and_then(|p| p.parse().ok()).unwrap_or(0),
+                process: fields.get("process").cloned().unwrap_or_default(),
+            };
+            Some((*id, holder))
+        })
+        .collect();
+    Ok(tokens
+        .iter()
+        .map(|t| t.and_then(id_of).and_then(|id| holders.get(id)).cloned())
+        .collect())
 }
 
 fn host() -> String {

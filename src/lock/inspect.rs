@@ -9,7 +9,7 @@ use redis::Script;
 
 use super::holder::{self, Holder};
 use super::{Keys, named_key, seed_key};
-use crate::config::Config;
+use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::wait::{self, line_script};
 
@@ -58,26 +58,60 @@ pub struct State {
 /// How the lock `name` of `kind` stands.
 pub fn state(config: &Config, kind: Kind, name: &[u8]) -> Result<State, Error> {
     let keys = kind.keys(config, name);
-    let (token, ms, fence, waiting): (Option<Vec<u8>>, i64, Option<i64>, u64) =
-        conn::with(config, |c| {
-            STATE
-                .key(&keys.lock)
-                .key(&keys.fence)
-                .key(&keys.line)
-                .arg(&keys.waiters)
-                .invoke(c)
+    let raw: Raw = conn::with(config, |c| invocation(&keys).invoke(c))?;
+    Ok(states_of(config, &[(keys, raw)])?.remove(0))
+}
+
+/// How the locks stand: a round trip per 1000 locks, and one for the
+/// holders, each process looked up once.
+pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, Error> {
+    let mut read = Vec::with_capacity(locks.len());
+    for chunk in locks.chunks(1000) {
+        let keys: Vec<Keys> = chunk.iter().map(|(kind, name)| kind.keys(config, name)).collect();
+        let raw: Vec<Raw> = conn::with(config, |c| {
+            // A pipeline does not load its scripts itself.
+            STATE.prepare_invoke().load(c)?;
+            let mut pipe = redis::pipe();
+            for k in &keys {
+                pipe.invoke_script(&invocation(k));
+            }
+            pipe.query(c)
         })?;
-    let holder = match &token {
-        Some(t) => holder::of(config, t)?,
-        None => None,
-    };
-    Ok(State {
-        remaining: (token.is_some() && ms >= 0).then(|| wait::later_ms(ms)),
-        fence: fence.filter(|_| keys.fenced),
-        holder,
-        token,
-        waiting,
-    })
+        read.extend(keys.into_iter().zip(raw));
+    }
+    states_of(config, &read)
+}
+
+/// What `lock_state.lua` returns: the token, the lease left in ms, the
+/// fencing counter and the waiters.
+type Raw = (Option<Vec<u8>>, i64, Option<i64>, u64);
+
+fn invocation(keys: &Keys) -> redis::ScriptInvocation<'static> {
+    let mut call = STATE.prepare_invoke();
+    call.key(&keys.lock).key(&keys.fence).key(&keys.line).arg(&keys.waiters);
+    call
+}
+
+fn states_of(config: &Config, read: &[(Keys, Raw)]) -> Result<Vec<State>, Error> {
+    let tokens: Vec<Option<&[u8]>> = read.iter().map(|(_, raw)| raw.0.as_deref()).collect();
+    let holders = holder::of(config, &tokens)?;
+    Ok(read
+        .iter()
+        .zip(holders)
+        .map(|((keys, (token, ms, fence, waiting)), holder)| State {
+            remaining: (token.is_some() && *ms >= 0).then(|| wait::later_ms(*ms)),
+            fence: fence.filter(|_| keys.fenced),
+            holder,
+            token: token.clone(),
+            waiting: *waiting,
+        })
+        .collect())
+}
+
+/// Whether [`list`] can list the locks: not on a Cluster, whose keys are
+/// spread over its masters.
+pub fn listable(config: &Config) -> bool {
+    !matches!(config.topology, Topology::Cluster { .. })
 }
 
 /// `bytes` matching only themselves in a MATCH glob.
@@ -93,8 +127,9 @@ fn literal(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// The names of up to `limit` locks matching the glob `pattern` (Redis'
-/// MATCH syntax), of both kinds; unsorted. A lock taken or freed during the
-/// scan may be missed or listed. One server's keys: not for a cluster.
+/// MATCH syntax), of both kinds, sorted by kind and name. A lock taken or
+/// freed during the scan may be missed or listed. One server's keys: not
+/// for a cluster (see [`listable`]).
 pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, Vec<u8>)>, Error> {
     let mut found = Vec::new();
     for kind in [Kind::Lock, Kind::Seed] {
@@ -125,7 +160,7 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
                     .map(<[u8]>::to_vec);
                 if let Some(name) = name {
                     if found.len() == limit {
-                        return Ok(found);
+                        return Ok(sorted(found));
                     }
                     found.push((kind, name));
                 }
@@ -136,5 +171,10 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
             }
         }
     }
-    Ok(found)
+    Ok(sorted(found))
+}
+
+fn sorted(mut found: Vec<(Kind, Vec<u8>)>) -> Vec<(Kind, Vec<u8>)> {
+    found.sort_by(|a, b| (a.0.name(), &a.1).cmp(&(b.0.name(), &b.1)));
+    found
 }

@@ -7,7 +7,7 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 use super::engine;
 use super::queue::{array, binary};
 use super::value::{Value, non_empty, type_error, value_error};
-use crate::config::{Config, Topology};
+use crate::config::Config;
 use crate::lock::inspect::{self, Kind, State};
 use crate::queue;
 
@@ -95,20 +95,20 @@ pub fn locks(config: &Config, pattern: &Value, limit: &Value, method: &str) -> P
             )));
         }
     };
-    if matches!(config.topology, Topology::Cluster { .. }) {
+    if !inspect::listable(config) {
         return Err(value_error(format!(
             "{method}: listing locks scans one server's keys, and {} is a cluster; look at a lock by name with lockState()",
             config.server
         )));
     }
-    let mut found = engine(inspect::list(config, &pattern, limit as usize))?;
-    found.sort_by(|a, b| (a.0.name(), &a.1).cmp(&(b.0.name(), &b.1)));
+    let found = engine(inspect::list(config, &pattern, limit as usize))?;
+    let states = engine(inspect::states(config, &found))?;
     let mut list = ZendHashTable::with_capacity(u32::try_from(found.len()).unwrap_or(u32::MAX));
-    for (kind, name) in found {
+    for ((kind, name), state) in found.into_iter().zip(states) {
         let mut entry = ZendHashTable::new();
         entry.insert("name", binary(&name))?;
         entry.insert("kind", kind.name())?;
-        add_state(&mut entry, engine(inspect::state(config, kind, &name))?)?;
+        add_state(&mut entry, state)?;
         list.push(array(entry))?;
     }
     Ok(array(list))

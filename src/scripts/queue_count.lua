@@ -1,26 +1,44 @@
 -- What the queue scripts share for counting (prepended to the scripts that
--- move tasks): in the queue's stats hash, a total per counter since the
--- queue was first used, and the same counters per 10 s of server time over
--- the last 10 minutes: a ring of 60 slots, slot s holding the period in
--- 't'..s and its counts in '<counter>:'..s, cleared when a newer period
--- takes the slot. The history costs one HGET per count; nothing prunes it.
+-- move tasks), in the queue's stats hash: per counter and 10 s period of
+-- server time, its count in '<counter>:<period>', and in '<counter>' the
+-- counts of the periods that have left the last 60 (10 minutes). A
+-- counter's total is the sum of its fields. A count is one HINCRBY; a
+-- counter's first count in a period also folds its periods older than the
+-- last 60 into its total (one HGETALL of at most a few hundred fields, at
+-- most once per 10 s), so the hash stays bounded.
 local QUEUE_COUNTERS = {'enqueued', 'acked', 'nacked', 'retried', 'dead', 'expired'}
 
--- Adds n to the counter at server time now (seconds). Returns the new
--- total (0 when n is 0: nothing happened, nothing is written).
+-- Adds n to the counter at server time now (seconds). Returns true when
+-- this was the counter's first count in the period.
 local function queue_count(stats, now, counter, n)
-  if n <= 0 then return 0 end
+  if n <= 0 then return false end
   local period = math.floor(now / 10)
-  local slot = period % 60
-  local stamp = 't' .. slot
-  if tonumber(redis.call('HGET', stats, stamp)) ~= period then
-    local old = {}
-    for i, name in ipairs(QUEUE_COUNTERS) do old[i] = name .. ':' .. slot end
-    redis.call('HDEL', stats, unpack(old))
-    redis.call('HSET', stats, stamp, string.format('%d', period))
+  if redis.call('HINCRBY', stats, counter .. ':' .. period, n) ~= n then
+    return false
   end
-  redis.call('HINCRBY', stats, counter .. ':' .. slot, n)
-  return redis.call('HINCRBY', stats, counter, n)
+  local prefix = counter .. ':'
+  local flat = redis.call('HGETALL', stats)
+  local old, sum = {}, 0
+  for i = 1, #flat, 2 do
+    local p = string.sub(flat[i], 1, #prefix) == prefix and tonumber(string.sub(flat[i], #prefix + 1))
+    if p and p <= period - 60 then
+      old[#old + 1] = flat[i]
+      sum = sum + tonumber(flat[i + 1])
+    end
+  end
+  if #old > 0 then
+    redis.call('HINCRBY', stats, counter, sum)
+    redis.call('HDEL', stats, unpack(old))
+  end
+  return true
+end
+
+-- Counts n enqueued tasks. True when the queue has never been registered:
+-- the caller adds it to the registry (a script on a Cluster cannot reach
+-- it). Checked at most once per period, so the count stays one command.
+local function queue_count_enqueued(stats, now, n)
+  return queue_count(stats, now, 'enqueued', n)
+    and redis.call('HSETNX', stats, 'registered', '1') == 1
 end
 
 -- The server's clock in seconds.

@@ -1,6 +1,6 @@
 -- A queue's counts at one instant of server time, its counters' totals, and
 -- with ARGV[1] = 'history' the counters of each of the last 60 periods of
--- 10 s (the ring of queue_count.lua), oldest first.
+-- 10 s (queue_count.lua), oldest first.
 -- KEYS[1] queue zset; KEYS[2] leased zset; KEYS[3] dead zset; KEYS[4] stats
 -- hash.
 -- Returns {ready (due), delayed, leased, dead, age of the oldest due task in
@@ -16,24 +16,30 @@ if ready > 0 then
   age = math.floor((now - tonumber(first[2])) * 1000)
 end
 local out = {ready, queued - ready, redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]), age}
-local function counts(suffix)
-  local fields = {}
-  for i, name in ipairs(QUEUE_COUNTERS) do fields[i] = name .. suffix end
-  for _, n in ipairs(redis.call('HMGET', KEYS[4], unpack(fields))) do
-    out[#out + 1] = tonumber(n) or 0
+-- The totals and the periods' counts from the stats hash (queue_count.lua).
+local current = math.floor(now / 10)
+local index, totals, periods = {}, {}, {}
+for i, name in ipairs(QUEUE_COUNTERS) do index[name] = i; totals[i] = 0 end
+local flat = redis.call('HGETALL', KEYS[4])
+for i = 1, #flat, 2 do
+  local name, period = string.match(flat[i], '^(%a+):?(%d*)$')
+  local at = name and index[name]
+  if at then
+    local n = tonumber(flat[i + 1]) or 0
+    totals[at] = totals[at] + n
+    period = tonumber(period)
+    if period and period > current - 60 and period <= current then
+      periods[period] = periods[period] or {}
+      periods[period][at] = n
+    end
   end
 end
-counts('')
+for i = 1, #QUEUE_COUNTERS do out[#out + 1] = totals[i] end
 if ARGV[1] == 'history' then
-  local current = math.floor(now / 10)
   out[#out + 1] = current
   for period = current - 59, current do
-    local slot = period % 60
-    if tonumber(redis.call('HGET', KEYS[4], 't' .. slot)) == period then
-      counts(':' .. slot)
-    else
-      for _ = 1, #QUEUE_COUNTERS do out[#out + 1] = 0 end
-    end
+    local counts = periods[period] or {}
+    for i = 1, #QUEUE_COUNTERS do out[#out + 1] = counts[i] or 0 end
   end
 end
 return out

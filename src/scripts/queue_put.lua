@@ -13,9 +13,9 @@
 -- ARGV[6] consumer key prefix; ARGV[7] how long a wake-up waits for its
 -- consumer, in ms.
 -- Returns {done, status per task (0 ignored, 1 added, 2 updated)} or
--- {done, added}, done being 2 when these are the queue's first tasks ever
--- (the caller registers the queue) and 1 otherwise; {0, length} when the batch would take the queue past its
--- maximum length (then nothing is changed).
+-- {done, added}, done being 2 when the caller is to register the queue
+-- (queue_count_enqueued) and 1 otherwise; {0, length} when the batch would
+-- take the queue past its maximum length (then nothing is changed).
 local now = queue_now()
 local due = now + tonumber(ARGV[1])
 local dueText = string.format('%.17g', due)
@@ -33,9 +33,9 @@ local function wake(n)
     queue_wake(KEYS[5], ARGV[6], n, false, ARGV[7])
   end
 end
--- Counts the added tasks: 2 when they are the queue's first, else 1.
+-- Counts the added tasks: 2 when the queue is to be registered, else 1.
 local function counted(added)
-  if added > 0 and queue_count(KEYS[6], now, 'enqueued', added) == added then
+  if queue_count_enqueued(KEYS[6], now, added) then
     return 2
   end
   return 1

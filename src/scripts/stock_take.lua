@@ -11,9 +11,9 @@
 -- (0: no limit); ARGV[4] idempotency key ('': none); with an order queue
 -- also ARGV[5] task id, ARGV[6] '1' when ARGV[7] is its payload, ARGV[8]
 -- consumer key prefix, ARGV[9] how long a wake-up waits, in ms.
--- Returns {1, left} taken ({3, left} when its order task is the queue's
--- first ever: the caller registers the queue); {2, left} taken before under this key; {0, left}
--- not enough left; {-1, units the buyer has} over the buyer's limit;
+-- Returns {1, left} taken ({3, left} when the caller is to register the
+-- order queue: queue_count_enqueued); {2, left} taken before under this
+-- key; {0, left} not enough left; {-1, units the buyer has} over the buyer's limit;
 -- {-2, 0} the order task id is already queued or leased.
 local stock, buyers, takes = KEYS[1], KEYS[2], KEYS[3]
 local n, buyer, limit, key = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
@@ -48,7 +48,7 @@ if KEYS[4] then
   end
   if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HDEL', KEYS[6], task) end
   queue_wake(KEYS[8], ARGV[8], 1, false, ARGV[9])
-  if queue_count(KEYS[9], now, 'enqueued', 1) == 1 then done = 3 end
+  if queue_count_enqueued(KEYS[9], now, 1) then done = 3 end
 end
 left = redis.call('DECRBY', stock, n)
 
