@@ -34,7 +34,7 @@ fi
 if [ "$mode" != build ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
              php-symfony-messenger php-laravel-framework php-phpstan-phpdoc-parser composer
-             prometheus chromium chromium-driver iproute2 nftables faketime)
+             prometheus chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4)
   # Where the release has it (bookworm: yes, trixie: no); the tests use it
   # when it is there, the benchmarks need it.
   optional+=(php-nrk-predis)

@@ -16,6 +16,13 @@
 final class Network
 {
     private const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+    /**
+     * libfaketime cannot start inside a process whose malloc is jemalloc
+     * (Debian's redis-server): jemalloc reads the clock while libfaketime
+     * sets itself up (libfaketime issue #130). tcmalloc, preloaded first,
+     * takes malloc over.
+     */
+    private const TCMALLOC = '/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4';
 
     private string $ns;
     private int $net;
@@ -46,10 +53,15 @@ final class Network
         return $rc === 0 ? null : 'nftables was refused: ' . implode(' ', $out);
     }
 
-    /** Whether libfaketime (Debian's faketime) is installed. */
-    public static function hasFaketime(): bool
+    /** Why clocks cannot be faked here; null when they can. */
+    public static function noFaketime(): ?string
     {
-        return is_file(self::LIBFAKETIME);
+        foreach ([self::LIBFAKETIME => 'faketime', self::TCMALLOC => 'libtcmalloc-minimal4'] as $file => $package) {
+            if (!is_file($file)) {
+                return "$file is missing (Debian: $package)";
+            }
+        }
+        return null;
     }
 
     public function __construct()
@@ -107,7 +119,7 @@ final class Network
     {
         $env = [];
         if ($clock !== null) {
-            $env = ['LD_PRELOAD=' . self::LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE=$clock", 'FAKETIME_NO_CACHE=1'];
+            $env = ['LD_PRELOAD=' . self::TCMALLOC . ' ' . self::LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE=$clock", 'FAKETIME_NO_CACHE=1'];
         }
         $dir = "{$this->dir}/$port";
         @mkdir($dir);

@@ -55,7 +55,7 @@ final class PartitionTest extends RedisLockTestCase
     private function on(string $host, string $code): array
     {
         $code = 'require ' . var_export(__DIR__ . '/fenced_store.php', true) . ';' . $code;
-        $p = proc_open($this->net->on($host, self::command($code)), [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $p = proc_open($this->net->on($host, self::command($code)), [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
         return [$p, $pipes];
     }
 
@@ -166,5 +166,143 @@ final class PartitionTest extends RedisLockTestCase
             'isHeld() false (loss known) after the cut (s)' => ($sawLoss - $cut) / 1e9,
             'next holder in after the cut (s)' => ($bFrom - $cut) / 1e9,
         ]);
+    }
+
+    /**
+     * A worker cut off from Redis in the middle of its leases: the tasks
+     * go to another worker once the leases run out, the cut-off worker's
+     * ack fails while it is cut off (outcome unknown) and returns false
+     * after the link heals; every task is acked exactly once, none lost.
+     */
+    public function testAWorkerPartitionedMidLeaseLosesNothingAndAcksNothingTwice(): void
+    {
+        $net = $this->net;
+        $dsn = fn ($ip) => var_export("redis://$ip:6379?timeout=0.2&read_timeout=0.2", true);
+        $a = $net->host('a');
+        $b = $net->host('b');
+        $net->redis(6379);
+        $n = self::long() ? 200 : 20;
+        $this->lines($this->on('b', '$q = (new RedisLock\Client(' . $dsn($b) . '))->queue("jobs");
+            for ($i = 0; $i < ' . $n . '; $i++) { $q->enqueue("t$i"); }'));
+        $w = $this->on('a', '
+            $q = (new RedisLock\Client(' . $dsn($a) . '))->queue("jobs", ["lease" => 1]);
+            $tasks = $q->reserve(5);
+            echo implode(",", array_map(fn ($t) => $t->id(), $tasks)), "\n";
+            fgets(STDIN);
+            try { $q->ack($tasks[0]); echo "acked while cut off\n"; } catch (RedisLock\ConnectionException $e) { echo "cut off\n"; }
+            fgets(STDIN);
+            foreach ($tasks as $t) { echo $t->id(), " ", $q->ack($t) ? 1 : 0, "\n"; }');
+        $leased = explode(',', self::line($w));
+        $this->assertCount(5, $leased);
+        $net->partition('a');
+        fwrite($w[1][0], "cut\n");
+        $this->assertSame('cut off', self::line($w));
+        $v = $this->on('b', '
+            $q = (new RedisLock\Client(' . $dsn($b) . '))->queue("jobs", ["lease" => 30]);
+            $done = 0;
+            while ($done < ' . $n . ') {
+                foreach ($q->reserve(10, null, 5) ?: exit(4) as $t) { echo $t->id(), " ", $q->ack($t) ? 1 : 0, "\n"; $done++; }
+            }');
+        $acks = $this->lines($v);
+        $net->heal('a');
+        fwrite($w[1][0], "healed\n");
+        $late = $this->lines($w);
+        $this->assertSame(array_map(fn ($id) => "$id 0", $leased), $late, 'every late ack refused');
+        $byV = array_count_values($acks);
+        ksort($byV);
+        $all = array_map(fn ($i) => "t$i 1", range(0, $n - 1));
+        sort($all);
+        $this->assertSame(array_fill_keys($all, 1), $byV, 'every task acked once, by the worker that held its lease');
+        $this->assertSame('0', $net->cli(6379, 'ZCARD', 'Queue:jobs'), 'nothing left queued');
+        self::report('partitioned worker', ['tasks' => $n, 'redelivered' => count($leased), 'late acks refused' => count($late), 'acked twice' => 0, 'lost' => 0]);
+    }
+
+    /**
+     * Redlock on 5 masters, A cut off from $aCut and B from $bCut (node
+     * numbers 1-5); node 3 reads a libfaketime clock. A takes the lock and
+     * holds it a second; meanwhile B tries for 3 s ($jump: node 3's clock
+     * is set so once A holds). Returns the holds the processes believed in
+     * (from acquire to release, at most the validity remaining() gave).
+     */
+    private function redlockRound(array $aCut, array $bCut, ?string $jump): array
+    {
+        $net = $this->net;
+        $a = $net->host('a');
+        $b = $net->host('b');
+        $clock = $jump === null ? null : $net->clock('node3');
+        foreach (range(1, 5) as $i) {
+            $net->redis(7000 + $i, $i === 3 ? $clock : null);
+        }
+        $nodes = fn ($ip) => var_export(array_map(fn ($i) => "redis://$ip:" . (7000 + $i) . '?timeout=0.3&read_timeout=0.3', range(1, 5)), true);
+        $hold = '
+            echo "acquired ", hrtime(true), " ", $l->remaining(), "\n";
+            WAIT;
+            echo "until ", hrtime(true), "\n";
+            try { $l->release(); } catch (RedisLock\LockLostException $e) { echo "lost\n"; }';
+        if ($aCut !== []) {
+            $net->partition('a', array_map(fn ($i) => 7000 + $i, $aCut));
+        }
+        if ($bCut !== []) {
+            $net->partition('b', array_map(fn ($i) => 7000 + $i, $bCut));
+        }
+        $pa = $this->on('a', '$l = new RedisLock\Redlock("r", ["nodes" => ' . $nodes($a) . ', "ttl" => 3]);
+            try { $ok = $l->acquire(); } catch (RedisLock\ConnectionException $e) { echo "unreachable\n"; exit; }
+            if (!$ok) { echo "busy\n"; exit; }' . str_replace('WAIT', 'usleep(1000000)', $hold));
+        $first = self::line($pa);
+        if ($first === 'unreachable' || $first === 'busy') {
+            $this->lines($pa);
+            $aHold = null;
+        } else {
+            $aHold = $first;
+        }
+        if ($jump !== null) {
+            Network::setClock($clock, $jump);
+        }
+        $pb = $this->on('b', '$l = new RedisLock\Redlock("r", ["nodes" => ' . $nodes($b) . ', "ttl" => 3, "retryDelay" => 0.05]);
+            if (!$l->acquire(3)) { echo "busy\n"; exit; }' . str_replace('WAIT', 'usleep(200000)', $hold));
+        $holds = [];
+        foreach (['a' => [$aHold, $aHold === null ? [] : $this->lines($pa)], 'b' => [null, $this->lines($pb)]] as $who => [$head, $rest]) {
+            $lines = $head === null ? $rest : [$head, ...$rest];
+            if (($lines[0] ?? 'busy') === 'busy') {
+                continue;
+            }
+            [, $from, $valid] = explode(' ', $lines[0]);
+            $until = (int) explode(' ', $lines[1])[1];
+            $holds[] = ['who' => $who, 'token' => null, 'from' => (int) $from, 'to' => min($until, (int) $from + (int) ((float) $valid * 1e9))];
+        }
+        return $holds;
+    }
+
+    /** Sane clocks: A holds through 3 of 5 nodes, B reaches the other 3 (node 3 shared) and waits its turn. */
+    public function testRedlockWithAMinorityPartitionedNeverHoldsTwice(): void
+    {
+        $holds = $this->redlockRound([4, 5], [1, 2], null);
+        $this->assertSame(['a', 'b'], array_column($holds, 'who'), 'both held it, one after the other');
+        $this->assertSame(0, History::overlaps($holds));
+        self::report('redlock, minority cut off each side', ['double holds' => 0]);
+    }
+
+    /** A cut off from a majority cannot take the lock; B, reaching all, can. */
+    public function testRedlockCutOffFromAMajorityCannotAcquire(): void
+    {
+        $holds = $this->redlockRound([3, 4, 5], [], null);
+        $this->assertSame(['b'], array_column($holds, 'who'));
+        self::report('redlock, majority cut off', ['double holds' => 0]);
+    }
+
+    /**
+     * The known unsafe case (the Redlock debate): node 3's clock jumps
+     * ahead past the TTL while A holds; its key expires there, and B gets
+     * a majority with it. The checker must see the double hold.
+     */
+    public function testRedlockWithAClockJumpOnASharedNodeHoldsTwiceAndTheCheckerSeesIt(): void
+    {
+        if (($why = Network::noFaketime()) !== null) {
+            $this->markTestSkipped($why);
+        }
+        $holds = $this->redlockRound([4, 5], [1, 2], '+10');
+        $this->assertSame(['a', 'b'], array_column($holds, 'who'));
+        $this->assertSame(1, History::overlaps($holds), 'two holders at once: what Redlock cannot prevent when a clock jumps');
+        self::report('redlock, a shared node\'s clock jumps +10 s (ttl 3 s)', ['double holds' => 1]);
     }
 }
