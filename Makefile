@@ -42,7 +42,7 @@ test: build test-rust test-php
 faults: build
 	PROPTEST_CASES=20000 $(ENGINE_CARGO) test --no-default-features --test properties
 	FAULTS_LONG=1 GENERATED_CASES=50000 $(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml \
-	  --filter 'FaultsTest|FpmFaultsTest|BadInputTest|GeneratedInputTest|testKilledWorkersLoseNothing|testLocksStillHeldAtRequestEndAreReleased|testAFatalError'
+	  --filter 'FaultsTest|FpmFaultsTest|PartitionTest|BadInputTest|GeneratedInputTest|testKilledWorkersLoseNothing|testLocksStillHeldAtRequestEndAreReleased|testAFatalError'
 
 # Benchmarks against the peers and a private redis-server; writes
 # bench/RESULTS.md.

@@ -305,4 +305,93 @@ final class PartitionTest extends RedisLockTestCase
         $this->assertSame(1, History::overlaps($holds), 'two holders at once: what Redlock cannot prevent when a clock jumps');
         self::report('redlock, a shared node\'s clock jumps +10 s (ttl 3 s)', ['double holds' => 1]);
     }
+
+    public static function links(): array
+    {
+        $links = [
+            '50 ms, 5% loss, ttl 2 s' => [50, 20, 5, 2, 0.5],
+            '200 ms, 10% loss, ttl 6 s' => [200, 50, 10, 6, 1.5],
+        ];
+        if (self::long()) {
+            $links['500 ms, 20% loss, ttl 15 s'] = [500, 100, 20, 15, 3];
+        }
+        return $links;
+    }
+
+    /**
+     * Lease renewal over a slow, lossy link (a delaying proxy, one way
+     * $ms + up to $jitter ms, and nftables dropping $loss% of the packets
+     * both ways): the lock is never lost while the link works. Then the
+     * link is cut: once Redis has let the lease run out, isHeld() never
+     * says true again, and it reports the loss (false). The timeouts and
+     * the lease follow the rule FAULTS.md gives: a renewal is due after a
+     * third of the lease, so what is left must fit a few timed-out tries.
+     *
+     * @dataProvider links
+     */
+    public function testRenewalHoldsOverASlowLossyLinkAndReportsTheLossWhenItIsCut(int $ms, int $jitter, int $loss, int $ttl, float $timeout): void
+    {
+        $net = $this->net;
+        $a = $net->host('a');
+        $net->redis(6379);
+        $net->delay(6380, 6379, $ms, $jitter);
+        $net->loss('a', $loss);
+        $dsn = var_export("redis://$a:6380?timeout=$timeout&read_timeout=$timeout", true);
+        $works = self::long() ? 20 : 3 * $ttl;
+        $p = $this->on('a', '
+            $l = (new RedisLock\Client(' . $dsn . '))->lock("renewed", ["ttl" => ' . $ttl . ', "autoRenew" => true]);
+            $l->acquire(10) or exit(3);
+            echo $l->owner(), "\n";
+            $start = hrtime(true);
+            while (true) {
+                try { $held = $l->isHeld() ? "1" : "0"; } catch (RedisLock\ConnectionException $e) { $held = "E"; }
+                echo hrtime(true), " $held\n";
+                if ($held === "0") { try { $l->release(); } catch (Throwable $e) { echo hrtime(true), " 0 ", get_class($e), ": ", $e->getMessage(), "\n"; } break; }
+                usleep(100000);
+            }');
+        $owner = self::line($p);
+        $this->assertSame($owner, $net->cli(6379, 'GET', 'lock:{renewed}'));
+        $end = hrtime(true) + $works * 1e9;
+        $states = [];
+        while (hrtime(true) < $end) {
+            $line = self::line($p, 2 * $timeout + 2);
+            [$at, $state] = explode(' ', $line);
+            $states[] = $state;
+            $this->assertNotSame('0', $state, 'no loss while the link works: ' . implode('', $states) . ' ' . self::line($p));
+        }
+        $this->assertSame($owner, $net->cli(6379, 'GET', 'lock:{renewed}'), 'still held on the server');
+        $slow = array_count_values($states)['E'] ?? 0;
+
+        $cut = hrtime(true);
+        $net->partition('a');
+        $gone = null;
+        $after = [];
+        while (true) {
+            $r = [$p[1][1]];
+            $w = $e = null;
+            if (stream_select($r, $w, $e, 0, 20000)) {
+                $line = fgets($p[1][1]);
+                if ($line === false) {
+                    break;
+                }
+                $after[] = explode(' ', trim($line), 3);
+            }
+            if ($gone === null && $net->cli(6379, 'EXISTS', 'lock:{renewed}') === '0') {
+                $gone = hrtime(true);
+            }
+            $this->assertLessThan($cut + 6 * $ttl * 1e9, hrtime(true), 'the loss is reported at all');
+        }
+        $this->lines($p);
+        $this->assertNotNull($gone);
+        $this->assertStringStartsWith('RedisLock\\LockLostException: ', end($after)[2] ?? '', 'release() says why');
+        $this->assertSame('0', end($after)[1], 'the loss reported');
+        $lateTrue = count(array_filter($after, fn ($x) => $x[1] === '1' && (int) $x[0] > $gone));
+        $this->assertSame(0, $lateTrue, 'isHeld() never true after Redis let the lease go');
+        self::report("renewal over $ms ms (+$jitter) one way, $loss% loss, ttl $ttl s", [
+            'false losses while the link worked' => 0,
+            "isHeld() calls timed out while it worked (of " . count($states) . ')' => $slow,
+            'lease gone on Redis after the cut (s)' => ($gone - $cut) / 1e9,
+            'isHeld() false after the cut (s)' => ((int) array_values(array_filter($after, fn ($x) => $x[1] === '0'))[0][0] - $cut) / 1e9,
+        ]);
+    }
 }

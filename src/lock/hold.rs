@@ -277,11 +277,15 @@ impl Hold {
         held::remove(self.owner, &self.entry);
         let lost = h.renewal.and_then(renew::stop);
         // Our token still under the key means nobody else held it meanwhile,
-        // whatever the renewal thought.
-        if super::release(&h.config, &h.keys, h.token.as_bytes())? {
-            return Ok(());
+        // whatever the renewal thought. A loss the renewal already knew
+        // stays the answer when Redis is out of reach (a partition): the
+        // key runs out by its lease.
+        match (super::release(&h.config, &h.keys, h.token.as_bytes()), lost) {
+            (Ok(true), _) => Ok(()),
+            (Ok(false), lost) => Err(Refused::Lost(lost.unwrap_or_else(|| GONE.into()))),
+            (Err(_), Some(reason)) => Err(Refused::Lost(reason)),
+            (Err(e), None) => Err(e.into()),
         }
-        Err(Refused::Lost(lost.unwrap_or_else(|| GONE.into())))
     }
 
     /// Sets the lease to `lease` (default: the lock's) from now.
