@@ -53,7 +53,7 @@ unshare --mount --fork bash -c '
   # Chromium starts here, but chromedriver cannot reach its renderer: the
   # browser tests run on the host only (REDISLOCK_BROWSER=0 skips them), and
   # so do the network namespace tests (REDISLOCK_NETNS=0: the chroot has no
-  # /run/netns of its own; they test the extension, not the release's PHP).
+  # /run/netns of its own; they test the extension, not the release PHP).
   exec chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 CI="${CI:-}" REDISLOCK_BROWSER=0 REDISLOCK_NETNS=0 \
     CARGO_HOME="$cargo_home" RUSTUP_HOME="$rustup_home" \
     PATH="$cargo_home/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
