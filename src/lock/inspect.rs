@@ -62,15 +62,17 @@ pub fn state(config: &Config, kind: Kind, name: &[u8]) -> Result<State, Error> {
     Ok(states_of(config, &[(keys, raw)])?.remove(0))
 }
 
-/// How the locks stand: a round trip per 1000 locks, and one for the
-/// holders, each process looked up once.
+/// How the locks stand: one round trip to load the script, one per 1000
+/// locks, and one for the holders, each process looked up once.
 pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, Error> {
     let mut read = Vec::with_capacity(locks.len());
+    if !locks.is_empty() {
+        // A pipeline does not load its scripts itself.
+        conn::with(config, |c| STATE.prepare_invoke().load(c))?;
+    }
     for chunk in locks.chunks(1000) {
         let keys: Vec<Keys> = chunk.iter().map(|(kind, name)| kind.keys(config, name)).collect();
         let raw: Vec<Raw> = conn::with(config, |c| {
-            // A pipeline does not load its scripts itself.
-            STATE.prepare_invoke().load(c)?;
             let mut pipe = redis::pipe();
             for k in &keys {
                 pipe.invoke_script(&invocation(k));
