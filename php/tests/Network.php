@@ -9,6 +9,12 @@
  * packets both ways, so a partition looks like silence, not a refused
  * connection. Everything is made by the test and removed by close().
  *
+ * The servers' namespace also has a service address, 10.<net>.0.1, which
+ * every host reaches through its link: servers that name each other
+ * (replicas, sentinels) use it, so that the addresses the sentinels hand
+ * out work from every host, and isolate() can cut one server off from the
+ * others while the hosts still reach it.
+ *
  * The kernel's netem qdisc (latency, reordering) is often missing from VM
  * kernels (CONFIG_NET_SCH_NETEM): latency comes from a delaying proxy
  * (delay()) instead, which never reorders, as TCP would not either.
@@ -75,10 +81,20 @@ final class Network
         @mkdir($this->dir);
         self::run("ip netns add {$this->ns}");
         $this->in("ip link set lo up");
+        $this->in('ip addr add ' . $this->service() . '/32 dev lo');
+        // Servers talking to each other on the service address: from it, to it.
         $this->in('nft -f -', "table inet rl {
-            chain input { type filter hook input priority 0; policy accept; }
+            chain servers { }
+            chain input { type filter hook input priority 0; policy accept;
+                ip saddr {$this->service()} ip daddr {$this->service()} jump servers; }
             chain output { type filter hook output priority 0; policy accept; }
         }");
+    }
+
+    /** The servers' address for each other and for every host (see the class comment). */
+    public function service(): string
+    {
+        return "10.{$this->net}.0.1";
     }
 
     /** A client host joined to the servers; returns the servers' address as it sees them. */
@@ -93,6 +109,7 @@ final class Network
         self::run("ip link add rl{$pid}a$i netns $ns type veth peer name rl{$pid}b$i netns {$this->ns}");
         self::run("ip netns exec $ns ip addr add 10.{$this->net}.$i.1/24 dev rl{$pid}a$i");
         self::run("ip netns exec $ns ip link set rl{$pid}a$i up");
+        self::run("ip netns exec $ns ip route add default via 10.{$this->net}.$i.2");
         $this->in("ip addr add 10.{$this->net}.$i.2/24 dev rl{$pid}b$i");
         $this->in("ip link set rl{$pid}b$i up");
         $client = "10.{$this->net}.$i.1";
@@ -126,15 +143,36 @@ final class Network
         }
         $dir = "{$this->dir}/$port";
         @mkdir($dir);
-        $cmd = ['ip', 'netns', 'exec', $this->ns, 'env', ...$env, 'redis-server', '--port', (string) $port,
-                '--bind', '0.0.0.0', '--protected-mode', 'no', '--save', '', '--appendonly', 'no', '--dir', $dir, ...$args];
-        $this->processes[] = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', "$dir/stderr", 'w']], $pipes);
+        $this->start($port, ['env', ...$env, 'redis-server', '--port', (string) $port, '--bind', '0.0.0.0',
+            '--protected-mode', 'no', '--save', '', '--appendonly', 'no', '--dir', $dir, ...$args]);
+    }
+
+    private function start(int $port, array $cmd): void
+    {
+        $log = "{$this->dir}/stdout-$port";
+        $this->processes[] = proc_open(['ip', 'netns', 'exec', $this->ns, ...$cmd],
+            [1 => ['file', $log, 'a'], 2 => ['file', $log, 'a']], $pipes);
         for ($i = 0; $i < 200 && $this->cli($port, 'PING') !== 'PONG'; $i++) {
             usleep(25000);
         }
         if ($this->cli($port, 'PING') !== 'PONG') {
-            throw new RuntimeException("redis-server on $port did not start: " . @file_get_contents("$dir/stderr"));
+            throw new RuntimeException("redis-server on $port did not start: " . @file_get_contents($log));
         }
+    }
+
+    /**
+     * Starts a sentinel in the servers' namespace on $port, watching the
+     * master on $masterPort (as "mymaster", quorum 2) through the service
+     * address; it takes a master down after $downMs of silence.
+     */
+    public function sentinel(int $port, int $masterPort, int $downMs): void
+    {
+        $conf = "{$this->dir}/sentinel-$port.conf";
+        file_put_contents($conf, "port $port\nbind 0.0.0.0\nprotected-mode no\ndir {$this->dir}\n"
+            . "sentinel monitor mymaster {$this->service()} $masterPort 2\n"
+            . "sentinel down-after-milliseconds mymaster $downMs\n"
+            . "sentinel failover-timeout mymaster 10000\n");
+        $this->start($port, ['redis-server', $conf, '--sentinel']);
     }
 
     /** A libfaketime clock file, at the real time to start with. */
@@ -186,6 +224,16 @@ final class Network
         $set = $ports === [] ? '' : '{ ' . implode(', ', $ports) . ' }';
         $this->in('nft -f -', sprintf("add rule inet rl in$i %s %s drop\nadd rule inet rl out$i %s %s drop",
             $set === '' ? '' : "tcp dport $set", $match, $set === '' ? '' : "tcp sport $set", $match));
+    }
+
+    /**
+     * Cuts the server on $port off from the other servers (replicas,
+     * sentinels: all that reach it on the service address), while every
+     * host still reaches it: the old master of a split brain.
+     */
+    public function isolate(int $port): void
+    {
+        $this->in('nft -f -', "add rule inet rl servers tcp dport $port drop\nadd rule inet rl servers tcp sport $port drop");
     }
 
     /** Ends every partition and loss of $host. */

@@ -306,6 +306,171 @@ final class PartitionTest extends RedisLockTestCase
         self::report('redlock, a shared node\'s clock jumps +10 s (ttl 3 s)', ['double holds' => 1]);
     }
 
+    public static function waits(): array
+    {
+        return ['without replicas' => [0], 'with replicas 1 (WAIT)' => [1]];
+    }
+
+    /**
+     * Sentinel split brain: the master (6379, replicas 6380 and 6381,
+     * three sentinels) is cut off from its replicas and the sentinels
+     * while the clients on host a still reach it; the sentinels promote a
+     * replica, host b's clients go there. On host a, A holds "account"
+     * since before the cut (renewed, and writing to the fenced store as
+     * a process that does not check would), and C takes and frees
+     * "ledger" every 100 ms. On host b, B takes "account" on the new
+     * master and writes.
+     *
+     * Measured: C's acquisitions the new master never saw (lost), with
+     * and without the `replicas` option: without it every acquisition
+     * after the cut is lost; with it none is, the isolated master's
+     * acquisitions fail instead. Both ways A and B hold "account" at once
+     * (WAIT checks an acquire, not a hold renewed on the old master), and
+     * the fence refuses every write of A's once B has written.
+     *
+     * @dataProvider waits
+     */
+    public function testSentinelSplitBrainLosesAcquisitionsUnlessTheyWaitAndFencingKeepsTheResourceRight(int $replicas): void
+    {
+        $net = $this->net;
+        $net->host('a');
+        $net->host('b');
+        $service = $net->service();
+        $net->redis(6379);
+        foreach ([6380, 6381] as $port) {
+            $net->redis($port, null, ['--replicaof', $service, '6379']);
+        }
+        foreach ([26379, 26380, 26381] as $port) {
+            $net->sentinel($port, 6379, 1000);
+        }
+        $ready = function () use ($net) {
+            foreach ([26379, 26380, 26381] as $port) {
+                $info = explode("\n", $net->cli($port, 'SENTINEL', 'master', 'mymaster'));
+                $field = fn ($name) => $info[array_search($name, $info, true) + 1] ?? null;
+                if ($field('num-slaves') !== '2' || $field('num-other-sentinels') !== '2') {
+                    return false;
+                }
+            }
+            foreach ([6380, 6381] as $port) {
+                if (!str_contains($net->cli($port, 'INFO', 'replication'), 'master_link_status:up')) {
+                    return false;
+                }
+            }
+            return true;
+        };
+        for ($i = 0; $i < 300 && !$ready(); $i++) {
+            usleep(100000);
+        }
+        $this->assertTrue($ready(), 'the sentinels know both replicas and each other');
+        $dsn = var_export("redis+sentinel://$service:26379,$service:26380,$service:26381/mymaster?timeout=0.5&read_timeout=0.5", true);
+        $stop = "{$this->dir}/stop";
+        $store = var_export("{$this->dir}/store", true);
+        $options = '["replicas" => ' . $replicas . ', "replicaTimeout" => 0.3]';
+        $a = $this->on('a', '
+            $l = (new RedisLock\Client(' . $dsn . '))->lock("account", ["ttl" => 1, "autoRenew" => true] + ' . $options . ');
+            $l->acquire() or exit(3);
+            $t = $l->token();
+            echo "acquired $t ", hrtime(true), "\n";
+            while (!file_exists(' . var_export($stop, true) . ')) {
+                try { $held = $l->isHeld() ? "1" : "0"; } catch (RedisLock\ConnectionException $e) { $held = "E"; }
+                $at = hrtime(true);
+                fenced_write(' . $store . ', "a", $t);
+                echo "write $at $held\n";
+                usleep(20000);
+            }');
+        [, $aToken, $aFrom] = explode(' ', self::line($a));
+        $c = $this->on('a', '
+            $l = (new RedisLock\Client(' . $dsn . '))->lock("ledger", ["ttl" => 60] + ' . $options . ');
+            while (!file_exists(' . var_export($stop, true) . ')) {
+                try {
+                    if ($l->acquire()) {
+                        echo "ok ", $l->token(), " ", hrtime(true), "\n";
+                        $l->release();
+                    } else {
+                        echo "busy ", hrtime(true), "\n";
+                    }
+                } catch (RedisLock\RedisLockException $e) {
+                    echo "failed ", hrtime(true), " ", get_class($e), "\n";
+                }
+                usleep(100000);
+            }');
+        for ($i = 0; $i < 3; $i++) {
+            $this->assertStringStartsWith('ok ', self::line($c), 'C takes the lock before the cut');
+        }
+        $cut = hrtime(true);
+        $net->isolate(6379);
+        $master = fn () => explode("\n", $net->cli(26379, 'SENTINEL', 'get-master-addr-by-name', 'mymaster'))[1] ?? '';
+        for ($i = 0; $i < 300 && $master() === '6379'; $i++) {
+            usleep(100000);
+        }
+        $promoted = (int) $master();
+        $failover = hrtime(true);
+        $this->assertContains($promoted, [6380, 6381], 'a replica was promoted');
+        $known = (int) $net->cli($promoted, 'GET', 'lock:{ledger}:fence');
+        $b = $this->on('b', '
+            $l = (new RedisLock\Client(' . $dsn . '))->lock("account", ["ttl" => 5]);
+            $l->acquire(15) or exit(3);
+            $t = $l->token();
+            echo "acquired $t ", hrtime(true), "\n";
+            for ($i = 0; $i < 10; $i++) { fenced_write(' . $store . ', "b", $t); usleep(20000); }
+            $l->release();
+            echo "released ", hrtime(true), "\n";');
+        $took = $this->lines($b);
+        usleep(300000);
+        touch($stop);
+        $aLines = $this->lines($a);
+        $cLines = $this->lines($c);
+
+        [, $bToken, $bFrom] = explode(' ', $took[0]);
+        $bTo = (int) explode(' ', $took[1])[1];
+        $aTo = null;
+        foreach ($aLines as $line) {
+            [, $at, $held] = explode(' ', $line);
+            if ($held !== '1' && $aTo === null && $at > $cut) {
+                $aTo = (int) $at;
+            }
+        }
+        $holds = [
+            ['who' => 'a', 'token' => (int) $aToken, 'from' => (int) $aFrom, 'to' => $aTo ?? PHP_INT_MAX],
+            ['who' => 'b', 'token' => (int) $bToken, 'from' => (int) $bFrom, 'to' => $bTo],
+        ];
+        $ok = $failed = $lost = 0;
+        foreach ($cLines as $line) {
+            $f = explode(' ', $line);
+            if ($f[0] === 'ok' && (int) $f[2] > $cut) {
+                $ok++;
+                $lost += (int) $f[1] > $known ? 1 : 0;
+            }
+            $failed += $f[0] === 'failed' ? 1 : 0;
+        }
+        $writes = fenced_log("{$this->dir}/store");
+        $late = History::lateWrites($writes, $holds);
+        $refused = count(array_filter($writes, fn ($w) => !$w['accepted']));
+
+        $this->assertSame(0, History::tokensOutOfOrder($holds));
+        $this->assertSame(0, History::staleAccepted($writes), 'the fenced resource accepted no stale write');
+        $this->assertSame(1, History::overlaps($holds), 'A, renewing on the old master, held it while B did: ' . implode(' | ', array_slice($aLines, -2)));
+        $this->assertGreaterThan(0, $late, 'A wrote after B took the lock');
+        $this->assertSame($late, $refused, 'the fence refused every write of A made after B had the lock, no other');
+        if ($replicas === 0) {
+            $this->assertGreaterThan(0, $ok, 'C went on taking the lock on the old master');
+            $this->assertSame($ok, $lost, 'every acquisition after the cut is unknown to the new master');
+        } else {
+            $this->assertSame(0, $ok, 'no replica acknowledged an acquisition after the cut: none succeeded');
+            $this->assertGreaterThan(0, $failed, 'C was told');
+            $this->assertSame(0, $lost);
+        }
+        self::report("sentinel split brain, replicas $replicas", [
+            'failover after the cut (s)' => ($failover - $cut) / 1e9,
+            'acquisitions after the cut: succeeded' => $ok,
+            'lost (unknown to the new master)' => $lost,
+            'refused' => $failed,
+            'double holds (A renewing on the old master)' => 1,
+            'writes refused by fencing (would overlap unfenced)' => $late,
+            'stale writes accepted' => 0,
+        ]);
+    }
+
     public static function links(): array
     {
         $links = [
