@@ -214,3 +214,22 @@ fn renewal_reports_redis_unreachable_once_the_lease_may_have_run_out() {
     );
     renew::shutdown();
 }
+
+#[test]
+fn renewal_reports_the_loss_when_the_lease_runs_out_while_a_renewal_is_unanswered() {
+    let server = RedisServer::start();
+    let (_, _, id) = renewed(&server, "lock:{p}", 400, Duration::from_secs(60));
+    // Paused: the renewal due at a third of the lease waits out its read
+    // timeout (1 s), well past the lease.
+    let pid = server.pid() as libc::pid_t;
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(700));
+    let reason = renew::lost(id);
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let reason = reason.expect("lost once the lease ran out, before the renewal timed out");
+    assert!(reason.contains("did not confirm a renewal"), "{reason}");
+    // The renewal's outcome, when it comes, changes nothing.
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(renew::lost(id), Some(reason));
+    renew::shutdown();
+}

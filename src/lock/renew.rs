@@ -118,9 +118,25 @@ pub fn start(lease: Lease) -> std::io::Result<u64> {
     Ok(id)
 }
 
-/// Why the lock of renewal `id` was lost, if it was.
+/// Why the lock of renewal `id` was lost, if it was. Once the last
+/// confirmed lease has run out the lock is lost, even while a renewal is
+/// still unanswered (a slow or cut link): whatever that renewal's outcome,
+/// the loss is reported within one lease of the last confirmation.
 pub fn lost(id: u64) -> Option<String> {
-    running().and_then(|shared| shared.state().lost.get(&id).cloned())
+    let shared = running()?;
+    let mut state = shared.state();
+    if let Some(r) = state.renewals.get(&id)
+        && Instant::now() >= r.safe_until
+    {
+        let reason = if r.safe_until >= r.lease.until {
+            max_hold_reached(&r.lease)
+        } else {
+            "its lease could not be renewed before it ran out: Redis did not confirm a renewal in time".into()
+        };
+        state.renewals.remove(&id);
+        state.lost.insert(id, reason);
+    }
+    state.lost.get(&id).cloned()
 }
 
 /// Stops renewal `id`; returns why the lock was lost, if it was.
@@ -195,10 +211,7 @@ enum Outcome {
 fn renew(lease: &Lease, now: Instant) -> Outcome {
     let left = lease.until.saturating_duration_since(now);
     if left < Duration::from_millis(1) {
-        return Outcome::Lost(format!(
-            "the lock was held for its maximum hold time ({} s) and its lease ran out",
-            lease.max_hold.as_secs_f64()
-        ));
+        return Outcome::Lost(max_hold_reached(lease));
     }
     let ttl = lease.lease.min(left);
     match super::extend_hold(&lease.config, &lease.keys, &lease.token, ttl) {
@@ -208,6 +221,13 @@ fn renew(lease: &Lease, now: Instant) -> Outcome {
         ),
         Err(e) => Outcome::Failed(e.to_string()),
     }
+}
+
+fn max_hold_reached(lease: &Lease) -> String {
+    format!(
+        "the lock was held for its maximum hold time ({} s) and its lease ran out",
+        lease.max_hold.as_secs_f64()
+    )
 }
 
 fn apply(state: &mut State, id: u64, sent: Instant, outcome: Outcome) {
