@@ -138,7 +138,8 @@ pub fn of(config: &Config, tokens: &[Option<&[u8]>]) -> Result<Vec<Option<Holder
     let described: Vec<HashMap<String, String>> = conn::with(config, |c| {
         let mut pipe = redis::pipe();
         for id in &ids {
-            pipe.cmd("HGETALL").arg(config.key(&key(&String::from_utf8_lossy(id))));
+            pipe.cmd("HGETALL")
+                .arg(config.key(&key(&String::from_utf8_lossy(id))));
         }
         pipe.query(c)
     })?;

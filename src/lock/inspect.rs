@@ -71,7 +71,10 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
         conn::with(config, |c| STATE.prepare_invoke().load(c))?;
     }
     for chunk in locks.chunks(1000) {
-        let keys: Vec<Keys> = chunk.iter().map(|(kind, name)| kind.keys(config, name)).collect();
+        let keys: Vec<Keys> = chunk
+            .iter()
+            .map(|(kind, name)| kind.keys(config, name))
+            .collect();
         let raw: Vec<Raw> = conn::with(config, |c| {
             let mut pipe = redis::pipe();
             for k in &keys {
@@ -90,7 +93,10 @@ type Raw = (Option<Vec<u8>>, i64, Option<i64>, u64);
 
 fn invocation(keys: &Keys) -> redis::ScriptInvocation<'static> {
     let mut call = STATE.prepare_invoke();
-    call.key(&keys.lock).key(&keys.fence).key(&keys.line).arg(&keys.waiters);
+    call.key(&keys.lock)
+        .key(&keys.fence)
+        .key(&keys.line)
+        .arg(&keys.waiters);
     call
 }
 
