@@ -82,6 +82,51 @@ final class PartitionTest extends RedisLockTestCase
     }
 
     /**
+     * Starts a process on $host that takes "account" with $options (PHP
+     * code for an array) and then writes to the fenced store every 20 ms
+     * while $while (PHP code) is true, checking nothing, as a process in
+     * a GC pause or a slow request would. It prints "acquired <token>
+     * <hrtime>", then "write <hrtime> <held>" with what isHeld() said just
+     * before (1, 0, or E: ConnectionException). Returns the process and
+     * that first line's token and time.
+     */
+    private function blindWriter(string $host, string $dsn, string $options, string $while): array
+    {
+        $p = $this->on($host, '
+            $l = (new RedisLock\Client(' . var_export($dsn, true) . '))->lock("account", ' . $options . ');
+            $l->acquire() or exit(3);
+            $t = $l->token();
+            echo "acquired $t ", hrtime(true), "\n";
+            while (' . $while . ') {
+                try { $held = $l->isHeld() ? "1" : "0"; } catch (RedisLock\ConnectionException $e) { $held = "E"; }
+                $at = hrtime(true);
+                fenced_write(' . var_export("{$this->dir}/store", true) . ', ' . var_export($host, true) . ', $t);
+                echo "write $at $held\n";
+                usleep(20000);
+            }');
+        [, $token, $from] = explode(' ', self::line($p));
+        return [$p, (int) $token, (int) $from];
+    }
+
+    /**
+     * A process on $host that takes "account" (waiting up to 15 s), writes
+     * to the fenced store 10 times and releases it. Returns its hold.
+     */
+    private function taker(string $host, string $dsn): array
+    {
+        $took = $this->lines($this->on($host, '
+            $l = (new RedisLock\Client(' . var_export($dsn, true) . '))->lock("account", ["ttl" => 5]);
+            $l->acquire(15) or exit(3);
+            $t = $l->token();
+            echo "acquired $t ", hrtime(true), "\n";
+            for ($i = 0; $i < 10; $i++) { fenced_write(' . var_export("{$this->dir}/store", true) . ', ' . var_export($host, true) . ', $t); usleep(20000); }
+            $l->release();
+            echo "released ", hrtime(true), "\n";'));
+        [, $token, $from] = explode(' ', $took[0]);
+        return ['who' => $host, 'token' => (int) $token, 'from' => (int) $from, 'to' => (int) explode(' ', $took[1])[1]];
+    }
+
+    /**
      * A holder cut off from Redis past its lease while another process
      * takes the lock. The holder goes on writing, as a process that does
      * not check would (a GC pause, a slow request): the fenced resource
@@ -97,38 +142,15 @@ final class PartitionTest extends RedisLockTestCase
         $a = $net->host('a');
         $b = $net->host('b');
         $net->redis(6379);
-        $store = var_export("{$this->dir}/store", true);
-        $ttl = 1;
-        $holder = $this->on('a', '
-            $l = (new RedisLock\Client(' . var_export($dsn($a), true) . '))->lock("account", ["ttl" => ' . $ttl . ', "autoRenew" => true]);
-            $l->acquire() or exit(3);
-            $t = $l->token();
-            echo "acquired $t ", hrtime(true), "\n";
-            $end = hrtime(true) + ' . (self::long() ? 6 : 3) . ' * 1e9;
-            while (hrtime(true) < $end) {
-                try { $held = $l->isHeld() ? "1" : "0"; } catch (RedisLock\ConnectionException $e) { $held = "E"; }
-                $at = hrtime(true);
-                fenced_write(' . $store . ', "a", $t);
-                echo "write $at $held\n";
-                usleep(20000);
-            }');
-        [, $token, $from] = explode(' ', self::line($holder));
+        [$holder, $token, $from] = $this->blindWriter('a', $dsn($a), '["ttl" => 1, "autoRenew" => true]',
+            'hrtime(true) < ' . (hrtime(true) + (self::long() ? 6 : 3) * 1_000_000_000));
         usleep(300000);
         $cut = hrtime(true);
         $net->partition('a');
-        $taker = $this->on('b', '
-            $l = (new RedisLock\Client(' . var_export($dsn($b), true) . '))->lock("account", ["ttl" => 5]);
-            $l->acquire(10) or exit(3);
-            $t = $l->token();
-            echo "acquired $t ", hrtime(true), "\n";
-            for ($i = 0; $i < 10; $i++) { fenced_write(' . $store . ', "b", $t); usleep(20000); }
-            $l->release();
-            echo "released ", hrtime(true), "\n";');
-        $took = $this->lines($taker);
+        $bHold = $this->taker('b', $dsn($b));
         $held = $this->lines($holder);
 
-        [, $bToken, $bFrom] = explode(' ', $took[0]);
-        $bTo = (int) explode(' ', $took[1])[1];
+        $bFrom = $bHold['from'];
         $doubt = $sawLoss = null;
         $heldLate = 0;
         foreach (array_slice($held, 1) as $line) {
@@ -144,12 +166,9 @@ final class PartitionTest extends RedisLockTestCase
             }
         }
         $writes = fenced_log("{$this->dir}/store");
-        $holds = [
-            ['who' => 'a', 'token' => (int) $token, 'from' => (int) $from, 'to' => $doubt ?? PHP_INT_MAX],
-            ['who' => 'b', 'token' => (int) $bToken, 'from' => (int) $bFrom, 'to' => $bTo],
-        ];
-        $this->assertGreaterThan((int) $token, (int) $bToken, 'the next hold has a higher token');
-        $this->assertGreaterThan($cut, (int) $bFrom, 'the other process took the lock once the lease ran out');
+        $holds = [['who' => 'a', 'token' => $token, 'from' => $from, 'to' => $doubt ?? PHP_INT_MAX], $bHold];
+        $this->assertGreaterThan($token, $bHold['token'], 'the next hold has a higher token');
+        $this->assertGreaterThan($cut, $bFrom, 'the other process took the lock once the lease ran out');
         $this->assertSame(0, History::staleAccepted($writes), 'the fenced resource accepted no stale write');
         $this->assertSame(0, History::tokensOutOfOrder($holds));
         $this->assertSame(0, $heldLate, 'isHeld() never said true once the other process held the lock');
@@ -443,26 +462,13 @@ final class PartitionTest extends RedisLockTestCase
             usleep(100000);
         }
         $this->assertTrue($ready(), 'the sentinels know both replicas and each other');
-        $dsn = var_export("redis+sentinel://$service:26379,$service:26380,$service:26381/mymaster?timeout=0.5&read_timeout=0.5", true);
-        $stop = "{$this->dir}/stop";
-        $store = var_export("{$this->dir}/store", true);
+        $dsn = "redis+sentinel://$service:26379,$service:26380,$service:26381/mymaster?timeout=0.5&read_timeout=0.5";
+        $stop = var_export("{$this->dir}/stop", true);
         $options = '["replicas" => ' . $replicas . ', "replicaTimeout" => 0.3]';
-        $a = $this->on('a', '
-            $l = (new RedisLock\Client(' . $dsn . '))->lock("account", ["ttl" => 1, "autoRenew" => true] + ' . $options . ');
-            $l->acquire() or exit(3);
-            $t = $l->token();
-            echo "acquired $t ", hrtime(true), "\n";
-            while (!file_exists(' . var_export($stop, true) . ')) {
-                try { $held = $l->isHeld() ? "1" : "0"; } catch (RedisLock\ConnectionException $e) { $held = "E"; }
-                $at = hrtime(true);
-                fenced_write(' . $store . ', "a", $t);
-                echo "write $at $held\n";
-                usleep(20000);
-            }');
-        [, $aToken, $aFrom] = explode(' ', self::line($a));
+        [$a, $aToken, $aFrom] = $this->blindWriter('a', $dsn, '["ttl" => 1, "autoRenew" => true] + ' . $options, "!file_exists($stop)");
         $c = $this->on('a', '
-            $l = (new RedisLock\Client(' . $dsn . '))->lock("ledger", ["ttl" => 60] + ' . $options . ');
-            while (!file_exists(' . var_export($stop, true) . ')) {
+            $l = (new RedisLock\Client(' . var_export($dsn, true) . '))->lock("ledger", ["ttl" => 60] + ' . $options . ');
+            while (!file_exists(' . $stop . ')) {
                 try {
                     if ($l->acquire()) {
                         echo "ok ", $l->token(), " ", hrtime(true), "\n";
@@ -488,22 +494,12 @@ final class PartitionTest extends RedisLockTestCase
         $failover = hrtime(true);
         $this->assertContains($promoted, [6380, 6381], 'a replica was promoted');
         $known = (int) $net->cli($promoted, 'GET', 'lock:{ledger}:fence');
-        $b = $this->on('b', '
-            $l = (new RedisLock\Client(' . $dsn . '))->lock("account", ["ttl" => 5]);
-            $l->acquire(15) or exit(3);
-            $t = $l->token();
-            echo "acquired $t ", hrtime(true), "\n";
-            for ($i = 0; $i < 10; $i++) { fenced_write(' . $store . ', "b", $t); usleep(20000); }
-            $l->release();
-            echo "released ", hrtime(true), "\n";');
-        $took = $this->lines($b);
+        $bHold = $this->taker('b', $dsn);
         usleep(300000);
-        touch($stop);
+        touch("{$this->dir}/stop");
         $aLines = $this->lines($a);
         $cLines = $this->lines($c);
 
-        [, $bToken, $bFrom] = explode(' ', $took[0]);
-        $bTo = (int) explode(' ', $took[1])[1];
         $aTo = null;
         foreach ($aLines as $line) {
             [, $at, $held] = explode(' ', $line);
@@ -511,10 +507,7 @@ final class PartitionTest extends RedisLockTestCase
                 $aTo = (int) $at;
             }
         }
-        $holds = [
-            ['who' => 'a', 'token' => (int) $aToken, 'from' => (int) $aFrom, 'to' => $aTo ?? PHP_INT_MAX],
-            ['who' => 'b', 'token' => (int) $bToken, 'from' => (int) $bFrom, 'to' => $bTo],
-        ];
+        $holds = [['who' => 'a', 'token' => $aToken, 'from' => $aFrom, 'to' => $aTo ?? PHP_INT_MAX], $bHold];
         $ok = $failed = $lost = 0;
         foreach ($cLines as $line) {
             $f = explode(' ', $line);
@@ -617,17 +610,24 @@ final class PartitionTest extends RedisLockTestCase
 
         $cut = hrtime(true);
         $net->partition('a');
+        // Until the client has reported the loss and ended, and Redis has
+        // let the lease go, in either order: the client may know first (its
+        // last confirmed lease ends before Redis' copy of it).
         $gone = null;
+        $ended = false;
         $after = [];
-        while (true) {
+        while ($gone === null || !$ended) {
             $r = [$p[1][1]];
             $w = $e = null;
-            if (stream_select($r, $w, $e, 0, 20000)) {
+            if ($ended) {
+                usleep(20000);
+            } elseif (stream_select($r, $w, $e, 0, 20000)) {
                 $line = fgets($p[1][1]);
                 if ($line === false) {
-                    break;
+                    $ended = true;
+                } else {
+                    $after[] = explode(' ', trim($line), 3);
                 }
-                $after[] = explode(' ', trim($line), 3);
             }
             if ($gone === null && $net->cli(6379, 'EXISTS', 'lock:{renewed}') === '0') {
                 $gone = hrtime(true);
