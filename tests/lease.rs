@@ -233,3 +233,24 @@ fn renewal_reports_the_loss_when_the_lease_runs_out_while_a_renewal_is_unanswere
     assert_eq!(renew::lost(id), Some(reason));
     renew::shutdown();
 }
+
+#[test]
+fn a_server_that_stops_answering_does_not_hold_up_renewals_on_another() {
+    let stalled = RedisServer::start();
+    let healthy = RedisServer::start();
+    let (_, _, slow) = renewed(&stalled, "lock:{s}", 3000, Duration::from_secs(60));
+    let (config, token, id) = renewed(&healthy, "lock:{h}", 600, Duration::from_secs(60));
+    // The stalled server's renewals each wait out the read timeout (1 s),
+    // longer than the other lock's lease.
+    let pid = stalled.pid() as libc::pid_t;
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_millis(2500));
+    let lost = renew::lost(id);
+    let held = lock::holds(&config, b"lock:{h}", &token);
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    assert_eq!(lost, None, "the healthy server's lock was renewed");
+    assert!(held.unwrap(), "and is held");
+    renew::stop(slow);
+    renew::stop(id);
+    renew::shutdown();
+}

@@ -1,11 +1,12 @@
-//! Lease renewal from a background thread: while a lock with `autoRenew` is
+//! Lease renewal from background threads: while a lock with `autoRenew` is
 //! held, its lease is set again every third of its length, until it is
-//! released, its maximum hold time is reached, or a renewal fails. The
-//! thread is started by the first renewal a process needs (never in module
-//! startup: PHP-FPM forks its workers after it), renews over its own
-//! connections, and never touches PHP.
+//! released, its maximum hold time is reached, or a renewal fails. Each
+//! server's locks have a thread of their own, started by the first renewal
+//! on that server a process needs (never in module startup: PHP-FPM forks
+//! its workers after it); it renews over its own connections and never
+//! touches PHP.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -40,7 +41,6 @@ struct State {
     renewals: HashMap<u64, Renewal>,
     /// Renewals that stopped because the lock was lost, with the reason.
     lost: HashMap<u64, String>,
-    next_id: u64,
     stop: bool,
 }
 
@@ -57,33 +57,49 @@ impl Shared {
     }
 }
 
+/// The renewal thread of one server (`Config::server`): a server that
+/// stops answering holds up only its own locks' renewals, never those of
+/// locks on another server.
 struct Watchdog {
     pid: u32,
+    server: String,
     shared: Arc<Shared>,
     thread: JoinHandle<()>,
 }
 
 thread_local! {
-    static WATCHDOG: RefCell<Option<Watchdog>> = const { RefCell::new(None) };
+    static WATCHDOGS: RefCell<Vec<Watchdog>> = const { RefCell::new(Vec::new()) };
+    static NEXT_ID: Cell<u64> = const { Cell::new(0) };
 }
 
-/// This process's watchdog, if it has started one. A watchdog inherited
-/// through fork() has no thread in this process: it is forgotten, never
-/// locked (its mutex may have been held by that thread at the fork).
-fn running() -> Option<Arc<Shared>> {
-    WATCHDOG.with(|w| {
+/// This process's watchdogs. Those inherited through fork() have no thread
+/// in this process: they are forgotten, never locked (a mutex may have been
+/// held by its thread at the fork).
+fn running() -> Vec<(String, Arc<Shared>)> {
+    WATCHDOGS.with(|w| {
         let mut w = w.borrow_mut();
-        if w.as_ref().is_some_and(|dog| dog.pid != std::process::id()) {
-            std::mem::forget(w.take());
+        if w.iter().any(|dog| dog.pid != std::process::id()) {
+            std::mem::forget(std::mem::take(&mut *w));
         }
-        w.as_ref().map(|dog| dog.shared.clone())
+        w.iter()
+            .map(|dog| (dog.server.clone(), dog.shared.clone()))
+            .collect()
+    })
+}
+
+/// The watchdog whose renewals include `id`.
+fn renewing(id: u64) -> Option<Arc<Shared>> {
+    running().into_iter().map(|(_, shared)| shared).find(|shared| {
+        let state = shared.state();
+        state.renewals.contains_key(&id) || state.lost.contains_key(&id)
     })
 }
 
 /// Starts renewing `lease` now; returns the renewal's id.
 pub fn start(lease: Lease) -> std::io::Result<u64> {
-    let shared = match running() {
-        Some(shared) => shared,
+    let server = &lease.config.server;
+    let shared = match running().into_iter().find(|(s, _)| s == server) {
+        Some((_, shared)) => shared,
         None => {
             let shared = Arc::new(Shared::default());
             let for_thread = shared.clone();
@@ -93,9 +109,10 @@ pub fn start(lease: Lease) -> std::io::Result<u64> {
                     .name("redislock-renew".into())
                     .spawn(move || run(&for_thread))
             })?;
-            WATCHDOG.with(|w| {
-                *w.borrow_mut() = Some(Watchdog {
+            WATCHDOGS.with(|w| {
+                w.borrow_mut().push(Watchdog {
                     pid: std::process::id(),
+                    server: server.clone(),
                     shared: shared.clone(),
                     thread,
                 });
@@ -104,16 +121,16 @@ pub fn start(lease: Lease) -> std::io::Result<u64> {
         }
     };
     let now = Instant::now();
-    let mut state = shared.state();
-    state.next_id += 1;
-    let id = state.next_id;
+    let id = NEXT_ID.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    });
     let renewal = Renewal {
         due: now + lease.lease / 3,
         safe_until: now + lease.lease,
         lease,
     };
-    state.renewals.insert(id, renewal);
-    drop(state);
+    shared.state().renewals.insert(id, renewal);
     shared.wake.notify_one();
     Ok(id)
 }
@@ -123,7 +140,7 @@ pub fn start(lease: Lease) -> std::io::Result<u64> {
 /// still unanswered (a slow or cut link): whatever that renewal's outcome,
 /// the loss is reported within one lease of the last confirmation.
 pub fn lost(id: u64) -> Option<String> {
-    let shared = running()?;
+    let shared = renewing(id)?;
     let mut state = shared.state();
     if let Some(r) = state.renewals.get(&id)
         && Instant::now() >= r.safe_until
@@ -141,30 +158,35 @@ pub fn lost(id: u64) -> Option<String> {
 
 /// Stops renewal `id`; returns why the lock was lost, if it was.
 pub fn stop(id: u64) -> Option<String> {
-    let shared = running()?;
+    let shared = renewing(id)?;
     let mut state = shared.state();
     state.renewals.remove(&id);
     state.lost.remove(&id)
 }
 
-/// Stops the thread and waits for it (module shutdown: the thread must not
+/// Stops the threads and waits for them (module shutdown: no thread may
 /// outlive the code it runs).
 pub fn shutdown() {
-    let Some(dog) = WATCHDOG.with(|w| w.borrow_mut().take()) else {
-        return;
-    };
-    if dog.pid != std::process::id() {
-        std::mem::forget(dog);
+    let dogs = WATCHDOGS.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    if dogs.iter().any(|dog| dog.pid != std::process::id()) {
+        std::mem::forget(dogs);
         return;
     }
-    dog.shared.state().stop = true;
-    dog.shared.wake.notify_one();
-    let _ = dog.thread.join();
+    for dog in &dogs {
+        dog.shared.state().stop = true;
+        dog.shared.wake.notify_one();
+    }
+    for dog in dogs {
+        let _ = dog.thread.join();
+    }
 }
 
 /// How many renewals this process runs.
 pub fn active() -> usize {
-    running().map_or(0, |shared| shared.state().renewals.len())
+    running()
+        .iter()
+        .map(|(_, shared)| shared.state().renewals.len())
+        .sum()
 }
 
 fn run(shared: &Shared) {

@@ -151,8 +151,8 @@ fn startup(_type: i32, module_number: i32) -> i32 {
     if ok.unwrap_or(false) { 0 } else { -1 }
 }
 
-/// Module shutdown: the renewal thread must stop before PHP unloads the
-/// code it runs.
+/// Module shutdown: the renewal threads must stop before PHP unloads the
+/// code they run.
 extern "C" fn shutdown(_type: i32, _module_number: i32) -> i32 {
     let _ = std::panic::catch_unwind(renew::shutdown);
     0
