@@ -107,9 +107,13 @@ fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// A queue's counters as an array: ['enqueued' => n, 'acked' => n, ...].
-fn counts(counts: &leased::Counts) -> PhpResult<ZBox<ZendHashTable>> {
+/// A queue's counters as an array: ['enqueued' => n, 'acked' => n, ...],
+/// after 'at' => a history period's start, if given.
+fn counts(counts: &leased::Counts, at: Option<u64>) -> PhpResult<ZBox<ZendHashTable>> {
     let mut out = ZendHashTable::with_capacity(leased::COUNTERS.len() as u32 + 1);
+    if let Some(at) = at {
+        out.insert("at", int(at))?;
+    }
     for (name, n) in leased::COUNTERS.iter().zip(counts) {
         out.insert(*name, int(*n))?;
     }
@@ -131,7 +135,7 @@ fn metrics_array(m: &leased::Metrics) -> PhpResult<Zval> {
         age.set_double(ms as f64 / 1000.0);
     }
     out.insert("oldestDueAge", age)?;
-    out.insert("totals", array(counts(&m.totals)?))?;
+    out.insert("totals", array(counts(&m.totals, None)?))?;
     Ok(array(out))
 }
 
@@ -444,12 +448,7 @@ impl Queue {
         let (_, periods) = engine(leased::history(&self.config, &self.keys))?;
         let mut list = ZendHashTable::with_capacity(periods.len() as u32);
         for period in periods {
-            let mut entry = ZendHashTable::with_capacity(leased::COUNTERS.len() as u32 + 1);
-            entry.insert("at", int(period.start))?;
-            for (name, n) in leased::COUNTERS.iter().zip(period.counts) {
-                entry.insert(*name, int(n))?;
-            }
-            list.push(array(entry))?;
+            list.push(array(counts(&period.counts, Some(period.start))?))?;
         }
         Ok(array(list))
     }
