@@ -58,5 +58,10 @@ elif [ -n "$scan_dir" ]; then
 else
   echo "PHP $ver has no conf.d: add extension=redislock.so to its php.ini" >&2
 fi
-"$php" -m | grep -qx redislock || { echo "PHP $ver does not load redislock after the install" >&2; exit 1; }
+if ! "$php" -m | grep -qx redislock; then
+  # What PHP said when it started: the reason, for the one reading this.
+  echo "PHP $ver does not load redislock after the install ($ext_dir/redislock.so, $(wc -c < "$ext_dir/redislock.so") bytes):" >&2
+  "$php" -d display_startup_errors=1 -m 2>&1 | grep -i 'warning\|error\|unable\|loaded' | tail -5 >&2 || true
+  exit 1
+fi
 echo "installed redislock into PHP $ver ($ext_dir); reload php-fpm (systemctl reload php$ver-fpm)"
