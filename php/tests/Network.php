@@ -137,13 +137,13 @@ final class Network
      */
     public function redis(int $port, ?string $clock = null, array $args = []): void
     {
-        $env = [];
+        $server = ['redis-server'];
         if ($clock !== null) {
-            $env = ['LD_PRELOAD=' . self::TCMALLOC . ' ' . self::LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE=$clock", 'FAKETIME_NO_CACHE=1'];
+            $server = self::faked($server, $clock);
         }
         $dir = "{$this->dir}/$port";
         @mkdir($dir);
-        $this->start($port, ['env', ...$env, 'redis-server', '--port', (string) $port, '--bind', '0.0.0.0',
+        $this->start($port, [...$server, '--port', (string) $port, '--bind', '0.0.0.0',
             '--protected-mode', 'no', '--save', '', '--appendonly', 'no', '--dir', $dir, ...$args]);
     }
 
@@ -173,6 +173,12 @@ final class Network
             . "sentinel down-after-milliseconds mymaster $downMs\n"
             . "sentinel failover-timeout mymaster 10000\n");
         $this->start($port, ['redis-server', $conf, '--sentinel']);
+    }
+
+    /** $cmd run with its time read from the libfaketime clock file $clock. */
+    public static function faked(array $cmd, string $clock): array
+    {
+        return ['env', 'LD_PRELOAD=' . self::TCMALLOC . ' ' . self::LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE=$clock", 'FAKETIME_NO_CACHE=1', ...$cmd];
     }
 
     /** A libfaketime clock file, at the real time to start with. */

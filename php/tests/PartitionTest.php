@@ -252,7 +252,6 @@ final class PartitionTest extends RedisLockTestCase
         foreach (range(1, 5) as $i) {
             $net->redis(7000 + $i, $i === 3 ? $clock : null);
         }
-        $nodes = fn ($ip) => var_export(array_map(fn ($i) => "redis://$ip:" . (7000 + $i) . '?timeout=0.3&read_timeout=0.3', range(1, 5)), true);
         $hold = '
             echo "acquired ", hrtime(true), " ", $l->remaining(), "\n";
             WAIT;
@@ -264,7 +263,7 @@ final class PartitionTest extends RedisLockTestCase
         if ($bCut !== []) {
             $net->partition('b', array_map(fn ($i) => 7000 + $i, $bCut));
         }
-        $pa = $this->on('a', '$l = new RedisLock\Redlock("r", ["nodes" => ' . $nodes($a) . ', "ttl" => 3]);
+        $pa = $this->on('a', '$l = new RedisLock\Redlock("r", ["nodes" => ' . self::redlockNodes($a) . ', "ttl" => 3]);
             try { $ok = $l->acquire(); } catch (RedisLock\ConnectionException $e) { echo "unreachable\n"; exit; }
             if (!$ok) { echo "busy\n"; exit; }' . str_replace('WAIT', 'usleep(1000000)', $hold));
         $first = self::line($pa);
@@ -277,7 +276,7 @@ final class PartitionTest extends RedisLockTestCase
         if ($jump !== null) {
             Network::setClock($clock, $jump);
         }
-        $pb = $this->on('b', '$l = new RedisLock\Redlock("r", ["nodes" => ' . $nodes($b) . ', "ttl" => 3, "retryDelay" => 0.05]);
+        $pb = $this->on('b', '$l = new RedisLock\Redlock("r", ["nodes" => ' . self::redlockNodes($b) . ', "ttl" => 3, "retryDelay" => 0.05]);
             if (!$l->acquire(3)) { echo "busy\n"; exit; }' . str_replace('WAIT', 'usleep(200000)', $hold));
         $holds = [];
         foreach (['a' => [$aHold, $aHold === null ? [] : $this->lines($pa)], 'b' => [null, $this->lines($pb)]] as $who => [$head, $rest]) {
@@ -290,6 +289,64 @@ final class PartitionTest extends RedisLockTestCase
             $holds[] = ['who' => $who, 'token' => null, 'from' => (int) $from, 'to' => min($until, (int) $from + (int) ((float) $valid * 1e9))];
         }
         return $holds;
+    }
+
+    /** The five Redlock nodes as host $ip reaches them, as PHP code. */
+    private static function redlockNodes(string $ip): string
+    {
+        return var_export(array_map(fn ($i) => "redis://$ip:" . (7000 + $i) . '?timeout=0.3&read_timeout=0.3', range(1, 5)), true);
+    }
+
+    /**
+     * Redlock measures a hold's validity by the client's own clock, from
+     * before the first node was asked, less a drift allowance. A takes the
+     * lock (ttl 2 s) on all five nodes, works until its validity is down
+     * to 0.3 s and then stops without releasing it (a holder that used its
+     * whole validity); B tries all along and gets it when the keys expire:
+     * never while A still believed it held the lock. (Times are taken by
+     * this test as A's lines arrive.)
+     *
+     * A client clock running slow cannot be injected here: PHP loads
+     * extensions with RTLD_DEEPBIND, so the extension's clock_gettime is
+     * glibc's, never libfaketime's (its PHP code's hrtime() is faked).
+     */
+    public function testRedlockValidityEndsBeforeTheKeysExpire(): void
+    {
+        $net = $this->net;
+        $a = $net->host('a');
+        $b = $net->host('b');
+        foreach (range(1, 5) as $i) {
+            $net->redis(7000 + $i);
+        }
+        $pa = $this->on('a', '$l = new RedisLock\Redlock("r", ["nodes" => ' . self::redlockNodes($a) . ', "ttl" => 2]);
+            $l->acquire() or exit(3);
+            echo "acquired\n";
+            while ($l->remaining() > 0.3) { usleep(10000); }
+            echo "done\n";
+            fgets(STDIN);');
+        $this->assertSame('acquired', self::line($pa));
+        $aFrom = hrtime(true);
+        $pb = $this->on('b', '$l = new RedisLock\Redlock("r", ["nodes" => ' . self::redlockNodes($b) . ', "ttl" => 2, "retryDelay" => 0.05]);
+            $l->acquire(8) or exit(3);
+            echo "acquired ", hrtime(true), "\n";
+            usleep(200000);
+            echo "until ", hrtime(true), "\n";
+            $l->release();');
+        $this->assertSame('done', self::line($pa));
+        $aTo = hrtime(true);
+        $bLines = $this->lines($pb);
+        fwrite($pa[1][0], "end\n");
+        $this->lines($pa);
+        $holds = [
+            ['who' => 'a', 'token' => null, 'from' => $aFrom, 'to' => $aTo],
+            ['who' => 'b', 'token' => null, 'from' => (int) explode(' ', $bLines[0])[1], 'to' => (int) explode(' ', $bLines[1])[1]],
+        ];
+        $this->assertSame(0, History::overlaps($holds));
+        self::report('redlock, a holder using its whole validity (ttl 2 s)', [
+            'A believed it held it for (s)' => ($aTo - $aFrom) / 1e9,
+            'B took it after A did (s)' => ($holds[1]['from'] - $aFrom) / 1e9,
+            'double holds' => 0,
+        ]);
     }
 
     /** Sane clocks: A holds through 3 of 5 nodes, B reaches the other 3 (node 3 shared) and waits its turn. */
