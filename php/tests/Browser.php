@@ -116,7 +116,10 @@ final class Browser
             try {
                 $this->call('GET', "/element/$page/name");
             } catch (RuntimeException $e) {
-                if (str_contains($e->getMessage(), 'stale element reference')) {
+                // The old page is gone. Mid-navigation Chromium may say so
+                // as an inspector error about the node instead.
+                if (str_contains($e->getMessage(), 'stale element reference')
+                    || str_contains($e->getMessage(), 'does not belong to the document')) {
                     break;
                 }
                 throw $e;
