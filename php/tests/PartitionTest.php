@@ -566,13 +566,17 @@ final class PartitionTest extends RedisLockTestCase
         }
         $holds = [['who' => 'a', 'token' => $aToken, 'from' => $aFrom, 'to' => $aTo ?? PHP_INT_MAX], $bHold];
         $ok = $failed = $lost = 0;
+        $why = [];
         foreach ($cLines as $line) {
             $f = explode(' ', $line);
             if ($f[0] === 'ok' && (int) $f[2] > $cut) {
                 $ok++;
                 $lost += (int) $f[1] > $known ? 1 : 0;
             }
-            $failed += $f[0] === 'failed' ? 1 : 0;
+            if ($f[0] === 'failed') {
+                $failed++;
+                $why[$f[2]] = true;
+            }
         }
         $writes = fenced_log("{$this->dir}/store");
         $late = History::lateWrites($writes, $holds);
@@ -589,6 +593,7 @@ final class PartitionTest extends RedisLockTestCase
         } else {
             $this->assertSame(0, $ok, 'no replica acknowledged an acquisition after the cut: none succeeded');
             $this->assertGreaterThan(0, $failed, 'C was told');
+            $this->assertSame(['RedisLock\\NotAcquiredException'], array_keys($why), 'as NotAcquiredException');
             $this->assertSame(0, $lost);
         }
         self::report("sentinel split brain, replicas $replicas", [
