@@ -176,7 +176,7 @@ final class Network
     }
 
     /** $cmd run with its time read from the libfaketime clock file $clock. */
-    public static function faked(array $cmd, string $clock): array
+    private static function faked(array $cmd, string $clock): array
     {
         return ['env', 'LD_PRELOAD=' . self::TCMALLOC . ' ' . self::LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE=$clock", 'FAKETIME_NO_CACHE=1', ...$cmd];
     }

@@ -72,34 +72,40 @@ thread_local! {
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
 }
 
-/// This process's watchdogs. Those inherited through fork() have no thread
-/// in this process: they are forgotten, never locked (a mutex may have been
-/// held by its thread at the fork).
-fn running() -> Vec<(String, Arc<Shared>)> {
+/// Runs `f` on this process's watchdogs. Those inherited through fork()
+/// have no thread in this process: they are forgotten, never locked (a
+/// mutex may have been held by its thread at the fork).
+fn watchdogs<T>(f: impl FnOnce(&[Watchdog]) -> T) -> T {
     WATCHDOGS.with(|w| {
         let mut w = w.borrow_mut();
         if w.iter().any(|dog| dog.pid != std::process::id()) {
             std::mem::forget(std::mem::take(&mut *w));
         }
-        w.iter()
-            .map(|dog| (dog.server.clone(), dog.shared.clone()))
-            .collect()
+        f(&w)
     })
 }
 
 /// The watchdog whose renewals include `id`.
 fn renewing(id: u64) -> Option<Arc<Shared>> {
-    running().into_iter().map(|(_, shared)| shared).find(|shared| {
-        let state = shared.state();
-        state.renewals.contains_key(&id) || state.lost.contains_key(&id)
+    watchdogs(|dogs| {
+        dogs.iter()
+            .find(|dog| {
+                let state = dog.shared.state();
+                state.renewals.contains_key(&id) || state.lost.contains_key(&id)
+            })
+            .map(|dog| dog.shared.clone())
     })
 }
 
 /// Starts renewing `lease` now; returns the renewal's id.
 pub fn start(lease: Lease) -> std::io::Result<u64> {
     let server = &lease.config.server;
-    let shared = match running().into_iter().find(|(s, _)| s == server) {
-        Some((_, shared)) => shared,
+    let shared = match watchdogs(|dogs| {
+        dogs.iter()
+            .find(|dog| dog.server == *server)
+            .map(|dog| dog.shared.clone())
+    }) {
+        Some(shared) => shared,
         None => {
             let shared = Arc::new(Shared::default());
             let for_thread = shared.clone();
@@ -183,10 +189,11 @@ pub fn shutdown() {
 
 /// How many renewals this process runs.
 pub fn active() -> usize {
-    running()
-        .iter()
-        .map(|(_, shared)| shared.state().renewals.len())
-        .sum()
+    watchdogs(|dogs| {
+        dogs.iter()
+            .map(|dog| dog.shared.state().renewals.len())
+            .sum()
+    })
 }
 
 fn run(shared: &Shared) {
