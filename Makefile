@@ -13,7 +13,8 @@ CARGO_PHP = PHP_CONFIG="$$(command -v $(PHP_CONFIG))" PHP="$$($(PHP_CONFIG) --ph
 # own, so they never rebuild the extension.
 ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
 # PHP with the fresh build, even when a copy is installed (tools/php.sh).
-RUN     := REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
+# `env` makes it a command, so it also runs behind another (with-redis.sh).
+RUN     := env REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
 .PHONY: all deps build so demo test test-rust test-php test-chroot faults bench check-stubs install uninstall deb clean

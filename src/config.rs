@@ -225,6 +225,11 @@ impl Config {
                 None => defaults.prefix.clone(),
             },
         };
+        if matches!(topology, Topology::Cluster { .. }) {
+            if let Some(problem) = crate::keys::cluster_prefix_problem(&prefix) {
+                bail!("prefix {}: {problem}", shown(&String::from_utf8_lossy(&prefix)));
+            }
+        }
 
         let server = match &topology {
             Topology::Single => describe(info.addr()),

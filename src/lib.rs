@@ -5,6 +5,7 @@
 //! engines alone, which is how the Rust integration tests link it.
 
 pub mod config;
+pub mod keys;
 pub mod conn;
 pub mod lock;
 pub mod queue;

@@ -10,24 +10,14 @@ use redis::Script;
 
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::{self, beside};
+use crate::keys::{Kind, Place};
+use crate::queue;
 use crate::wait::line_script;
 
 static TAKE: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "stock_take.lua");
 static SET: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/stock_set.lua")));
 static GIVE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("scripts/stock_give.lua")));
-
-/// The key of a stock (before the prefix): `stock:<name>` when the name
-/// has a hash tag of its own (so that an order queue named with the same
-/// tag shares its Cluster slot), else `stock:{<name>}`.
-pub fn key_of(name: &[u8]) -> Vec<u8> {
-    if queue::has_hash_tag(name) {
-        [b"stock:".as_slice(), name].concat()
-    } else {
-        [b"stock:{".as_slice(), name, b"}"].concat()
-    }
-}
 
 /// The keys of one stock, all in one hash slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,11 +31,13 @@ pub struct Keys {
 }
 
 impl Keys {
-    pub fn new(stock: Vec<u8>) -> Self {
+    /// The stock `name` under `prefix` (see `keys`).
+    pub fn new(prefix: &[u8], name: &[u8]) -> Self {
+        let place = Place::new(prefix, Kind::Stock, name);
         Keys {
-            buyers: beside(&stock, ":buyers"),
-            takes: beside(&stock, ":takes"),
-            stock,
+            buyers: place.beside(":buyers"),
+            takes: place.beside(":takes"),
+            stock: place.main,
         }
     }
 

@@ -87,10 +87,10 @@ fn lost_reason(h: &Held) -> Option<String> {
 }
 
 impl Hold {
-    /// A hold of the `RedisLock\` lock at `key` (prefixed, from
-    /// [`super::named_key`]), not yet taken.
-    pub fn new(config: Arc<Config>, key: &[u8], options: Options) -> Self {
-        Self::of(config, Keys::fenced(key), options)
+    /// A hold of the `RedisLock\` lock `name`, not yet taken.
+    pub fn new(config: Arc<Config>, name: &[u8], options: Options) -> Self {
+        let keys = Keys::named(&config.prefix, name);
+        Self::of(config, keys, options)
     }
 
     /// A hold of what `keys` name (a lock, or permits), not yet taken.

@@ -8,9 +8,10 @@ use std::time::Duration;
 use redis::Script;
 
 use super::holder::{self, Holder};
-use super::{Keys, named_key, seed_key};
+use super::Keys;
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
+use crate::keys;
 use crate::wait::{self, line_script};
 
 static STATE: LazyLock<Script> = line_script!("lock_state.lua");
@@ -34,8 +35,8 @@ impl Kind {
 
     fn keys(self, config: &Config, name: &[u8]) -> Keys {
         match self {
-            Kind::Lock => Keys::fenced(&config.key(&named_key(name))),
-            Kind::Seed => Keys::seed(&config.key(&seed_key(name))),
+            Kind::Lock => Keys::named(&config.prefix, name),
+            Kind::Seed => Keys::seed(&config.prefix, name),
         }
     }
 }
@@ -140,14 +141,16 @@ fn literal(bytes: &[u8]) -> Vec<u8> {
 /// for a cluster (see [`listable`]).
 pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, Vec<u8>)>, Error> {
     let mut found = Vec::new();
-    for kind in [Kind::Lock, Kind::Seed] {
-        let empty = kind.keys(config, b"").lock;
-        let (before, after) = match kind {
-            // `lock:{` + name + `}`
-            Kind::Lock => (&empty[..empty.len() - 1], &empty[empty.len() - 1..]),
-            Kind::Seed => (empty.as_slice(), &b""[..]),
-        };
-        let glob = [&literal(before)[..], pattern, &literal(after)[..]].concat();
+    let prefix = &config.prefix;
+    let seed = Keys::seed(prefix, b"").lock;
+    let mut seen = std::collections::HashSet::new();
+    let globs: [(Kind, Vec<u8>); 3] = [
+        // A name without braces: `lock:{<name>}`; with: `lock:{<tag>}#<length>:<name>`.
+        (Kind::Lock, [&literal(prefix)[..], b"lock:{", pattern, b"}"].concat()),
+        (Kind::Lock, [&literal(prefix)[..], b"lock:{*}#*:", pattern].concat()),
+        (Kind::Seed, [&literal(&seed)[..], pattern].concat()),
+    ];
+    for (kind, glob) in globs {
         let mut cursor = 0u64;
         loop {
             let (next, keys): (u64, Vec<Vec<u8>>) = conn::with(config, |c| {
@@ -162,15 +165,18 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
                     .query(c)
             })?;
             for key in keys {
-                let name = key
-                    .strip_prefix(before)
-                    .and_then(|k| k.strip_suffix(after))
-                    .map(<[u8]>::to_vec);
+                let name = match kind {
+                    Kind::Lock => keys::name_of(prefix, keys::Kind::Lock, &key),
+                    Kind::Seed => key.strip_prefix(seed.as_slice()).map(<[u8]>::to_vec),
+                };
                 if let Some(name) = name {
                     if found.len() == limit {
                         return Ok(sorted(found));
                     }
-                    found.push((kind, name));
+                    // A name ending in `}` with braces matches both globs.
+                    if seen.insert(key) {
+                        found.push((kind, name));
+                    }
                 }
             }
             cursor = next;

@@ -19,7 +19,7 @@ use redis::Script;
 
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::beside;
+use crate::keys::{Kind, Place};
 use crate::wait::{self, Pass, Try, Woken, line_script};
 
 static ACQUIRE: LazyLock<Script> = line_script!("lock_line.lua", "lock_acquire.lua");
@@ -33,26 +33,6 @@ static REMAINING: LazyLock<Script> =
 
 /// How long a fence counter outlives the lease of the lock it counts for.
 pub const FENCE_KEEP: Duration = Duration::from_secs(3600);
-
-/// The key of a `RedisLock\` lock (before the prefix): `lock:{<name>}`, a
-/// hash tag of its own, so that its fence counter shares its Cluster slot.
-pub fn named_key(name: &[u8]) -> Vec<u8> {
-    let mut key = Vec::with_capacity(name.len() + 7);
-    key.extend_from_slice(b"lock:{");
-    key.extend_from_slice(name);
-    key.push(b'}');
-    key
-}
-
-/// The key of a seed `RedisLock` lock (before the prefix): `Lock:<name>`.
-pub fn seed_key(name: &[u8]) -> Vec<u8> {
-    [b"Lock:".as_slice(), name].concat()
-}
-
-/// The fence counter beside a lock key (same hash slot).
-pub fn fence_key(key: &[u8]) -> Vec<u8> {
-    beside(key, ":fence")
-}
 
 /// A fresh owner token: unique across processes and hosts.
 pub fn new_token() -> String {
@@ -109,23 +89,35 @@ pub struct Keys {
 }
 
 impl Keys {
-    /// A seed `RedisLock` lock at `key` (`Lock:<name>`): no fencing tokens,
-    /// a key without expiry is stale.
-    pub fn seed(key: &[u8]) -> Self {
-        Self::at(key, false, true)
+    /// A seed `RedisLock` lock (`Lock:<name>`): no fencing tokens, a key
+    /// without expiry is stale.
+    pub fn seed(prefix: &[u8], name: &[u8]) -> Self {
+        Self::at(&Place::new(prefix, Kind::SeedLock, name), false, true)
     }
 
-    /// A `RedisLock\` lock at `key` (from [`named_key`]), with fencing tokens.
-    pub fn fenced(key: &[u8]) -> Self {
-        Self::at(key, true, false)
+    /// A seed `Lock_Service` order lock (`order_lock_<id>`), as the seed's
+    /// locks.
+    pub fn order(prefix: &[u8], id: &[u8]) -> Self {
+        Self::at(&Place::new(prefix, Kind::OrderLock, id), false, true)
     }
 
-    fn at(key: &[u8], fenced: bool, stale_without_expiry: bool) -> Self {
+    /// A `RedisLock\` lock, with fencing tokens.
+    pub fn named(prefix: &[u8], name: &[u8]) -> Self {
+        Self::at(&Place::new(prefix, Kind::Lock, name), true, false)
+    }
+
+    /// One node's share of a Redlock on `RedisLock\` lock `name`: no
+    /// fencing tokens (each node would count its own).
+    pub fn redlock(prefix: &[u8], name: &[u8]) -> Self {
+        Self::at(&Place::new(prefix, Kind::Lock, name), false, true)
+    }
+
+    fn at(place: &Place, fenced: bool, stale_without_expiry: bool) -> Self {
         Keys {
-            lock: key.to_vec(),
-            fence: fence_key(key),
-            line: beside(key, ":line"),
-            waiters: beside(key, ":"),
+            lock: place.main.clone(),
+            fence: place.beside(":fence"),
+            line: place.beside(":line"),
+            waiters: place.beside(":"),
             fenced,
             stale_without_expiry,
             permits: None,

@@ -17,7 +17,7 @@ use redis::Script;
 use super::{Keys, millis};
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::beside;
+use crate::keys::{Kind, Place};
 use crate::wait::{self, line_script};
 
 pub(super) static ACQUIRE: LazyLock<Script> =
@@ -48,24 +48,14 @@ pub struct Permits {
     pub of: u64,
 }
 
-/// The key of a semaphore (before the prefix): `semaphore:{<name>}`.
-pub fn semaphore_key(name: &[u8]) -> Vec<u8> {
-    [b"semaphore:{".as_slice(), name, b"}"].concat()
-}
-
-/// The key of a read-write lock (before the prefix): `rwlock:{<name>}`.
-pub fn rwlock_key(name: &[u8]) -> Vec<u8> {
-    [b"rwlock:{".as_slice(), name, b"}"].concat()
-}
-
 impl Keys {
-    /// A hold of `take` of `of` permits on the holders set at `key` (from
-    /// [`semaphore_key`] or [`rwlock_key`]). Taking all of them hands out a
-    /// fencing token.
-    pub fn permits(key: &[u8], take: u64, of: u64) -> Self {
-        let mut keys = Keys::fenced(key);
+    /// A hold of `take` of `of` permits of the semaphore or read-write
+    /// lock (`kind`) `name`. Taking all of them hands out a fencing token.
+    pub fn permits(prefix: &[u8], kind: Kind, name: &[u8], take: u64, of: u64) -> Self {
+        let place = Place::new(prefix, kind, name);
+        let mut keys = Keys::at(&place, true, false);
         keys.permits = Some(Permits {
-            counts: beside(key, ":permits"),
+            counts: place.beside(":permits"),
             take,
             of,
         });

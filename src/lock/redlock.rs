@@ -2,8 +2,8 @@
 //! nodes at once, from one thread per node, so it takes as long as the
 //! slowest node within its timeout, not the sum; a lock is held when a
 //! majority took it and time is left on it after the elapsed time and the
-//! clock drift allowance. Keys are given without prefix: each node adds
-//! its own.
+//! clock drift allowance. Locks are named: each node's keys are under
+//! its own prefix.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -135,13 +135,13 @@ fn jitter(max: Duration) -> Duration {
 }
 
 /// One attempt: `SET NX PX` on every node; on success, how long it holds.
-fn attempt(nodes: &Nodes, key: &[u8], token: &str, ttl: Duration) -> Result<Held, Refused> {
+fn attempt(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<Held, Refused> {
     let bounded = nodes.bounded(node_timeout(ttl));
     let since = Instant::now();
     let results = on_all(&bounded, |n| {
         conn::with(n, |c| {
             redis::cmd("SET")
-                .arg(n.key(key))
+                .arg(Keys::redlock(&n.prefix, name).lock)
                 .arg(token)
                 .arg("NX")
                 .arg("PX")
@@ -161,7 +161,7 @@ fn attempt(nodes: &Nodes, key: &[u8], token: &str, ttl: Duration) -> Result<Held
     // Not ours: undo what was taken, on every node (a node whose answer was
     // lost may have taken it too).
     let _ = on_all(&bounded, |n| {
-        release_on(n, &Keys::seed(&n.key(key)), token.as_bytes())
+        release_on(n, &Keys::redlock(&n.prefix, name), token.as_bytes())
     });
     let failed = failures(&results);
     if failed.len() > nodes.nodes.len() - nodes.quorum() {
@@ -175,14 +175,14 @@ fn attempt(nodes: &Nodes, key: &[u8], token: &str, ttl: Duration) -> Result<Held
 /// until `wait` has passed.
 pub fn acquire(
     nodes: &Nodes,
-    key: &[u8],
+    name: &[u8],
     token: &str,
     ttl: Duration,
     wait: Duration,
 ) -> Result<Held, Refused> {
     let deadline = Instant::now() + wait;
     loop {
-        let refused = match attempt(nodes, key, token, ttl) {
+        let refused = match attempt(nodes, name, token, ttl) {
             Ok(held) => return Ok(held),
             Err(refused) => refused,
         };
@@ -195,10 +195,10 @@ pub fn acquire(
 }
 
 /// Releases the lock on every node; how many deleted our token.
-pub fn release(nodes: &Nodes, key: &[u8], token: &str, ttl: Duration) -> usize {
+pub fn release(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> usize {
     let bounded = nodes.bounded(node_timeout(ttl));
     on_all(&bounded, |n| {
-        release_on(n, &Keys::seed(&n.key(key)), token.as_bytes())
+        release_on(n, &Keys::redlock(&n.prefix, name), token.as_bytes())
     })
     .into_iter()
     .filter(|r| matches!(r, Ok(true)))
@@ -207,10 +207,10 @@ pub fn release(nodes: &Nodes, key: &[u8], token: &str, ttl: Duration) -> usize {
 
 /// Sets a new lease on every node still holding `token`; held again only
 /// with a majority, within the new validity.
-pub fn extend(nodes: &Nodes, key: &[u8], token: &str, ttl: Duration) -> Result<Held, Refused> {
+pub fn extend(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<Held, Refused> {
     let bounded = nodes.bounded(node_timeout(ttl));
     let since = Instant::now();
-    let results = on_all(&bounded, |n| extend_on(n, &n.key(key), token, ttl));
+    let results = on_all(&bounded, |n| extend_on(n, &Keys::redlock(&n.prefix, name).lock, token, ttl));
     let kept = results.iter().filter(|r| matches!(r, Ok(true))).count();
     let spent = since.elapsed() + nodes.drift(ttl);
     if kept >= nodes.quorum() && spent < ttl {
@@ -228,9 +228,9 @@ pub fn extend(nodes: &Nodes, key: &[u8], token: &str, ttl: Duration) -> Result<H
 }
 
 /// How many nodes still hold `token`.
-pub fn holders(nodes: &Nodes, key: &[u8], token: &str, ttl: Duration) -> usize {
+pub fn holders(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> usize {
     let bounded = nodes.bounded(node_timeout(ttl));
-    on_all(&bounded, |n| super::holds(n, &n.key(key), token))
+    on_all(&bounded, |n| super::holds(n, &Keys::redlock(&n.prefix, name).lock, token))
         .into_iter()
         .filter(|r| matches!(r, Ok(true)))
         .count()

@@ -22,7 +22,8 @@ use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
 use crate::lock::Keys;
 use crate::lock::hold::Hold;
-use crate::lock::permits::{UNLIMITED, rwlock_key};
+use crate::keys::Kind;
+use crate::lock::permits::UNLIMITED;
 use crate::queue::lease as leased;
 
 /// The object API's entry point: one Redis server (DSN or options), handing
@@ -211,12 +212,8 @@ impl Client {
             &format!("{m}: Argument #2 ($options)"),
             For::ReadWrite,
         )?;
-        let key = self.config.key(&rwlock_key(&name));
-        let hold = Hold::of(
-            self.config.clone(),
-            Keys::permits(&key, take, UNLIMITED),
-            options,
-        );
+        let keys = Keys::permits(&self.config.prefix, Kind::RwLock, &name, take, UNLIMITED);
+        let hold = Hold::of(self.config.clone(), keys, options);
         Ok(Lock::of(hold, name))
     }
 }

@@ -15,7 +15,7 @@ use super::{engine, ini, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::lock::hold::{Hold, Refused};
 use crate::lock::permits::UNLIMITED;
-use crate::lock::{self, Wait};
+use crate::lock::Wait;
 
 pub use crate::lock::hold::Options;
 
@@ -34,8 +34,7 @@ pub struct Lock {
 
 impl Lock {
     pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
-        let key = config.key(&lock::named_key(&name));
-        Self::of(Hold::new(config, &key, options), name)
+        Self::of(Hold::new(config, &name, options), name)
     }
 
     /// A lock over another hold (permits: a read or write lock, a semaphore).

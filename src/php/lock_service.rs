@@ -15,10 +15,8 @@ use crate::lock;
 #[php(name = "Lock_Service")]
 pub struct LockService;
 
-fn order_key(order_id: &Value) -> PhpResult<Vec<u8>> {
-    let mut key = b"order_lock_".to_vec();
-    key.extend(order_id.bytes("Lock_Service: Argument #1 ($intOrderId)")?);
-    Ok(key)
+fn order_id(order_id: &Value) -> PhpResult<Vec<u8>> {
+    order_id.bytes("Lock_Service: Argument #1 ($intOrderId)")
 }
 
 #[php_impl]
@@ -54,12 +52,12 @@ impl LockService {
             seconds,
             "Lock_Service::addLock(): Argument #2 ($intExpireTime)",
         )?;
-        let key = order_key(&intOrderId)?;
+        let order = order_id(&intOrderId)?;
         let config = config_or_throw()?;
         let counter = config.key(Self::REDIS_LOCK_UNIQUE_ID_KEY.as_bytes());
         if let Some(id) = engine(lock::order::acquire(
             &config,
-            &config.key(&key),
+            &lock::Keys::order(&config.prefix, &order).lock,
             &counter,
             lease,
         ))? {
@@ -74,7 +72,7 @@ impl LockService {
         if intOrderId.is_empty() || intLockId.is_empty() {
             return Ok(false);
         }
-        let key = order_key(&intOrderId)?;
+        let order = order_id(&intOrderId)?;
         // The seed compares loosely (`$id == GET`): 7, 7.0 and "7" all match
         // the stored "7".
         let id = match intLockId.number("") {
@@ -84,7 +82,7 @@ impl LockService {
         let config = config_or_throw()?;
         engine(lock::release(
             &config,
-            &lock::Keys::seed(&config.key(&key)),
+            &lock::Keys::order(&config.prefix, &order),
             &id,
         ))
     }

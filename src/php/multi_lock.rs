@@ -29,7 +29,7 @@ pub struct MultiLock {
 
 impl MultiLock {
     pub fn new(config: Arc<Config>, mut names: Vec<Vec<u8>>, options: Options) -> Self {
-        let key = |name: &[u8]| config.key(&lock::named_key(name));
+        let key = |name: &[u8]| lock::Keys::named(&config.prefix, name).lock;
         names.sort_by_key(|n| key(n));
         names.dedup();
         let locks: Vec<Lock> = names

@@ -178,7 +178,7 @@ fn id_list(value: &Value, param: &str) -> PhpResult<Vec<Vec<u8>>> {
 
 impl Queue {
     pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
-        let keys = Arc::new(Keys::new(config.key(&queue::key_of(&name))));
+        let keys = Arc::new(Keys::new(&config.prefix, &name));
         Self {
             config,
             name,

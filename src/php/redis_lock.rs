@@ -22,7 +22,7 @@ pub struct RedisLock {
 }
 
 fn lock_keys(config: &Config, name: &[u8]) -> lock::Keys {
-    lock::Keys::seed(&config.key(&lock::seed_key(name)))
+    lock::Keys::seed(&config.prefix, name)
 }
 
 impl RedisLock {

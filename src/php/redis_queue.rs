@@ -20,9 +20,9 @@ pub struct RedisQueue {
     config: Arc<Config>,
 }
 
-fn queue_key(config: &Config, name: &Value, method: &str) -> PhpResult<Vec<u8>> {
+fn queue_keys(config: &Config, name: &Value, method: &str) -> PhpResult<queue::Keys> {
     let name = name.bytes(&format!("RedisQueue::{method}(): Argument #1 ($name)"))?;
-    Ok(config.key(&queue::key_of(&name)))
+    Ok(queue::Keys::new(&config.prefix, &name))
 }
 
 /// An id that PHP turns into an int when it is an array key: a canonical
@@ -116,8 +116,8 @@ impl RedisQueue {
                 .collect::<PhpResult<Vec<_>>>()?,
             single => vec![single.bytes("RedisQueue::enqueue(): Argument #2 ($id)")?],
         };
-        let key = queue_key(&self.config, &name, "enqueue")?;
-        engine(queue::enqueue(&self.config, &key, &ids, delay))?;
+        let keys = queue_keys(&self.config, &name, "enqueue")?;
+        engine(queue::enqueue(&self.config, &keys, &ids, delay))?;
         Ok(true)
     }
 
@@ -140,8 +140,8 @@ impl RedisQueue {
             return Ok(false);
         }
         let id = id.bytes("RedisQueue::dequeue(): Argument #2 ($id)")?;
-        let key = queue_key(&self.config, &name, "dequeue")?;
-        engine(queue::dequeue(&self.config, &key, &id, score))
+        let keys = queue_keys(&self.config, &name, "dequeue")?;
+        engine(queue::dequeue(&self.config, &keys, &id, score))
     }
 
     /// Removes and returns up to `$count` due tasks, earliest first: for
@@ -180,11 +180,11 @@ impl RedisQueue {
                 "RedisQueue::{method}(): Argument #2 ($count) must be finite"
             )));
         }
-        let key = queue_key(&self.config, &name, method)?;
+        let keys = queue_keys(&self.config, &name, method)?;
         let tasks = if remove {
-            engine(queue::pop(&self.config, &key, count_of(count)))?
+            engine(queue::pop(&self.config, &keys, count_of(count)))?
         } else {
-            engine(queue::top(&self.config, &key, count_of(count)))?
+            engine(queue::top(&self.config, &keys, count_of(count)))?
         };
         tasks_result(tasks, count == 1.0)
     }

@@ -25,7 +25,6 @@ const OPTIONS: &str = "nodes, ttl, driftFactor, drift, retryDelay";
 pub struct Redlock {
     nodes: Nodes,
     name: Vec<u8>,
-    key: Vec<u8>,
     ttl: Duration,
     held: Option<(String, Held)>,
 }
@@ -200,7 +199,6 @@ impl Redlock {
                 )));
             }
         }
-        let key = crate::lock::named_key(&name);
         Ok(Self {
             nodes: Nodes {
                 nodes,
@@ -209,7 +207,6 @@ impl Redlock {
                 retry_delay,
             },
             name,
-            key,
             ttl,
             held: None,
         })
@@ -240,7 +237,7 @@ impl Redlock {
             ));
         }
         let token = new_token();
-        match redlock::acquire(&self.nodes, &self.key, &token, self.ttl, wait) {
+        match redlock::acquire(&self.nodes, &self.name, &token, self.ttl, wait) {
             Ok(held) => {
                 self.held = Some((token, held));
                 Ok(true)
@@ -256,7 +253,7 @@ impl Redlock {
         let Some((token, _)) = self.held.take() else {
             return Err(self.not_held("release"));
         };
-        let released = redlock::release(&self.nodes, &self.key, &token, self.ttl);
+        let released = redlock::release(&self.nodes, &self.name, &token, self.ttl);
         if released >= self.nodes.quorum() {
             Ok(true)
         } else {
@@ -274,7 +271,7 @@ impl Redlock {
         let Some((token, _)) = self.held.take() else {
             return Err(self.not_held("extend"));
         };
-        match redlock::extend(&self.nodes, &self.key, &token, ttl) {
+        match redlock::extend(&self.nodes, &self.name, &token, ttl) {
             Ok(held) => {
                 self.held = Some((token, held));
                 Ok(true)
@@ -288,7 +285,7 @@ impl Redlock {
     pub fn is_held(&self) -> bool {
         match (&self.held, self.left()) {
             (Some((token, _)), Some(_)) => {
-                redlock::holders(&self.nodes, &self.key, token, self.ttl) >= self.nodes.quorum()
+                redlock::holders(&self.nodes, &self.name, token, self.ttl) >= self.nodes.quorum()
             }
             _ => false,
         }
@@ -303,9 +300,9 @@ impl Redlock {
 impl Drop for Redlock {
     fn drop(&mut self) {
         if let Some((token, _)) = self.held.take() {
-            let (nodes, key, ttl) = (&self.nodes, &self.key, self.ttl);
+            let (nodes, name, ttl) = (&self.nodes, &self.name, self.ttl);
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                redlock::release(nodes, key, &token, ttl)
+                redlock::release(nodes, name, &token, ttl)
             }));
         }
     }

@@ -13,7 +13,8 @@ use super::value::{Arg, Float, Int, NullableFloat, Value, value_error};
 use super::{engine, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::lock::hold::Hold;
-use crate::lock::permits::{self, semaphore_key};
+use crate::keys;
+use crate::lock::permits;
 use crate::lock::{Keys, Wait};
 
 /// The most permits a semaphore may have.
@@ -29,7 +30,6 @@ const RECHECK: Duration = Duration::from_millis(250);
 pub struct Semaphore {
     config: Arc<Config>,
     name: Vec<u8>,
-    key: Vec<u8>,
     permits: u64,
     options: Options,
     /// The current hold (of the permits last asked for).
@@ -38,12 +38,10 @@ pub struct Semaphore {
 
 impl Semaphore {
     pub fn new(config: Arc<Config>, name: Vec<u8>, permits: u64, options: Options) -> Self {
-        let key = config.key(&semaphore_key(&name));
-        let lock = Self::hold_of(&config, &name, &key, 1, permits, &options);
+        let lock = Self::hold_of(&config, &name, 1, permits, &options);
         Semaphore {
             config,
             name,
-            key,
             permits,
             options,
             lock,
@@ -53,12 +51,11 @@ impl Semaphore {
     fn hold_of(
         config: &Arc<Config>,
         name: &[u8],
-        key: &[u8],
         take: u64,
         permits: u64,
         options: &Options,
     ) -> Lock {
-        let keys = Keys::permits(key, take, permits);
+        let keys = Keys::permits(&config.prefix, keys::Kind::Semaphore, name, take, permits);
         Lock::of(
             Hold::of(config.clone(), keys, options.clone()),
             name.to_vec(),
@@ -113,7 +110,6 @@ impl Semaphore {
         self.lock = Self::hold_of(
             &self.config,
             &self.name,
-            &self.key,
             take,
             self.permits,
             &self.options,

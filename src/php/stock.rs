@@ -73,9 +73,9 @@ impl Stock {
         per_buyer: u64,
         orders: Option<Vec<u8>>,
     ) -> Self {
-        let keys = Keys::new(config.key(&stock::key_of(&name)));
+        let keys = Keys::new(&config.prefix, &name);
         let orders = orders.map(|q| {
-            let keys = queue::Keys::new(config.key(&queue::key_of(&q)));
+            let keys = queue::Keys::new(&config.prefix, &q);
             (q, keys)
         });
         Stock {

@@ -12,6 +12,7 @@ use redis::Script;
 
 use crate::config::Config;
 use crate::conn::{self, Error};
+use crate::keys::{Kind, Place};
 use crate::wait::{line_script, script};
 
 static PUT: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "queue_put.lua");
@@ -37,13 +38,8 @@ pub fn score_arg(score: f64) -> String {
     format!("{score}")
 }
 
-/// The key of a queue (before the prefix): `Queue:<name>`, the seed's.
-pub fn key_of(name: &[u8]) -> Vec<u8> {
-    [b"Queue:".as_slice(), name].concat()
-}
-
-/// The keys of one queue. The seed's sorted set is the queue itself; the
-/// others are named after it so that they share its hash slot.
+/// The keys of one queue (see `keys`): the seed's sorted set is the queue
+/// itself; the others share its hash slot.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Keys {
     pub queue: Vec<u8>,
@@ -60,52 +56,24 @@ pub struct Keys {
     pub waiters: Vec<u8>,
 }
 
-/// Whether Redis Cluster hashes `key` by a `{tag}` inside it.
-pub fn has_hash_tag(key: &[u8]) -> bool {
-    key.iter().position(|&b| b == b'{').is_some_and(|open| {
-        key[open + 1..]
-            .iter()
-            .position(|&b| b == b'}')
-            .is_some_and(|len| len > 0)
-    })
-}
-
-/// A key in the same hash slot as `key`: `key` + suffix when `key` has a
-/// hash tag, else `{key}` + suffix.
-pub fn beside(key: &[u8], suffix: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(key.len() + suffix.len() + 2);
-    if has_hash_tag(key) {
-        out.extend_from_slice(key);
-    } else {
-        out.push(b'{');
-        out.extend_from_slice(key);
-        out.push(b'}');
-    }
-    out.extend_from_slice(suffix.as_bytes());
-    out
-}
-
-/// The stats hash beside a queue key (see `queue_count.lua`).
-fn stats_key(queue: &[u8]) -> Vec<u8> {
-    beside(queue, ":stats")
-}
-
 /// The set of every queue's key (before the prefix), kept by the enqueue:
 /// the first enqueue of a queue adds it.
 pub const REGISTRY: &[u8] = b"redislock:queues";
 
 impl Keys {
-    pub fn new(queue: Vec<u8>) -> Self {
+    /// The queue `name` under `prefix`.
+    pub fn new(prefix: &[u8], name: &[u8]) -> Self {
+        let place = Place::new(prefix, Kind::Queue, name);
         Keys {
-            payloads: beside(&queue, ":payloads"),
-            attempts: beside(&queue, ":attempts"),
-            leased: beside(&queue, ":leased"),
-            leases: beside(&queue, ":leases"),
-            dead: beside(&queue, ":dead"),
-            stats: stats_key(&queue),
-            line: beside(&queue, ":line"),
-            waiters: beside(&queue, ":"),
-            queue,
+            payloads: place.beside(":payloads"),
+            attempts: place.beside(":attempts"),
+            leased: place.beside(":leased"),
+            leases: place.beside(":leases"),
+            dead: place.beside(":dead"),
+            stats: place.beside(":stats"),
+            line: place.beside(":line"),
+            waiters: place.beside(":"),
+            queue: place.main,
         }
     }
 }
@@ -210,7 +178,7 @@ pub fn names(config: &Config) -> Result<Vec<Vec<u8>>, Error> {
     let keys: Vec<Vec<u8>> = conn::with(config, |c| {
         redis::cmd("SMEMBERS").arg(config.key(REGISTRY)).query(c)
     })?;
-    let prefix = config.key(&key_of(b""));
+    let prefix = Keys::new(&config.prefix, b"").queue;
     let mut names: Vec<Vec<u8>> = keys
         .into_iter()
         .filter_map(|k| k.strip_prefix(prefix.as_slice()).map(<[u8]>::to_vec))
@@ -277,9 +245,8 @@ pub fn put(
 
 /// Adds `ids` due `delay` seconds from the server's now; ids already queued
 /// keep their score (the seed's `enqueue`). Returns how many were added.
-pub fn enqueue(config: &Config, key: &[u8], ids: &[Vec<u8>], delay: f64) -> Result<u64, Error> {
-    let keys = Keys::new(key.to_vec());
-    let reply = put_script(config, &keys, delay, Policy::Keep, 0, "", false, |call| {
+pub fn enqueue(config: &Config, keys: &Keys, ids: &[Vec<u8>], delay: f64) -> Result<u64, Error> {
+    let reply = put_script(config, keys, delay, Policy::Keep, 0, "", false, |call| {
         for id in ids {
             call.arg(id.as_slice());
         }
@@ -288,11 +255,11 @@ pub fn enqueue(config: &Config, key: &[u8], ids: &[Vec<u8>], delay: f64) -> Resu
 }
 
 /// Removes `id` if its score is still exactly `score`.
-pub fn dequeue(config: &Config, key: &[u8], id: &[u8], score: f64) -> Result<bool, Error> {
+pub fn dequeue(config: &Config, keys: &Keys, id: &[u8], score: f64) -> Result<bool, Error> {
     let removed: i64 = conn::with(config, |c| {
         DEQUEUE
-            .key(key)
-            .key(stats_key(key))
+            .key(&keys.queue)
+            .key(&keys.stats)
             .arg(id)
             .arg(score_arg(score))
             .invoke(c)
@@ -301,23 +268,23 @@ pub fn dequeue(config: &Config, key: &[u8], id: &[u8], score: f64) -> Result<boo
 }
 
 /// Removes and returns up to `count` due tasks, earliest first.
-pub fn pop(config: &Config, key: &[u8], count: u64) -> Result<Vec<Task>, Error> {
-    due(config, key, count, true)
+pub fn pop(config: &Config, keys: &Keys, count: u64) -> Result<Vec<Task>, Error> {
+    due(config, keys, count, true)
 }
 
 /// Returns up to `count` due tasks, earliest first, leaving them queued.
-pub fn top(config: &Config, key: &[u8], count: u64) -> Result<Vec<Task>, Error> {
-    due(config, key, count, false)
+pub fn top(config: &Config, keys: &Keys, count: u64) -> Result<Vec<Task>, Error> {
+    due(config, keys, count, false)
 }
 
 /// Batches of at most [`lease::BATCH`] tasks keep each script short (Redis
 /// runs nothing else meanwhile); a larger count takes several round trips.
-fn due(config: &Config, key: &[u8], count: u64, remove: bool) -> Result<Vec<Task>, Error> {
+fn due(config: &Config, keys: &Keys, count: u64, remove: bool) -> Result<Vec<Task>, Error> {
     let mut tasks = Vec::new();
     loop {
         let skip = if remove { 0 } else { tasks.len() };
         let want = (count - tasks.len() as u64).min(lease::BATCH);
-        let batch = due_batch(config, key, want, remove, skip)?;
+        let batch = due_batch(config, keys, want, remove, skip)?;
         let done = (batch.len() as u64) < want;
         tasks.extend(batch);
         if done || tasks.len() as u64 >= count {
@@ -328,7 +295,7 @@ fn due(config: &Config, key: &[u8], count: u64, remove: bool) -> Result<Vec<Task
 
 fn due_batch(
     config: &Config,
-    key: &[u8],
+    keys: &Keys,
     count: u64,
     remove: bool,
     skip: usize,
@@ -336,8 +303,8 @@ fn due_batch(
     // The flat reply (id, score, id, score, ...) parses straight into pairs;
     // a score that is not a number is a server error naming the key.
     let pairs: Vec<(Vec<u8>, f64)> = conn::with(config, |c| {
-        DUE.key(key)
-            .key(stats_key(key))
+        DUE.key(&keys.queue)
+            .key(&keys.stats)
             .arg(count)
             .arg(if remove { "1" } else { "0" })
             .arg(skip)

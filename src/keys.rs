@@ -1,0 +1,173 @@
+//! Every Redis key of a name, built in one place (docs/keys.md).
+//!
+//! The seed layouts stay byte for byte (`Queue:<name>`, `Lock:<name>`,
+//! `order_lock_<id>`), so old PHP code and the extension share them. Every
+//! key the extension adds beside them is `<prefix><kind word>{<tag>}` and
+//! then, when the name (or, for the seed kinds, the seed key) holds a brace,
+//! `#<seed marker><length of the name>:<name>`, and last a role (`:dead`,
+//! `:fence`, ...; a named lock's own key has none). Read after the prefix,
+//! such a key says its kind (the word, or for the seed kinds the marker
+//! inside the braces or after `#`), its name (inside the braces, or counted
+//! out by its length) and its role, so two different (kind, name, role)
+//! never share a key whatever bytes the name holds: no name reaches another
+//! name's keys.
+//!
+//! The tag puts all keys of a name in one Cluster slot: for a seed kind the
+//! slot of the seed key, for the others the slot Redis gives the name (so
+//! names with one `{tag}` share it). It is the seed key (or the name) itself
+//! when that holds no brace, else that key's own hash-tag content, else a
+//! short stand-in string that hashes to the same slot.
+
+use redis::cluster_routing::Slot;
+
+/// What a name names: each kind has keys of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A queue (the seed's `RedisQueue` and `RedisLock\Queue`): `Queue:<name>`.
+    Queue,
+    /// A seed `RedisLock` lock: `Lock:<name>`.
+    SeedLock,
+    /// A seed `Lock_Service` order lock: `order_lock_<id>`.
+    OrderLock,
+    /// A `RedisLock\Lock` (and Redlock, multi-lock): `lock:{<name>}`.
+    Lock,
+    /// A `RedisLock\Semaphore`: `semaphore:{<name>}`.
+    Semaphore,
+    /// A read-write lock: `rwlock:{<name>}`.
+    RwLock,
+    /// A stock: `stock:{<name>}`.
+    Stock,
+}
+
+impl Kind {
+    /// What the seed code puts before the name in its key.
+    fn seed_marker(self) -> Option<&'static [u8]> {
+        match self {
+            Kind::Queue => Some(b"Queue:"),
+            Kind::SeedLock => Some(b"Lock:"),
+            Kind::OrderLock => Some(b"order_lock_"),
+            _ => None,
+        }
+    }
+
+    /// What stands before the tag in the extension's keys of this kind.
+    fn word(self) -> &'static [u8] {
+        match self {
+            Kind::Lock => b"lock:",
+            Kind::Semaphore => b"semaphore:",
+            Kind::RwLock => b"rwlock:",
+            Kind::Stock => b"stock:",
+            Kind::Queue | Kind::SeedLock | Kind::OrderLock => b"",
+        }
+    }
+}
+
+/// The keys of one name of one kind under one prefix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// The name's own key: the seed key, or for the other kinds the one
+    /// without a role.
+    pub main: Vec<u8>,
+    /// What every added key starts with; a role follows.
+    base: Vec<u8>,
+}
+
+impl Place {
+    pub fn new(prefix: &[u8], kind: Kind, name: &[u8]) -> Self {
+        let hashed = match kind.seed_marker() {
+            Some(marker) => [prefix, marker, name].concat(),
+            None => name.to_vec(),
+        };
+        let mut base = [prefix, kind.word(), b"{"].concat();
+        if !hashed.iter().any(|&b| b == b'{' || b == b'}') {
+            base.extend_from_slice(&hashed);
+            base.push(b'}');
+        } else {
+            base.extend_from_slice(&tag(&hashed));
+            base.extend_from_slice(b"}#");
+            base.extend_from_slice(kind.seed_marker().unwrap_or_default());
+            base.extend_from_slice(name.len().to_string().as_bytes());
+            base.push(b':');
+            base.extend_from_slice(name);
+        }
+        let main = match kind.seed_marker() {
+            Some(_) => [prefix, &hashed].concat(),
+            None => base.clone(),
+        };
+        Place { main, base }
+    }
+
+    /// The added key with `role` (`":dead"`, `":fence"`, `":"` for the
+    /// prefix of waiters' keys, ...).
+    pub fn beside(&self, role: &str) -> Vec<u8> {
+        [self.base.as_slice(), role.as_bytes()].concat()
+    }
+}
+
+/// The name whose own key (`Place::main`) `key` is, for a kind with a word
+/// (not the seed kinds): the inverse of [`Place::new`].
+pub fn name_of(prefix: &[u8], kind: Kind, key: &[u8]) -> Option<Vec<u8>> {
+    let rest = key.strip_prefix(prefix)?.strip_prefix(kind.word())?.strip_prefix(b"{")?;
+    let close = rest.iter().position(|&b| b == b'}')?;
+    let name = match rest[close + 1..].strip_prefix(b"#") {
+        None => &rest[..close],
+        Some(counted) => {
+            let colon = counted.iter().position(|&b| b == b':')?;
+            let len: usize = std::str::from_utf8(&counted[..colon]).ok()?.parse().ok()?;
+            counted.get(colon + 1..)?.get(..len)?
+        }
+    };
+    (Place::new(prefix, kind, name).main == key).then(|| name.to_vec())
+}
+
+/// The content Redis hashes in `key`, when `key` has a hash tag.
+pub fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+    let open = key.iter().position(|&b| b == b'{')?;
+    let len = key[open + 1..].iter().position(|&b| b == b'}')?;
+    (len > 0).then(|| &key[open + 1..open + 1 + len])
+}
+
+/// Brace-free text that Redis hashes to the slot of `key`: its hash tag,
+/// or the shortest stand-in (digits and letters) with that slot.
+fn tag(key: &[u8]) -> Vec<u8> {
+    match hash_tag(key) {
+        Some(tag) => tag.to_vec(),
+        None => stand_in(Slot::for_key(key)),
+    }
+}
+
+/// The first string over [0-9A-Za-z], shortest first, in `slot` (four
+/// characters reach every slot: a test checks it).
+pub fn stand_in(slot: Slot) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut candidate: Vec<u8> = Vec::with_capacity(4);
+    for len in 1..=4 {
+        let count = ALPHABET.len().pow(len);
+        for mut n in 0..count {
+            candidate.clear();
+            for _ in 0..len {
+                candidate.push(ALPHABET[n % ALPHABET.len()]);
+                n /= ALPHABET.len();
+            }
+            if Slot::for_key(&candidate) == slot {
+                return candidate;
+            }
+        }
+    }
+    // Not reached (see above). The layout stays injective without the tag.
+    b"_".to_vec()
+}
+
+/// Why `prefix` cannot serve on a Redis Cluster, if it cannot: a `{` in it
+/// that does not open a hash tag puts the keys of one script in different
+/// slots.
+pub fn cluster_prefix_problem(prefix: &[u8]) -> Option<String> {
+    if prefix.contains(&b'{') && hash_tag(prefix).is_none() {
+        return Some(
+            "on a Redis Cluster a prefix with '{' must hold a whole hash tag ('{app}:'), \
+             or Redis hashes its keys apart"
+                .into(),
+        );
+    }
+    None
+}
