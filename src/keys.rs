@@ -91,7 +91,7 @@ impl Place {
             base.extend_from_slice(name);
         }
         let main = match kind.seed_marker() {
-            Some(_) => [prefix, &hashed].concat(),
+            Some(_) => hashed,
             None => base.clone(),
         };
         Place { main, base }
@@ -170,4 +170,174 @@ pub fn cluster_prefix_problem(prefix: &[u8]) -> Option<String> {
         );
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const KINDS: [Kind; 7] = [
+        Kind::Queue,
+        Kind::SeedLock,
+        Kind::OrderLock,
+        Kind::Lock,
+        Kind::Semaphore,
+        Kind::RwLock,
+        Kind::Stock,
+    ];
+    /// Every role the engines use, waiters' keys (`a:`/`w:` + token) too.
+    const ROLES: [&str; 15] = [
+        ":payloads", ":attempts", ":leased", ":leases", ":dead", ":stats", ":line", ":fence",
+        ":permits", ":buyers", ":takes", ":a:0af3", ":w:0af3", ":a:x", ":w:%3a",
+    ];
+
+    fn keys_of(prefix: &[u8], kind: Kind, name: &[u8]) -> Vec<Vec<u8>> {
+        let place = Place::new(prefix, kind, name);
+        let mut keys = vec![place.main.clone()];
+        keys.extend(ROLES.iter().map(|r| place.beside(r)));
+        keys
+    }
+
+    /// Bytes that make keys meet when names are appended blindly: braces,
+    /// colons, `#`, digits, the seed markers' letters, NUL, invalid UTF-8.
+    fn hostile() -> impl Strategy<Value = Vec<u8>> {
+        let byte = prop::sample::select(b"{}:#0123456789QueueLockr_ \0\xff".to_vec());
+        let bytes = prop::collection::vec(byte, 0..10);
+        let tail = prop::sample::select(vec![
+            "", ":dead", ":leases", "}:dead", "}", "{", "{}", "#Queue:3:", ":fence", "}#5:",
+        ]);
+        (bytes, tail).prop_map(|(mut b, t)| {
+            b.extend_from_slice(t.as_bytes());
+            b
+        })
+    }
+
+    fn name() -> impl Strategy<Value = Vec<u8>> {
+        hostile().prop_filter("names are not empty", |n| !n.is_empty())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Under one prefix, two different (kind, name) never share a key.
+        #[test]
+        fn one_prefix_never_gives_two_names_one_key(
+            prefix in hostile(),
+            names in prop::collection::vec((0..7usize, name()), 2..6),
+        ) {
+            let mut owner: HashMap<Vec<u8>, (Kind, Vec<u8>)> = HashMap::new();
+            for (k, n) in names {
+                let kind = KINDS[k];
+                for key in keys_of(&prefix, kind, &n) {
+                    if let Some(other) = owner.insert(key.clone(), (kind, n.clone())) {
+                        prop_assert_eq!(&other, &(kind, n.clone()), "key {:?}", String::from_utf8_lossy(&key));
+                    }
+                }
+            }
+        }
+
+        /// The prefixes a fleet uses side by side (none and a tagged one,
+        /// one and a longer one) never share a key either.
+        #[test]
+        fn prefixes_side_by_side_never_share_a_key(
+            pair in prop::sample::select(vec![
+                ("", "{app}:"), ("app:", "app:staging:"), ("app", "app:"), ("", "app:"),
+                ("{app}:", "{app}:x:"), ("a", "a{b}"),
+            ]),
+            one in (0..7usize, name()),
+            two in (0..7usize, name()),
+        ) {
+            let first = keys_of(pair.0.as_bytes(), KINDS[one.0], &one.1);
+            for key in keys_of(pair.1.as_bytes(), KINDS[two.0], &two.1) {
+                prop_assert!(!first.contains(&key), "{:?}", String::from_utf8_lossy(&key));
+            }
+        }
+
+        /// Every key of a name is in one Cluster slot, a seed kind's in its
+        /// seed key's, whatever the name and any prefix a Cluster takes.
+        #[test]
+        fn a_names_keys_share_one_slot(prefix in hostile(), k in 0..7usize, n in name()) {
+            prop_assume!(cluster_prefix_problem(&prefix).is_none());
+            let keys = keys_of(&prefix, KINDS[k], &n);
+            let slot = Slot::for_key(&keys[0]);
+            for key in &keys {
+                prop_assert_eq!(Slot::for_key(key), slot, "{:?}", String::from_utf8_lossy(key));
+            }
+        }
+    }
+
+    #[test]
+    fn names_without_braces_keep_readable_keys() {
+        let queue = Place::new(b"", Kind::Queue, b"orders");
+        assert_eq!(queue.main, b"Queue:orders");
+        assert_eq!(queue.beside(":dead"), b"{Queue:orders}:dead");
+        let prefixed = Place::new(b"app:", Kind::Queue, b"orders");
+        assert_eq!(prefixed.main, b"app:Queue:orders");
+        assert_eq!(prefixed.beside(":dead"), b"app:{app:Queue:orders}:dead");
+        let lock = Place::new(b"app:", Kind::Lock, b"job");
+        assert_eq!(lock.main, b"app:lock:{job}");
+        assert_eq!(lock.beside(":fence"), b"app:lock:{job}:fence");
+        assert_eq!(Place::new(b"", Kind::SeedLock, b"x").main, b"Lock:x");
+        assert_eq!(Place::new(b"", Kind::OrderLock, b"7").main, b"order_lock_7");
+    }
+
+    #[test]
+    fn names_with_braces_are_counted_out_after_their_tag() {
+        // `{shop}:orders:dead` is a queue of its own, not the dead letters
+        // of `{shop}:orders`.
+        let orders = Place::new(b"", Kind::Queue, b"{shop}:orders");
+        assert_eq!(orders.main, b"Queue:{shop}:orders");
+        assert_eq!(orders.beside(":dead"), b"{shop}#Queue:13:{shop}:orders:dead");
+        let dead = Place::new(b"", Kind::Queue, b"{shop}:orders:dead");
+        assert_eq!(dead.main, b"Queue:{shop}:orders:dead");
+        assert_ne!(dead.main, orders.beside(":dead"));
+        // A name that is all brace gets a stand-in tag in the same slot.
+        let brace = Place::new(b"", Kind::Lock, b"}");
+        assert_eq!(Slot::for_key(&brace.main), Slot::for_key(brace.beside(":fence")));
+        assert_eq!(name_of(b"", Kind::Lock, &brace.main), Some(b"}".to_vec()));
+    }
+
+    #[test]
+    fn name_of_reads_back_any_name() {
+        for name in [&b"job"[..], b"{g}a", b"a}b", b"}", b"x{}y", b"a:b}#3:c"] {
+            for prefix in [&b""[..], b"app:", b"{app}:"] {
+                let main = Place::new(prefix, Kind::Lock, name).main;
+                assert_eq!(name_of(prefix, Kind::Lock, &main), Some(name.to_vec()));
+                assert_eq!(name_of(prefix, Kind::Lock, &[&main[..], b":fence"].concat()), None);
+            }
+        }
+    }
+
+    #[test]
+    fn four_characters_reach_every_slot() {
+        let mut seen = std::collections::HashSet::new();
+        const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        'all: for len in 1..=4u32 {
+            for mut n in 0..ALPHABET.len().pow(len) {
+                let mut candidate = Vec::new();
+                for _ in 0..len {
+                    candidate.push(ALPHABET[n % ALPHABET.len()]);
+                    n /= ALPHABET.len();
+                }
+                seen.insert(Slot::for_key(&candidate));
+                if seen.len() == 16384 {
+                    break 'all;
+                }
+            }
+        }
+        assert_eq!(seen.len(), 16384);
+    }
+
+    #[test]
+    fn a_cluster_refuses_a_prefix_whose_brace_opens_no_tag() {
+        assert!(cluster_prefix_problem(b"{app}:").is_none());
+        assert!(cluster_prefix_problem(b"app}").is_none());
+        assert!(cluster_prefix_problem(b"app:").is_none());
+        assert!(cluster_prefix_problem(b"x{}y").is_some());
+        assert!(cluster_prefix_problem(b"app{").is_some());
+    }
 }

@@ -28,7 +28,7 @@ fn how(wait_ms: u64) -> Reserve {
 fn contract(config: &Config, round: &str) {
     for i in 0..12 {
         let name = format!("{round}-{i}");
-        let key = lock::named_key(name.as_bytes());
+        let key = lock::Keys::named(b"", name.as_bytes()).lock;
         let (a, b) = (lock::new_token(), lock::new_token());
         let ttl = Duration::from_secs(5);
         let f1 = common::acquire_fenced(config, &key, &a, ttl, NO_WAIT)
@@ -59,7 +59,7 @@ fn contract(config: &Config, round: &str) {
         );
         assert!(common::release(config, order.as_bytes(), id.to_string().as_bytes()).unwrap());
 
-        let seed = queue::key_of(name.as_bytes());
+        let seed = queue::Keys::new(b"", name.as_bytes());
         assert_eq!(
             queue::enqueue(config, &seed, &[b"t1".to_vec(), b"t2".to_vec()], 0.0).unwrap(),
             2
@@ -67,7 +67,7 @@ fn contract(config: &Config, round: &str) {
         assert_eq!(queue::top(config, &seed, 10).unwrap().len(), 2);
         assert_eq!(queue::pop(config, &seed, 10).unwrap().len(), 2);
 
-        let keys = Keys::new(queue::key_of(format!("leased-{name}").as_bytes()));
+        let keys = Keys::new(b"", format!("leased-{name}").as_bytes());
         let tasks = [NewTask {
             id: b"j".to_vec(),
             payload: Some(b"{}".to_vec()),
@@ -103,7 +103,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     assert!(err.contains("authentication failed"), "{err}");
 
     // A waiter on one node is woken by a release published on another.
-    let key = lock::named_key(b"handoff");
+    let key = lock::Keys::named(b"", b"handoff").lock;
     let holder = lock::new_token();
     assert!(common::acquired(&config, &key, &holder, Duration::from_secs(30), NO_WAIT).unwrap());
     let waiter = {
@@ -136,7 +136,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
 
     // Waiters queue in the line beside the lock, on the lock's node, and are
     // served in arrival order; a blocked consumer is woken by an enqueue.
-    let keys = lock::Keys::fenced(&lock::named_key(b"line"));
+    let keys = lock::Keys::named(b"", b"line");
     let holder = lock::new_token();
     lock::acquire(&config, &keys, &holder, Duration::from_secs(30), NO_WAIT)
         .unwrap()
@@ -166,7 +166,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
         w.join().unwrap();
     }
     assert_eq!(*served.lock().unwrap(), (0..6).collect::<Vec<i64>>());
-    let queue_keys = Keys::new(queue::key_of(b"wake"));
+    let queue_keys = Keys::new(b"", b"wake");
     let consumer = {
         let (config, queue_keys) = (config.clone(), queue_keys.clone());
         std::thread::spawn(move || lease::reserve(&config, &[&queue_keys], &how(20_000)))
@@ -188,7 +188,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
 
     // Kill the primary that holds a lock; once its replica is promoted, the
     // same pooled connection's next calls reach the new primary.
-    let key = lock::named_key(b"failover");
+    let key = lock::Keys::named(b"", b"failover").lock;
     let token = lock::new_token();
     assert!(common::acquired(&config, &key, &token, Duration::from_secs(60), NO_WAIT).unwrap());
     let name = std::str::from_utf8(&key).unwrap();

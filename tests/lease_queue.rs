@@ -67,7 +67,7 @@ fn keys_left(server: &RedisServer) -> Vec<String> {
 fn enqueue_policies_decide_for_ids_already_queued() {
     let server = RedisServer::start();
     let config = server.config();
-    let keys = Keys::new(b"Queue:p".to_vec());
+    let keys = Keys::new(b"", b"p");
     let put = |delay: f64, policy: Policy| {
         statuses(
             queue::put(
@@ -110,7 +110,7 @@ fn enqueue_policies_decide_for_ids_already_queued() {
 fn payloads_travel_with_their_tasks_and_an_ack_leaves_nothing_behind() {
     let server = RedisServer::start();
     let config = server.config();
-    let keys = Keys::new(b"Queue:w".to_vec());
+    let keys = Keys::new(b"", b"w");
     let tasks = [
         task("a", Some("alpha\0bin")),
         task("b", None),
@@ -146,7 +146,7 @@ fn payloads_travel_with_their_tasks_and_an_ack_leaves_nothing_behind() {
 fn an_expired_lease_is_handed_to_the_next_worker_and_the_stale_ack_refused() {
     let server = RedisServer::start();
     let config = server.config();
-    let keys = Keys::new(b"Queue:x".to_vec());
+    let keys = Keys::new(b"", b"x");
     queue::put(
         &config,
         &keys,
@@ -200,7 +200,7 @@ fn an_expired_lease_is_handed_to_the_next_worker_and_the_stale_ack_refused() {
 fn a_poison_task_dies_after_its_attempts_and_can_be_retried_or_purged() {
     let server = RedisServer::start();
     let config = server.config();
-    let keys = Keys::new(b"Queue:poison".to_vec());
+    let keys = Keys::new(b"", b"poison");
     queue::put(
         &config,
         &keys,
@@ -258,7 +258,7 @@ fn a_poison_task_dies_after_its_attempts_and_can_be_retried_or_purged() {
 fn delayed_tasks_wait_for_their_due_time_and_a_blocking_reserve_wakes_then() {
     let server = RedisServer::start();
     let config = server.config();
-    let keys = Keys::new(b"Queue:later".to_vec());
+    let keys = Keys::new(b"", b"later");
     queue::put(&config, &keys, &[task("soon", None)], 0.4, Policy::Keep, 0).unwrap();
     assert!(
         reserve(&config, &keys, how(1, 1000, 0)).is_empty(),
@@ -282,13 +282,13 @@ fn a_blocking_reserve_on_several_queues_wakes_on_an_enqueue() {
     let server = RedisServer::start();
     let config = server.config();
     let (a, b) = (
-        Keys::new(b"Queue:a".to_vec()),
-        Keys::new(b"Queue:b".to_vec()),
+        Keys::new(b"", b"a"),
+        Keys::new(b"", b"b"),
     );
     let producer_config = config.clone();
     let producer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(200));
-        let keys = Keys::new(b"Queue:b".to_vec());
+        let keys = Keys::new(b"", b"b");
         queue::put(
             &producer_config,
             &keys,
@@ -320,7 +320,7 @@ fn a_blocking_reserve_on_several_queues_wakes_on_an_enqueue() {
 fn a_maximum_length_refuses_a_batch_whole() {
     let server = RedisServer::start();
     let config = server.config();
-    let keys = Keys::new(b"Queue:max".to_vec());
+    let keys = Keys::new(b"", b"max");
     let two = [task("1", None), task("2", None)];
     assert!(matches!(
         queue::put(&config, &keys, &two, 0.0, Policy::Keep, 3).unwrap(),
@@ -358,17 +358,17 @@ fn a_maximum_length_refuses_a_batch_whole() {
 
 #[test]
 fn keys_share_the_queues_hash_slot() {
-    let plain = Keys::new(b"Queue:q".to_vec());
+    let plain = Keys::new(b"", b"q");
     assert_eq!(plain.leased, b"{Queue:q}:leased");
-    let tagged = Keys::new(b"Queue:{q}".to_vec());
-    assert_eq!(tagged.dead, b"Queue:{q}:dead");
+    let tagged = Keys::new(b"", b"{q}");
+    assert_eq!(tagged.dead, b"{q}#Queue:3:{q}:dead");
 }
 
 #[test]
 fn a_seed_enqueue_never_hands_an_old_payload_to_a_new_task() {
     let server = RedisServer::start();
     let config = server.config();
-    let keys = Keys::new(b"Queue:mixed".to_vec());
+    let keys = Keys::new(b"", b"mixed");
     queue::put(
         &config,
         &keys,
@@ -379,11 +379,11 @@ fn a_seed_enqueue_never_hands_an_old_payload_to_a_new_task() {
     )
     .unwrap();
     // A seed worker pops it: no lease, and the payload stays behind.
-    assert_eq!(queue::pop(&config, b"Queue:mixed", 1).unwrap().len(), 1);
+    assert_eq!(queue::pop(&config, &keys, 1).unwrap().len(), 1);
     assert_eq!(
         queue::enqueue(
             &config,
-            b"Queue:mixed",
+            &keys,
             &[b"x".to_vec(), b"y".to_vec()],
             0.0
         )
@@ -399,11 +399,11 @@ fn a_seed_enqueue_never_hands_an_old_payload_to_a_new_task() {
     }
     let ids: Vec<Vec<u8>> = (0..2500).map(|i| format!("{i}").into_bytes()).collect();
     assert_eq!(
-        queue::enqueue(&config, b"Queue:mixed", &ids, 0.0).unwrap(),
+        queue::enqueue(&config, &keys, &ids, 0.0).unwrap(),
         2500
     );
     assert_eq!(
-        queue::enqueue(&config, b"Queue:mixed", &ids, 0.0).unwrap(),
+        queue::enqueue(&config, &keys, &ids, 0.0).unwrap(),
         0
     );
 }

@@ -46,7 +46,7 @@ fn line_reaches(server: &RedisServer, key: &[u8], n: i64) {
 fn waiters_are_served_in_arrival_order_and_never_together() {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
-    let keys = Arc::new(Keys::fenced(b"lock:{fifo}"));
+    let keys = Arc::new(Keys::named(b"", b"fifo"));
     let holder = lock::new_token();
     lock::acquire(&config, &keys, &holder, Duration::from_secs(30), waiting(0))
         .unwrap()
@@ -101,7 +101,7 @@ fn waiters_are_served_in_arrival_order_and_never_together() {
 fn a_release_hands_the_lock_to_the_waiter_before_it_wakes() {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
-    let keys = Keys::seed(b"Lock:handoff");
+    let keys = Keys::seed(b"", b"handoff");
     let lease = Duration::from_secs(30);
     let holder = taken(&config, &keys, lease);
     let waiter = lock::new_token();
@@ -131,7 +131,7 @@ fn a_release_hands_the_lock_to_the_waiter_before_it_wakes() {
 fn a_free_lock_with_waiters_goes_to_the_line_not_to_a_new_arrival() {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
-    let keys = Keys::seed(b"Lock:expired");
+    let keys = Keys::seed(b"", b"expired");
     // The holder dies: its lease runs out with a waiter in line.
     assert!(
         lock::acquire(
@@ -196,7 +196,7 @@ fn dead_waiter(server: &RedisServer, keys: &Keys, lease_ms: u64, place_ms: u64) 
 fn stall_behind(dead_place_ms: u64) -> (Duration, Keys, RedisServer) {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
-    let keys = Keys::fenced(b"lock:{dead}");
+    let keys = Keys::named(b"", b"dead");
     let holder = lock::new_token();
     let lease = Duration::from_secs(60);
     lock::acquire(&config, &keys, &holder, lease, waiting(0))
@@ -243,7 +243,7 @@ fn a_waiter_that_dies_at_the_handoff_stalls_the_lock_at_most_its_place() {
 fn a_waiter_that_gives_up_leaves_the_line() {
     let server = RedisServer::start();
     let config = server.config();
-    let keys = Keys::seed(b"Lock:gives-up");
+    let keys = Keys::seed(b"", b"gives-up");
     let lease = Duration::from_secs(30);
     let _holder = taken(&config, &keys, lease);
     let wait = Wait {
@@ -287,7 +287,7 @@ fn reserve_one(config: &Config, keys: &queue::Keys) -> Option<Vec<u8>> {
 fn an_enqueue_wakes_one_blocked_consumer_per_task() {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
-    let keys = Arc::new(queue::Keys::new(queue::key_of(b"wake")));
+    let keys = Arc::new(queue::Keys::new(b"", b"wake"));
     const CONSUMERS: i64 = 6;
     let got = Arc::new(Mutex::new(Vec::new()));
     let threads: Vec<_> = (0..CONSUMERS)

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::RedisServer;
+use redislock::keys::Kind;
 use redislock::lock::permits::{self, UNLIMITED};
 use redislock::lock::{self, Keys, Wait};
 use redislock::stock::{self, Take, Taken};
@@ -32,7 +33,7 @@ fn never_more_permits_held_than_there_are() {
             std::thread::spawn(move || {
                 for i in 0..30 {
                     let take = 1 + ((t + i) % 3) as i64;
-                    let keys = Keys::permits(b"semaphore:{s}", take as u64, PERMITS as u64);
+                    let keys = Keys::permits(b"", Kind::Semaphore, b"s", take as u64, PERMITS as u64);
                     let token = lock::new_token();
                     let lease = Duration::from_secs(30);
                     let got = lock::acquire(&config, &keys, &token, lease, waiting(60)).unwrap();
@@ -51,7 +52,7 @@ fn never_more_permits_held_than_there_are() {
         t.join().unwrap();
     }
     assert_eq!(violations.load(Ordering::SeqCst), 0);
-    let keys = Keys::permits(b"semaphore:{s}", 1, PERMITS as u64);
+    let keys = Keys::permits(b"", Kind::Semaphore, b"s", 1, PERMITS as u64);
     let state = permits::state(&config, &keys, None).unwrap();
     assert_eq!((state.used, state.waiting), (0, 0));
 }
@@ -70,7 +71,7 @@ fn never_a_reader_beside_a_writer() {
                 let writer = t < 2;
                 let (take, weight) = if writer { (UNLIMITED, 1000) } else { (1, 1) };
                 for _ in 0..25 {
-                    let keys = Keys::permits(b"rwlock:{rw}", take, UNLIMITED);
+                    let keys = Keys::permits(b"", Kind::RwLock, b"rw", take, UNLIMITED);
                     let token = lock::new_token();
                     let fence =
                         lock::acquire(&config, &keys, &token, Duration::from_secs(30), waiting(60))
@@ -98,7 +99,7 @@ fn never_a_reader_beside_a_writer() {
 fn a_stock_is_never_taken_below_zero() {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
-    let keys = Arc::new(stock::Keys::new(stock::key_of(b"sale")));
+    let keys = Arc::new(stock::Keys::new(b"", b"sale"));
     stock::set(&config, &keys, 300, None).unwrap();
     let threads: Vec<_> = (0..8)
         .map(|t| {

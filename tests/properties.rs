@@ -110,9 +110,7 @@ proptest! {
         name in prop::collection::vec(any::<u8>(), 1..50),
     ) {
         let config = server_config();
-        let mut queue_key = b"Queue:".to_vec();
-        queue_key.extend_from_slice(&name);
-        let keys = Keys::new(queue_key);
+        let keys = Keys::new(b"", &name);
         let task = NewTask { id: id.clone(), payload: payload.clone() };
         let put = queue::put(&config, &keys, &[task], -1.0, Policy::Keep, 0).unwrap();
         prop_assert!(matches!(put, Put::Done(_)));

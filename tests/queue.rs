@@ -14,20 +14,20 @@ fn enqueue_keeps_the_first_score_and_pops_due_tasks_in_order() {
     let server = RedisServer::start();
     let config = server.config();
     assert_eq!(
-        queue::enqueue(&config, b"Queue:q", &ids(&["a"]), 0.0).unwrap(),
+        queue::enqueue(&config, &queue::Keys::new(b"", b"q"), &ids(&["a"]), 0.0).unwrap(),
         1
     );
     assert_eq!(
-        queue::enqueue(&config, b"Queue:q", &ids(&["b", "a"]), 0.0).unwrap(),
+        queue::enqueue(&config, &queue::Keys::new(b"", b"q"), &ids(&["b", "a"]), 0.0).unwrap(),
         1
     );
-    let top = queue::top(&config, b"Queue:q", 10).unwrap();
+    let top = queue::top(&config, &queue::Keys::new(b"", b"q"), 10).unwrap();
     assert_eq!(
         top.iter().map(|t| t.id.as_slice()).collect::<Vec<_>>(),
         [b"a".as_slice(), b"b"]
     );
     assert!(top[0].score <= top[1].score);
-    let popped = queue::pop(&config, b"Queue:q", 1).unwrap();
+    let popped = queue::pop(&config, &queue::Keys::new(b"", b"q"), 1).unwrap();
     assert_eq!(popped, top[..1]);
     let card: i64 = redis::cmd("ZCARD")
         .arg("Queue:q")
@@ -40,12 +40,12 @@ fn enqueue_keeps_the_first_score_and_pops_due_tasks_in_order() {
 fn delayed_tasks_are_not_due_before_their_time_on_the_server_clock() {
     let server = RedisServer::start();
     let config = server.config();
-    queue::enqueue(&config, b"Queue:d", &ids(&["later"]), 3600.0).unwrap();
-    queue::enqueue(&config, b"Queue:d", &ids(&["now"]), 0.0).unwrap();
-    let popped = queue::pop(&config, b"Queue:d", 10).unwrap();
+    queue::enqueue(&config, &queue::Keys::new(b"", b"d"), &ids(&["later"]), 3600.0).unwrap();
+    queue::enqueue(&config, &queue::Keys::new(b"", b"d"), &ids(&["now"]), 0.0).unwrap();
+    let popped = queue::pop(&config, &queue::Keys::new(b"", b"d"), 10).unwrap();
     assert_eq!(popped.len(), 1);
     assert_eq!(popped[0].id, b"now");
-    assert!(queue::top(&config, b"Queue:d", 10).unwrap().is_empty());
+    assert!(queue::top(&config, &queue::Keys::new(b"", b"d"), 10).unwrap().is_empty());
     let (secs, micros): (f64, f64) = redis::cmd("TIME").query(&mut server.client()).unwrap();
     let score: f64 = redis::cmd("ZSCORE")
         .arg("Queue:d")
@@ -63,20 +63,20 @@ fn delayed_tasks_are_not_due_before_their_time_on_the_server_clock() {
 fn dequeue_needs_the_exact_score_and_it_round_trips() {
     let server = RedisServer::start();
     let config = server.config();
-    queue::enqueue(&config, b"Queue:s", &ids(&["t"]), -0.123_456_789).unwrap();
-    let seen = queue::top(&config, b"Queue:s", 1).unwrap().remove(0);
-    assert!(!queue::dequeue(&config, b"Queue:s", b"t", seen.score + 1e-6).unwrap());
+    queue::enqueue(&config, &queue::Keys::new(b"", b"s"), &ids(&["t"]), -0.123_456_789).unwrap();
+    let seen = queue::top(&config, &queue::Keys::new(b"", b"s"), 1).unwrap().remove(0);
+    assert!(!queue::dequeue(&config, &queue::Keys::new(b"", b"s"), b"t", seen.score + 1e-6).unwrap());
     assert!(
         !queue::dequeue(
             &config,
-            b"Queue:s",
+            &queue::Keys::new(b"", b"s"),
             b"t",
             f64::from_bits(seen.score.to_bits() + 1)
         )
         .unwrap()
     );
-    assert!(queue::dequeue(&config, b"Queue:s", b"t", seen.score).unwrap());
-    assert!(!queue::dequeue(&config, b"Queue:s", b"t", seen.score).unwrap());
+    assert!(queue::dequeue(&config, &queue::Keys::new(b"", b"s"), b"t", seen.score).unwrap());
+    assert!(!queue::dequeue(&config, &queue::Keys::new(b"", b"s"), b"t", seen.score).unwrap());
 }
 
 #[test]
@@ -84,8 +84,8 @@ fn binary_ids_survive() {
     let server = RedisServer::start();
     let config = server.config();
     let id = vec![0u8, 255, b'\n', 0, b'x'];
-    queue::enqueue(&config, b"Queue:\0bin", &[id.clone()], 0.0).unwrap();
-    let popped = queue::pop(&config, b"Queue:\0bin", 5).unwrap();
+    queue::enqueue(&config, &queue::Keys::new(b"", b"\0bin"), &[id.clone()], 0.0).unwrap();
+    let popped = queue::pop(&config, &queue::Keys::new(b"", b"\0bin"), 5).unwrap();
     assert_eq!(popped.len(), 1);
     assert_eq!(popped[0].id, id);
 }
@@ -97,14 +97,14 @@ fn concurrent_poppers_never_get_the_same_task() {
     let all: Vec<Vec<u8>> = (0..2000)
         .map(|i| format!("task-{i}").into_bytes())
         .collect();
-    queue::enqueue(&config, b"Queue:c", &all, 0.0).unwrap();
+    queue::enqueue(&config, &queue::Keys::new(b"", b"c"), &all, 0.0).unwrap();
     let threads: Vec<_> = (0..6)
         .map(|_| {
             let config = config.clone();
             std::thread::spawn(move || {
                 let mut got = Vec::new();
                 loop {
-                    let batch = queue::pop(&config, b"Queue:c", 7).unwrap();
+                    let batch = queue::pop(&config, &queue::Keys::new(b"", b"c"), 7).unwrap();
                     if batch.is_empty() {
                         return got;
                     }
@@ -130,17 +130,17 @@ fn large_pops_and_tops_run_in_bounded_batches_and_return_everything_asked() {
     let config = server.config();
     let all: Vec<Vec<u8>> = (0..3000).map(|i| format!("{i:05}").into_bytes()).collect();
     for chunk in all.chunks(500) {
-        queue::enqueue(&config, b"Queue:big", chunk, -1.0).unwrap();
+        queue::enqueue(&config, &queue::Keys::new(b"", b"big"), chunk, -1.0).unwrap();
     }
-    let top = queue::top(&config, b"Queue:big", 2500).unwrap();
+    let top = queue::top(&config, &queue::Keys::new(b"", b"big"), 2500).unwrap();
     assert_eq!(top.len(), 2500);
     let top_ids: Vec<&[u8]> = top.iter().map(|t| t.id.as_slice()).collect();
-    let popped = queue::pop(&config, b"Queue:big", 2500).unwrap();
+    let popped = queue::pop(&config, &queue::Keys::new(b"", b"big"), 2500).unwrap();
     assert_eq!(
         popped.iter().map(|t| t.id.as_slice()).collect::<Vec<_>>(),
         top_ids
     );
-    let rest = queue::pop(&config, b"Queue:big", u64::MAX).unwrap();
+    let rest = queue::pop(&config, &queue::Keys::new(b"", b"big"), u64::MAX).unwrap();
     assert_eq!(rest.len(), 500);
     let mut seen: Vec<&[u8]> = top_ids.clone();
     seen.extend(rest.iter().map(|t| t.id.as_slice()));

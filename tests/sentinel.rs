@@ -16,11 +16,11 @@ use redislock::queue::{self};
 fn operations_resume_after_a_failover() {
     let mut set = Sentinels::start();
     let config = Config::from_dsn(&set.dsn(), &Defaults::default()).unwrap();
-    let key = lock::named_key(b"s");
+    let key = lock::Keys::named(b"", b"s").lock;
     let token = lock::new_token();
     assert!(common::acquired(&config, &key, &token, Duration::from_secs(60), NO_WAIT).unwrap());
     assert!(set.master.pttl("lock:{s}") > 0, "written on the master");
-    let q = queue::key_of(b"jobs");
+    let q = queue::Keys::new(b"", b"jobs");
     assert_eq!(
         queue::enqueue(&config, &q, &[b"a".to_vec()], 0.0).unwrap(),
         1

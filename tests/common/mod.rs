@@ -531,13 +531,12 @@ impl TlsServer {
     }
 }
 
-/// The keys of the lock at `key`: a `RedisLock\` lock (`lock:{name}`,
-/// fenced) or a seed lock.
+/// The keys of the lock written as its key: `lock:{<name>}` for a
+/// `RedisLock\` lock (fenced), `Lock:<name>` for a seed lock.
 pub fn lock_keys(key: &[u8]) -> redislock::lock::Keys {
-    if key.windows(6).any(|w| w == b"lock:{") {
-        redislock::lock::Keys::fenced(key)
-    } else {
-        redislock::lock::Keys::seed(key)
+    match key.strip_prefix(b"lock:{").and_then(|k| k.strip_suffix(b"}")) {
+        Some(name) => redislock::lock::Keys::named(b"", name),
+        None => redislock::lock::Keys::seed(b"", key.strip_prefix(b"Lock:").unwrap_or(key)),
     }
 }
 
