@@ -135,7 +135,7 @@ fn renewed(
     acquire(&config, key, &token, lease);
     let id = renew::start(Lease {
         config: Arc::new(config.clone()),
-        keys: lock::Keys::fenced(key.as_bytes()),
+        keys: common::lock_keys(key.as_bytes()),
         token: token.clone(),
         lease,
         until: Instant::now() + max_hold,

@@ -1,7 +1,8 @@
 //! Who holds a lock. The owner tokens a process makes start with an id of
 //! the process (12 hex digits, new after a fork), and the process describes
 //! itself once per server in a hash of its own, `redislock:holder:<id>`:
-//! host, pid and process title. An inspection finds the holder of a token
+//! host, pid and what the process runs (the SAPI and the script's file
+//! name: never its command line, which can carry a password). An inspection finds the holder of a token
 //! there; an acquire costs nothing more (one write per process and server,
 //! renewed every [`RENEW`]).
 
@@ -26,15 +27,15 @@ const ID_LEN: usize = 12;
 pub struct Holder {
     pub host: String,
     pub pid: u32,
-    /// The process title: `php-fpm: pool www`, `php worker.php`, ...
+    /// What it runs: `cli worker.php`, `fpm-fcgi index.php`, ...
     pub process: String,
 }
 
 struct Me {
     pid: u32,
     id: String,
-    /// When this process last described itself, per connection.
-    published: HashMap<String, Instant>,
+    /// When this process last described itself, per server and prefix.
+    published: HashMap<(String, Vec<u8>), Instant>,
 }
 
 thread_local! {
@@ -83,12 +84,13 @@ pub fn token() -> String {
 /// fails.
 pub fn introduce(config: &Config) {
     let due = me(|me| {
+        let place = (config.id.clone(), config.prefix.clone());
         let due = me
             .published
-            .get(&config.id)
+            .get(&place)
             .is_none_or(|at| at.elapsed() >= RENEW);
         if due {
-            me.published.insert(config.id.clone(), Instant::now());
+            me.published.insert(place, Instant::now());
         }
         due.then(|| (me.id.clone(), me.pid))
     });
@@ -108,7 +110,7 @@ fn publish(config: &Config, id: &str, pid: u32) {
             .arg("pid")
             .arg(pid)
             .arg("process")
-            .arg(title())
+            .arg(process())
             .ignore()
             .cmd("PEXPIRE")
             .arg(&key)
@@ -167,22 +169,23 @@ fn host() -> String {
         .unwrap_or_default()
 }
 
-/// The process title as `ps` shows it (PHP-FPM sets `php-fpm: pool www`),
-/// at most 200 bytes.
-fn title() -> String {
-    let raw = std::fs::read("/proc/self/cmdline").unwrap_or_default();
-    let mut title: String = String::from_utf8_lossy(&raw)
-        .split('\0')
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    if title.len() > 200 {
-        let mut end = 200;
-        while !title.is_char_boundary(end) {
-            end -= 1;
-        }
-        title.truncate(end);
+static RUNS: std::sync::OnceLock<fn() -> String> = std::sync::OnceLock::new();
+
+/// Sets how this process says what it runs (the front end knows: `cli
+/// worker.php`), asked when it describes itself, on the thread that took
+/// the lock. Only names, never arguments.
+pub fn runs(what: fn() -> String) {
+    let _ = RUNS.set(what);
+}
+
+/// What this process runs, as [`runs`] says; else its executable's name.
+fn process() -> String {
+    let said = RUNS.get().map(|f| f()).unwrap_or_default();
+    if !said.is_empty() {
+        return said;
     }
-    title
+    std::fs::read_link("/proc/self/exe")
+        .ok()
+        .and_then(|exe| Some(exe.file_name()?.to_string_lossy().into_owned()))
+        .unwrap_or_default()
 }

@@ -100,6 +100,28 @@ fn config_from_param(param: Value, name: &str) -> PhpResult<Arc<Config>> {
         .map_err(|e| value_error(format!("redislock: {e}")))
 }
 
+/// What this process runs, for its holder description: the SAPI and the
+/// script's file name (never a path or an argument).
+fn runs() -> String {
+    std::panic::catch_unwind(|| {
+        let sapi = ext_php_rs::zend::SapiModule::get().name;
+        let sapi = if sapi.is_null() {
+            String::new()
+        } else {
+            // SAFETY: the SAPI's name is a static C string.
+            unsafe { std::ffi::CStr::from_ptr(sapi) }.to_string_lossy().into_owned()
+        };
+        let globals = ext_php_rs::zend::SapiGlobals::get();
+        let script = globals
+            .request_info()
+            .path_translated()
+            .and_then(|p| std::path::Path::new(p).file_name()?.to_str().map(str::to_owned))
+            .unwrap_or_default();
+        format!("{sapi} {script}").trim().to_owned()
+    })
+    .unwrap_or_default()
+}
+
 extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
     let _ = std::panic::catch_unwind(untyped::untype_seed_methods);
     0
@@ -146,6 +168,7 @@ extern "C" fn module_info(_module: *mut ModuleEntry) {
 fn startup(_type: i32, module_number: i32) -> i32 {
     let ok = std::panic::catch_unwind(|| {
         ini::register(module_number);
+        crate::lock::holder::runs(runs);
         errors::register().is_ok()
     });
     if ok.unwrap_or(false) { 0 } else { -1 }

@@ -532,11 +532,16 @@ impl TlsServer {
 }
 
 /// The keys of the lock written as its key: `lock:{<name>}` for a
-/// `RedisLock\` lock (fenced), `Lock:<name>` for a seed lock.
+/// `RedisLock\` lock (fenced), `order_lock_<id>` for an order lock,
+/// `Lock:<name>` for a seed lock.
 pub fn lock_keys(key: &[u8]) -> redislock::lock::Keys {
-    match key.strip_prefix(b"lock:{").and_then(|k| k.strip_suffix(b"}")) {
-        Some(name) => redislock::lock::Keys::named(b"", name),
-        None => redislock::lock::Keys::seed(b"", key.strip_prefix(b"Lock:").unwrap_or(key)),
+    use redislock::lock::Keys;
+    if let Some(name) = key.strip_prefix(b"lock:{").and_then(|k| k.strip_suffix(b"}")) {
+        Keys::named(b"", name)
+    } else if let Some(id) = key.strip_prefix(b"order_lock_") {
+        Keys::order(b"", id)
+    } else {
+        Keys::seed(b"", key.strip_prefix(b"Lock:").unwrap_or(key))
     }
 }
 
