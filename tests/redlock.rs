@@ -42,7 +42,7 @@ fn a_majority_holds_the_lock_and_validity_never_exceeds_the_ttl() {
     assert!(
         servers
             .iter()
-            .all(|s| value(s, "rl").as_deref() == Some(token.as_str()))
+            .all(|s| value(s, "lock:{rl}").as_deref() == Some(token.as_str()))
     );
     assert_eq!(
         redlock::acquire(&nodes, b"rl", &new_token(), ttl, Duration::ZERO),
@@ -52,7 +52,7 @@ fn a_majority_holds_the_lock_and_validity_never_exceeds_the_ttl() {
     let extended = redlock::extend(&nodes, b"rl", &token, Duration::from_secs(20)).unwrap();
     assert!(extended.validity > ttl);
     assert_eq!(redlock::release(&nodes, b"rl", &token, ttl), 5);
-    assert!(servers.iter().all(|s| value(s, "rl").is_none()));
+    assert!(servers.iter().all(|s| value(s, "lock:{rl}").is_none()));
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn a_minority_taken_by_another_is_released_after_the_failed_attempt() {
     let nodes = nodes(&servers);
     for s in &servers[..3] {
         let _: () = redis::cmd("SET")
-            .arg("taken")
+            .arg("lock:{taken}")
             .arg("other")
             .query(&mut s.client())
             .unwrap();
@@ -106,7 +106,7 @@ fn a_minority_taken_by_another_is_released_after_the_failed_attempt() {
         Err(Refused::Busy)
     );
     assert!(
-        servers[3..].iter().all(|s| value(s, "taken").is_none()),
+        servers[3..].iter().all(|s| value(s, "lock:{taken}").is_none()),
         "released where it was taken"
     );
 }

@@ -43,6 +43,14 @@ final class OperatorTest extends RedisLockTestCase
         return [proc_close($p), $out, $err];
     }
 
+    public function testAnErrorIsSaidOnceAsRedislocks(): void
+    {
+        [$status, , $err] = self::cli(['status'], '', ['REDISLOCK_URL' => 'redis://127.0.0.1:1']);
+        $this->assertSame(1, $status);
+        $this->assertStringStartsWith('redislock: ', $err);
+        $this->assertStringNotContainsString('redislock: redislock:', $err);
+    }
+
     private static function json(array $args): mixed
     {
         [$status, $out, $err] = self::cli(['--json', ...$args]);

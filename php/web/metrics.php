@@ -15,5 +15,5 @@ try {
     // Prometheus records a failed scrape (up == 0) on any status but 200.
     http_response_code(503);
     header('Content-Type: text/plain; charset=utf-8');
-    echo 'redislock: ', $e->getMessage(), "\n";
+    echo RedisLock\Operator\Cli::message($e), "\n";
 }

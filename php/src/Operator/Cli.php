@@ -67,9 +67,16 @@ final class Cli
             } while ($again);
             return 0;
         } catch (\RedisLock\RedisLockException | \ValueError | \TypeError $e) {
-            fwrite($this->err, "redislock: {$e->getMessage()}\n");
+            fwrite($this->err, self::message($e) . "\n");
             return 1;
         }
+    }
+
+    /** An error's message, said once as redislock's (the extension's own say so already). */
+    public static function message(\Throwable $e): string
+    {
+        $message = $e->getMessage();
+        return str_starts_with($message, 'redislock: ') ? $message : "redislock: $message";
     }
 
     /** @return array{string, list<string>, array} the command, its arguments, the options */
