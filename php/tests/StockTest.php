@@ -154,7 +154,7 @@ final class StockTest extends RedisLockTestCase
             echo "$got\n";');
         $outs = self::phpMany($buyers);
         $this->assertSame(25, array_sum(array_map('intval', $outs)), implode('', $outs));
-        $this->assertSame('0', $this->redis->get('stock:{last}'));
+        $this->assertSame('0', $this->redis->get('stock:{last}#6:{last}'), 'a name with braces is counted out after its tag (docs/keys.md)');
         $this->assertSame(25, $this->redis->zCard('Queue:{last}:orders'));
     }
 
