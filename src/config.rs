@@ -298,7 +298,8 @@ fn last_value<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> 
         .map(|(_, v)| v.as_str())
 }
 
-/// A timeout in seconds: finite, > 0, at most a day.
+/// A timeout in seconds: finite, > 0, at most a day; below a millisecond
+/// it is one (the sockets' and scripts' smallest unit: 1e-10 was taken as 0).
 pub fn parse_seconds(name: &str, text: &str) -> Result<Duration> {
     let value: f64 = text
         .trim()
@@ -311,7 +312,7 @@ pub fn parse_seconds(name: &str, text: &str) -> Result<Duration> {
                 shown(text)
             )
         })?;
-    Ok(Duration::from_secs_f64(value))
+    Ok(Duration::from_secs_f64(value).max(Duration::from_millis(1)))
 }
 
 /// A byte count as php.ini writes one: digits with an optional K, M or G.
@@ -709,5 +710,12 @@ mod tests {
         assert_eq!(redact("redis://u:pw@h:1/2"), "redis://u:***@h:1/2");
         assert_eq!(redact("redis://:pw@h:1"), "redis://:***@h:1");
         assert_eq!(redact("redis://h:1"), "redis://h:1");
+    }
+
+    #[test]
+    fn a_timeout_below_a_millisecond_is_one() {
+        assert_eq!(parse_seconds("timeout", "1e-10").unwrap(), Duration::from_millis(1));
+        assert_eq!(parse_seconds("timeout", "0.25").unwrap(), Duration::from_millis(250));
+        assert!(parse_seconds("timeout", "0").is_err());
     }
 }

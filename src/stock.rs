@@ -145,7 +145,13 @@ pub enum Given {
     NoStock,
     /// The buyer has fewer units than it gives back: this many.
     TooMany(u64),
+    /// It would take the stock past [`MAX_UNITS`]; this many are left.
+    Full(u64),
 }
+
+/// The most units a stock holds: 2^53 - 1 (PHP and Lua count in doubles,
+/// exact up to there).
+pub const MAX_UNITS: u64 = (1 << 53) - 1;
 
 /// Gives units back (an order cancelled, or a restock), off the buyer's
 /// count when a buyer gives them back.
@@ -160,11 +166,13 @@ pub fn give_back(
             .key(&keys.buyers)
             .arg(units)
             .arg(buyer.unwrap_or_default())
+            .arg(MAX_UNITS)
             .invoke(c)
     })?;
     Ok(match status {
         1 => Given::Done(count(n)),
         -1 => Given::TooMany(count(n)),
+        -2 => Given::Full(count(n)),
         _ => Given::NoStock,
     })
 }

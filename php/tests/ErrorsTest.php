@@ -6,6 +6,14 @@ use RedisLock\ServerException;
 
 final class ErrorsTest extends RedisLockTestCase
 {
+    /** A timeout under a millisecond counts as one (1e-10 was stored as 0, and every constructor threw). */
+    public function testATimeoutBelowAMillisecondIsOne(): void
+    {
+        $out = self::php('ini_set("redislock.read_timeout", "1e-10"); ini_set("redislock.connect_timeout", "1e-10");
+            new RedisLock(); new RedisLock\Client("redis://127.0.0.1:1?timeout=1e-10&read_timeout=1e-10"); echo "made\n";');
+        $this->assertSame("made\n", $out);
+    }
+
     public function testRedisDownThrowsTheExtensionsExceptionNamingTheServer(): void
     {
         $port = RedisServer::freePort();

@@ -459,6 +459,7 @@ final class OperatorTest extends RedisLockTestCase
             'redislock_queue_acked_total{queue="mail"} 1',
             'redislock_queue_dead_total{queue="mail"} 2',
             'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',
+            '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock) or seed (RedisLock); of the first 10000 locks found.',
             'redislock_locks_held{kind="lock"} 1',
             'redislock_locks_held{kind="seed"} 1',
             'redislock_lock_waiters{kind="lock"} 2',

@@ -26,6 +26,11 @@ final class StockTest extends RedisLockTestCase
         $this->assertSame('0', $this->redis->get('stock:{shoes}'));
         $this->assertSame(2, $s->giveBack(2), 'a restock');
         $this->assertSame('shoes', $s->name());
+        $max = 2 ** 53 - 1;
+        $this->assertSame($max, $s->giveBack($max - 2), 'a restock up to 2^53-1');
+        $this->assertFalse($s->giveBack(1), 'past 2^53-1 units: refused, nothing changed');
+        $this->assertSame((string) $max, $this->redis->get('stock:{shoes}'));
+        $this->assertSame($max - 1, $s->take(1), 'counted exactly');
     }
 
     public function testPerBuyerLimitCountsAcrossTakesAndGiveBacks(): void

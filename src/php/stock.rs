@@ -18,9 +18,7 @@ use crate::lock::new_token;
 use crate::queue;
 use crate::stock::{self, Given, Keys, Order, Take, Taken};
 
-/// The most units a stock, a take or a limit may count (Lua counts in
-/// doubles: every integer up to 2^53 is exact).
-const MAX_UNITS: u64 = (1 << 53) - 1;
+use crate::stock::MAX_UNITS;
 
 const TAKE_OPTIONS: &str = "key, perBuyer, task, payload";
 
@@ -204,7 +202,8 @@ impl Stock {
     /// Gives `$units` back (an order cancelled: with its `$buyer`, whose
     /// count goes down; without a buyer: a restock). Returns the units left
     /// after it, or false when the stock does not exist (never set, expired,
-    /// deleted) or the buyer has fewer units than it gives back.
+    /// deleted), the buyer has fewer units than it gives back, or it would
+    /// take the stock past 2^53 - 1.
     #[php(defaults(units = 1))]
     pub fn give_back(&self, units: Arg<Int>, buyer: Arg<NullableText>) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Stock::giveBack()";
@@ -218,7 +217,7 @@ impl Stock {
         ))?;
         Ok(int_or_false(match given {
             Given::Done(left) => Some(left),
-            Given::NoStock | Given::TooMany(_) => None,
+            Given::NoStock | Given::TooMany(_) | Given::Full(_) => None,
         }))
     }
 

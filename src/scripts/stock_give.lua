@@ -1,10 +1,15 @@
 -- Give units back to a stock (an order cancelled, or a restock), taking
 -- them off the buyer's count when a buyer gives them back.
--- KEYS[1] stock; KEYS[2] buyers hash. ARGV[1] units; ARGV[2] buyer ('': none).
+-- KEYS[1] stock; KEYS[2] buyers hash. ARGV[1] units; ARGV[2] buyer ('': none);
+-- ARGV[3] the most units a stock holds.
 -- Returns {1, units left}; {0, 0} when the stock does not exist (never set,
--- expired, deleted); {-1, units the buyer has} when the buyer has fewer.
-if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
+-- expired, deleted); {-1, units the buyer has} when the buyer has fewer;
+-- {-2, units left} when it would take the stock past the most (then
+-- nothing is changed).
+local left = tonumber(redis.call('GET', KEYS[1]))
+if not left then return {0, 0} end
 local n, buyer = tonumber(ARGV[1]), ARGV[2]
+if left + n > tonumber(ARGV[3]) then return {-2, left} end
 if buyer ~= '' then
   local had = tonumber(redis.call('HGET', KEYS[2], buyer)) or 0
   if had < n then return {-1, had} end

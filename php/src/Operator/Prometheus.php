@@ -54,8 +54,8 @@ final class Prometheus
             $waiting[$lock['kind']] += $lock['waiting'];
         }
         $byKind = fn (array $counts) => array_map(fn ($kind) => [['kind' => $kind], $counts[$kind]], array_keys($counts));
-        $family('redislock_locks_held', 'gauge', 'Locks held, by kind: lock (RedisLock\\\\Lock) or seed (RedisLock).', $byKind($held));
-        $family('redislock_lock_waiters', 'gauge', 'Processes waiting in the lines of locks, by kind.', $byKind($waiting));
+        $family('redislock_locks_held', 'gauge', 'Locks held, by kind: lock (RedisLock\\\\Lock) or seed (RedisLock); of the first ' . Report::METRIC_LOCKS . ' locks found.', $byKind($held));
+        $family('redislock_lock_waiters', 'gauge', 'Processes waiting in the lines of locks, by kind; of the first ' . Report::METRIC_LOCKS . ' locks found.', $byKind($waiting));
         return implode("\n", $out) . "\n";
     }
 

@@ -67,6 +67,9 @@ final class Report
         return $this->client->locks($pattern, $limit);
     }
 
+    /** The most locks the metrics read (each costs a script): their help says so. */
+    public const METRIC_LOCKS = 10000;
+
     /**
      * The Prometheus exposition of every queue and of the locks (none on a
      * Cluster, where locks cannot be listed).
@@ -74,7 +77,7 @@ final class Report
     public function metrics(): string
     {
         try {
-            $locks = $this->locks(null, 10000);
+            $locks = $this->locks(null, self::METRIC_LOCKS);
         } catch (\ValueError) {
             $locks = [];
         }
