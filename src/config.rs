@@ -227,7 +227,10 @@ impl Config {
         };
         if matches!(topology, Topology::Cluster { .. }) {
             if let Some(problem) = crate::keys::cluster_prefix_problem(&prefix) {
-                bail!("prefix {}: {problem}", shown(&String::from_utf8_lossy(&prefix)));
+                bail!(
+                    "prefix {}: {problem}",
+                    shown(&String::from_utf8_lossy(&prefix))
+                );
             }
         }
 
@@ -714,8 +717,14 @@ mod tests {
 
     #[test]
     fn a_timeout_below_a_millisecond_is_one() {
-        assert_eq!(parse_seconds("timeout", "1e-10").unwrap(), Duration::from_millis(1));
-        assert_eq!(parse_seconds("timeout", "0.25").unwrap(), Duration::from_millis(250));
+        assert_eq!(
+            parse_seconds("timeout", "1e-10").unwrap(),
+            Duration::from_millis(1)
+        );
+        assert_eq!(
+            parse_seconds("timeout", "0.25").unwrap(),
+            Duration::from_millis(250)
+        );
         assert!(parse_seconds("timeout", "0").is_err());
     }
 }

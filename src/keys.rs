@@ -107,7 +107,10 @@ impl Place {
 /// The name whose own key (`Place::main`) `key` is, for a kind with a word
 /// (not the seed kinds): the inverse of [`Place::new`].
 pub fn name_of(prefix: &[u8], kind: Kind, key: &[u8]) -> Option<Vec<u8>> {
-    let rest = key.strip_prefix(prefix)?.strip_prefix(kind.word())?.strip_prefix(b"{")?;
+    let rest = key
+        .strip_prefix(prefix)?
+        .strip_prefix(kind.word())?
+        .strip_prefix(b"{")?;
     let close = rest.iter().position(|&b| b == b'}')?;
     let name = match rest[close + 1..].strip_prefix(b"#") {
         None => &rest[..close],
@@ -191,8 +194,21 @@ mod tests {
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) too.
     const ROLES: [&str; 15] = [
-        ":payloads", ":attempts", ":leased", ":leases", ":dead", ":stats", ":line", ":fence",
-        ":permits", ":buyers", ":takes", ":a:0af3", ":w:0af3", ":a:x", ":w:%3a",
+        ":payloads",
+        ":attempts",
+        ":leased",
+        ":leases",
+        ":dead",
+        ":stats",
+        ":line",
+        ":fence",
+        ":permits",
+        ":buyers",
+        ":takes",
+        ":a:0af3",
+        ":w:0af3",
+        ":a:x",
+        ":w:%3a",
     ];
 
     fn keys_of(prefix: &[u8], kind: Kind, name: &[u8]) -> Vec<Vec<u8>> {
@@ -208,7 +224,16 @@ mod tests {
         let byte = prop::sample::select(b"{}:#0123456789QueueLockr_ \0\xff".to_vec());
         let bytes = prop::collection::vec(byte, 0..10);
         let tail = prop::sample::select(vec![
-            "", ":dead", ":leases", "}:dead", "}", "{", "{}", "#Queue:3:", ":fence", "}#5:",
+            "",
+            ":dead",
+            ":leases",
+            "}:dead",
+            "}",
+            "{",
+            "{}",
+            "#Queue:3:",
+            ":fence",
+            "}#5:",
         ]);
         (bytes, tail).prop_map(|(mut b, t)| {
             b.extend_from_slice(t.as_bytes());
@@ -291,13 +316,19 @@ mod tests {
         // of `{shop}:orders`.
         let orders = Place::new(b"", Kind::Queue, b"{shop}:orders");
         assert_eq!(orders.main, b"Queue:{shop}:orders");
-        assert_eq!(orders.beside(":dead"), b"{shop}#Queue:13:{shop}:orders:dead");
+        assert_eq!(
+            orders.beside(":dead"),
+            b"{shop}#Queue:13:{shop}:orders:dead"
+        );
         let dead = Place::new(b"", Kind::Queue, b"{shop}:orders:dead");
         assert_eq!(dead.main, b"Queue:{shop}:orders:dead");
         assert_ne!(dead.main, orders.beside(":dead"));
         // A name that is all brace gets a stand-in tag in the same slot.
         let brace = Place::new(b"", Kind::Lock, b"}");
-        assert_eq!(Slot::for_key(&brace.main), Slot::for_key(brace.beside(":fence")));
+        assert_eq!(
+            Slot::for_key(&brace.main),
+            Slot::for_key(brace.beside(":fence"))
+        );
         assert_eq!(name_of(b"", Kind::Lock, &brace.main), Some(b"}".to_vec()));
     }
 
@@ -307,7 +338,10 @@ mod tests {
             for prefix in [&b""[..], b"app:", b"{app}:"] {
                 let main = Place::new(prefix, Kind::Lock, name).main;
                 assert_eq!(name_of(prefix, Kind::Lock, &main), Some(name.to_vec()));
-                assert_eq!(name_of(prefix, Kind::Lock, &[&main[..], b":fence"].concat()), None);
+                assert_eq!(
+                    name_of(prefix, Kind::Lock, &[&main[..], b":fence"].concat()),
+                    None
+                );
             }
         }
     }

@@ -5,8 +5,8 @@
 //! engines alone, which is how the Rust integration tests link it.
 
 pub mod config;
-pub mod keys;
 pub mod conn;
+pub mod keys;
 pub mod lock;
 pub mod queue;
 pub mod signals;

@@ -281,10 +281,7 @@ fn delayed_tasks_wait_for_their_due_time_and_a_blocking_reserve_wakes_then() {
 fn a_blocking_reserve_on_several_queues_wakes_on_an_enqueue() {
     let server = RedisServer::start();
     let config = server.config();
-    let (a, b) = (
-        Keys::new(b"", b"a"),
-        Keys::new(b"", b"b"),
-    );
+    let (a, b) = (Keys::new(b"", b"a"), Keys::new(b"", b"b"));
     let producer_config = config.clone();
     let producer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(200));
@@ -381,13 +378,7 @@ fn a_seed_enqueue_never_hands_an_old_payload_to_a_new_task() {
     // A seed worker pops it: no lease, and the payload stays behind.
     assert_eq!(queue::pop(&config, &keys, 1).unwrap().len(), 1);
     assert_eq!(
-        queue::enqueue(
-            &config,
-            &keys,
-            &[b"x".to_vec(), b"y".to_vec()],
-            0.0
-        )
-        .unwrap(),
+        queue::enqueue(&config, &keys, &[b"x".to_vec(), b"y".to_vec()], 0.0).unwrap(),
         2
     );
     let got = reserve(&config, &keys, how(10, 30_000, 0));
@@ -398,12 +389,6 @@ fn a_seed_enqueue_never_hands_an_old_payload_to_a_new_task() {
         assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
     }
     let ids: Vec<Vec<u8>> = (0..2500).map(|i| format!("{i}").into_bytes()).collect();
-    assert_eq!(
-        queue::enqueue(&config, &keys, &ids, 0.0).unwrap(),
-        2500
-    );
-    assert_eq!(
-        queue::enqueue(&config, &keys, &ids, 0.0).unwrap(),
-        0
-    );
+    assert_eq!(queue::enqueue(&config, &keys, &ids, 0.0).unwrap(), 2500);
+    assert_eq!(queue::enqueue(&config, &keys, &ids, 0.0).unwrap(), 0);
 }

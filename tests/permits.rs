@@ -33,7 +33,8 @@ fn never_more_permits_held_than_there_are() {
             std::thread::spawn(move || {
                 for i in 0..30 {
                     let take = 1 + ((t + i) % 3) as i64;
-                    let keys = Keys::permits(b"", Kind::Semaphore, b"s", take as u64, PERMITS as u64);
+                    let keys =
+                        Keys::permits(b"", Kind::Semaphore, b"s", take as u64, PERMITS as u64);
                     let token = lock::new_token();
                     let lease = Duration::from_secs(30);
                     let got = lock::acquire(&config, &keys, &token, lease, waiting(60)).unwrap();

@@ -18,7 +18,13 @@ fn enqueue_keeps_the_first_score_and_pops_due_tasks_in_order() {
         1
     );
     assert_eq!(
-        queue::enqueue(&config, &queue::Keys::new(b"", b"q"), &ids(&["b", "a"]), 0.0).unwrap(),
+        queue::enqueue(
+            &config,
+            &queue::Keys::new(b"", b"q"),
+            &ids(&["b", "a"]),
+            0.0
+        )
+        .unwrap(),
         1
     );
     let top = queue::top(&config, &queue::Keys::new(b"", b"q"), 10).unwrap();
@@ -40,12 +46,22 @@ fn enqueue_keeps_the_first_score_and_pops_due_tasks_in_order() {
 fn delayed_tasks_are_not_due_before_their_time_on_the_server_clock() {
     let server = RedisServer::start();
     let config = server.config();
-    queue::enqueue(&config, &queue::Keys::new(b"", b"d"), &ids(&["later"]), 3600.0).unwrap();
+    queue::enqueue(
+        &config,
+        &queue::Keys::new(b"", b"d"),
+        &ids(&["later"]),
+        3600.0,
+    )
+    .unwrap();
     queue::enqueue(&config, &queue::Keys::new(b"", b"d"), &ids(&["now"]), 0.0).unwrap();
     let popped = queue::pop(&config, &queue::Keys::new(b"", b"d"), 10).unwrap();
     assert_eq!(popped.len(), 1);
     assert_eq!(popped[0].id, b"now");
-    assert!(queue::top(&config, &queue::Keys::new(b"", b"d"), 10).unwrap().is_empty());
+    assert!(
+        queue::top(&config, &queue::Keys::new(b"", b"d"), 10)
+            .unwrap()
+            .is_empty()
+    );
     let (secs, micros): (f64, f64) = redis::cmd("TIME").query(&mut server.client()).unwrap();
     let score: f64 = redis::cmd("ZSCORE")
         .arg("Queue:d")
@@ -63,9 +79,25 @@ fn delayed_tasks_are_not_due_before_their_time_on_the_server_clock() {
 fn dequeue_needs_the_exact_score_and_it_round_trips() {
     let server = RedisServer::start();
     let config = server.config();
-    queue::enqueue(&config, &queue::Keys::new(b"", b"s"), &ids(&["t"]), -0.123_456_789).unwrap();
-    let seen = queue::top(&config, &queue::Keys::new(b"", b"s"), 1).unwrap().remove(0);
-    assert!(!queue::dequeue(&config, &queue::Keys::new(b"", b"s"), b"t", seen.score + 1e-6).unwrap());
+    queue::enqueue(
+        &config,
+        &queue::Keys::new(b"", b"s"),
+        &ids(&["t"]),
+        -0.123_456_789,
+    )
+    .unwrap();
+    let seen = queue::top(&config, &queue::Keys::new(b"", b"s"), 1)
+        .unwrap()
+        .remove(0);
+    assert!(
+        !queue::dequeue(
+            &config,
+            &queue::Keys::new(b"", b"s"),
+            b"t",
+            seen.score + 1e-6
+        )
+        .unwrap()
+    );
     assert!(
         !queue::dequeue(
             &config,
@@ -84,7 +116,13 @@ fn binary_ids_survive() {
     let server = RedisServer::start();
     let config = server.config();
     let id = vec![0u8, 255, b'\n', 0, b'x'];
-    queue::enqueue(&config, &queue::Keys::new(b"", b"\0bin"), &[id.clone()], 0.0).unwrap();
+    queue::enqueue(
+        &config,
+        &queue::Keys::new(b"", b"\0bin"),
+        &[id.clone()],
+        0.0,
+    )
+    .unwrap();
     let popped = queue::pop(&config, &queue::Keys::new(b"", b"\0bin"), 5).unwrap();
     assert_eq!(popped.len(), 1);
     assert_eq!(popped[0].id, id);

@@ -106,7 +106,9 @@ fn a_minority_taken_by_another_is_released_after_the_failed_attempt() {
         Err(Refused::Busy)
     );
     assert!(
-        servers[3..].iter().all(|s| value(s, "lock:{taken}").is_none()),
+        servers[3..]
+            .iter()
+            .all(|s| value(s, "lock:{taken}").is_none()),
         "released where it was taken"
     );
 }

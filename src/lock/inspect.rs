@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use redis::Script;
 
-use super::holder::{self, Holder};
 use super::Keys;
+use super::holder::{self, Holder};
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::keys;
@@ -146,8 +146,14 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
     let mut seen = std::collections::HashSet::new();
     let globs: [(Kind, Vec<u8>); 3] = [
         // A name without braces: `lock:{<name>}`; with: `lock:{<tag>}#<length>:<name>`.
-        (Kind::Lock, [&literal(prefix)[..], b"lock:{", pattern, b"}"].concat()),
-        (Kind::Lock, [&literal(prefix)[..], b"lock:{*}#*:", pattern].concat()),
+        (
+            Kind::Lock,
+            [&literal(prefix)[..], b"lock:{", pattern, b"}"].concat(),
+        ),
+        (
+            Kind::Lock,
+            [&literal(prefix)[..], b"lock:{*}#*:", pattern].concat(),
+        ),
         (Kind::Seed, [&literal(&seed)[..], pattern].concat()),
     ];
     for (kind, glob) in globs {

@@ -210,7 +210,9 @@ pub fn release(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> usize 
 pub fn extend(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<Held, Refused> {
     let bounded = nodes.bounded(node_timeout(ttl));
     let since = Instant::now();
-    let results = on_all(&bounded, |n| extend_on(n, &Keys::redlock(&n.prefix, name).lock, token, ttl));
+    let results = on_all(&bounded, |n| {
+        extend_on(n, &Keys::redlock(&n.prefix, name).lock, token, ttl)
+    });
     let kept = results.iter().filter(|r| matches!(r, Ok(true))).count();
     let spent = since.elapsed() + nodes.drift(ttl);
     if kept >= nodes.quorum() && spent < ttl {
@@ -230,8 +232,10 @@ pub fn extend(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<
 /// How many nodes still hold `token`.
 pub fn holders(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> usize {
     let bounded = nodes.bounded(node_timeout(ttl));
-    on_all(&bounded, |n| super::holds(n, &Keys::redlock(&n.prefix, name).lock, token))
-        .into_iter()
-        .filter(|r| matches!(r, Ok(true)))
-        .count()
+    on_all(&bounded, |n| {
+        super::holds(n, &Keys::redlock(&n.prefix, name).lock, token)
+    })
+    .into_iter()
+    .filter(|r| matches!(r, Ok(true)))
+    .count()
 }

@@ -20,9 +20,9 @@ use super::value::{
 };
 use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
+use crate::keys::Kind;
 use crate::lock::Keys;
 use crate::lock::hold::Hold;
-use crate::keys::Kind;
 use crate::lock::permits::UNLIMITED;
 use crate::queue::lease as leased;
 

@@ -13,9 +13,9 @@ use super::errors::{Kind, exception};
 use super::value::{Arg, Callback, Float, NullableFloat, Value, type_error};
 use super::{engine, ini, positive_seconds, wait_seconds};
 use crate::config::Config;
+use crate::lock::Wait;
 use crate::lock::hold::{Hold, Refused};
 use crate::lock::permits::UNLIMITED;
-use crate::lock::Wait;
 
 pub use crate::lock::hold::Options;
 

@@ -109,13 +109,20 @@ fn runs() -> String {
             String::new()
         } else {
             // SAFETY: the SAPI's name is a static C string.
-            unsafe { std::ffi::CStr::from_ptr(sapi) }.to_string_lossy().into_owned()
+            unsafe { std::ffi::CStr::from_ptr(sapi) }
+                .to_string_lossy()
+                .into_owned()
         };
         let globals = ext_php_rs::zend::SapiGlobals::get();
         let script = globals
             .request_info()
             .path_translated()
-            .and_then(|p| std::path::Path::new(p).file_name()?.to_str().map(str::to_owned))
+            .and_then(|p| {
+                std::path::Path::new(p)
+                    .file_name()?
+                    .to_str()
+                    .map(str::to_owned)
+            })
             .unwrap_or_default();
         format!("{sapi} {script}").trim().to_owned()
     })

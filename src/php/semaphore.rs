@@ -12,8 +12,8 @@ use super::lock::{Lock, Options};
 use super::value::{Arg, Float, Int, NullableFloat, Value, value_error};
 use super::{engine, positive_seconds, wait_seconds};
 use crate::config::Config;
-use crate::lock::hold::Hold;
 use crate::keys;
+use crate::lock::hold::Hold;
 use crate::lock::permits;
 use crate::lock::{Keys, Wait};
 
@@ -107,13 +107,7 @@ impl Semaphore {
                 ),
             ));
         }
-        self.lock = Self::hold_of(
-            &self.config,
-            &self.name,
-            take,
-            self.permits,
-            &self.options,
-        );
+        self.lock = Self::hold_of(&self.config, &self.name, take, self.permits, &self.options);
         let wait = Wait {
             timeout: wait,
             recheck: RECHECK,

@@ -536,7 +536,10 @@ impl TlsServer {
 /// `Lock:<name>` for a seed lock.
 pub fn lock_keys(key: &[u8]) -> redislock::lock::Keys {
     use redislock::lock::Keys;
-    if let Some(name) = key.strip_prefix(b"lock:{").and_then(|k| k.strip_suffix(b"}")) {
+    if let Some(name) = key
+        .strip_prefix(b"lock:{")
+        .and_then(|k| k.strip_suffix(b"}"))
+    {
         Keys::named(b"", name)
     } else if let Some(id) = key.strip_prefix(b"order_lock_") {
         Keys::order(b"", id)
