@@ -54,7 +54,7 @@ unshare --mount --fork bash -c '
   # browser tests run on the host only (REDISLOCK_BROWSER=0 skips them), and
   # so do the network namespace tests (REDISLOCK_NETNS=0: the chroot has no
   # /run/netns of its own; they test the extension, not the release PHP).
-  exec chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 CI="${CI:-}" REDISLOCK_BROWSER=0 REDISLOCK_NETNS=0 \
+  exec chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 CI="${CI:-}" REDISLOCK_BROWSER=0 REDISLOCK_NETNS=0 FRAMEWORK_SUITES=optional \
     CARGO_HOME="$cargo_home" RUSTUP_HOME="$rustup_home" \
     PATH="$cargo_home/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
     bash -c "cd \"\$0\" && $cmd" "$repo"

@@ -4,6 +4,18 @@ use Illuminate\Contracts\Cache\LockTimeoutException;
 use Illuminate\Support\Facades\Cache;
 use Illuminate\Tests\Integration\Cache\RedisCacheLockTest;
 
+if (!class_exists(RedisCacheLockTest::class)) {
+    /** Stands in, visibly, where the mirror did not serve the framework's source package (tools/frameworks.sh). */
+    final class LaravelCacheLockTest extends RedisLockTestCase
+    {
+        public function testTheFrameworksOwnSuite(): void
+        {
+            $this->markTestSkipped("the framework's own tests are not here: the mirror did not serve Debian's php-laravel-framework source package of this release");
+        }
+    }
+    return;
+}
+
 /**
  * Laravel's own RedisCacheLockTest (from Debian's php-laravel-framework
  * source package, unmodified) on the `redislock` cache driver, and what it

@@ -11,6 +11,18 @@ use Symfony\Component\Lock\Tests\Store\ExpiringStoreTestTrait;
 use Symfony\Component\Lock\Tests\Store\SharedLockStoreTestTrait;
 use Symfony\Component\Lock\Tests\Store\UnserializableTestTrait;
 
+if (!class_exists(AbstractStoreTestCase::class)) {
+    /** Stands in, visibly, where the mirror did not serve the framework's source package (tools/frameworks.sh). */
+    final class SymfonyLockStoreTest extends RedisLockTestCase
+    {
+        public function testTheFrameworksOwnSuite(): void
+        {
+            $this->markTestSkipped("the framework's own tests are not here: the mirror did not serve Debian's symfony source package of this release");
+        }
+    }
+    return;
+}
+
 /**
  * Symfony's own store contract (its AbstractStoreTestCase and test traits,
  * from Debian's symfony source package, unmodified) run on LockStore, and

@@ -7,6 +7,18 @@ use Symfony\Component\Semaphore\PersistingStoreInterface;
 use Symfony\Component\Semaphore\Semaphore;
 use Symfony\Component\Semaphore\Tests\Store\AbstractStoreTestCase;
 
+if (!class_exists(AbstractStoreTestCase::class)) {
+    /** Stands in, visibly, where the mirror did not serve the framework's source package (tools/frameworks.sh). */
+    final class SymfonySemaphoreStoreTest extends RedisLockTestCase
+    {
+        public function testTheFrameworksOwnSuite(): void
+        {
+            $this->markTestSkipped("the framework's own tests are not here: the mirror did not serve Debian's symfony source package of this release");
+        }
+    }
+    return;
+}
+
 /**
  * Symfony's own semaphore store contract (its AbstractStoreTestCase, from
  * Debian's symfony source package, unmodified) run on SemaphoreStore.
