@@ -218,6 +218,12 @@ final class StockTest extends RedisLockTestCase
         $this->assertSame($before, $this->snapshot());
         // A stock key that is not a number is a server error, not a sale.
         $this->redis->set('stock:{junk}', 'abc');
+        try {
+            $c->stock('junk')->giveBack(1);
+            $this->fail('giveBack() on a stock that is not a number');
+        } catch (RedisLock\ServerException) {
+        }
+        $this->assertSame('abc', $this->redis->get('stock:{junk}'), 'left as it was');
         $this->expectException(RedisLock\ServerException::class);
         $c->stock('junk')->take();
     }

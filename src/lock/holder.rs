@@ -2,9 +2,9 @@
 //! the process (12 hex digits, new after a fork), and the process describes
 //! itself once per server in a hash of its own, `redislock:holder:<id>`:
 //! host, pid and what the process runs (the SAPI and the script's file
-//! name: never its command line, which can carry a password). An inspection finds the holder of a token
-//! there; an acquire costs nothing more (one write per process and server,
-//! renewed every [`RENEW`]).
+//! name: never its command line, which can carry a password). An
+//! inspection finds the holder of a token there; an acquire costs nothing
+//! more (one write per process and server, renewed every [`RENEW`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -6,8 +6,11 @@
 -- expired, deleted); {-1, units the buyer has} when the buyer has fewer;
 -- {-2, units left} when it would take the stock past the most (then
 -- nothing is changed).
-local left = tonumber(redis.call('GET', KEYS[1]))
-if not left then return {0, 0} end
+local raw = redis.call('GET', KEYS[1])
+if not raw then return {0, 0} end
+-- A stock that is not a number is left to INCRBY to refuse (a server
+-- error naming it), not taken for a missing one.
+local left = tonumber(raw) or 0
 local n, buyer = tonumber(ARGV[1]), ARGV[2]
 if left + n > tonumber(ARGV[3]) then return {-2, left} end
 if buyer ~= '' then
