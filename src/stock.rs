@@ -12,12 +12,11 @@ use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::queue;
-use crate::wait::line_script;
+use crate::wait::{line_script, script};
 
 static TAKE: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "stock_take.lua");
 static SET: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/stock_set.lua")));
-static GIVE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("scripts/stock_give.lua")));
+static GIVE: LazyLock<Script> = script!("stock_give.lua");
 
 /// The keys of one stock, all in one hash slot.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -17,13 +17,14 @@
 
 use std::time::{Duration, Instant};
 
-/// A script made of files under `src/scripts/`, concatenated: the
-/// functions it shares with its kind, then the operation; Redis runs them as
-/// one script.
+/// A script made of files under `src/scripts/`, concatenated: the checks
+/// every script makes before it writes (`need.lua`), the functions it
+/// shares with its kind, then the operation; Redis runs them as one script.
 macro_rules! script {
     ($($file:literal),+) => {
         std::sync::LazyLock::new(|| {
             redis::Script::new(concat!(
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts/need.lua")),
                 $(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts/", $file)),)+
             ))
         })

@@ -10,18 +10,21 @@ use common::{Cluster, NO_WAIT};
 use redislock::config::{Config, Defaults};
 use redislock::conn::Error;
 use redislock::lock::{self, Wait};
-use redislock::queue::lease::{self, Reserve};
+use redislock::queue::lease::{self, Reserve, Terms};
 use redislock::queue::{self, Keys, NewTask, Policy};
 
 fn how(wait_ms: u64) -> Reserve {
     Reserve {
         count: 10,
-        lease: Duration::from_secs(5),
-        max_attempts: 2,
         wait: Duration::from_millis(wait_ms),
         recheck: Duration::from_secs(10),
     }
 }
+
+const TERMS: Terms = Terms {
+    lease: Duration::from_secs(5),
+    max_attempts: 2,
+};
 
 /// Locks, order locks, seed queues and leased queues on names spread over
 /// the slots of all three primaries.
@@ -73,7 +76,9 @@ fn contract(config: &Config, round: &str) {
             payload: Some(b"{}".to_vec()),
         }];
         queue::put(config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap();
-        let (_, got) = lease::reserve(config, &[&keys], &how(0)).unwrap().unwrap();
+        let (_, got) = lease::reserve(config, &[(&keys, TERMS)], &how(0))
+            .unwrap()
+            .unwrap();
         assert_eq!(got[0].payload.as_deref(), Some(&b"{}"[..]));
         assert!(lease::ack(config, &keys, b"j", &got[0].token).unwrap());
         assert_eq!(lease::metrics(config, &keys).unwrap().leased, 0);
@@ -169,7 +174,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     let queue_keys = Keys::new(b"", b"wake");
     let consumer = {
         let (config, queue_keys) = (config.clone(), queue_keys.clone());
-        std::thread::spawn(move || lease::reserve(&config, &[&queue_keys], &how(20_000)))
+        std::thread::spawn(move || lease::reserve(&config, &[(&queue_keys, TERMS)], &how(20_000)))
     };
     common::wait_for("the consumer in line", 10, || {
         cluster.llen(&queue_keys.line) == 1

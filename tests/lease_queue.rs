@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use common::RedisServer;
 use redislock::config::Config;
-use redislock::queue::lease::{self, Leased, Nack, Reserve};
+use redislock::queue::lease::{self, Leased, Nack, Reserve, Terms};
 use redislock::queue::{self, Keys, NewTask, Policy, Put, Status};
 
 fn task(id: &str, payload: Option<&str>) -> NewTask {
@@ -17,18 +17,23 @@ fn task(id: &str, payload: Option<&str>) -> NewTask {
     }
 }
 
-fn how(count: u64, lease_ms: u64, wait_ms: u64) -> Reserve {
-    Reserve {
+/// Up to `count` tasks under a lease of `lease_ms` and 3 attempts at most,
+/// waiting up to `wait_ms`.
+fn how(count: u64, lease_ms: u64, wait_ms: u64) -> (Reserve, Terms) {
+    let how = Reserve {
         count,
-        lease: Duration::from_millis(lease_ms),
-        max_attempts: 3,
         wait: Duration::from_millis(wait_ms),
         recheck: Duration::from_secs(10),
-    }
+    };
+    let terms = Terms {
+        lease: Duration::from_millis(lease_ms),
+        max_attempts: 3,
+    };
+    (how, terms)
 }
 
-fn reserve(config: &Config, keys: &Keys, how: Reserve) -> Vec<Leased> {
-    lease::reserve(config, &[keys], &how)
+fn reserve(config: &Config, keys: &Keys, (how, terms): (Reserve, Terms)) -> Vec<Leased> {
+    lease::reserve(config, &[(keys, terms)], &how)
         .unwrap()
         .map(|(_, tasks)| tasks)
         .unwrap_or_default()
@@ -297,7 +302,8 @@ fn a_blocking_reserve_on_several_queues_wakes_on_an_enqueue() {
         .unwrap();
     });
     let started = Instant::now();
-    let (index, tasks) = lease::reserve(&config, &[&a, &b], &how(1, 1000, 20_000))
+    let (wait, terms) = how(1, 1000, 20_000);
+    let (index, tasks) = lease::reserve(&config, &[(&a, terms), (&b, terms)], &wait)
         .unwrap()
         .expect("woken by the enqueue");
     assert!(
@@ -307,7 +313,7 @@ fn a_blocking_reserve_on_several_queues_wakes_on_an_enqueue() {
     assert_eq!((index, tasks[0].id.as_slice()), (1, b"hello".as_slice()));
     producer.join().unwrap();
     assert!(
-        lease::reserve(&config, &[&a, &b], &how(1, 1000, 100))
+        lease::reserve(&config, &[(&a, terms), (&b, terms)], &how(1, 1000, 100).0)
             .unwrap()
             .is_none()
     );
@@ -327,7 +333,10 @@ fn a_maximum_length_refuses_a_batch_whole() {
     let more = [task("3", None), task("4", None)];
     assert_eq!(
         queue::put(&config, &keys, &more, 0.0, Policy::Keep, 3).unwrap(),
-        Put::Full { length: 2 },
+        Put::Full {
+            length: 2,
+            enqueued: 0
+        },
         "leased tasks count"
     );
     assert_eq!(

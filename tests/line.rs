@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use common::RedisServer;
 use redislock::config::Config;
 use redislock::lock::{self, Keys, Wait};
-use redislock::queue::lease::{self, Reserve};
+use redislock::queue::lease::{self, Reserve, Terms};
 use redislock::queue::{self, NewTask, Policy};
 use redislock::wait;
 
@@ -273,12 +273,14 @@ fn a_waiter_that_gives_up_leaves_the_line() {
 fn reserve_one(config: &Config, keys: &queue::Keys) -> Option<Vec<u8>> {
     let how = Reserve {
         count: 1,
-        lease: Duration::from_secs(30),
-        max_attempts: 0,
         wait: Duration::from_secs(30),
         recheck: Duration::from_secs(1),
     };
-    lease::reserve(config, &[keys], &how)
+    let terms = Terms {
+        lease: Duration::from_secs(30),
+        max_attempts: 0,
+    };
+    lease::reserve(config, &[(keys, terms)], &how)
         .unwrap()
         .map(|(_, mut tasks)| tasks.remove(0).id)
 }

@@ -9,7 +9,7 @@ use common::{NO_WAIT, RedisServer};
 use proptest::prelude::*;
 use redislock::config::{Config, Defaults, redact};
 use redislock::lock;
-use redislock::queue::lease::{self, Reserve};
+use redislock::queue::lease::{self, Reserve, Terms};
 use redislock::queue::{self, Keys, NewTask, Policy, Put};
 
 const PASSWORD: &str = "pw-SECRET-9f3";
@@ -116,12 +116,11 @@ proptest! {
         prop_assert!(matches!(put, Put::Done(_)));
         let how = Reserve {
             count: 10,
-            lease: Duration::from_secs(30),
-            max_attempts: 3,
             wait: Duration::ZERO,
             recheck: Duration::from_secs(1),
         };
-        let (_, got) = lease::reserve(&config, &[&keys], &how).unwrap().expect("the task is due");
+        let terms = Terms { lease: Duration::from_secs(30), max_attempts: 3 };
+        let (_, got) = lease::reserve(&config, &[(&keys, terms)], &how).unwrap().expect("the task is due");
         prop_assert_eq!(got.len(), 1);
         prop_assert_eq!(&got[0].id, &id);
         prop_assert_eq!(&got[0].payload, &payload);

@@ -390,7 +390,8 @@ impl Client {
     /// `RedisLock\Queue`) that has due tasks, waiting up to `$wait` seconds
     /// in all of their lines at once. Returns a list of `RedisLock\Task`
     /// (`Task::queue()` tells which queue), empty when none came or a signal
-    /// with a handler ended the wait. `$lease` defaults to the first queue's.
+    /// with a handler ended the wait. Each queue's own lease and
+    /// `maxAttempts` apply to its tasks; `$lease` sets the lease for all.
     #[php(defaults(count = 1, wait = 0))]
     pub fn reserve(
         &self,
@@ -420,9 +421,9 @@ impl Client {
                 "{M}: Argument #1 ($queues) must not be empty"
             )));
         };
-        let how = first.reserve_how(&count, &lease, &wait, M, 2)?;
-        let keys: Vec<_> = list.iter().map(|q| q.keys()).collect();
-        match engine(leased::reserve(&self.config, &keys, &how))? {
+        let (how, lease) = Queue::reserve_how(&count, &lease, &wait, M, 2)?;
+        let queues: Vec<_> = list.iter().map(|q| (q.keys(), q.terms(lease))).collect();
+        match engine(leased::reserve(&self.config, &queues, &how))? {
             Some((index, tasks)) => task_list(list[index], tasks),
             None => task_list(first, Vec::new()),
         }

@@ -15,7 +15,7 @@ use super::value::{
 };
 use super::{engine, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
-use crate::queue::lease::{self as leased, BATCH, Leased, Nack, Reserve};
+use crate::queue::lease::{self as leased, BATCH, Leased, Nack, Reserve, Terms};
 use crate::queue::{self, Keys, NewTask, Policy, Put, Status};
 
 /// How often the first consumer in line looks again when nobody wakes it
@@ -198,12 +198,19 @@ impl Queue {
         );
         match engine(put)? {
             Put::Done(statuses) => Ok(statuses),
-            Put::Full { length } => Err(exception(
+            Put::Full { length, enqueued } => Err(exception(
                 Kind::QueueFull,
                 format!(
-                    "redislock: queue '{}' is full: {length} tasks of at most {}; nothing was enqueued",
+                    "redislock: queue '{}' is full: {length} tasks of at most {}; {}",
                     String::from_utf8_lossy(&self.name),
-                    self.options.max_length
+                    self.options.max_length,
+                    match enqueued {
+                        0 => "nothing was enqueued".to_owned(),
+                        n => format!(
+                            "the first {n} of the {} tasks were enqueued, the others not",
+                            tasks.len()
+                        ),
+                    }
                 ),
             )),
         }
@@ -229,24 +236,38 @@ impl Queue {
         &self.config
     }
 
+    /// What `reserve($count, $lease, $wait)` asks: how many and how long to
+    /// wait, and the lease `$lease` sets for every queue (null: each
+    /// queue's own, see [`Queue::terms`]).
     pub fn reserve_how(
-        &self,
         count: &Value,
         lease: &Value,
         wait: &Value,
         method: &str,
         // The position of `$count` in the method's parameters.
         first: usize,
-    ) -> PhpResult<Reserve> {
+    ) -> PhpResult<(Reserve, Option<Duration>)> {
         let param =
             |offset: usize, name: &str| format!("{method}: Argument #{} (${name})", first + offset);
-        Ok(Reserve {
+        let lease = match lease {
+            Value::Null => None,
+            value => Some(positive_seconds(value, &param(1, "lease"))?),
+        };
+        let how = Reserve {
             count: self::count(count, &param(0, "count"))?,
-            lease: lease_or(lease, &param(1, "lease"), self.options.lease)?,
-            max_attempts: self.options.max_attempts,
             wait: wait_seconds(wait, &param(2, "wait"))?,
             recheck: RECHECK,
-        })
+        };
+        Ok((how, lease))
+    }
+
+    /// This queue's terms for what is reserved from it: its own lease
+    /// unless `lease` sets one, and its own `maxAttempts`.
+    pub fn terms(&self, lease: Option<Duration>) -> Terms {
+        Terms {
+            lease: lease.unwrap_or(self.options.lease),
+            max_attempts: self.options.max_attempts,
+        }
     }
 
     pub fn task(&self, leased: Leased) -> Task {
@@ -358,8 +379,10 @@ impl Queue {
         lease: Arg<NullableFloat>,
         wait: Arg<Float>,
     ) -> PhpResult<Zval> {
-        let how = self.reserve_how(&count, &lease, &wait, "RedisLock\\Queue::reserve()", 1)?;
-        let got = engine(leased::reserve(&self.config, &[&self.keys], &how))?;
+        let (how, lease) =
+            Self::reserve_how(&count, &lease, &wait, "RedisLock\\Queue::reserve()", 1)?;
+        let queues = [(&*self.keys, self.terms(lease))];
+        let got = engine(leased::reserve(&self.config, &queues, &how))?;
         task_list(self, got.map(|(_, tasks)| tasks).unwrap_or_default())
     }
 

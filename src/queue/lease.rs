@@ -13,17 +13,34 @@ use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::wait::{self, Pass, Try, Woken, line_script, script};
 
-static RESERVE: LazyLock<Script> =
-    line_script!("queue_line.lua", "queue_count.lua", "queue_reserve.lua");
+static RESERVE: LazyLock<Script> = line_script!(
+    "queue_line.lua",
+    "queue_count.lua",
+    "queue_task.lua",
+    "queue_reserve.lua"
+);
 static LEAVE: LazyLock<Script> = line_script!("queue_line.lua", "queue_leave.lua");
-static ACK: LazyLock<Script> = script!("queue_count.lua", "queue_ack.lua");
-static NACK: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "queue_nack.lua");
-static EXTEND: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/queue_extend.lua")));
+static ACK: LazyLock<Script> = line_script!(
+    "queue_line.lua",
+    "queue_count.lua",
+    "queue_task.lua",
+    "queue_ack.lua"
+);
+static NACK: LazyLock<Script> = line_script!(
+    "queue_line.lua",
+    "queue_count.lua",
+    "queue_task.lua",
+    "queue_nack.lua"
+);
+static EXTEND: LazyLock<Script> = script!("queue_count.lua", "queue_task.lua", "queue_extend.lua");
 static METRICS: LazyLock<Script> = script!("queue_count.lua", "queue_metrics.lua");
-static DEAD: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "queue_dead.lua");
-static PEEK: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/queue_peek.lua")));
+static DEAD: LazyLock<Script> = line_script!(
+    "queue_line.lua",
+    "queue_count.lua",
+    "queue_task.lua",
+    "queue_dead.lua"
+);
+static PEEK: LazyLock<Script> = script!("queue_count.lua", "queue_task.lua", "queue_peek.lua");
 
 /// The most tasks one script call moves: bounds its run time (Redis runs
 /// nothing else meanwhile).
@@ -40,13 +57,18 @@ pub struct Leased {
     pub token: String,
 }
 
-/// What to reserve and how.
-#[derive(Clone, Copy, Debug)]
-pub struct Reserve {
-    pub count: u64,
+/// A queue's own terms for the tasks reserved from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Terms {
     pub lease: Duration,
     /// 0: no limit.
     pub max_attempts: u64,
+}
+
+/// How many tasks to reserve and how long to wait for them.
+#[derive(Clone, Copy, Debug)]
+pub struct Reserve {
+    pub count: u64,
     pub wait: Duration,
     /// The longest gap between re-checks of the first consumer in line when
     /// nobody wakes it (an old client's enqueue wakes nobody).
@@ -89,26 +111,18 @@ fn mode(pass: Pass, index: usize, waits: bool) -> &'static str {
 
 fn try_reserve(
     config: &Config,
-    keys: &Keys,
+    (keys, terms): (&Keys, Terms),
     how: &Reserve,
     token: &str,
     mode: &str,
 ) -> Result<Try<Vec<Leased>>, Error> {
     let prefix = format!("{}:", crate::lock::new_token());
     let reply: Vec<Value> = conn::with(config, |c| {
-        RESERVE
-            .key(&keys.queue)
-            .key(&keys.payloads)
-            .key(&keys.attempts)
-            .key(&keys.leased)
-            .key(&keys.leases)
-            .key(&keys.dead)
-            .key(&keys.line)
-            .key(&keys.stats)
+        keys.call(&RESERVE)
             .arg(how.count.clamp(1, BATCH))
-            .arg(score_arg(how.lease.as_secs_f64()))
+            .arg(score_arg(terms.lease.as_secs_f64()))
             .arg(&prefix)
-            .arg(how.max_attempts)
+            .arg(terms.max_attempts)
             .arg(BATCH)
             .arg(&keys.waiters)
             .arg(token)
@@ -156,7 +170,7 @@ fn leave(config: &Config, keys: &Keys, token: &str) -> Result<(), Error> {
 /// A consumer waiting on one or more queues.
 struct Consumer<'a> {
     config: &'a Config,
-    queues: &'a [&'a Keys],
+    queues: &'a [(&'a Keys, Terms)],
     how: &'a Reserve,
     token: String,
     /// Whether it has joined the queues' lines.
@@ -172,7 +186,7 @@ impl Consumer<'_> {
         if !self.joined {
             return Ok(());
         }
-        for (index, keys) in self.queues.iter().enumerate() {
+        for (index, (keys, _)) in self.queues.iter().enumerate() {
             if Some(index) != except {
                 leave(self.config, keys, &self.token)?;
             }
@@ -185,9 +199,9 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
     fn attempt(&mut self, pass: Pass) -> Result<Try<(usize, Vec<Leased>)>, Error> {
         let waits = !self.how.wait.is_zero();
         let mut soonest = Duration::MAX;
-        for (index, keys) in self.queues.iter().enumerate() {
+        for (index, &queue) in self.queues.iter().enumerate() {
             let mode = mode(pass, index, waits);
-            match try_reserve(self.config, keys, self.how, &self.token, mode)? {
+            match try_reserve(self.config, queue, self.how, &self.token, mode)? {
                 Try::Done(tasks) => {
                     // The script took the consumer out of this queue's line.
                     self.leave_lines(Some(index))?;
@@ -220,19 +234,19 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
 }
 
 /// Reserves up to `how.count` (at most [`BATCH`]) due tasks from the first
-/// of `queues` that has any, waiting up to `how.wait` in their lines for
+/// of `queues` that has any, under that queue's terms, waiting up to `how.wait` in their lines for
 /// one: woken by an enqueue (one consumer per task), or, first in line, by
 /// the due time of a delayed task or the end of a lease.
 /// Returns the queue's index and its tasks; none when the wait ran out.
 pub fn reserve(
     config: &Config,
-    queues: &[&Keys],
+    queues: &[(&Keys, Terms)],
     how: &Reserve,
 ) -> Result<Option<(usize, Vec<Leased>)>, Error> {
     let token = crate::lock::new_token();
     let mut wake: Vec<Vec<u8>> = queues
         .iter()
-        .map(|k| wait::wake_key(&k.waiters, &token))
+        .map(|(k, _)| wait::wake_key(&k.waiters, &token))
         .collect();
     // A cluster blocks on keys of one slot only: the first queue's. The
     // others are then looked at every `how.recheck`.
@@ -261,12 +275,8 @@ pub fn ack_many(config: &Config, keys: &Keys, tasks: &[(&[u8], &str)]) -> Result
     let mut done = 0;
     for chunk in tasks.chunks(BATCH as usize) {
         let n: u64 = conn::with(config, |c| {
-            let mut call = ACK.key(&keys.queue);
-            call.key(&keys.payloads)
-                .key(&keys.attempts)
-                .key(&keys.leased)
-                .key(&keys.leases)
-                .key(&keys.stats);
+            let mut call = keys.call(&ACK);
+            call.arg(&keys.waiters).arg(wake_ms());
             for (id, token) in chunk {
                 call.arg(*id).arg(*token);
             }
@@ -297,13 +307,7 @@ pub fn nack(
     max_attempts: u64,
 ) -> Result<Nack, Error> {
     let done: i64 = conn::with(config, |c| {
-        NACK.key(&keys.queue)
-            .key(&keys.attempts)
-            .key(&keys.leased)
-            .key(&keys.leases)
-            .key(&keys.dead)
-            .key(&keys.line)
-            .key(&keys.stats)
+        keys.call(&NACK)
             .arg(id)
             .arg(token)
             .arg(score_arg(delay))
@@ -328,9 +332,7 @@ pub fn extend(
     lease: Duration,
 ) -> Result<bool, Error> {
     let done: i64 = conn::with(config, |c| {
-        EXTEND
-            .key(&keys.leased)
-            .key(&keys.leases)
+        keys.call(&EXTEND)
             .arg(id)
             .arg(token)
             .arg(score_arg(lease.as_secs_f64()))
@@ -442,13 +444,8 @@ fn dead_call(
     ids: &[Vec<u8>],
 ) -> Result<Value, Error> {
     conn::with(config, |c| {
-        let mut call = DEAD.key(&keys.queue);
-        call.key(&keys.payloads)
-            .key(&keys.attempts)
-            .key(&keys.dead)
-            .key(&keys.line)
-            .key(&keys.stats)
-            .arg(op)
+        let mut call = keys.call(&DEAD);
+        call.arg(op)
             .arg(limit.clamp(1, BATCH))
             .arg(&keys.waiters)
             .arg(wake_ms());
@@ -489,16 +486,7 @@ pub struct Peeked {
 }
 
 fn peek(config: &Config, keys: &Keys, op: &str, arg: &[u8]) -> Result<Vec<Peeked>, Error> {
-    let flat: Value = conn::with(config, |c| {
-        PEEK.key(&keys.queue)
-            .key(&keys.payloads)
-            .key(&keys.attempts)
-            .key(&keys.leased)
-            .key(&keys.dead)
-            .arg(op)
-            .arg(arg)
-            .invoke(c)
-    })?;
+    let flat: Value = conn::with(config, |c| keys.call(&PEEK).arg(op).arg(arg).invoke(c))?;
     let Value::Array(flat) = flat else {
         return Ok(Vec::new());
     };

@@ -15,7 +15,12 @@ use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::wait::{line_script, script};
 
-static PUT: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "queue_put.lua");
+static PUT: LazyLock<Script> = line_script!(
+    "queue_line.lua",
+    "queue_count.lua",
+    "queue_task.lua",
+    "queue_put.lua"
+);
 static DEQUEUE: LazyLock<Script> = script!("queue_count.lua", "queue_dequeue.lua");
 static DUE: LazyLock<Script> = script!("queue_count.lua", "queue_due.lua");
 
@@ -47,7 +52,12 @@ pub struct Keys {
     pub attempts: Vec<u8>,
     pub leased: Vec<u8>,
     pub leases: Vec<u8>,
+    /// Tasks enqueued while their id was leased, waiting for the lease to
+    /// end (see `scripts/queue_task.lua`).
+    pub reruns: Vec<u8>,
     pub dead: Vec<u8>,
+    /// The dead letters' own attempts and payloads.
+    pub graves: Vec<u8>,
     /// What happened to its tasks: counters, and their recent history.
     pub stats: Vec<u8>,
     /// The line of consumers waiting for tasks, and the prefix of their
@@ -69,12 +79,35 @@ impl Keys {
             attempts: place.beside(":attempts"),
             leased: place.beside(":leased"),
             leases: place.beside(":leases"),
+            reruns: place.beside(":reruns"),
             dead: place.beside(":dead"),
+            graves: place.beside(":dead-tasks"),
             stats: place.beside(":stats"),
             line: place.beside(":line"),
             waiters: place.beside(":"),
             queue: place.main,
         }
+    }
+
+    /// A call of a script that moves tasks, with the keys they all take,
+    /// in their order (see `scripts/queue_task.lua`).
+    pub(crate) fn call<'a>(&self, script: &'a Script) -> redis::ScriptInvocation<'a> {
+        let mut call = script.prepare_invoke();
+        for key in [
+            &self.queue,
+            &self.payloads,
+            &self.attempts,
+            &self.leased,
+            &self.leases,
+            &self.reruns,
+            &self.dead,
+            &self.graves,
+            &self.line,
+            &self.stats,
+        ] {
+            call.key(key);
+        }
+        call
     }
 }
 
@@ -121,7 +154,12 @@ pub struct NewTask {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Put {
     Done(Vec<Status>),
-    Full { length: u64 },
+    /// The queue holds `length` tasks; the first `enqueued` tasks of the
+    /// batch (whole chunks of [`lease::BATCH`]) were enqueued before.
+    Full {
+        length: u64,
+        enqueued: usize,
+    },
 }
 
 /// Runs the enqueue script; `args` adds the ids (and payloads).
@@ -137,13 +175,8 @@ fn put_script(
     args: impl Fn(&mut redis::ScriptInvocation<'_>),
 ) -> Result<Vec<i64>, Error> {
     conn::with(config, |c| {
-        let mut call = PUT.key(&keys.queue);
-        call.key(&keys.payloads)
-            .key(&keys.attempts)
-            .key(&keys.leased)
-            .key(&keys.line)
-            .key(&keys.stats)
-            .arg(score_arg(delay))
+        let mut call = keys.call(&PUT);
+        call.arg(score_arg(delay))
             .arg(policy.arg())
             .arg(max_length)
             .arg(flags)
@@ -189,8 +222,33 @@ pub fn names(config: &Config) -> Result<Vec<Vec<u8>>, Error> {
 
 /// Enqueues `tasks` due `delay` seconds from the server's now, under
 /// `policy` for ids already queued; `max_length` (0: none) bounds queued
-/// plus leased tasks, refusing the whole batch when it would be passed.
+/// plus leased tasks, refusing a chunk when it would be passed. Each chunk
+/// of [`lease::BATCH`] tasks is one script, all or nothing; a larger batch
+/// takes several (so that no script holds Redis up for long).
 pub fn put(
+    config: &Config,
+    keys: &Keys,
+    tasks: &[NewTask],
+    delay: f64,
+    policy: Policy,
+    max_length: u64,
+) -> Result<Put, Error> {
+    let mut statuses = Vec::with_capacity(tasks.len());
+    for chunk in tasks.chunks(lease::BATCH as usize) {
+        match put_chunk(config, keys, chunk, delay, policy, max_length)? {
+            Put::Done(done) => statuses.extend(done),
+            Put::Full { length, .. } => {
+                return Ok(Put::Full {
+                    length,
+                    enqueued: statuses.len(),
+                });
+            }
+        }
+    }
+    Ok(Put::Done(statuses))
+}
+
+fn put_chunk(
     config: &Config,
     keys: &Keys,
     tasks: &[NewTask],
@@ -229,6 +287,7 @@ pub fn put(
         let length = statuses.first().copied().unwrap_or(0);
         return Ok(Put::Full {
             length: u64::try_from(length).unwrap_or(0),
+            enqueued: 0,
         });
     }
     Ok(Put::Done(
@@ -245,13 +304,18 @@ pub fn put(
 
 /// Adds `ids` due `delay` seconds from the server's now; ids already queued
 /// keep their score (the seed's `enqueue`). Returns how many were added.
+/// One script per chunk of [`lease::BATCH`] ids.
 pub fn enqueue(config: &Config, keys: &Keys, ids: &[Vec<u8>], delay: f64) -> Result<u64, Error> {
-    let reply = put_script(config, keys, delay, Policy::Keep, 0, "", false, |call| {
-        for id in ids {
-            call.arg(id.as_slice());
-        }
-    })?;
-    Ok(reply.get(1).map_or(0, |&n| u64::try_from(n).unwrap_or(0)))
+    let mut added = 0;
+    for chunk in ids.chunks(lease::BATCH as usize) {
+        let reply = put_script(config, keys, delay, Policy::Keep, 0, "", false, |call| {
+            for id in chunk {
+                call.arg(id.as_slice());
+            }
+        })?;
+        added += reply.get(1).map_or(0, |&n| u64::try_from(n).unwrap_or(0));
+    }
+    Ok(added)
 }
 
 /// Removes `id` if its score is still exactly `score`.

@@ -46,3 +46,4 @@ local function queue_now()
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
 end
+

@@ -1,46 +1,57 @@
 -- The dead letters: list them, retry them (due now, attempts reset), or
--- purge them (with their payloads). Bounded: at most ARGV[2] per call.
--- KEYS[1] queue zset; KEYS[2] payloads hash; KEYS[3] attempts hash;
--- KEYS[4] dead zset; KEYS[5] consumer line; KEYS[6] stats hash.
+-- purge them. Bounded: at most ARGV[2] per call. A retried dead letter is
+-- enqueued as enqueue() does under 'keep': a task of the same id queued
+-- since is newer and stays as it is; one leased gets it as its rerun
+-- (queue_task.lua).
+-- KEYS: see queue_task.lua.
 -- ARGV[1] 'list' | 'retry' | 'purge'; ARGV[2] most tasks; ARGV[3] consumer
 -- key prefix; ARGV[4] how long a wake-up waits for its consumer, in ms;
 -- ARGV[5..] the ids (none: the oldest dead first).
 -- list returns {id, payload or false, attempts, time of death, ...};
--- retry and purge return how many they moved or removed.
+-- retry and purge return how many dead letters they took.
 local ids = {}
 if #ARGV > 4 then
+  local seen = {}
   for i = 5, #ARGV do
-    if redis.call('ZSCORE', KEYS[4], ARGV[i]) then
+    if not seen[ARGV[i]] and redis.call('ZSCORE', KEYS[7], ARGV[i]) then
       ids[#ids + 1] = ARGV[i]
     end
+    seen[ARGV[i]] = true
   end
 else
-  ids = redis.call('ZRANGE', KEYS[4], 0, tonumber(ARGV[2]) - 1)
+  ids = redis.call('ZRANGE', KEYS[7], 0, tonumber(ARGV[2]) - 1)
 end
 local op = ARGV[1]
 if op == 'list' then
   local out = {}
   for _, id in ipairs(ids) do
+    local attempts, payload = queue_grave(id)
     out[#out + 1] = id
-    out[#out + 1] = redis.call('HGET', KEYS[2], id)
-    out[#out + 1] = tonumber(redis.call('HGET', KEYS[3], id)) or 0
-    out[#out + 1] = redis.call('ZSCORE', KEYS[4], id)
+    out[#out + 1] = payload
+    out[#out + 1] = attempts
+    out[#out + 1] = redis.call('ZSCORE', KEYS[7], id)
   end
   return out
 end
+if #ids == 0 then return 0 end
+queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10)
 local now = queue_now()
 local nowText = string.format('%.17g', now)
+local queued = 0
 for _, id in ipairs(ids) do
-  redis.call('ZREM', KEYS[4], id)
-  redis.call('HDEL', KEYS[3], id)
+  local attempts, payload, old = queue_grave(id)
+  queue_unbury(id, old)
   if op == 'retry' then
-    redis.call('ZADD', KEYS[1], 'NX', nowText, id)
-  else
-    redis.call('HDEL', KEYS[2], id)
+    if redis.call('ZSCORE', KEYS[4], id) then
+      queue_rerun(id, now, nowText, payload, 'keep')
+    elseif not redis.call('ZSCORE', KEYS[1], id) then
+      queue_add(id, nowText, payload)
+      queued = queued + 1
+    end
   end
 end
 if op == 'retry' then
-  queue_count(KEYS[6], now, 'retried', #ids)
-  queue_wake(KEYS[5], ARGV[3], #ids, false, ARGV[4])
+  queue_count(KEYS[10], now, 'retried', #ids)
+  queue_wake(KEYS[9], ARGV[3], queued, false, ARGV[4])
 end
 return #ids

@@ -5,6 +5,7 @@
 -- Returns 1 or 0.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and tonumber(score) == tonumber(ARGV[2]) then
+  need_type(KEYS[2], 'hash')
   local removed = redis.call('ZREM', KEYS[1], ARGV[1])
   queue_count(KEYS[2], queue_now(), 'acked', removed)
   return removed

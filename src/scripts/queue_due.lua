@@ -8,6 +8,7 @@ local now = queue_now()
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.17g', now), 'WITHSCORES', 'LIMIT', ARGV[3], ARGV[1])
 -- The due tasks are the lowest ranks, so one range removal takes them all.
 if ARGV[2] == '1' and #due > 0 then
+  need_type(KEYS[2], 'hash')
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #due / 2 - 1)
   queue_count(KEYS[2], now, 'acked', #due / 2)
 end

@@ -1,7 +1,6 @@
 -- Look at tasks without taking them: the queued ones, earliest due first,
 -- or one task by id, wherever it is.
--- KEYS[1] queue zset; KEYS[2] payloads hash; KEYS[3] attempts hash;
--- KEYS[4] leased zset; KEYS[5] dead zset.
+-- KEYS: see queue_task.lua.
 -- ARGV[1] 'list' (ARGV[2]: how many at most) or 'find' (ARGV[2]: the id).
 -- Returns {id, payload or false, attempts, state, time, ...}: state
 -- 'queued' (time: due), 'leased' (time: the lease's end) or 'dead' (time:
@@ -20,11 +19,15 @@ if ARGV[1] == 'list' then
   return out
 end
 local id = ARGV[2]
-for _, place in ipairs({{KEYS[1], 'queued'}, {KEYS[4], 'leased'}, {KEYS[5], 'dead'}}) do
+for _, place in ipairs({{KEYS[1], 'queued'}, {KEYS[4], 'leased'}}) do
   local at = redis.call('ZSCORE', place[1], id)
   if at then
     add(id, place[2], at)
     return out
   end
+end
+local attempts, payload = queue_grave(id)
+if attempts then
+  return {id, payload, attempts, 'dead', redis.call('ZSCORE', KEYS[7], id)}
 end
 return out

@@ -1,10 +1,10 @@
 -- Enqueue tasks due at server time + delay. An id already queued is kept,
 -- or replaced, or takes the earlier or later due time (the policy); a task
--- added or replaced takes its payload (or loses an old one). One waiting
+-- added or replaced takes its payload (or loses an old one). An id that is
+-- leased is not queued beside its running task: it waits as a rerun until
+-- the lease ends (queue_task.lua), under the same policy. One waiting
 -- consumer is woken per task due now; tasks due later wake the first in line.
--- KEYS[1] queue zset (due time per id); KEYS[2] payloads hash;
--- KEYS[3] attempts hash; KEYS[4] leased zset; KEYS[5] consumer line;
--- KEYS[6] stats hash.
+-- KEYS: see queue_task.lua.
 -- ARGV[1] delay in seconds; ARGV[2] policy: keep | replace | earliest | latest;
 -- ARGV[3] maximum length, queued plus leased (0: none);
 -- ARGV[4] '' when ARGV[8..] are ids only, else one flag per task ('1': it
@@ -28,14 +28,14 @@ if flags ~= '' then step = 2 end
 local first = 8
 local function wake(n)
   if tonumber(ARGV[1]) > 0 then
-    queue_wake(KEYS[5], ARGV[6], 0, n > 0, ARGV[7])
+    queue_wake(KEYS[9], ARGV[6], 0, n > 0, ARGV[7])
   else
-    queue_wake(KEYS[5], ARGV[6], n, false, ARGV[7])
+    queue_wake(KEYS[9], ARGV[6], n, false, ARGV[7])
   end
 end
 -- Counts the added tasks: 2 when the queue is to be registered, else 1.
 local function counted(added)
-  if queue_count_enqueued(KEYS[6], now, added) then
+  if queue_count_enqueued(KEYS[10], now, added) then
     return 2
   end
   return 1
@@ -43,11 +43,14 @@ end
 local n = (#ARGV - first + 1) / step
 local hasPayloads = redis.call('EXISTS', KEYS[2]) == 1
 local hasAttempts = redis.call('EXISTS', KEYS[3]) == 1
+local hasLeased = redis.call('EXISTS', KEYS[4]) == 1
+local hasDead = redis.call('EXISTS', KEYS[7]) == 1
 
--- The seed's enqueue, with nothing an added id could inherit: one ZADD NX
--- per 500 ids.
+-- The seed's enqueue, with nothing an added id could inherit or run beside:
+-- one ZADD NX per 500 ids.
 if not statuses and policy == 'keep' and flags == '' and max == 0
-    and not hasPayloads and not hasAttempts then
+    and not hasPayloads and not hasAttempts and not hasLeased then
+  queue_need(1, 9, 10)
   local added = 0
   local args = {}
   for i = first, #ARGV do
@@ -62,12 +65,17 @@ if not statuses and policy == 'keep' and flags == '' and max == 0
   return {counted(added), added}
 end
 
+queue_need(1, 2, 3, 4, 6, 9, 10)
+if hasDead then queue_need(7, 8) end
+
+-- Growth: ids neither queued nor leased (a rerun replaces its running task).
 if max > 0 then
   local adding = 0
   local seen = {}
   for i = 0, n - 1 do
     local id = ARGV[first + i * step]
-    if not seen[id] and not redis.call('ZSCORE', KEYS[1], id) then
+    if not seen[id] and not redis.call('ZSCORE', KEYS[1], id)
+        and not (hasLeased and redis.call('ZSCORE', KEYS[4], id)) then
       adding = adding + 1
     end
     seen[id] = true
@@ -80,46 +88,42 @@ end
 
 local out = {0}
 local added = 0
-local changed = 0
+local queued = 0
 for i = 0, n - 1 do
   local id = ARGV[first + i * step]
+  local payload = false
+  if step == 2 and string.sub(flags, i + 1, i + 1) == '1' then
+    payload = ARGV[first + 1 + i * step]
+  end
   local status
-  if policy == 'keep' then
-    status = redis.call('ZADD', KEYS[1], 'NX', dueText, id)
+  if hasLeased and redis.call('ZSCORE', KEYS[4], id) then
+    status = queue_rerun(id, due, dueText, payload, policy)
   else
     local old = redis.call('ZSCORE', KEYS[1], id)
     status = 0
     if not old then
       status = 1
+      if hasDead then queue_keep_grave(id) end
+      queue_add(id, dueText, payload)
     elseif policy == 'replace'
         or (policy == 'earliest' and due < tonumber(old))
         or (policy == 'latest' and due > tonumber(old)) then
       status = 2
-    end
-    if status > 0 then
       redis.call('ZADD', KEYS[1], dueText, id)
+      if payload then
+        redis.call('HSET', KEYS[2], id, payload)
+      else
+        redis.call('HDEL', KEYS[2], id)
+      end
     end
-  end
-  if status > 0 then
-    changed = changed + 1
-    if step == 2 and string.sub(flags, i + 1, i + 1) == '1' then
-      redis.call('HSET', KEYS[2], id, ARGV[first + 1 + i * step])
-      hasPayloads = true
-    elseif hasPayloads then
-      redis.call('HDEL', KEYS[2], id)
-    end
-    -- A new task starts without attempts, unless its previous run is still
-    -- leased (that run's count decides its own fate).
-    if status == 1 and hasAttempts and not redis.call('ZSCORE', KEYS[4], id) then
-      redis.call('HDEL', KEYS[3], id)
-    end
+    if status > 0 then queued = queued + 1 end
   end
   if status == 1 then
     added = added + 1
   end
   out[#out + 1] = status
 end
-wake(changed)
+wake(queued)
 if not statuses then
   return {counted(added), added}
 end

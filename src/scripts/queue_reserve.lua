@@ -1,10 +1,7 @@
 -- Lease up to ARGV[1] due tasks (server time), earliest first. Leases that
 -- ran out are settled first, in a bounded batch: back to the queue, or to
--- the dead letters once the task used up its attempts.
--- KEYS[1] queue zset; KEYS[2] payloads hash; KEYS[3] attempts hash;
--- KEYS[4] leased zset (lease end per id); KEYS[5] lease tokens hash;
--- KEYS[6] dead zset (time of death per id); KEYS[7] consumer line;
--- KEYS[8] stats hash.
+-- the dead letters once the task used up its attempts (queue_settle).
+-- KEYS: see queue_task.lua.
 -- ARGV[1] count; ARGV[2] lease in seconds; ARGV[3] lease token prefix (the
 -- task's rank is appended); ARGV[4] maximum attempts (0: no limit);
 -- ARGV[5] most expired leases settled by this call; ARGV[6] consumer key
@@ -17,48 +14,67 @@
 local now = queue_now()
 local nowText = string.format('%.17g', now)
 local max = tonumber(ARGV[4])
+local p, me, place, mode = ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[5]))
+local function dueNow()
+  return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[1]))
+end
+local due = dueNow()
+if #expired > 0 or #due > 0 then
+  queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10)
+elseif mode ~= '' then
+  queue_need(9)
+end
+
 local died = 0
 for _, id in ipairs(expired) do
-  redis.call('ZREM', KEYS[4], id)
-  redis.call('HDEL', KEYS[5], id)
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
   if max > 0 and attempts >= max then
-    redis.call('ZADD', KEYS[6], nowText, id)
+    queue_settle(id, 'dead', nowText)
     died = died + 1
   else
-    redis.call('ZADD', KEYS[1], 'NX', nowText, id)
+    queue_settle(id, 'retry', nowText)
   end
 end
-queue_count(KEYS[8], now, 'expired', #expired)
-queue_count(KEYS[8], now, 'dead', died)
+queue_count(KEYS[10], now, 'expired', #expired)
+queue_count(KEYS[10], now, 'dead', died)
+if #expired > 0 then due = dueNow() end
 
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[1]))
-local leaseEnd = string.format('%.17g', now + tonumber(ARGV[2]))
 local out = {0}
-for i, id in ipairs(due) do
-  redis.call('ZREM', KEYS[1], id)
-  local token = ARGV[3] .. i
-  redis.call('HSET', KEYS[5], id, token)
-  redis.call('ZADD', KEYS[4], leaseEnd, id)
-  out[#out + 1] = id
-  out[#out + 1] = redis.call('HGET', KEYS[2], id)
-  out[#out + 1] = redis.call('HINCRBY', KEYS[3], id, 1)
-  out[#out + 1] = token
-end
-local p, me, place, mode = ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
 if #due > 0 then
-  if mode == 'keep' then line_leave(KEYS[7], p, me) end
+  local leaseEnd = string.format('%.17g', now + tonumber(ARGV[2]))
+  local payloads = redis.call('HMGET', KEYS[2], unpack(due))
+  local attempts = redis.call('HMGET', KEYS[3], unpack(due))
+  local tokens, ends, counts = {}, {}, {}
+  for i, id in ipairs(due) do
+    local token = ARGV[3] .. i
+    local n = (tonumber(attempts[i]) or 0) + 1
+    tokens[#tokens + 1] = id
+    tokens[#tokens + 1] = token
+    ends[#ends + 1] = leaseEnd
+    ends[#ends + 1] = id
+    counts[#counts + 1] = id
+    counts[#counts + 1] = n
+    out[#out + 1] = id
+    out[#out + 1] = payloads[i]
+    out[#out + 1] = n
+    out[#out + 1] = token
+  end
+  redis.call('ZREM', KEYS[1], unpack(due))
+  redis.call('HSET', KEYS[5], unpack(tokens))
+  redis.call('ZADD', KEYS[4], unpack(ends))
+  redis.call('HSET', KEYS[3], unpack(counts))
+  if mode == 'keep' then line_leave(KEYS[9], p, me) end
   -- Due tasks left over (this consumer took fewer than an enqueue woke it
   -- for, or expired leases came back): one more waiter each.
-  if redis.call('LLEN', KEYS[7]) > 0 then
+  if redis.call('LLEN', KEYS[9]) > 0 then
     local left = redis.call('ZCOUNT', KEYS[1], '-inf', nowText)
-    queue_wake(KEYS[7], p, left, false, place)
+    queue_wake(KEYS[9], p, left, false, place)
   end
   return out
 end
-if mode ~= '' and not line_keep(KEYS[7], p, me, place, mode == 'fresh') then
+if mode ~= '' and not line_keep(KEYS[9], p, me, place, mode == 'fresh') then
   -- Not first in line: the first one keeps the timer.
   return {-1}
 end

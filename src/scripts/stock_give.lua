@@ -8,10 +8,9 @@
 -- nothing is changed).
 local raw = redis.call('GET', KEYS[1])
 if not raw then return {0, 0} end
--- A stock that is not a number is left to INCRBY to refuse (a server
--- error naming it), not taken for a missing one.
-local left = tonumber(raw) or 0
+local left = need_units(KEYS[1], raw)
 local n, buyer = tonumber(ARGV[1]), ARGV[2]
+if buyer ~= '' then need_type(KEYS[2], 'hash') end
 if left + n > tonumber(ARGV[3]) then return {-2, left} end
 if buyer ~= '' then
   local had = tonumber(redis.call('HGET', KEYS[2], buyer)) or 0

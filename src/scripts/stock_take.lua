@@ -24,8 +24,7 @@ if key ~= '' then
 end
 local left = redis.call('GET', stock)
 if not left then return {0, 0} end
-left = tonumber(left)
-if not left then return redis.error_reply('ERR redislock: the stock key does not hold a number') end
+left = need_units(stock, left)
 if left < n then return {0, left} end
 if buyer ~= '' and limit > 0 then
   local had = tonumber(redis.call('HGET', buyers, buyer)) or 0
@@ -37,6 +36,14 @@ if KEYS[4] then
   if redis.call('ZSCORE', KEYS[4], task) or redis.call('ZSCORE', KEYS[7], task) then
     return {-2, 0}
   end
+  for i, t in pairs({[5] = 'hash', [6] = 'hash', [8] = 'list', [9] = 'hash'}) do
+    need_type(KEYS[i], t)
+  end
+end
+if buyer ~= '' then need_type(buyers, 'hash') end
+if key ~= '' then need_type(takes, 'hash') end
+if KEYS[4] then
+  local task = ARGV[5]
   local now = queue_now()
   redis.call('ZADD', KEYS[4], string.format('%.17g', now), task)
   -- Neither queued nor leased: an id that ran before has no payload or

@@ -1,0 +1,27 @@
+-- What every script that writes checks first: Redis does not undo a
+-- script's writes when a later command fails, so a script reads and checks
+-- everything before its first write, and an error leaves every key as it
+-- was. The errors name the key (its first 200 bytes, control bytes as '?').
+
+local function need_fail(key, what)
+  local name = string.gsub(string.sub(key, 1, 200), '%c', '?')
+  error({err = 'WRONGTYPE key ' .. name .. ' ' .. what})
+end
+
+-- Fails when key holds another type than want (somebody wrote it by hand).
+local function need_type(key, want)
+  local t = redis.call('TYPE', key)['ok']
+  if t ~= 'none' and t ~= want then
+    need_fail(key, 'holds a ' .. t .. ', where redislock keeps a ' .. want)
+  end
+end
+
+-- The whole number that raw (key's value) holds; fails when it holds
+-- something else.
+local function need_units(key, raw)
+  local n = tonumber(raw)
+  if not n or n % 1 ~= 0 then
+    need_fail(key, 'holds "' .. string.gsub(string.sub(raw, 1, 40), '%c', '?') .. '", not a whole number')
+  end
+  return n
+end

@@ -1,0 +1,146 @@
+-- What the scripts that move a queue's tasks share. They all take the same
+-- keys, in one hash slot:
+-- KEYS[1] queue zset (due time per id, the seed's); KEYS[2] payloads hash;
+-- KEYS[3] attempts hash; KEYS[4] leased zset (lease end per id);
+-- KEYS[5] lease tokens hash; KEYS[6] reruns hash; KEYS[7] dead zset (time
+-- of death per id); KEYS[8] dead letters hash; KEYS[9] consumer line list;
+-- KEYS[10] stats hash.
+--
+-- An id is queued, or leased, or neither; payloads and attempts are those of
+-- that task. An id enqueued while it is leased waits in the reruns hash
+-- ('<due>' or '<due> <payload>') until the lease ends, so it never runs
+-- twice at once. A dead letter keeps its own attempts and payload in the
+-- dead letters hash ('<attempts>' or '<attempts> <payload>'): the same id
+-- may be queued or leased again beside it.
+--
+-- Every script reads and checks first and writes last (need.lua):
+-- queue_need() checks the keys it will write before its first write.
+
+local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash'}
+
+-- Checks the types of the keys KEYS[i], i in ... (need.lua).
+local function queue_need(...)
+  for _, i in ipairs({...}) do
+    need_type(KEYS[i], QUEUE_TYPES[i])
+  end
+end
+
+-- '<head>' or '<head> <payload>' (a due time or a count never holds a
+-- space): the head as text, and the payload or false.
+local function queue_split(value)
+  local space = string.find(value, ' ', 1, true)
+  if not space then return value, false end
+  return string.sub(value, 1, space - 1), string.sub(value, space + 1)
+end
+
+local function queue_join(head, payload)
+  if payload then return head .. ' ' .. payload end
+  return head
+end
+
+-- Queues id (neither queued nor leased) due at dueText as a new task: its
+-- payload (or none), no attempts.
+local function queue_add(id, dueText, payload)
+  redis.call('ZADD', KEYS[1], dueText, id)
+  if payload then
+    redis.call('HSET', KEYS[2], id, payload)
+  else
+    redis.call('HDEL', KEYS[2], id)
+  end
+  redis.call('HDEL', KEYS[3], id)
+end
+
+-- Enqueues id while it is leased: it runs after the lease ends. The policy
+-- decides against a rerun already waiting, as against a queued task.
+-- Returns 1 (added), 2 (updated) or 0 (ignored).
+local function queue_rerun(id, due, dueText, payload, policy)
+  local old = redis.call('HGET', KEYS[6], id)
+  local status = 1
+  if old then
+    local oldDue = tonumber((queue_split(old))) or 0
+    if policy == 'replace'
+        or (policy == 'earliest' and due < oldDue)
+        or (policy == 'latest' and due > oldDue) then
+      status = 2
+    else
+      return 0
+    end
+  end
+  redis.call('HSET', KEYS[6], id, queue_join(dueText, payload))
+  return status
+end
+
+-- Ends the lease of id (its token checked, or run out): the task is done
+-- ('done'), due again at atText ('retry'), or a dead letter since atText
+-- ('dead'). A rerun enqueued meanwhile then takes the task's place in the
+-- queue (it is the newer task: it replaces a retry, and starts without
+-- attempts). Returns the due time of what was queued, or nil.
+local function queue_settle(id, outcome, atText)
+  redis.call('ZREM', KEYS[4], id)
+  redis.call('HDEL', KEYS[5], id)
+  if outcome == 'dead' then
+    local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
+    redis.call('ZADD', KEYS[7], atText, id)
+    redis.call('HSET', KEYS[8], id, queue_join(string.format('%d', attempts), redis.call('HGET', KEYS[2], id)))
+  end
+  local rerun = redis.call('HGET', KEYS[6], id)
+  if rerun then
+    redis.call('HDEL', KEYS[6], id)
+    local dueText, payload = queue_split(rerun)
+    queue_add(id, dueText, payload)
+    return tonumber(dueText) or 0
+  end
+  if outcome == 'retry' then
+    redis.call('ZADD', KEYS[1], atText, id)
+    return tonumber(atText)
+  end
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('HDEL', KEYS[3], id)
+  return nil
+end
+
+-- The dead letter of id, if it is one: its attempts and payload (or false).
+-- A dead letter of a release before the dead letters hash kept them in the
+-- task's own fields; they are its while the id is neither queued nor leased.
+local function queue_grave(id)
+  if not redis.call('ZSCORE', KEYS[7], id) then return nil end
+  local grave = redis.call('HGET', KEYS[8], id)
+  if grave then
+    local attempts, payload = queue_split(grave)
+    return tonumber(attempts) or 0, payload, false
+  end
+  if redis.call('ZSCORE', KEYS[1], id) or redis.call('ZSCORE', KEYS[4], id) then
+    return 0, false, false
+  end
+  return tonumber(redis.call('HGET', KEYS[3], id)) or 0, redis.call('HGET', KEYS[2], id), true
+end
+
+-- Before id is queued anew: an old dead letter's fields (see queue_grave)
+-- move to the dead letters hash, so the new task does not take them.
+local function queue_keep_grave(id)
+  local attempts, payload, old = queue_grave(id)
+  if old then
+    redis.call('HSET', KEYS[8], id, queue_join(string.format('%d', attempts), payload))
+  end
+end
+
+-- Removes the dead letter of id (old: its fields are the task's own, see
+-- queue_grave).
+local function queue_unbury(id, old)
+  redis.call('ZREM', KEYS[7], id)
+  redis.call('HDEL', KEYS[8], id)
+  if old then
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[3], id)
+  end
+end
+
+-- Wakes consumers for a task queued due at due (seconds): one when it is
+-- due by now, else the first in line sets its timer by it.
+local function queue_wake_for(due, now, p, ms)
+  if due <= now then
+    queue_wake(KEYS[9], p, 1, false, ms)
+  else
+    queue_wake(KEYS[9], p, 0, true, ms)
+  end
+end

@@ -1,0 +1,545 @@
+//! What a queue promises whatever is in Redis and whatever the callers do:
+//! a call that fails changes nothing, an id never runs on two workers at
+//! once, a dead letter never shares its payload with a live task, and no
+//! call runs an unbounded script.
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::RedisServer;
+use redislock::config::Config;
+use redislock::conn::Error;
+use redislock::queue::lease::{self, Leased, Nack, Reserve, Terms};
+use redislock::queue::{self, Keys, NewTask, Policy, Put, Status};
+
+fn task(id: &str, payload: Option<&str>) -> NewTask {
+    NewTask {
+        id: id.as_bytes().to_vec(),
+        payload: payload.map(|p| p.as_bytes().to_vec()),
+    }
+}
+
+fn put(config: &Config, keys: &Keys, id: &str, payload: &str, policy: Policy) -> Status {
+    match queue::put(config, keys, &[task(id, Some(payload))], 0.0, policy, 0).unwrap() {
+        Put::Done(s) => s[0],
+        Put::Full { .. } => panic!("full"),
+    }
+}
+
+const NOW: Reserve = Reserve {
+    count: 10,
+    wait: Duration::ZERO,
+    recheck: Duration::from_secs(1),
+};
+
+fn terms(lease_ms: u64, max_attempts: u64) -> Terms {
+    Terms {
+        lease: Duration::from_millis(lease_ms),
+        max_attempts,
+    }
+}
+
+fn try_reserve(
+    config: &Config,
+    keys: &Keys,
+    terms: Terms,
+    how: &Reserve,
+) -> Result<Vec<Leased>, Error> {
+    Ok(lease::reserve(config, &[(keys, terms)], how)?
+        .map(|(_, tasks)| tasks)
+        .unwrap_or_default())
+}
+
+fn reserve(config: &Config, keys: &Keys, terms: Terms) -> Vec<Leased> {
+    try_reserve(config, keys, terms, &NOW).unwrap()
+}
+
+fn payload(t: &Leased) -> &str {
+    std::str::from_utf8(t.payload.as_deref().unwrap_or(b"-")).unwrap()
+}
+
+/// Every key and its serialized value: two snapshots are equal when Redis
+/// holds exactly the same data.
+fn snapshot(server: &RedisServer) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut c = server.client();
+    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(&mut c).unwrap();
+    keys.into_iter()
+        .map(|k| {
+            let dump: Vec<u8> = redis::cmd("DUMP").arg(&k).query(&mut c).unwrap();
+            (k, dump)
+        })
+        .collect()
+}
+
+/// A queue with a task of each kind: queued (`q`, and `later`), leased
+/// with a rerun waiting (`run`), leased and run out (`gone`), and dead
+/// (`dead`). Returns the lease of `run`.
+fn every_state(server: &RedisServer, config: &Config, keys: &Keys) -> Leased {
+    redis::cmd("FLUSHALL")
+        .query::<()>(&mut server.client())
+        .unwrap();
+    put(config, keys, "dead", "d", Policy::Keep);
+    let d = reserve(config, keys, terms(30_000, 1)).remove(0);
+    assert_eq!(
+        lease::nack(config, keys, &d.id, &d.token, 0.0, 1).unwrap(),
+        Nack::Dead
+    );
+    put(config, keys, "gone", "g", Policy::Keep);
+    reserve(config, keys, terms(1, 0));
+    put(config, keys, "run", "r1", Policy::Keep);
+    let run = reserve(config, keys, terms(30_000, 0)).remove(0);
+    put(config, keys, "run", "r2", Policy::Keep);
+    put(config, keys, "q", "q", Policy::Keep);
+    queue::put(
+        config,
+        keys,
+        &[task("later", Some("l"))],
+        60.0,
+        Policy::Keep,
+        0,
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(3));
+    run
+}
+
+#[test]
+fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"typed");
+    type Call = Box<dyn Fn(&Config, &Keys, &Leased) -> Result<(), Error>>;
+    let calls: Vec<(&str, Call)> = vec![
+        (
+            "enqueue",
+            Box::new(|c, k, _| {
+                queue::enqueue(c, k, &[b"new".to_vec(), b"q".to_vec()], 0.0).map(drop)
+            }),
+        ),
+        (
+            "put",
+            Box::new(|c, k, _| {
+                queue::put(
+                    c,
+                    k,
+                    &[task("new", Some("n")), task("run", Some("r3"))],
+                    0.0,
+                    Policy::Keep,
+                    0,
+                )
+                .map(drop)
+            }),
+        ),
+        (
+            "put replace",
+            Box::new(|c, k, _| {
+                queue::put(c, k, &[task("q", None)], 0.0, Policy::Replace, 0).map(drop)
+            }),
+        ),
+        (
+            "put bounded",
+            Box::new(|c, k, _| {
+                queue::put(c, k, &[task("new", None)], 0.0, Policy::Keep, 100).map(drop)
+            }),
+        ),
+        (
+            "reserve",
+            Box::new(|c, k, _| try_reserve(c, k, terms(30_000, 1), &NOW).map(drop)),
+        ),
+        (
+            "reserve waiting",
+            Box::new(|c, k, _| {
+                let how = Reserve {
+                    count: 10,
+                    wait: Duration::from_millis(5),
+                    recheck: Duration::from_secs(1),
+                };
+                try_reserve(c, k, terms(30_000, 1), &how).map(drop)
+            }),
+        ),
+        (
+            "ack",
+            Box::new(|c, k, r| lease::ack(c, k, &r.id, &r.token).map(drop)),
+        ),
+        (
+            "ack many",
+            Box::new(|c, k, r| lease::ack_many(c, k, &[(&r.id, &r.token), (b"q", "x")]).map(drop)),
+        ),
+        (
+            "nack",
+            Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 0).map(drop)),
+        ),
+        (
+            "nack dead",
+            Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 1).map(drop)),
+        ),
+        (
+            "extend",
+            Box::new(|c, k, r| {
+                lease::extend(c, k, &r.id, &r.token, Duration::from_secs(60)).map(drop)
+            }),
+        ),
+        (
+            "retry dead",
+            Box::new(|c, k, _| lease::retry_dead(c, k, &[]).map(drop)),
+        ),
+        (
+            "purge dead",
+            Box::new(|c, k, _| lease::purge_dead(c, k, &[b"dead".to_vec()]).map(drop)),
+        ),
+        ("pop", Box::new(|c, k, _| queue::pop(c, k, 10).map(drop))),
+        (
+            "dequeue",
+            Box::new(|c, k, _| {
+                let top = queue::top(c, k, 1)?;
+                queue::dequeue(c, k, b"q", top.first().map_or(0.0, |t| t.score)).map(drop)
+            }),
+        ),
+    ];
+    let roles: Vec<(&str, Vec<u8>)> = vec![
+        ("queue", keys.queue.clone()),
+        ("payloads", keys.payloads.clone()),
+        ("attempts", keys.attempts.clone()),
+        ("leased", keys.leased.clone()),
+        ("leases", keys.leases.clone()),
+        ("reruns", keys.reruns.clone()),
+        ("dead", keys.dead.clone()),
+        ("dead letters", keys.graves.clone()),
+        ("line", keys.line.clone()),
+        ("stats", keys.stats.clone()),
+    ];
+    let mut refused = HashSet::new();
+    for (role, key) in &roles {
+        for (name, call) in &calls {
+            let run = every_state(&server, &config, &keys);
+            if *name == "reserve waiting" {
+                // Nothing due: the consumer joins the line, then leaves it.
+                redis::cmd("ZADD")
+                    .arg(&keys.queue)
+                    .arg("XX")
+                    .arg("9e9")
+                    .arg("q")
+                    .query::<()>(&mut server.client())
+                    .unwrap();
+                std::thread::sleep(Duration::from_millis(30));
+            }
+            redis::cmd("SET")
+                .arg(key)
+                .arg("by hand")
+                .query::<()>(&mut server.client())
+                .unwrap();
+            let before = snapshot(&server);
+            match call(&config, &keys, &run) {
+                Ok(()) => {}
+                Err(Error::Server { cause, .. }) => {
+                    // Named by the checks before a write; a read that
+                    // fails is Redis' own WRONGTYPE.
+                    let named = cause.contains(&format!(
+                        "key {} holds a string, where redislock keeps a",
+                        String::from_utf8_lossy(key)
+                    ));
+                    assert!(
+                        named || cause.contains("Operation against a key holding the wrong kind of value"),
+                        "{name} with the {role} a string: {cause}"
+                    );
+                    assert!(
+                        before == snapshot(&server),
+                        "{name} failed on the {role} but changed Redis"
+                    );
+                    refused.insert((*role, *name));
+                }
+                Err(e) => panic!("{name} with the {role} a string: not a server error: {e}"),
+            }
+        }
+    }
+    // The calls that must touch a key do refuse it.
+    for expected in [
+        ("leases", "reserve"),
+        ("attempts", "reserve"),
+        ("dead", "reserve"),
+        ("dead letters", "nack dead"),
+        ("reruns", "ack"),
+        ("stats", "put"),
+        ("line", "reserve waiting"),
+        ("payloads", "retry dead"),
+        ("queue", "enqueue"),
+        ("stats", "pop"),
+    ] {
+        assert!(refused.contains(&expected), "{expected:?} was not refused");
+    }
+}
+
+#[test]
+fn a_task_enqueued_while_it_runs_runs_once_more_after_never_beside() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"again");
+    let long = terms(30_000, 0);
+    put(&config, &keys, "t", "v1", Policy::Keep);
+    let first = reserve(&config, &keys, long).remove(0);
+    assert_eq!(put(&config, &keys, "t", "v2", Policy::Keep), Status::Added);
+    assert_eq!(
+        put(&config, &keys, "t", "v2b", Policy::Keep),
+        Status::Ignored
+    );
+    assert!(
+        reserve(&config, &keys, long).is_empty(),
+        "not beside the running one"
+    );
+    assert_eq!(
+        lease::find(&config, &keys, b"t").unwrap().unwrap().state,
+        "leased"
+    );
+    assert!(lease::extend(&config, &keys, b"t", &first.token, Duration::from_secs(30)).unwrap());
+    assert!(
+        lease::ack(&config, &keys, b"t", &first.token).unwrap(),
+        "the first run keeps its lease"
+    );
+    let second = reserve(&config, &keys, long).remove(0);
+    assert_eq!((payload(&second), second.attempts), ("v2", 1));
+
+    // A rerun replaces a retry: nack, and a lease that runs out.
+    assert_eq!(
+        put(&config, &keys, "t", "v3", Policy::Replace),
+        Status::Added
+    );
+    assert_eq!(
+        put(&config, &keys, "t", "v3", Policy::Replace),
+        Status::Updated
+    );
+    assert_eq!(
+        lease::nack(&config, &keys, b"t", &second.token, 0.0, 0).unwrap(),
+        Nack::Requeued
+    );
+    let third = reserve(&config, &keys, terms(30, 0)).remove(0);
+    assert_eq!((payload(&third), third.attempts), ("v3", 1));
+    put(&config, &keys, "t", "v4", Policy::Keep);
+    std::thread::sleep(Duration::from_millis(50));
+    let fourth = reserve(&config, &keys, long);
+    assert_eq!(fourth.len(), 1);
+    assert_eq!((payload(&fourth[0]), fourth[0].attempts), ("v4", 1));
+    assert!(
+        !lease::ack(&config, &keys, b"t", &third.token).unwrap(),
+        "run out"
+    );
+
+    // A task that dies leaves its dead letter, and its rerun runs.
+    put(&config, &keys, "t", "v5", Policy::Keep);
+    assert_eq!(
+        lease::nack(&config, &keys, b"t", &fourth[0].token, 0.0, 1).unwrap(),
+        Nack::Dead
+    );
+    let dead = lease::dead(&config, &keys, 10).unwrap();
+    assert_eq!(
+        (dead[0].payload.as_deref(), dead[0].attempts),
+        (Some(b"v4".as_slice()), 1)
+    );
+    let fifth = reserve(&config, &keys, long).remove(0);
+    assert_eq!((payload(&fifth), fifth.attempts), ("v5", 1));
+    assert!(lease::ack(&config, &keys, b"t", &fifth.token).unwrap());
+    assert!(reserve(&config, &keys, long).is_empty());
+}
+
+#[test]
+fn a_dead_letter_keeps_its_own_payload_beside_a_new_task_of_its_id() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"graves");
+    let long = terms(30_000, 1);
+    let die = |payload: &str| {
+        put(&config, &keys, "t", payload, Policy::Keep);
+        let t = reserve(&config, &keys, long).remove(0);
+        assert_eq!(
+            lease::nack(&config, &keys, b"t", &t.token, 0.0, 1).unwrap(),
+            Nack::Dead
+        );
+    };
+    die("old");
+    put(&config, &keys, "t", "new", Policy::Keep);
+    let dead = lease::dead(&config, &keys, 10).unwrap();
+    assert_eq!(
+        (dead[0].payload.as_deref(), dead[0].attempts),
+        (Some(b"old".as_slice()), 1)
+    );
+    assert_eq!(lease::purge_dead(&config, &keys, &[]).unwrap(), 1);
+    let t = reserve(&config, &keys, long).remove(0);
+    assert_eq!(
+        (payload(&t), t.attempts),
+        ("new", 1),
+        "the purge took nothing of the live task"
+    );
+    assert!(lease::ack(&config, &keys, b"t", &t.token).unwrap());
+
+    // Retried while a newer task of its id is queued: that one stays.
+    die("old2");
+    put(&config, &keys, "t", "new2", Policy::Keep);
+    assert_eq!(lease::retry_dead(&config, &keys, &[]).unwrap(), 1);
+    let t = reserve(&config, &keys, long);
+    assert_eq!(t.len(), 1);
+    assert_eq!(payload(&t[0]), "new2");
+    // Retried while its id runs: it runs after.
+    assert!(lease::ack(&config, &keys, b"t", &t[0].token).unwrap());
+    die("old3");
+    put(&config, &keys, "t", "new3", Policy::Keep);
+    let running = reserve(&config, &keys, long).remove(0);
+    assert_eq!(
+        lease::retry_dead(&config, &keys, &[b"t".to_vec()]).unwrap(),
+        1
+    );
+    assert!(reserve(&config, &keys, long).is_empty());
+    assert!(lease::ack(&config, &keys, b"t", &running.token).unwrap());
+    let retried = reserve(&config, &keys, long).remove(0);
+    assert_eq!((payload(&retried), retried.attempts), ("old3", 1));
+}
+
+#[test]
+fn a_dead_letter_of_the_previous_layout_keeps_its_payload() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"before");
+    // As the previous release left a dead letter: its payload and attempts
+    // in the task's own fields.
+    let mut c = server.client();
+    redis::cmd("ZADD")
+        .arg(&keys.dead)
+        .arg(1.8e9)
+        .arg("t")
+        .query::<()>(&mut c)
+        .unwrap();
+    redis::cmd("HSET")
+        .arg(&keys.payloads)
+        .arg("t")
+        .arg("old")
+        .query::<()>(&mut c)
+        .unwrap();
+    redis::cmd("HSET")
+        .arg(&keys.attempts)
+        .arg("t")
+        .arg(3)
+        .query::<()>(&mut c)
+        .unwrap();
+    let dead = lease::dead(&config, &keys, 10).unwrap();
+    assert_eq!(
+        (dead[0].payload.as_deref(), dead[0].attempts),
+        (Some(b"old".as_slice()), 3)
+    );
+    put(&config, &keys, "t", "new", Policy::Keep);
+    let dead = lease::dead(&config, &keys, 10).unwrap();
+    assert_eq!(
+        (dead[0].payload.as_deref(), dead[0].attempts),
+        (Some(b"old".as_slice()), 3)
+    );
+    let t = reserve(&config, &keys, terms(30_000, 5)).remove(0);
+    assert_eq!((payload(&t), t.attempts), ("new", 1));
+}
+
+/// Workers reserve and ack while a producer enqueues the same ids again and
+/// again, and leases run out now and then: no id is ever run by two workers
+/// at once, and no worker loses a lease it still holds.
+#[test]
+fn re_enqueued_ids_never_run_on_two_workers_at_once() {
+    let server = RedisServer::start();
+    let keys = Arc::new(Keys::new(b"", b"busy"));
+    let running = Arc::new(Mutex::new(HashSet::<Vec<u8>>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (overlaps, stale, runs) = (
+        Arc::new(AtomicU64::new(0)),
+        Arc::new(AtomicU64::new(0)),
+        Arc::new(AtomicU64::new(0)),
+    );
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (config, keys, running, stop) =
+                (server.config(), keys.clone(), running.clone(), stop.clone());
+            let (overlaps, stale, runs) = (overlaps.clone(), stale.clone(), runs.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    for t in reserve(&config, &keys, terms(30_000, 0)) {
+                        if !running.lock().unwrap().insert(t.id.clone()) {
+                            overlaps.fetch_add(1, Ordering::Relaxed);
+                        }
+                        std::thread::sleep(Duration::from_micros(200));
+                        running.lock().unwrap().remove(&t.id);
+                        if !lease::ack(&config, &keys, &t.id, &t.token).unwrap() {
+                            stale.fetch_add(1, Ordering::Relaxed);
+                        }
+                        runs.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    let config = server.config();
+    for round in 0..400 {
+        let tasks: Vec<NewTask> = (0..8)
+            .map(|i| task(&format!("id{i}"), Some(&format!("{round}"))))
+            .collect();
+        queue::put(&config, &keys, &tasks, 0.0, Policy::Replace, 0).unwrap();
+    }
+    // Everything enqueued runs; then the queue is empty.
+    common::wait_for("the queue to drain", 20, || {
+        let m = lease::metrics(&config, &keys).unwrap();
+        m.ready + m.leased == 0
+    });
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        w.join().unwrap();
+    }
+    assert_eq!(overlaps.load(Ordering::Relaxed), 0, "ids run twice at once");
+    assert_eq!(stale.load(Ordering::Relaxed), 0, "leases lost while held");
+    assert!(runs.load(Ordering::Relaxed) >= 8);
+    let reruns: i64 = redis::cmd("HLEN")
+        .arg(&keys.reruns)
+        .query(&mut server.client())
+        .unwrap();
+    assert_eq!(reruns, 0, "every rerun ran");
+}
+
+/// The calls taking many ids send them in bounded scripts.
+#[test]
+fn big_batches_run_as_bounded_scripts() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"big");
+    let scripts = || -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query(&mut server.client())
+            .unwrap();
+        info.lines()
+            .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
+            .map(|l| {
+                l.split("calls=")
+                    .nth(1)
+                    .unwrap()
+                    .split(',')
+                    .next()
+                    .unwrap()
+                    .parse::<u64>()
+                    .unwrap()
+            })
+            .sum()
+    };
+    let ids: Vec<Vec<u8>> = (0..2500).map(|i| format!("{i}").into_bytes()).collect();
+    // Loads the scripts (the first call of each is sent twice).
+    queue::enqueue(&config, &keys, &ids[..1], 0.0).unwrap();
+    queue::put(&config, &keys, &[task("p", None)], 0.0, Policy::Keep, 0).unwrap();
+    let before = scripts();
+    assert_eq!(queue::enqueue(&config, &keys, &ids, 0.0).unwrap(), 2499);
+    assert_eq!(scripts() - before, 3, "3 scripts of at most 1000 ids");
+    let tasks: Vec<NewTask> = (1..2501)
+        .map(|i| task(&format!("p{i}"), Some("x")))
+        .collect();
+    let before = scripts();
+    match queue::put(&config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap() {
+        Put::Done(s) => assert_eq!(s.len(), 2500),
+        Put::Full { .. } => panic!("full"),
+    }
+    assert_eq!(scripts() - before, 3);
+    let m = lease::metrics(&config, &keys).unwrap();
+    assert_eq!(m.ready, 5001);
+}
