@@ -62,14 +62,21 @@ impl Error {
 }
 
 /// An error reply leaves the stream in step; anything else may not have.
-/// A reply saying the server is not (or no longer) the one to ask (a demoted
-/// master's READONLY, a cluster's MOVED) drops the connection too, so the next
-/// one asks the sentinels or the cluster again.
-fn keeps_connection(err: &RedisError) -> bool {
+/// Where the server to ask can change (a sentinel-named master, a cluster),
+/// a reply saying it is not (or no longer) the one (a demoted master's
+/// READONLY, a cluster's MOVED) drops the connection too, so the next one
+/// asks the sentinels or the cluster again. A single server that is a
+/// replica stays one: its READONLY is an answer like any other error.
+fn keeps_connection(config: &Config, err: &RedisError) -> bool {
     matches!(
         err.kind(),
         ErrorKind::Server(_) | ErrorKind::Extension | ErrorKind::UnexpectedReturnType
-    ) && !moved(err)
+    ) && !(moved(err) && may_move(config))
+}
+
+/// Whether the server that serves a key can be another one a moment later.
+fn may_move(config: &Config) -> bool {
+    !matches!(config.topology, Topology::Single)
 }
 
 /// Errors after which the command certainly did not run, because the server
@@ -166,7 +173,7 @@ fn classify(config: &Config, err: RedisError) -> Error {
         }
         _ => err.to_string(),
     };
-    if keeps_connection(&err) {
+    if keeps_connection(config, &err) {
         Error::Server { server, cause }
     } else {
         Error::Connection { server, cause }
@@ -254,7 +261,7 @@ fn single(config: &Config, info: &ConnectionInfo) -> RedisResult<Conn> {
         .arg(name)
         .query::<()>(&mut conn)
     {
-        Err(e) if !keeps_connection(&e) || needs_auth(&e) => Err(e),
+        Err(e) if !keeps_connection(config, &e) || needs_auth(&e) => Err(e),
         _ => Ok(Conn::Single(conn)),
     }
 }
@@ -343,8 +350,7 @@ fn run<T>(config: &Config, mut f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Re
     // Cluster node connections opened during the call use our bounds.
     let _scope = matches!(config.topology, Topology::Cluster { .. })
         .then(|| ClusterScope::enter(limits(config)));
-    // Only a cluster or a sentinel-named master can be elsewhere a moment later.
-    let may_move = !matches!(config.topology, Topology::Single);
+    let may_move = may_move(config);
     let mut tries = 0;
     loop {
         tries += 1;
@@ -368,7 +374,7 @@ fn run<T>(config: &Config, mut f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Re
                 std::thread::sleep(MOVED_PAUSE);
             }
             Err(err) => {
-                if keeps_connection(&err) && conn.is_open() {
+                if keeps_connection(config, &err) && conn.is_open() {
                     put(key, conn);
                 }
                 return Err(classify(config, err));

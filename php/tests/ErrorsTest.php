@@ -102,6 +102,58 @@ final class ErrorsTest extends RedisLockTestCase
         (new RedisQueue())->enqueue('str', 'x');
     }
 
+    /** The ids of this process's connections, as Redis lists them. */
+    private function myConnections(Redis $redis): array
+    {
+        $ids = [];
+        foreach ($redis->client('list') as $c) {
+            if ($c['name'] === 'redislock-' . getmypid()) {
+                $ids[] = $c['id'];
+            }
+        }
+        return $ids;
+    }
+
+    /**
+     * Redis answered: a value of the wrong kind (a stock holding "2.5") and a
+     * write on a read-only replica are ServerExceptions that name the key or
+     * say READONLY, nothing changes, and the connection stays.
+     */
+    public function testAnAnswerThatRefusesIsAServerExceptionAndTheConnectionStays(): void
+    {
+        $client = new RedisLock\Client();
+        $stock = $client->stock('{half}', ['orders' => '{half}:orders']);
+        $stock->set(3);
+        $this->redis->set('stock:{half}#6:{half}', '2.5');
+        $before = $this->myConnections($this->redis);
+        $this->assertCount(1, $before);
+        foreach ([fn () => $stock->take(1, 'buyer', ['perBuyer' => 2, 'task' => 'order-1']), fn () => $stock->giveBack(1, 'buyer')] as $call) {
+            try {
+                $call();
+                $this->fail('a stock of 2.5 units');
+            } catch (ServerException $e) {
+                $this->assertStringContainsString('stock:{half}#6:{half} holds "2.5", not a whole number', $e->getMessage());
+            }
+        }
+        $this->assertSame('2.5', $this->redis->get('stock:{half}#6:{half}'));
+        $this->assertFalse($this->redis->exists('stock:{half}#6:{half}:buyers') > 0, 'no buyer counted');
+        $this->assertSame(0, $this->redis->zCard('Queue:{half}:orders'), 'no order task');
+        $this->assertSame($before, $this->myConnections($this->redis), 'the connection stayed');
+
+        $primary = RedisServer::start();
+        $replica = RedisServer::startWith(['--replicaof', '127.0.0.1', (string) $primary->port]);
+        $lock = new RedisLock($replica->dsn());
+        $this->assertFalse($lock->isLocking("x"));
+        $before = $this->myConnections($replica->client());
+        try {
+            $lock->lock('x');
+            $this->fail('locked on a replica');
+        } catch (ServerException $e) {
+            $this->assertStringContainsString("can't write against a read only replica", $e->getMessage());
+        }
+        $this->assertSame($before, $this->myConnections($replica->client()), 'the connection stayed');
+    }
+
     public function testTheExceptionsArePlainClassesUsersCanThrowAndExtend(): void
     {
         $e = new ConnectionException('mine', 7);

@@ -156,6 +156,61 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertSame([], $client->reserve([$a, $b], 1, null, 0.1));
     }
 
+    /** Each queue's own lease and maxAttempts apply to its tasks (they were the first queue's). */
+    public function testReservingFromSeveralQueuesKeepsEachQueuesTerms(): void
+    {
+        $client = new Client();
+        $a = $client->queue('terms-a', ['lease' => 60, 'maxAttempts' => 5]);
+        $b = $client->queue('terms-b', ['lease' => 0.05, 'maxAttempts' => 1]);
+        $b->enqueue('t', 'p');
+        $task = $client->reserve([$a, $b])[0];
+        $this->assertSame('terms-b', $task->queue());
+        usleep(100000);
+        $this->assertSame([], $client->reserve([$a, $b]), "b's lease ran out and its one attempt was used");
+        $this->assertSame('t', $b->dead()[0]['id']);
+        $left = $this->redis->zScore('{Queue:terms-b}:leased', 't');
+        $this->assertFalse($left);
+        // An explicit lease is for every queue.
+        $b->retryDead();
+        $task = $client->reserve([$a, $b], 1, 30)[0];
+        $this->assertGreaterThan(microtime(true) + 20, $b->find('t')['at']);
+        $this->assertTrue($b->ack($task));
+    }
+
+    /** An id enqueued while its task runs runs once more after it, never beside it. */
+    public function testAnIdEnqueuedWhileItRunsRunsAfterNotBeside(): void
+    {
+        $q = $this->queue('again');
+        $q->enqueue('report', 'v1');
+        [$running] = $q->reserve();
+        $this->assertSame('added', $q->enqueue('report', 'v2'));
+        $this->assertSame([], $q->reserve(), 'not handed to a second worker');
+        $this->assertTrue($q->extend($running));
+        $this->assertTrue($q->ack($running), 'the first worker keeps its lease');
+        [$next] = $q->reserve();
+        $this->assertSame(['v2', 1], [$next->payload(), $next->attempts()]);
+        $this->assertTrue($q->ack($next));
+    }
+
+    public function testABatchOverAThousandIsEnqueuedInChunksEachWhole(): void
+    {
+        $q = $this->queue('chunks', ['maxLength' => 1500]);
+        $tasks = [];
+        for ($i = 0; $i < 2500; $i++) {
+            $tasks["t$i"] = null;
+        }
+        try {
+            $q->enqueueMany($tasks);
+            $this->fail('enqueued past maxLength');
+        } catch (QueueFullException $e) {
+            $this->assertStringContainsString('the first 1000 of the 2500 tasks were enqueued, the others not', $e->getMessage());
+        }
+        $this->assertSame(1000, $this->redis->zCard('Queue:chunks'));
+        $ids = array_map(fn ($i) => "s$i", range(1, 2500));
+        $this->assertTrue((new RedisQueue())->enqueue('seed-chunks', $ids));
+        $this->assertSame(2500, $this->redis->zCard('Queue:seed-chunks'));
+    }
+
     public function testAMaximumLengthRefusesEnqueuesClearly(): void
     {
         $q = $this->queue('bounded', ['maxLength' => 2]);
