@@ -243,7 +243,10 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                         String::from_utf8_lossy(key)
                     ));
                     assert!(
-                        named || cause.contains("Operation against a key holding the wrong kind of value"),
+                        named
+                            || cause.contains(
+                                "Operation against a key holding the wrong kind of value"
+                            ),
                         "{name} with the {role} a string: {cause}"
                     );
                     assert!(

@@ -278,4 +278,37 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame(["id\0x", "\xff"], array_column($q->pop("q\0", 2), 'id'));
         $this->assertSame([], $this->snapshot());
     }
+
+    /** Array keys that are not UTF-8 are bytes like any id (they were a Rust panic). */
+    public function testArrayKeysThatAreNotUtf8AreBytes(): void
+    {
+        $out = self::php('$c = new RedisLock\Client(); $q = $c->queue("bin");
+            var_dump($q->enqueueMany(["\xff\xfe" => "p", "ok" => null, 7 => "seven"]));
+            $tasks = $q->reserve(10);
+            $ids = array_map(fn ($t) => bin2hex($t->id()) . "=" . $t->payload(), $tasks); sort($ids); echo implode(",", $ids), "\n";
+            echo $q->ackMany(["\xff" => $tasks[0], "\xfe" => $tasks[1], 2 => $tasks[2]]), "\n";
+            echo count($c->reserve(["\xff" => $q])), "\n";
+            try { $c->queue("x", ["\xfflease" => 1]); } catch (ValueError $e) { echo get_class($e), "\n"; }
+            try { new RedisLock(["\xffhost" => "x"]); } catch (ValueError $e) { echo get_class($e), "\n"; }
+            $s = $c->stock("bin"); $s->set(5); $s->take(2, "\xff\x00b"); echo bin2hex(array_keys($s->buyers())[0]), "\n";', [], $exit);
+        $this->assertSame(0, $exit, $out);
+        $this->assertStringNotContainsString('panic', $out);
+        $this->assertSame(<<<'OUT'
+            array(3) {
+              ["\xff\xfe"]=>
+              string(5) "added"
+              ["ok"]=>
+              string(5) "added"
+              [7]=>
+              string(5) "added"
+            }
+            37=seven,6f6b=,fffe=p
+            3
+            0
+            ValueError
+            ValueError
+            ff0062
+
+            OUT, str_replace("\xff\xfe", '\xff\xfe', $out));
+    }
 }

@@ -73,11 +73,15 @@ pub(super) fn natural(value: &Value, param: &str) -> PhpResult<u64> {
     }
 }
 
-/// The entries of an `?array $options` parameter.
-pub(super) fn entries<'a>(options: &'a Value, method: &str) -> PhpResult<&'a [(String, Value)]> {
+/// The entries of an `?array $options` parameter, by option name (a name
+/// that is not UTF-8 is no option's: it is shown with U+FFFD).
+pub(super) fn entries<'a>(options: &'a Value, method: &str) -> PhpResult<Vec<(String, &'a Value)>> {
     match options {
-        Value::Null => Ok(&[]),
-        Value::Array(entries) => Ok(entries),
+        Value::Null => Ok(Vec::new()),
+        Value::Array(entries) => Ok(entries
+            .iter()
+            .map(|(name, value)| (String::from_utf8_lossy(name).into_owned(), value))
+            .collect()),
         other => Err(type_error(format!(
             "{method} must be of type ?array, {} given",
             other.type_name()
@@ -109,7 +113,7 @@ fn queue_options(options: &Value) -> PhpResult<queue::Options> {
             "lease" => out.lease = positive_seconds(value, &param)?,
             "maxAttempts" => out.max_attempts = natural(value, &param)?,
             "maxLength" => out.max_length = natural(value, &param)?,
-            _ => return Err(unknown(METHOD, name, QUEUE_OPTIONS)),
+            _ => return Err(unknown(METHOD, &name, QUEUE_OPTIONS)),
         }
     }
     Ok(out)
@@ -170,7 +174,7 @@ fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Opt
                     For::ReadWrite => RW_LOCK_OPTIONS,
                     For::Permits => SEMAPHORE_OPTIONS,
                 };
-                return Err(unknown(method, name, known));
+                return Err(unknown(method, &name, known));
             }
         }
     }
@@ -372,7 +376,7 @@ impl Client {
             match option.as_str() {
                 "perBuyer" => per_buyer = natural(value, &param)?,
                 "orders" => orders = Some(non_empty(value, &param)?),
-                _ => return Err(unknown(METHOD, option, STOCK_OPTIONS)),
+                _ => return Err(unknown(METHOD, &option, STOCK_OPTIONS)),
             }
         }
         let stock = Stock::new(self.config.clone(), name, per_buyer, orders);
@@ -402,7 +406,7 @@ impl Client {
     ) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Client::reserve()";
         let mut list: Vec<&Queue> = Vec::with_capacity(queues.len());
-        for (_, zv) in queues {
+        for (_, zv) in super::value::entries(queues) {
             let queue = zv.extract::<&Queue>().ok_or_else(|| {
                 type_error(format!(
                     "{M}: Argument #1 ($queues) must be a list of RedisLock\\Queue, {} found",

@@ -84,7 +84,9 @@ fn config_from_param(param: Value, name: &str) -> PhpResult<Arc<Config>> {
         Value::Array(entries) => {
             let mut options = Vec::with_capacity(entries.len());
             for (name, value) in entries {
-                options.push((name.clone(), value.bytes(&format!("option '{name}'"))?));
+                let name = String::from_utf8_lossy(name).into_owned();
+                let value = value.bytes(&format!("option '{name}'"))?;
+                options.push((name, value));
             }
             Config::from_options(&options, &defaults)
         }

@@ -341,10 +341,12 @@ impl Queue {
         let mut batch = Vec::with_capacity(entries.len());
         for (id, payload) in entries {
             batch.push(NewTask {
-                id: non_empty(&Value::Str(id.clone().into_bytes()), &format!("{param} id"))?,
+                id: non_empty(&Value::Str(id.clone()), &format!("{param} id"))?,
                 payload: match payload {
                     Value::Null => None,
-                    p => Some(p.bytes(&format!("{param} payload of '{id}'"))?),
+                    p => {
+                        Some(p.bytes(&format!("{param} payload of {}", super::value::quoted(id)))?)
+                    }
                 },
             });
         }
@@ -358,10 +360,7 @@ impl Queue {
         let mut out = ZendHashTable::with_capacity(u32::try_from(batch.len()).unwrap_or(u32::MAX));
         for ((key, _), status) in entries.iter().zip(statuses) {
             // The caller's own keys: PHP made numeric ids integers.
-            match key.parse::<i64>() {
-                Ok(n) if n.to_string() == *key => out.insert(n, status_name(status))?,
-                _ => out.insert(key.as_str(), status_name(status))?,
-            }
+            super::value::insert_keyed(&mut out, key, status_name(status))?;
         }
         Ok(array(out))
     }
@@ -402,7 +401,7 @@ impl Queue {
     /// were still this worker's (see `ack()`).
     pub fn ack_many(&self, tasks: &ZendHashTable) -> PhpResult<i64> {
         let mut leases = Vec::with_capacity(tasks.len());
-        for (_, zv) in tasks {
+        for (_, zv) in super::value::entries(tasks) {
             let task = zv.extract::<&Task>().ok_or_else(|| {
                 type_error(format!(
                     "RedisLock\\Queue::ackMany(): Argument #1 ($tasks) must be a list of RedisLock\\Task, {} found",

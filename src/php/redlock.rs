@@ -151,8 +151,9 @@ impl Redlock {
         let (mut drift_factor, mut drift_fixed) = (0.01, Duration::from_millis(2));
         let mut retry_delay = Duration::from_millis(200);
         for (key, value) in entries {
+            let key = String::from_utf8_lossy(key);
             let option = format!("{param} option '{key}'");
-            match key.as_str() {
+            match &*key {
                 "nodes" => nodes = Some(nodes_of(value, &option)?),
                 "ttl" => ttl = positive_seconds(value, &option)?,
                 "drift" => drift_fixed = wait_seconds(value, &option)?,

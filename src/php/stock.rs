@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
+use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::client::{entries, natural, unknown};
 use super::errors::{Kind, exception};
@@ -144,7 +144,7 @@ impl Stock {
                 "task" => task = Some(super::value::non_empty(value, &param)?),
                 "payload" => payload = Some(value.bytes(&param)?),
                 "perBuyer" => per_buyer = self::units(value, &param, 0)?,
-                _ => return Err(unknown(&method, name, TAKE_OPTIONS)),
+                _ => return Err(unknown(&method, &name, TAKE_OPTIONS)),
             }
         }
         if per_buyer > 0 && buyer.is_none() {
@@ -244,14 +244,7 @@ impl Stock {
         let buyers = engine(stock::buyers(&self.config, &self.keys))?;
         let mut out = ZendHashTable::with_capacity(u32::try_from(buyers.len()).unwrap_or(u32::MAX));
         for (buyer, n) in buyers {
-            // As PHP keys them: a canonical decimal integer becomes an int.
-            match std::str::from_utf8(&buyer)
-                .ok()
-                .and_then(|b| b.parse::<i64>().ok())
-            {
-                Some(id) if id.to_string().as_bytes() == buyer.as_slice() => out.insert(id, n)?,
-                _ => out.insert(&*ZendStr::new(&buyer, false), n)?,
-            }
+            super::value::insert_keyed(&mut out, &buyer, n)?;
         }
         let mut zv = Zval::new();
         zv.set_hashtable(out);

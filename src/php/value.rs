@@ -5,7 +5,7 @@
 use ext_php_rs::convert::{FromZval, StubLiteral};
 use ext_php_rs::exception::{PhpException, PhpResult};
 use ext_php_rs::flags::DataType;
-use ext_php_rs::types::Zval;
+use ext_php_rs::types::{ZendHashTable, Zval};
 use ext_php_rs::zend::ce;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -15,8 +15,9 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Str(Vec<u8>),
-    /// The array's entries in order, keys as strings.
-    Array(Vec<(String, Value)>),
+    /// The array's entries in order, keys as their bytes (an int key as
+    /// its decimal digits, as PHP would cast it).
+    Array(Vec<(Vec<u8>, Value)>),
     /// An object (by class name) or a resource: never a valid scalar here.
     Other(String),
 }
@@ -38,6 +39,38 @@ impl Declared for Mixed {
 /// arrays, and arrays that contain themselves, are not walked: they stay
 /// an opaque "array" that every parameter refuses with a `TypeError`.
 const MAX_DEPTH: usize = 2;
+
+/// The entries of a PHP array in order, keys as bytes: ext-php-rs' own
+/// iterator panics on a string key that is not UTF-8 (`[$bin => 1]`).
+pub fn entries(ht: &ZendHashTable) -> impl Iterator<Item = (Vec<u8>, &Zval)> {
+    let mut iter = ht.iter();
+    std::iter::from_fn(move || {
+        let (key, value) = iter.next_zval()?;
+        let key = match key.zend_str() {
+            Some(s) => s.as_bytes().to_vec(),
+            None => key.long().unwrap_or_default().to_string().into_bytes(),
+        };
+        Some((key, value))
+    })
+}
+
+/// Inserts `value` under `key` as PHP keys it: a canonical decimal integer
+/// becomes an int key, anything else a string key of those bytes.
+pub fn insert_keyed(
+    out: &mut ZendHashTable,
+    key: &[u8],
+    value: impl ext_php_rs::convert::IntoZval,
+) -> PhpResult<()> {
+    let int = std::str::from_utf8(key)
+        .ok()
+        .and_then(|k| k.parse::<i64>().ok())
+        .filter(|n| n.to_string().as_bytes() == key);
+    match int {
+        Some(n) => out.insert(n, value)?,
+        None => out.insert(&*ext_php_rs::types::ZendStr::new(key, false), value)?,
+    }
+    Ok(())
+}
 
 impl Value {
     fn copy_of(zv: &Zval) -> Self {
@@ -61,8 +94,8 @@ impl Value {
                 return Value::Other("array".to_owned());
             }
             Value::Array(
-                arr.iter()
-                    .map(|(k, v)| (k.to_string(), Value::copy_at(v, depth + 1)))
+                entries(arr)
+                    .map(|(k, v)| (k, Value::copy_at(v, depth + 1)))
                     .collect(),
             )
         } else if let Some(obj) = zv.object() {
