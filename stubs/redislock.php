@@ -28,7 +28,7 @@ namespace RedisLock {
     /** Not acquired: `synchronized()` timed out, or too few replicas acknowledged. */
     class NotAcquiredException extends RedisLockException {}
 
-    /** The queue is at its `maxLength`: nothing was enqueued. */
+    /** The queue is at its `maxLength`: nothing of the refused chunk of 1000 was enqueued (the message says how many of the batch were before it). */
     class QueueFullException extends RedisLockException {}
 
     /**
@@ -141,7 +141,8 @@ namespace RedisLock {
          * has due tasks, waiting up to `$wait` seconds in all of their lines
          * at once. Returns the tasks (`Task::queue()` tells which queue),
          * none when none came or a signal with a handler ended the wait.
-         * `$lease` defaults to the first queue's.
+         * Each queue's own lease and `maxAttempts` apply to its tasks;
+         * `$lease` sets the lease for all.
          *
          * @param non-empty-list<Queue> $queues
          * @return list<Task>
@@ -410,7 +411,8 @@ namespace RedisLock {
          * Enqueues one task, due after `$delay` seconds (server clock), with an
          * optional payload. `$policy` decides for an id already queued: 'keep'
          * (default, the seed's), 'replace', 'earliest' or 'latest' (that due
-         * time wins).
+         * time wins). An id whose task is leased runs once more after that
+         * lease ends, never beside it.
          *
          * @param non-empty-string $id
          * @param 'keep'|'replace'|'earliest'|'latest'|null $policy
@@ -421,13 +423,14 @@ namespace RedisLock {
         public function enqueue(string $id, ?string $payload = null, float $delay = 0, ?string $policy = null): string {}
 
         /**
-         * Enqueues many tasks in one round trip: `$tasks` maps id => payload
-         * (null: none). Returns each id's outcome, keyed as `$tasks` is.
+         * Enqueues many tasks in one round trip per 1000 (each chunk atomic):
+         * `$tasks` maps id => payload (null: none). Returns each id's
+         * outcome, keyed as `$tasks` is.
          *
          * @param array<int|string, string|null> $tasks
          * @param 'keep'|'replace'|'earliest'|'latest'|null $policy
          * @return array<int|string, 'added'|'updated'|'ignored'>
-         * @throws QueueFullException the tasks would pass the queue's `maxLength`: none was enqueued
+         * @throws QueueFullException the tasks would pass the queue's `maxLength`: none of that chunk was enqueued
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function enqueueMany(array $tasks, float $delay = 0, ?string $policy = null): mixed {}

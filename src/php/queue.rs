@@ -293,8 +293,9 @@ impl Queue {
     /// Enqueues one task, due after `$delay` seconds (server clock), with an
     /// optional payload. `$policy` decides for an id already queued: 'keep'
     /// (default, the seed's), 'replace', 'earliest' or 'latest' (that due
-    /// time wins). Returns 'added', 'updated' or 'ignored'. Throws
-    /// `QueueFullException` at the queue's `maxLength`.
+    /// time wins). An id whose task is leased runs once more after that
+    /// lease ends, never beside it. Returns 'added', 'updated' or
+    /// 'ignored'. Throws `QueueFullException` at the queue's `maxLength`.
     #[php(defaults(delay = 0))]
     pub fn enqueue(
         &self,
@@ -319,10 +320,10 @@ impl Queue {
         ))
     }
 
-    /// Enqueues many tasks in one round trip: `$tasks` maps id => payload
-    /// (null: none). Returns id => 'added' | 'updated' | 'ignored'. At the
-    /// queue's `maxLength` nothing is enqueued and `QueueFullException` is
-    /// thrown.
+    /// Enqueues many tasks in one round trip per 1000 (each chunk atomic):
+    /// `$tasks` maps id => payload (null: none). Returns id => 'added' |
+    /// 'updated' | 'ignored'. A chunk that would pass the queue's
+    /// `maxLength` enqueues nothing and throws `QueueFullException`.
     #[php(defaults(delay = 0))]
     pub fn enqueue_many(
         &self,
