@@ -17,12 +17,17 @@ ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
 RUN     := env REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps build so demo test test-rust test-php test-chroot faults bench check-stubs install uninstall deb clean
+.PHONY: all deps test-deps build so demo test test-rust test-php test-chroot faults bench check-stubs install uninstall deb clean
 
 all: build
 
+# What building needs; what the demo, the tests and the benchmarks run
+# besides is installed by their own targets.
 deps:
-	@tools/deps.sh
+	@tools/deps.sh build
+
+test-deps:
+	@tools/deps.sh test
 
 build: deps $(SO)
 
@@ -34,13 +39,14 @@ $(SO): $(CARGO_SOURCES)
 	@touch $@
 
 demo: build
+	@tools/deps.sh demo
 	tools/with-redis.sh $(RUN) php/examples/flash_sale.php
 
-test: build test-rust test-php
+test: test-deps build test-rust test-php
 
 # The fault suite in its long form (longer outages, more requests); its
 # fast form runs in `make test`. FAULTS.md lists what each case proves.
-faults: build
+faults: test-deps build
 	PROPTEST_CASES=20000 $(ENGINE_CARGO) test --no-default-features --test properties
 	FAULTS_LONG=1 GENERATED_CASES=50000 $(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml \
 	  --filter 'FaultsTest|FpmFaultsTest|PartitionTest|BadInputTest|GeneratedInputTest|testKilledWorkersLoseNothing|testLocksStillHeldAtRequestEndAreReleased|testAFatalError'
@@ -51,10 +57,10 @@ bench: build
 	tools/deps.sh bench
 	REDISLOCK_SO=$(CURDIR)/$(SO) tools/with-redis.sh tools/bench.sh
 
-test-rust: deps
+test-rust: test-deps
 	$(ENGINE_CARGO) test --no-default-features --lib --tests
 
-test-php: build
+test-php: test-deps build
 	tools/frameworks.sh
 	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml
 
@@ -67,7 +73,7 @@ test-chroot:
 
 # The stubs (stubs/redislock.php) against the built extension: a part of
 # test-php, alone.
-check-stubs: build
+check-stubs: test-deps build
 	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml php/tests/StubsTest.php
 
 # Production: installs only what building needs, builds as the user who

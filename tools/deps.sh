@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing need on a fresh Debian (or Ubuntu)
 # machine: only what is missing, so a second run costs nothing.
-#   deps.sh build   what building needs (make install): the PHP headers, libclang
+#   deps.sh build   what building needs (make build, make install): the PHP headers, libclang
+#   deps.sh demo    and what the demo runs (make demo): redis-server
 #   deps.sh [test]  and what the tests run: redis-server, phpunit, php-fpm, phpredis,
 #                   the frameworks, the stubs' checker (PHPStan's PHPDoc parser), composer,
 #                   promtool (the metrics' checker), Chromium and its WebDriver (the
@@ -29,9 +30,12 @@ packages=(libclang-dev)
 optional=()
 if [ "$(command -v php-config || true)" = "$(command -v "${PHP_CONFIG:-php-config}" || true)" ]; then
   packages+=(php-dev php-cli)
-  [ "$mode" = build ] || packages+=(php-fpm php-redis php-mbstring php-gd php-curl)
+  case $mode in build|demo) ;; *) packages+=(php-fpm php-redis php-mbstring php-gd php-curl) ;; esac
 fi
-if [ "$mode" != build ]; then
+if [ "$mode" = demo ]; then
+  packages+=(redis-server)
+fi
+if [ "$mode" = test ] || [ "$mode" = bench ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
              php-symfony-messenger php-laravel-framework php-phpstan-phpdoc-parser composer
              prometheus chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4)

