@@ -105,16 +105,10 @@ for i = 0, n - 1 do
       status = 1
       if hasDead then queue_keep_grave(id) end
       queue_add(id, dueText, payload)
-    elseif policy == 'replace'
-        or (policy == 'earliest' and due < tonumber(old))
-        or (policy == 'latest' and due > tonumber(old)) then
+    elseif queue_wins(policy, due, tonumber(old)) then
       status = 2
       redis.call('ZADD', KEYS[1], dueText, id)
-      if payload then
-        redis.call('HSET', KEYS[2], id, payload)
-      else
-        redis.call('HDEL', KEYS[2], id)
-      end
+      queue_payload(id, payload)
     end
     if status > 0 then queued = queued + 1 end
   end

@@ -38,15 +38,28 @@ local function queue_join(head, payload)
   return head
 end
 
--- Queues id (neither queued nor leased) due at dueText as a new task: its
--- payload (or none), no attempts.
-local function queue_add(id, dueText, payload)
-  redis.call('ZADD', KEYS[1], dueText, id)
+-- Whether a task due at due takes the place of one of its id due at old,
+-- under policy (keep | replace | earliest | latest).
+local function queue_wins(policy, due, old)
+  return policy == 'replace'
+    or (policy == 'earliest' and due < old)
+    or (policy == 'latest' and due > old)
+end
+
+-- Sets the payload of id's task (false: none).
+local function queue_payload(id, payload)
   if payload then
     redis.call('HSET', KEYS[2], id, payload)
   else
     redis.call('HDEL', KEYS[2], id)
   end
+end
+
+-- Queues id (neither queued nor leased) due at dueText as a new task: its
+-- payload (or none), no attempts.
+local function queue_add(id, dueText, payload)
+  redis.call('ZADD', KEYS[1], dueText, id)
+  queue_payload(id, payload)
   redis.call('HDEL', KEYS[3], id)
 end
 
@@ -57,14 +70,10 @@ local function queue_rerun(id, due, dueText, payload, policy)
   local old = redis.call('HGET', KEYS[6], id)
   local status = 1
   if old then
-    local oldDue = tonumber((queue_split(old))) or 0
-    if policy == 'replace'
-        or (policy == 'earliest' and due < oldDue)
-        or (policy == 'latest' and due > oldDue) then
-      status = 2
-    else
+    if not queue_wins(policy, due, tonumber((queue_split(old))) or 0) then
       return 0
     end
+    status = 2
   end
   redis.call('HSET', KEYS[6], id, queue_join(dueText, payload))
   return status
