@@ -8,39 +8,19 @@ use std::time::Duration;
 
 use redis::{Script, Value};
 
-use super::{Keys, score_arg, wake_ms};
+use super::{Keys, score_arg, task_script, wake_ms};
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::wait::{self, Pass, Try, Woken, line_script, script};
 
-static RESERVE: LazyLock<Script> = line_script!(
-    "queue_line.lua",
-    "queue_count.lua",
-    "queue_task.lua",
-    "queue_reserve.lua"
-);
+static RESERVE: LazyLock<Script> = task_script!("queue_reserve.lua");
 static LEAVE: LazyLock<Script> = line_script!("queue_line.lua", "queue_leave.lua");
-static ACK: LazyLock<Script> = line_script!(
-    "queue_line.lua",
-    "queue_count.lua",
-    "queue_task.lua",
-    "queue_ack.lua"
-);
-static NACK: LazyLock<Script> = line_script!(
-    "queue_line.lua",
-    "queue_count.lua",
-    "queue_task.lua",
-    "queue_nack.lua"
-);
-static EXTEND: LazyLock<Script> = script!("queue_count.lua", "queue_task.lua", "queue_extend.lua");
+static ACK: LazyLock<Script> = task_script!("queue_ack.lua");
+static NACK: LazyLock<Script> = task_script!("queue_nack.lua");
+static EXTEND: LazyLock<Script> = task_script!("queue_extend.lua");
 static METRICS: LazyLock<Script> = script!("queue_count.lua", "queue_metrics.lua");
-static DEAD: LazyLock<Script> = line_script!(
-    "queue_line.lua",
-    "queue_count.lua",
-    "queue_task.lua",
-    "queue_dead.lua"
-);
-static PEEK: LazyLock<Script> = script!("queue_count.lua", "queue_task.lua", "queue_peek.lua");
+static DEAD: LazyLock<Script> = task_script!("queue_dead.lua");
+static PEEK: LazyLock<Script> = task_script!("queue_peek.lua");
 
 /// The most tasks one script call moves: bounds its run time (Redis runs
 /// nothing else meanwhile).

@@ -13,14 +13,19 @@ use redis::Script;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::wait::{line_script, script};
+use crate::wait::script;
 
-static PUT: LazyLock<Script> = line_script!(
-    "queue_line.lua",
-    "queue_count.lua",
-    "queue_task.lua",
-    "queue_put.lua"
-);
+/// A script of those that move a queue's tasks: they all take the keys of
+/// [`Keys::call`] and share `queue_task.lua` (with the line's and the
+/// counters' functions it uses) before the operation.
+macro_rules! task_script {
+    ($file:literal) => {
+        $crate::wait::line_script!("queue_line.lua", "queue_count.lua", "queue_task.lua", $file)
+    };
+}
+pub(crate) use task_script;
+
+static PUT: LazyLock<Script> = task_script!("queue_put.lua");
 static DEQUEUE: LazyLock<Script> = script!("queue_count.lua", "queue_dequeue.lua");
 static DUE: LazyLock<Script> = script!("queue_count.lua", "queue_due.lua");
 
