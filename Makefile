@@ -45,7 +45,7 @@ demo: build
 test: test-deps build test-rust test-php
 
 # The fault suite in its long form (longer outages, more requests); its
-# fast form runs in `make test`. FAULTS.md lists what each case proves.
+# fast form runs in `make test`. docs/faults.md lists what each case proves.
 faults: test-deps build
 	PROPTEST_CASES=20000 $(ENGINE_CARGO) test --no-default-features --test properties
 	FAULTS_LONG=1 GENERATED_CASES=50000 $(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml \

@@ -171,13 +171,34 @@ fn classify(config: &Config, err: RedisError) -> Error {
             "authentication required: the server asks for a password (NOAUTH) and none was given"
                 .to_owned()
         }
-        _ => err.to_string(),
+        // Said by `wire` in words, e.g. a peer that is not Redis.
+        ErrorKind::Parse => err.detail().unwrap_or("a reply that is not the Redis protocol").to_owned(),
+        _ => match err.code() {
+            Some(code) => reply_text(code, err.detail().unwrap_or_default()),
+            None => err.to_string(),
+        },
     };
     if keeps_connection(config, &err) {
         Error::Server { server, cause }
     } else {
         Error::Connection { server, cause }
     }
+}
+
+/// An error reply as Redis wrote it (`WRONGTYPE key ... holds a string`),
+/// without what Redis adds to errors raised in a script (` script: <sha>,
+/// on @user_script:<line>.`): the script is the extension's, not the user's.
+fn reply_text(code: &str, detail: &str) -> String {
+    let detail = match detail.find(" script: ") {
+        Some(at) => &detail[..at],
+        None => detail,
+    };
+    let code = match code {
+        // The crate names this one in its own words.
+        "ReadOnly" => "READONLY",
+        code => code,
+    };
+    format!("{code} {detail}").trim_end().to_owned()
 }
 
 struct Slot {

@@ -130,6 +130,9 @@ struct Budget<'a> {
     left: u64,
     max: u64,
     reads: u32,
+    /// The first bytes read, to quote a peer that is not Redis.
+    head: [u8; 48],
+    head_len: usize,
 }
 
 impl Budget<'_> {
@@ -180,6 +183,9 @@ impl Read for Budget<'_> {
             .min(usize::try_from(self.left).unwrap_or(usize::MAX));
         let n = self.stream.read(&mut buf[..room]).map_err(named)?;
         self.left -= n as u64;
+        let keep = n.min(self.head.len() - self.head_len);
+        self.head[self.head_len..self.head_len + keep].copy_from_slice(&buf[..keep]);
+        self.head_len += keep;
         Ok(n)
     }
 }
@@ -327,8 +333,13 @@ impl Wire {
             left: self.max_reply,
             max: self.max_reply,
             reads: 0,
+            head: [0; 48],
+            head_len: 0,
         };
-        let reply = self.parser.parse_value(&mut budget);
+        let reply = match self.parser.parse_value(&mut budget) {
+            Err(e) if e.kind() == ErrorKind::Parse => Err(not_redis(&budget.head[..budget.head_len])),
+            reply => reply,
+        };
         let reads = budget.reads;
         if reply.is_err() {
             self.open = false;
@@ -338,6 +349,18 @@ impl Wire {
         }
         reply
     }
+}
+
+/// A reply that is not RESP: the peer is something else (an HTTP proxy, a
+/// TLS port spoken to in plain text), quoted by its first line.
+fn not_redis(head: &[u8]) -> RedisError {
+    let line = head.split(|&b| b == b'\r' || b == b'\n').next().unwrap_or_default();
+    let quoted: String = line.escape_ascii().to_string();
+    RedisError::from((
+        ErrorKind::Parse,
+        "not the Redis protocol",
+        format!("the server there does not speak the Redis protocol (it answered '{quoted}')"),
+    ))
 }
 
 fn tcp(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {

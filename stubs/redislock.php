@@ -191,7 +191,7 @@ namespace RedisLock {
      * Released when the object goes away or the request ends.
      */
     class Lock {
-        /** Not constructible with `new`: see `Client::lock()`. */
+        /** `new` throws an Error saying what to call: `Client::lock()`. */
         private function __construct() {}
 
         /**

@@ -97,9 +97,44 @@ final class ErrorsTest extends RedisLockTestCase
     public function testAnErrorReplyIsAServerException(): void
     {
         $this->redis->set('Queue:str', 'not a zset');
-        $this->expectException(ServerException::class);
-        $this->expectExceptionMessage('WRONGTYPE');
-        (new RedisQueue())->enqueue('str', 'x');
+        try {
+            (new RedisQueue())->enqueue('str', 'x');
+            $this->fail('enqueued on a string');
+        } catch (ServerException $e) {
+            $this->assertMatchesRegularExpression('/answered with an error: WRONGTYPE key Queue:str holds a string, where redislock keeps a [a-z ]+$/', $e->getMessage());
+        }
+    }
+
+    /** A peer that is not Redis (an HTTP proxy on the port) is named as such, quoted. */
+    public function testAPeerThatIsNotRedisIsSaidToBeOne(): void
+    {
+        $port = RedisServer::freePort();
+        $proxy = self::start(<<<PHP
+            \$server = stream_socket_server('tcp://127.0.0.1:$port');
+            echo "up\\n";
+            while (\$c = stream_socket_accept(\$server, 30)) {
+                fread(\$c, 1000);
+                fwrite(\$c, "HTTP/1.1 400 Bad Request\\r\\nContent-Length: 0\\r\\n\\r\\n");
+                fclose(\$c);
+            }
+            PHP);
+        $this->assertSame("up\n", fgets($proxy[1][1]));
+        try {
+            foreach ([fn () => (new RedisLock("redis://127.0.0.1:$port"))->lock('x'), fn () => (new RedisLock\Client("redis://127.0.0.1:$port"))->queue('q')->enqueue('a')] as $call) {
+                try {
+                    $call();
+                    $this->fail('a lock on an HTTP server');
+                } catch (ConnectionException $e) {
+                    $this->assertSame(
+                        "redislock: Redis at 127.0.0.1:$port is unavailable: the server there does not speak the Redis protocol (it answered 'HTTP/1.1 400 Bad Request')",
+                        $e->getMessage(),
+                    );
+                }
+            }
+        } finally {
+            proc_terminate($proxy[0]);
+            self::finish($proxy);
+        }
     }
 
     /** The ids of this process's connections, as Redis lists them. */
@@ -149,7 +184,8 @@ final class ErrorsTest extends RedisLockTestCase
                 $lock->lock('x');
                 $this->fail('locked on a replica');
             } catch (ServerException $e) {
-                $this->assertStringContainsString("can't write against a read only replica", $e->getMessage());
+                // Redis' own words, without the script's sha and line.
+                $this->assertStringEndsWith("answered with an error: READONLY You can't write against a read only replica.", $e->getMessage());
             }
             $seen[] = $this->myConnections($replica->client());
         }

@@ -82,8 +82,9 @@ final class LockApiTest extends RedisLockTestCase
 
     public function testALockIsObtainedFromAClientOnly(): void
     {
-        $this->expectExceptionMessage('cannot instantiate');
-        new Lock();
+        $this->expectException(Error::class);
+        $this->expectExceptionMessage('Cannot create RedisLock\Lock with new: call $client->lock($name) on a RedisLock\Client');
+        new Lock('x');
     }
 
     public function testTheExceptionHierarchy(): void

@@ -5,7 +5,7 @@ require_once __DIR__ . '/History.php';
 require_once __DIR__ . '/fenced_store.php';
 
 /**
- * Partitions, lossy and slow links and clock faults (FAULTS.md, second
+ * Partitions, lossy and slow links and clock faults (docs/faults.md, second
  * table). Redis servers and client processes live in network namespaces
  * made by the test (Network); an independent checker (History) reads what
  * every process saw. Each test prints its measurements on stderr as a
@@ -625,7 +625,7 @@ final class PartitionTest extends RedisLockTestCase
      * both ways): the lock is never lost while the link works. Then the
      * link is cut: once Redis has let the lease run out, isHeld() never
      * says true again, and it reports the loss (false) within one lease.
-     * The timeouts and the lease follow the rule FAULTS.md gives: timeouts
+     * The timeouts and the lease follow the rule docs/faults.md gives: timeouts
      * above Linux's first SYN retransmission (1 s: a lost SYN must not
      * fail a connect), and a lease of at least 6 timeouts, so that the two
      * thirds left when a renewal is due fit four timed-out tries. (A lease of 2 s with

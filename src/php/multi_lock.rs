@@ -104,6 +104,12 @@ impl MultiLock {
 
 #[php_impl]
 impl MultiLock {
+    /// Not for PHP code: call $client->lockMany($names) on a RedisLock\\Client.
+    pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
+        let _ = args;
+        Err(crate::php::errors::made_by("RedisLock\\MultiLock", "call $client->lockMany($names) on a RedisLock\\Client"))
+    }
+
     /// Takes every lock, or none, waiting up to `$wait` seconds (0: one
     /// try). When they can be taken at once (one Redis server, or one
     /// Cluster slot) the first try is one round trip; then each is waited

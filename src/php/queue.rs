@@ -290,6 +290,12 @@ pub fn task_list(queue: &Queue, tasks: Vec<Leased>) -> PhpResult<Zval> {
 
 #[php_impl]
 impl Queue {
+    /// Not for PHP code: call $client->queue($name) on a RedisLock\\Client.
+    pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
+        let _ = args;
+        Err(crate::php::errors::made_by("RedisLock\\Queue", "call $client->queue($name) on a RedisLock\\Client"))
+    }
+
     /// Enqueues one task, due after `$delay` seconds (server clock), with an
     /// optional payload. `$policy` decides for an id already queued: 'keep'
     /// (default, the seed's), 'replace', 'earliest' or 'latest' (that due
@@ -555,6 +561,12 @@ fn peeked(t: &leased::Peeked) -> PhpResult<Zval> {
 
 #[php_impl]
 impl Task {
+    /// Not for PHP code: tasks come from $queue->reserve() (or $client->reserve()).
+    pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
+        let _ = args;
+        Err(crate::php::errors::made_by("RedisLock\\Task", "tasks come from $queue->reserve() (or $client->reserve())"))
+    }
+
     /// The task's id.
     pub fn id(&self) -> Zval {
         binary(&self.leased.id)

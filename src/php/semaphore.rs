@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ext_php_rs::prelude::*;
+use ext_php_rs::types::Zval;
 
 use super::errors::{Kind, exception};
 use super::lock::{Lock, Options};
@@ -72,6 +73,12 @@ impl Semaphore {
 
 #[php_impl]
 impl Semaphore {
+    /// Not for PHP code: call $client->semaphore($name, $permits) on a RedisLock\\Client.
+    pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
+        let _ = args;
+        Err(crate::php::errors::made_by("RedisLock\\Semaphore", "call $client->semaphore($name, $permits) on a RedisLock\\Client"))
+    }
+
     /// Takes `$permits` permits (1 to the semaphore's count), waiting up to
     /// `$wait` seconds (0: one try, INF: no limit) in the semaphore's line,
     /// first come first served: a waiter wanting many is never overtaken by

@@ -100,6 +100,12 @@ impl Stock {
 
 #[php_impl]
 impl Stock {
+    /// Not for PHP code: call $client->stock($name) on a RedisLock\\Client.
+    pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
+        let _ = args;
+        Err(crate::php::errors::made_by("RedisLock\\Stock", "call $client->stock($name) on a RedisLock\\Client"))
+    }
+
     /// Starts a sale of `$units` (>= 0), expiring after `$ttl` seconds (null:
     /// never); the buyers and idempotency keys of an earlier sale are
     /// forgotten.
