@@ -409,8 +409,62 @@ final class OperatorTest extends RedisLockTestCase
         [$status, $out, $err] = self::cli(['status'], '', ['REDISLOCK_URL' => "redis://127.0.0.1:$port"]);
         $this->assertSame(1, $status);
         $this->assertStringContainsString("127.0.0.1:$port is unavailable", $err);
+        (new Client())->queue('mail')->enqueue('t');
         [$status, , $err] = self::cli(['--limit=5000', 'dead', 'mail']);
         $this->assertSame(0, $status, $err);
+    }
+
+    /** What a newcomer trips over: a mistyped queue, -h, JSON metrics, long names, cut lists, watch into a pipe. */
+    public function testTheCliSaysWhatIsThereAndWhatItLeftOut(): void
+    {
+        [$c] = $this->seed();
+        $before = $this->redis->rawCommand('DEBUG', 'DIGEST');
+        foreach ([[['queue', 'mial'], "no queue 'mial': did you mean 'mail'?"], [['dead', 'nosuch'], "no queue 'nosuch' (redislock status lists the queues)"], [['--yes', 'purge', 'mial'], "no queue 'mial'"]] as [$args, $message]) {
+            [$status, $out, $err] = self::cli($args);
+            $this->assertSame([1, ''], [$status, $out], implode(' ', $args));
+            $this->assertStringStartsWith("redislock: $message", $err);
+        }
+        $this->assertSame($before, $this->redis->rawCommand('DEBUG', 'DIGEST'), 'nothing created or changed');
+
+        [$status, $out] = self::cli(['-h']);
+        $this->assertSame(0, $status);
+        $this->assertStringStartsWith('Usage: redislock', $out);
+
+        $metrics = self::json(['--json', 'metrics']);
+        $ready = array_values(array_filter($metrics['redislock_queue_tasks']['samples'], fn ($s) => $s['labels'] === ['queue' => 'mail', 'state' => 'ready']));
+        $this->assertSame([['labels' => ['queue' => 'mail', 'state' => 'ready'], 'value' => 2]], $ready);
+        $this->assertSame('gauge', $metrics['redislock_queue_tasks']['type']);
+        $this->assertSame(['labels' => ['kind' => 'lock'], 'value' => 1], $metrics['redislock_locks_held']['samples'][0]);
+
+        $long = 'q' . str_repeat('x', 300);
+        $c->queue($long)->enqueue('t');
+        [, $out] = self::cli(['status']);
+        foreach (explode("\n", trim($out)) as $line) {
+            $this->assertLessThan(150, strlen($line), $line);
+        }
+        $this->assertMatchesRegularExpression('/^qxxx+\.\.\. +1 +0 /m', $out);
+
+        [, $out] = self::cli(['--limit=1', 'dead', 'mail']);
+        $this->assertStringEndsWith("showing 1 of 2 dead letters (--limit=N shows more, up to 1000)\n", $out);
+        [, $out] = self::cli(['--limit=1', 'queue', 'mail']);
+        $this->assertStringEndsWith("showing 1 of 3 queued tasks (--limit=N shows more, up to 1000)\n", $out);
+        [, $out] = self::cli(['--limit=1', 'locks']);
+        $this->assertSame(2, substr_count($out, "\n") - 1, 'a header and one lock');
+        $this->assertStringEndsWith("showing the first 1 locks; there are more (--limit=N shows up to 10000)\n", $out);
+        [, $out] = self::cli(['--limit=2', 'dead', 'mail']);
+        $this->assertStringNotContainsString('showing', $out, 'all shown');
+
+        $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
+        $p = proc_open([PHP_BINARY, '-n', '-d', "extension=$so", self::CLI, '--watch=0.1', 'status'], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, ['REDISLOCK_URL' => RedisServer::$main->dsn()]);
+        $lines = [];
+        while (count(preg_grep('/^--- /', $lines)) < 3) {
+            $lines[] = rtrim(fgets($pipes[1]));
+        }
+        proc_terminate($p, SIGINT);
+        proc_close($p);
+        $this->assertMatchesRegularExpression('/^--- \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+$/', $lines[0]);
+        $this->assertStringStartsWith('QUEUE ', $lines[1], 'each round starts with its separator');
+        $this->assertStringNotContainsString("\033", implode("\n", $lines), 'no terminal codes into a pipe');
     }
 
     public function testWatchRepeatsUntilInterrupted(): void

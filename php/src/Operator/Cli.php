@@ -23,13 +23,14 @@ final class Cli
         Options:
           --url=DSN            the Redis to look at (default: $REDISLOCK_URL, else the
                                redislock.default_dsn INI setting)
-          --json               JSON instead of tables (one document per line)
-          --watch[=SECONDS]    repeat every SECONDS (default 2) until interrupted
+          --json               JSON instead of tables and text (one document per line)
+          --watch[=SECONDS]    repeat every SECONDS (default 2) until interrupted; into a
+                               pipe or file, each round starts with a line '--- <time>'
           --limit=N            at most N dead letters, tasks or locks (default 100)
           --yes                do not ask before retry, purge and unlock
-          --help               this text
+          -h, --help           this text
 
-        Exit status: 0 done, 1 failed or declined, 2 wrong usage.
+        Exit status: 0 done, 1 failed, declined or no such queue, 2 wrong usage.
 
         TXT;
 
@@ -55,11 +56,17 @@ final class Cli
         }
         try {
             $report = new Report(new Client($options['url']));
+            if (in_array($command, ['queue', 'dead', 'retry', 'purge'], true) && !$report->exists($args[0])) {
+                $like = $report->like($args[0]);
+                fwrite($this->err, "redislock: no queue '" . self::clean($args[0]) . "'"
+                    . ($like ? ": did you mean '" . implode("' or '", array_map(self::clean(...), $like)) . "'?" : ' (redislock status lists the queues)') . "\n");
+                return 1;
+            }
             if (in_array($command, self::DESTRUCTIVE, true)) {
                 return $this->change($report, $command, $args, $options);
             }
             do {
-                $this->show($command, $this->look($report, $command, $args, $options['limit']), $options);
+                $this->show($command, $this->look($report, $command, $args, $options['limit'], $options['json']), $options);
                 $again = $options['watch'] !== null;
                 if ($again) {
                     usleep((int) ($options['watch'] * 1e6));
@@ -88,6 +95,9 @@ final class Cli
             if ($word === '--') {
                 array_push($rest, ...array_slice($words, $i + 1));
                 break;
+            }
+            if ($word === '-h') {
+                return ['help', [], $options];
             }
             if (!str_starts_with($word, '--')) {
                 $rest[] = $word;
@@ -143,14 +153,16 @@ final class Cli
         return (float) $value;
     }
 
-    private function look(Report $report, string $command, array $args, int $limit): mixed
+    private function look(Report $report, string $command, array $args, int $limit, bool $json): mixed
     {
         return match ($command) {
             'status' => $report->queues(),
             'queue' => $report->queue($args[0]) + ['queued' => $report->queued($args[0], min($limit, 1000))],
-            'dead' => $report->dead($args[0], min($limit, 1000)),
-            'locks' => $report->locks($args[0] ?? null, $limit),
-            'metrics' => $report->metrics(),
+            'dead' => $json ? $report->dead($args[0], min($limit, 1000))
+                : ['list' => $report->dead($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['dead']],
+            // One more than shown, to know whether there are more.
+            'locks' => $report->locks($args[0] ?? null, min($limit + 1, 10000)),
+            'metrics' => $json ? $report->metricFamilies() : $report->metrics(),
         };
     }
 
@@ -196,38 +208,59 @@ final class Cli
 
     private function show(string $command, mixed $data, array $options): void
     {
-        if ($options['json'] && $command !== 'metrics') {
-            fwrite($this->out, self::json($data) . "\n");
-            return;
+        $limit = $options['limit'];
+        $more = $command === 'locks' && count($data) > $limit;
+        if ($more) {
+            $data = array_slice($data, 0, $limit);
         }
-        $text = match ($command) {
-            'metrics' => $data,
-            'status' => $data === [] ? "no queues yet\n" : self::table(
-                ['QUEUE', 'READY', 'DELAYED', 'LEASED', 'DEAD', 'OLDEST DUE', 'IN/MIN', 'DONE/MIN', 'FAILED/MIN'],
-                array_map(fn (array $q) => [
-                    $q['name'], $q['ready'], $q['delayed'], $q['leased'], $q['dead'], self::age($q['oldestDueAge']),
-                    $q['perMinute']['enqueued'], $q['perMinute']['acked'], $q['perMinute']['dead'],
-                ], $data),
-            ),
-            'queue' => self::queueText($data),
-            'dead' => $data === [] ? "no dead letters\n" : self::table(
-                ['ID', 'ATTEMPTS', 'DIED', 'PAYLOAD'],
-                array_map(fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload'])], $data),
-            ),
-            'locks' => $data === [] ? "no locks\n" : self::table(
-                ['LOCK', 'KIND', 'HELD', 'LEFT', 'TOKEN', 'WAITING', 'HOLDER'],
-                array_map(fn (array $l) => [
-                    $l['name'], $l['kind'], $l['held'] ? 'yes' : 'no',
-                    $l['held'] ? ($l['remaining'] === null ? 'no expiry' : sprintf('%.1fs', $l['remaining'])) : '-',
-                    $l['token'] ?? '-', $l['waiting'],
-                    $l['holder'] ? "{$l['holder']['host']} pid {$l['holder']['pid']} ({$l['holder']['process']})" : '-',
-                ], $data),
-            ),
-        };
-        if ($options['watch'] !== null && stream_isatty($this->out)) {
-            $text = "\033[H\033[2J" . date('H:i:s') . "  every {$options['watch']}s, Ctrl-C to stop\n\n" . $text;
+        if ($options['json']) {
+            $text = self::json($data) . "\n";
+        } else {
+            $text = match ($command) {
+                'metrics' => $data,
+                'status' => $data === [] ? "no queues yet\n" : self::table(
+                    ['QUEUE', 'READY', 'DELAYED', 'LEASED', 'DEAD', 'OLDEST DUE', 'IN/MIN', 'DONE/MIN', 'FAILED/MIN'],
+                    array_map(fn (array $q) => [
+                        $q['name'], $q['ready'], $q['delayed'], $q['leased'], $q['dead'], self::age($q['oldestDueAge']),
+                        $q['perMinute']['enqueued'], $q['perMinute']['acked'], $q['perMinute']['dead'],
+                    ], $data),
+                ),
+                'queue' => self::queueText($data),
+                'dead' => $data['list'] === [] ? "no dead letters\n" : self::table(
+                    ['ID', 'ATTEMPTS', 'DIED', 'PAYLOAD'],
+                    array_map(fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload'])], $data['list']),
+                ) . self::showing(count($data['list']), $data['total'], 'dead letters'),
+                'locks' => $data === [] ? "no locks\n" : self::table(
+                    ['LOCK', 'KIND', 'HELD', 'LEFT', 'TOKEN', 'WAITING', 'HOLDER'],
+                    array_map(fn (array $l) => [
+                        $l['name'], $l['kind'], $l['held'] ? 'yes' : 'no',
+                        $l['held'] ? ($l['remaining'] === null ? 'no expiry' : sprintf('%.1fs', $l['remaining'])) : '-',
+                        $l['token'] ?? '-', $l['waiting'],
+                        $l['holder'] ? "{$l['holder']['host']} pid {$l['holder']['pid']} ({$l['holder']['process']})" : '-',
+                    ], $data),
+                ) . ($more ? "showing the first $limit locks; there are more (--limit=N shows up to 10000)\n" : ''),
+            };
+        }
+        if ($options['watch'] !== null && !$options['json']) {
+            // A terminal is redrawn; a pipe or file gets rounds it can tell apart.
+            $text = (stream_isatty($this->out)
+                ? "\033[H\033[2J" . date('H:i:s T') . "  every {$options['watch']}s, Ctrl-C to stop\n\n"
+                : '--- ' . date('Y-m-d H:i:s T') . "\n") . $text;
         }
         fwrite($this->out, $text);
+    }
+
+    /** The line under a list cut by --limit. */
+    private static function showing(int $shown, int $total, string $what): string
+    {
+        return $shown < $total ? "showing $shown of $total $what (--limit=N shows more, up to 1000)\n" : '';
+    }
+
+    /** A name as a message or table shows it: control bytes as '?', at most $max bytes. */
+    private static function clean(string $name, int $max = 100): string
+    {
+        $name = preg_replace('/[\x00-\x1f\x7f]/', '?', $name);
+        return strlen($name) > $max ? substr($name, 0, $max - 3) . '...' : $name;
     }
 
     private static function queueText(array $q): string
@@ -249,14 +282,21 @@ final class Cli
         return $text . self::table(
             ['QUEUED', 'DUE', 'ATTEMPTS', 'PAYLOAD'],
             array_map(fn (array $t) => [$t['id'], self::time($t['at']), $t['attempts'], self::cut($t['payload'])], $q['queued']),
-        );
+        ) . self::showing(count($q['queued']), $q['ready'] + $q['delayed'], 'queued tasks');
     }
 
-    /** Rows under headers, columns padded to their widest cell. */
+    /**
+     * Rows under headers, columns padded to their widest cell; a cell but
+     * the last is cut at 40 bytes, so one long name does not widen every row.
+     */
     private static function table(array $headers, array $rows): string
     {
         $cells = array_map(
-            fn (array $row) => array_map(fn ($c) => preg_replace('/[\x00-\x1f\x7f]/', '?', (string) $c), $row),
+            fn (array $row) => array_map(
+                fn ($c, int $i) => self::clean((string) $c, $i === count($row) - 1 ? 200 : 40),
+                $row,
+                array_keys($row),
+            ),
             [$headers, ...$rows],
         );
         $widths = [];

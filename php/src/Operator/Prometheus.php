@@ -21,15 +21,32 @@ final class Prometheus
         'expired' => 'Leases that ran out before an ack or nack.',
     ];
 
+    /** The exposition of families(). */
     public static function render(array $queues, array $locks): string
     {
         $out = [];
-        $family = function (string $name, string $type, string $help, array $samples) use (&$out): void {
-            $out[] = "# HELP $name $help";
-            $out[] = "# TYPE $name $type";
-            foreach ($samples as [$labels, $value]) {
+        foreach (self::families($queues, $locks) as $name => $family) {
+            $out[] = "# HELP $name " . strtr($family['help'], ['\\' => '\\\\', "\n" => '\\n']);
+            $out[] = "# TYPE $name {$family['type']}";
+            foreach ($family['samples'] as ['labels' => $labels, 'value' => $value]) {
                 $out[] = $name . self::labels($labels) . ' ' . self::number($value);
             }
+        }
+        return implode("\n", $out) . "\n";
+    }
+
+    /**
+     * Every metric family: name => ['type', 'help', 'samples' => list of
+     * ['labels' => [name => value], 'value']].
+     */
+    public static function families(array $queues, array $locks): array
+    {
+        $out = [];
+        $family = function (string $name, string $type, string $help, array $samples) use (&$out): void {
+            $out[$name] = ['type' => $type, 'help' => $help, 'samples' => array_map(
+                fn (array $sample) => ['labels' => $sample[0], 'value' => $sample[1]],
+                $samples,
+            )];
         };
         $tasks = $age = [];
         foreach ($queues as $q) {
@@ -54,9 +71,9 @@ final class Prometheus
             $waiting[$lock['kind']] += $lock['waiting'];
         }
         $byKind = fn (array $counts) => array_map(fn ($kind) => [['kind' => $kind], $counts[$kind]], array_keys($counts));
-        $family('redislock_locks_held', 'gauge', 'Locks held, by kind: lock (RedisLock\\\\Lock) or seed (RedisLock); of the first ' . Report::METRIC_LOCKS . ' locks found.', $byKind($held));
+        $family('redislock_locks_held', 'gauge', 'Locks held, by kind: lock (RedisLock\\Lock) or seed (RedisLock); of the first ' . Report::METRIC_LOCKS . ' locks found.', $byKind($held));
         $family('redislock_lock_waiters', 'gauge', 'Processes waiting in the lines of locks, by kind; of the first ' . Report::METRIC_LOCKS . ' locks found.', $byKind($waiting));
-        return implode("\n", $out) . "\n";
+        return $out;
     }
 
     /** Label values escaped as the format wants; bytes that are no UTF-8 become U+FFFD. */

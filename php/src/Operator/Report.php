@@ -76,12 +76,44 @@ final class Report
      */
     public function metrics(): string
     {
+        return Prometheus::render($this->queues(), $this->metricLocks());
+    }
+
+    /** The metric families of metrics(), as data (Prometheus::families()). */
+    public function metricFamilies(): array
+    {
+        return Prometheus::families($this->queues(), $this->metricLocks());
+    }
+
+    private function metricLocks(): array
+    {
         try {
-            $locks = $this->locks(null, self::METRIC_LOCKS);
+            return $this->locks(null, self::METRIC_LOCKS);
         } catch (\ValueError) {
-            $locks = [];
+            return [];
         }
-        return Prometheus::render($this->queues(), $locks);
+    }
+
+    /**
+     * Whether a queue of that name exists: registered by an enqueue, or
+     * holding tasks (queued by code that predates the registry).
+     */
+    public function exists(string $name): bool
+    {
+        if (in_array($name, $this->client->queues(), true)) {
+            return true;
+        }
+        $m = $this->client->queue($name)->metrics();
+        return $m['ready'] + $m['delayed'] + $m['leased'] + $m['dead'] > 0;
+    }
+
+    /** The registered queue names closest to a mistyped one (at most 2 edits away). */
+    public function like(string $name): array
+    {
+        return array_values(array_filter(
+            $this->client->queues(),
+            fn (string $known) => strlen($known) < 256 && strlen($name) < 256 && levenshtein($known, $name) <= 2,
+        ));
     }
 
     /** Frees a lock whoever holds it; false if it was free. */
