@@ -156,6 +156,18 @@ final class Browser
         return $this->call('GET', "/cookie/$name")['value'];
     }
 
+    /** What a script returns in the page. */
+    public function run(string $script): mixed
+    {
+        return $this->call('POST', '/execute/sync', ['script' => $script, 'args' => []]);
+    }
+
+    /** Sets the window's outer size. */
+    public function resize(int $width, int $height): void
+    {
+        $this->call('POST', '/window/rect', ['width' => $width, 'height' => $height]);
+    }
+
     /** Saves a PNG of the viewport; returns its path. */
     public function screenshot(string $path): string
     {

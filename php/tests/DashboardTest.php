@@ -19,19 +19,19 @@ final class DashboardTest extends RedisLockTestCase
     private array $children = [];
 
     /** Starts `php -S` on php/web; returns its base URL. */
-    private static function serve(string $password): string
+    private static function serve(string $password, bool $extension = true, ?string $redis = null): string
     {
         $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
         self::$sessions = sys_get_temp_dir() . '/redislock-sessions-' . getmypid();
         @mkdir(self::$sessions);
         $port = RedisServer::freePort();
         $proc = proc_open(
-            [PHP_BINARY, '-n', '-d', "extension=$so", '-d', 'session.save_path=' . self::$sessions,
+            [PHP_BINARY, '-n', ...($extension ? ['-d', "extension=$so"] : []), '-d', 'session.save_path=' . self::$sessions,
                 '-S', "127.0.0.1:$port", '-t', dirname(__DIR__) . '/web'],
-            [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']],
+            [1 => ['file', '/dev/null', 'w'], 2 => ['file', self::$sessions . '/log', 'w']],
             $pipes,
             null,
-            ['REDISLOCK_URL' => RedisServer::$main->dsn(), 'REDISLOCK_DASHBOARD_PASSWORD' => $password],
+            ['REDISLOCK_URL' => $redis ?? RedisServer::$main->dsn(), 'REDISLOCK_DASHBOARD_PASSWORD' => $password],
         );
         $url = "http://127.0.0.1:$port/";
         $deadline = microtime(true) + 10;
@@ -72,7 +72,7 @@ final class DashboardTest extends RedisLockTestCase
             'ignore_errors' => true,
             'follow_location' => 0,
         ]]));
-        return [$http_response_header[0] ?? '', (string) $body];
+        return [$http_response_header[0] ?? '', (string) $body, $http_response_header ?? []];
     }
 
     private function seed(): Client
@@ -136,7 +136,14 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertSame("1 dead letter 'm20' of queue 'mail' retried.", $browser->text('#flash'));
         $this->assertSame('queued', $c->queue('mail')->find('m20')['state']);
         $this->assertSame('2', $row('mail', 'dead'));
+        // Purging all asks first, as the CLI does; Cancel changes nothing.
         $browser->click('section.dead[data-queue="mail"] button.purge-all');
+        $this->assertSame("Purge all 2 dead letter(s) of queue 'mail', with their payloads, for good?", $browser->text('#question'));
+        $this->assertSame(2, $c->queue('mail')->metrics()['dead']);
+        $browser->click('#cancel');
+        $this->assertSame('2', $row('mail', 'dead'));
+        $browser->click('section.dead[data-queue="mail"] button.purge-all');
+        $browser->click('button.confirm');
         $this->assertSame("2 dead letter(s) of queue 'mail' purged.", $browser->text('#flash'));
         $this->assertSame(0, $c->queue('mail')->metrics()['dead']);
         $this->assertSame('No dead letters.', $browser->text('#no-dead'));
@@ -182,6 +189,108 @@ final class DashboardTest extends RedisLockTestCase
         [$status] = self::post($url, ['action' => 'purge', 'queue' => 'mail']);
         $this->assertStringContainsString('503', $status);
         $this->assertSame(3, (new Client())->queue('mail')->metrics()['dead']);
+    }
+
+    /** A signed-out session's cookie and CSRF token, read from the sign-in page. */
+    private static function session(string $url, array $headers = []): array
+    {
+        $page = file_get_contents($url, false, stream_context_create(['http' => ['header' => implode("\r\n", $headers), 'ignore_errors' => true]]));
+        $cookies = preg_grep('/^Set-Cookie: /i', $http_response_header);
+        preg_match('/name="csrf" value="([0-9a-f]{64})"/', $page, $m);
+        return [explode(';', substr(reset($cookies), 12))[0], $m[1], reset($cookies)];
+    }
+
+    public function testWrongPasswordsAreThrottledAndLogged(): void
+    {
+        $url = self::serve(self::PASSWORD);
+        [$cookie, $csrf] = self::session($url);
+        $answers = [];
+        for ($i = 0; $i < 7; $i++) {
+            [$status, $body] = self::post($url, ['csrf' => $csrf, 'action' => 'login', 'password' => "guess $i"], $cookie);
+            $answers[] = (int) explode(' ', $status)[1];
+        }
+        $this->assertSame([303, 303, 303, 303, 303, 429, 429], $answers);
+        $this->assertStringContainsString('Too many wrong passwords from this address: try again in', $body);
+        // Refused while throttled, even with the right password.
+        [$status] = self::post($url, ['csrf' => $csrf, 'action' => 'login', 'password' => self::PASSWORD], $cookie);
+        $this->assertStringContainsString('429', $status);
+        $log = file_get_contents(self::$sessions . '/log');
+        $this->assertSame(5, substr_count($log, 'redislock dashboard: wrong password from 127.0.0.1'));
+        $this->assertSame(3, substr_count($log, 'redislock dashboard: sign-in from 127.0.0.1 refused'));
+        $this->assertStringNotContainsString('guess', $log, 'no password in the log');
+    }
+
+    public function testTheSessionCookieIsSecureBehindHttps(): void
+    {
+        $url = self::serve(self::PASSWORD);
+        [, , $plain] = self::session($url);
+        [, , $proxied] = self::session($url, ['X-Forwarded-Proto: https']);
+        $this->assertStringNotContainsStringIgnoringCase('; secure', $plain);
+        $this->assertStringContainsStringIgnoringCase('; secure', $proxied);
+        $this->assertStringContainsStringIgnoringCase('; httponly', $proxied);
+    }
+
+    public function testWithoutTheExtensionTheSignedInPageSaysSo(): void
+    {
+        $url = self::serve(self::PASSWORD, false);
+        [$cookie, $csrf] = self::session($url);
+        [$status, , $headers] = self::post($url, ['csrf' => $csrf, 'action' => 'login', 'password' => self::PASSWORD], $cookie);
+        $this->assertStringContainsString('303', $status);
+        // The sign-in gave the session a new id.
+        $signedIn = explode(';', substr(array_values(preg_grep('/^Set-Cookie: /i', $headers))[0], 12))[0];
+        $page = @file_get_contents($url, false, stream_context_create(['http' => ['ignore_errors' => true, 'header' => "Cookie: $signedIn"]]));
+        $this->assertStringContainsString('503', $http_response_header[0]);
+        $this->assertStringContainsString('The redislock extension is not loaded in the PHP that serves this page', $page);
+    }
+
+    /** metrics.php: the exposition, or a 503 that says why (a failed scrape). */
+    public function testTheMetricsPageAnswersOrSaysWhyNot(): void
+    {
+        (new Client())->queue('mail')->enqueue('t');
+        $get = function (string $url): array {
+            $body = @file_get_contents($url . 'metrics.php', false, stream_context_create(['http' => ['ignore_errors' => true]]));
+            return [$http_response_header[0], $body, implode("\n", $http_response_header)];
+        };
+        [$status, $body, $headers] = $get(self::serve(self::PASSWORD));
+        $this->assertStringContainsString('200', $status);
+        $this->assertStringContainsString('text/plain; version=0.0.4', $headers);
+        $this->assertStringContainsString('redislock_queue_tasks{queue="mail",state="ready"} 1', $body);
+        self::stop();
+        $port = RedisServer::freePort();
+        [$status, $body] = $get(self::serve(self::PASSWORD, true, "redis://127.0.0.1:$port"));
+        $this->assertStringContainsString('503', $status);
+        $this->assertStringStartsWith("redislock: Redis at 127.0.0.1:$port is unavailable", $body);
+        self::stop();
+        [$status, $body] = $get(self::serve(self::PASSWORD, false));
+        $this->assertStringContainsString('503', $status);
+        $this->assertSame("redislock: the redislock extension is not loaded in the PHP that serves this page\n", $body);
+    }
+
+    public function testNarrowScreensAndLongNamesKeepThePageInItsWidth(): void
+    {
+        if (getenv('REDISLOCK_BROWSER') === '0') {
+            $this->markTestSkipped('REDISLOCK_BROWSER=0: no browser here');
+        }
+        $c = new Client();
+        $long = 'orders-' . str_repeat('x', 200);
+        $q = $c->queue($long, ['maxAttempts' => 1]);
+        $q->enqueue(str_repeat('task-', 40), str_repeat('{"payload":1}', 20));
+        foreach ($q->reserve(1) as $t) {
+            $q->nack($t);
+        }
+        $this->children[] = $holder = self::start('$l = (new RedisLock\Client())->lock("' . str_repeat('lock-', 50) . '", ["ttl" => 300]); $l->acquire(); echo "held\n"; sleep(60);');
+        $this->assertSame("held\n", fgets($holder[1][1]));
+        $url = self::serve(self::PASSWORD);
+        $browser = new Browser();
+        $browser->resize(420, 900);
+        $browser->visit($url);
+        $browser->type('#password', self::PASSWORD);
+        $browser->click('#sign-in');
+        $this->assertSame(1, count($browser->all("#queues tr[data-queue=\"$long\"]")));
+        [$scroll, $inner] = $browser->run('return [document.documentElement.scrollWidth, window.innerWidth]');
+        $this->assertLessThanOrEqual($inner, $scroll, 'no sideways scrolling at 420 px');
+        $this->assertLessThanOrEqual(420, $inner);
+        $browser->screenshot(self::SCREENSHOTS . '/dashboard-420px.png');
     }
 
     /**

@@ -4,7 +4,13 @@
 // Environment: REDISLOCK_URL, the Redis DSN (default: redislock.default_dsn).
 // Restrict who reaches it (an nginx `allow`/`deny`): it lists queue names.
 
-foreach (['Report', 'Prometheus'] as $class) {
+if (!extension_loaded('redislock')) {
+    http_response_code(503);
+    header('Content-Type: text/plain; charset=utf-8');
+    echo "redislock: the redislock extension is not loaded in the PHP that serves this page\n";
+    return;
+}
+foreach (['Report', 'Prometheus', 'Cli'] as $class) {
     require_once dirname(__DIR__) . "/src/Operator/$class.php";
 }
 try {

@@ -31,7 +31,7 @@ final class Dashboard
             echo $this->page('Not configured', '<p class="error">Set a password in the environment variable <code>REDISLOCK_DASHBOARD_PASSWORD</code> (PHP-FPM: <code>env[REDISLOCK_DASHBOARD_PASSWORD]</code> in the pool) to open the dashboard.</p>');
             return;
         }
-        session_start(['cookie_httponly' => true, 'cookie_samesite' => 'Strict', 'use_strict_mode' => true, 'name' => 'redislock_dashboard']);
+        session_start(['cookie_httponly' => true, 'cookie_samesite' => 'Strict', 'cookie_secure' => self::https(), 'use_strict_mode' => true, 'name' => 'redislock_dashboard']);
         $_SESSION['csrf'] ??= bin2hex(random_bytes(32));
         $post = ($_SERVER['REQUEST_METHOD'] ?? 'GET') === 'POST';
         if ($post && !hash_equals($_SESSION['csrf'], (string) ($_POST['csrf'] ?? ''))) {
@@ -41,21 +41,26 @@ final class Dashboard
         }
         $action = $post ? (string) ($_POST['action'] ?? '') : '';
         if ($action === 'login') {
-            $ok = hash_equals($this->password, (string) ($_POST['password'] ?? ''));
-            if ($ok) {
-                session_regenerate_id(true);
-                $_SESSION['in'] = true;
-            }
-            $this->redirect($ok ? null : 'Wrong password.');
+            $this->signIn();
             return;
         }
         if (empty($_SESSION['in'])) {
             echo $this->page('Sign in', $this->login());
             return;
         }
+        if (!extension_loaded('redislock')) {
+            http_response_code(503);
+            echo $this->page('Extension not loaded', '<p class="error">The redislock extension is not loaded in the PHP that serves this page (<code>php -m</code> lists what is loaded): load it from php.ini or conf.d, then reload PHP-FPM.</p>');
+            return;
+        }
         try {
             $report = new Report(new Client($this->url));
             if ($post) {
+                $question = $this->question($report, $action);
+                if ($question !== null && ($_POST['confirm'] ?? '') !== 'yes') {
+                    echo $this->page('Confirm', $question);
+                    return;
+                }
                 $this->redirect($this->change($report, $action));
                 return;
             }
@@ -66,6 +71,102 @@ final class Dashboard
             http_response_code(502);
             echo $this->page('Redis unavailable', '<p class="error">' . self::h($e->getMessage()) . '</p>');
         }
+    }
+
+    /** Wrong passwords a client address may send per THROTTLE_WINDOW seconds. */
+    private const THROTTLE_TRIES = 5;
+    private const THROTTLE_WINDOW = 60;
+
+    /**
+     * Checks a sign-in; every wrong password is logged, and an address that
+     * sent THROTTLE_TRIES of them within THROTTLE_WINDOW s is answered 429,
+     * without a look at the password, until the oldest of them is that old.
+     */
+    private function signIn(): void
+    {
+        $address = (string) ($_SERVER['REMOTE_ADDR'] ?? '');
+        $wait = self::throttle($address, false);
+        if ($wait > 0) {
+            error_log("redislock dashboard: sign-in from $address refused for {$wait} s: too many wrong passwords");
+            http_response_code(429);
+            header("Retry-After: $wait");
+            echo $this->page('Too many attempts', '<p class="error" id="flash">Too many wrong passwords from this address: try again in ' . $wait . ' s.</p>');
+            return;
+        }
+        if (!hash_equals($this->password, (string) ($_POST['password'] ?? ''))) {
+            self::throttle($address, true);
+            error_log("redislock dashboard: wrong password from $address");
+            $this->redirect('Wrong password.');
+            return;
+        }
+        session_regenerate_id(true);
+        $_SESSION['in'] = true;
+        $this->redirect(null);
+    }
+
+    /**
+     * The seconds an address must still wait before its next sign-in (0:
+     * none), after noting one more failure when $failed. The failures live
+     * in a file per address beside the sessions (shared by every worker of
+     * the pool), locked while read and written.
+     */
+    private static function throttle(string $address, bool $failed): int
+    {
+        $dir = is_dir(session_save_path()) && is_writable(session_save_path()) ? session_save_path() : sys_get_temp_dir();
+        $file = fopen($dir . '/redislock-dashboard-failures-' . hash('sha256', $address), 'c+');
+        if ($file === false) {
+            return 0;
+        }
+        flock($file, LOCK_EX);
+        $now = time();
+        $times = array_filter(
+            array_map('intval', explode(' ', trim((string) stream_get_contents($file)))),
+            fn (int $t) => $t > $now - self::THROTTLE_WINDOW,
+        );
+        if ($failed) {
+            $times[] = $now;
+        }
+        ftruncate($file, 0);
+        rewind($file);
+        fwrite($file, implode(' ', $times));
+        flock($file, LOCK_UN);
+        fclose($file);
+        return count($times) >= self::THROTTLE_TRIES ? min($times) + self::THROTTLE_WINDOW - $now : 0;
+    }
+
+    /** Whether the browser reached this page over HTTPS (here, or at a proxy that says so). */
+    private static function https(): bool
+    {
+        return !in_array(strtolower((string) ($_SERVER['HTTPS'] ?? '')), ['', 'off'], true)
+            || strtolower((string) ($_SERVER['HTTP_X_FORWARDED_PROTO'] ?? '')) === 'https';
+    }
+
+    /**
+     * What a change that cannot be taken back (a purge) or that moves a
+     * whole queue's dead letters (retry all) asks before it is made, as the
+     * CLI asks: a page with the question, a confirming form and a way back;
+     * null for a change made at once.
+     */
+    private function question(Report $report, string $action): ?string
+    {
+        if (!in_array($action, ['purge', 'retry'], true)) {
+            return null;
+        }
+        $queue = (string) ($_POST['queue'] ?? '');
+        $id = isset($_POST['id']) ? (string) $_POST['id'] : null;
+        $what = $id !== null ? "dead letter '$id'" : 'all ' . $report->queue($queue)['dead'] . ' dead letter(s)';
+        $question = match ($action) {
+            'purge' => "Purge $what of queue '$queue', with their payloads, for good?",
+            'retry' => $id === null ? "Retry $what of queue '$queue' now?" : null,
+            default => null,
+        };
+        if ($question === null) {
+            return null;
+        }
+        $fields = ['queue' => $queue, 'confirm' => 'yes'] + ($id === null ? [] : ['id' => $id]);
+        return '<p id="question">' . self::h($question) . '</p><p>'
+            . $this->form($action, ucfirst($action), $fields, 'confirm' . ($action === 'purge' ? ' danger' : ''))
+            . ' <a href="?" id="cancel">Cancel</a></p>';
     }
 
     private function change(Report $report, string $action): string
@@ -231,13 +332,16 @@ final class Dashboard
 
     private const STYLE = <<<'CSS'
         body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f6f7f9; }
-        header { background: #1d2330; color: #fff; padding: 10px 24px; display: flex; gap: 16px; align-items: baseline; }
+        header { background: #1d2330; color: #fff; padding: 10px 24px; display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: baseline; overflow-wrap: anywhere; }
         header h1 { margin: 0; font-size: 18px; }
         main { padding: 8px 24px 24px; }
         h2 { font-size: 16px; margin: 24px 0 8px; }
         h3 { font-size: 14px; margin: 12px 0 6px; }
-        table { border-collapse: collapse; background: #fff; box-shadow: 0 1px 2px #0002; }
+        table { border-collapse: collapse; background: #fff; box-shadow: 0 1px 2px #0002; display: block; max-width: 100%; overflow-x: auto; }
         th, td { padding: 6px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: middle; }
+        th { white-space: nowrap; }
+        td:first-child, td.holder { min-width: 8em; max-width: 24em; overflow-wrap: anywhere; }
+        h3, p { overflow-wrap: anywhere; }
         th { background: #eef0f3; font-weight: 600; }
         td.n { text-align: right; font-variant-numeric: tabular-nums; }
         td.alert { color: #b42318; font-weight: 600; }
@@ -250,6 +354,7 @@ final class Dashboard
         .flash { background: #e6f4ea; border: 1px solid #1a9a5b; padding: 6px 10px; display: inline-block; }
         .error { background: #fdecea; border: 1px solid #d92d20; padding: 6px 10px; display: inline-block; }
         footer { margin-top: 24px; color: #5b6472; }
-        code { font-size: 12px; }
+        code { font-size: 12px; overflow-wrap: anywhere; }
+        @media (max-width: 600px) { header, main { padding-left: 10px; padding-right: 10px; } th, td { padding: 4px 6px; } }
         CSS;
 }
