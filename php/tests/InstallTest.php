@@ -155,6 +155,30 @@ final class InstallTest extends RedisLockTestCase
         }
     }
 
+    /**
+     * The root package is valid as Composer >= 2.7 and PIE read it:
+     * `composer validate` of Debian bookworm's Composer 2.5 does not know
+     * the `php-ext` section and says "The property php-ext is not defined"
+     * (only a publish warning). Composer's own strict check, against the
+     * schema of Composer 2.10.2 (tools/composer-schema.json, from
+     * composer/composer, MIT), with Debian's validator.
+     */
+    public function testTheRootPackageIsValidForAComposerThatKnowsPhpExt(): void
+    {
+        require_once '/usr/share/php/Composer/autoload.php';
+        $errors = function (string $json): array {
+            $validator = new JsonSchema\Validator();
+            $schema = (object) ['$ref' => 'file://' . self::root() . '/tools/composer-schema.json', 'additionalProperties' => false, 'required' => ['name', 'description']];
+            $data = json_decode($json);
+            $validator->check($data, $schema);
+            return array_column($validator->getErrors(), 'message');
+        };
+        $root = file_get_contents(self::root() . '/composer.json');
+        $this->assertSame([], $errors($root));
+        // The check is strict: an unknown section fails it.
+        $this->assertSame(['The property php-extension is not defined and the definition does not allow additional properties'], $errors(str_replace('"php-ext"', '"php-extension"', $root)));
+    }
+
     /** A project adds the stubs with `composer require --dev`, as the README says (offline: a path repository). */
     public function testAProjectRequiresTheStubsWithComposer(): void
     {
