@@ -79,11 +79,11 @@ namespace RedisLock {
         /**
          * How the lock `$name` stands, for an operator: `held`, `remaining`
          * (seconds left of its lease; null when free or without expiry),
-         * `token` (the holder's fencing token; null when free, and for seed
+         * `token` (the holder's fencing token; null when free, and for drop-in
          * locks), `holder` (host, pid and process title of the process that
          * holds it; null when free or unknown) and `waiting` (waiters in
          * line). `$kind`: null or `'lock'` for `lock()`'s locks, `'seed'` for
-         * the seed `RedisLock`'s.
+         * the drop-in `RedisLock`'s.
          *
          * @param 'lock'|'seed'|null $kind
          * @return array{held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>}
@@ -106,7 +106,7 @@ namespace RedisLock {
 
         /**
          * The leased queue named `$name` (sorted set `Queue:<name>`, shared
-         * with the seed `RedisQueue`). Options: `lease` (seconds a reserved
+         * with the drop-in `RedisQueue`). Options: `lease` (seconds a reserved
          * task stays with its worker, default 30), `maxAttempts` (reserves
          * before a task goes to the dead letters, default 5, 0: no limit),
          * `maxLength` (queued plus leased tasks at most, 0: no limit).
@@ -410,7 +410,7 @@ namespace RedisLock {
         /**
          * Enqueues one task, due after `$delay` seconds (server clock), with an
          * optional payload. `$policy` decides for an id already queued: 'keep'
-         * (default, the seed's), 'replace', 'earliest' or 'latest' (that due
+         * (default, as `RedisQueue`), 'replace', 'earliest' or 'latest' (that due
          * time wins). An id whose task is leased runs once more after that
          * lease ends, never beside it.
          *
@@ -469,7 +469,7 @@ namespace RedisLock {
          * Counts at one instant: `ready` (due now), `delayed`, `leased`,
          * `dead`, `oldestDueAge` (seconds the oldest due task has waited,
          * null when none is due), and `totals`: what happened to its tasks
-         * since the queue was first used (`enqueued`; `acked`, the seed's
+         * since the queue was first used (`enqueued`; `acked`, the drop-in `RedisQueue`'s
          * pop and dequeue included; `nacked` back to the queue; `retried`
          * from the dead letters; `dead` out of attempts; `expired` leases
          * that ran out).
@@ -833,7 +833,7 @@ namespace RedisLock {
 
 namespace {
     /**
-     * Seed 001's order locks: `order_lock_<id>` holds an id from
+     * The drop-in order locks: `order_lock_<id>` holds an id from
      * `INCR lock_unique_id`. The methods are static.
      */
     class Lock_Service {
@@ -848,7 +848,7 @@ namespace {
         public const REDIS_LOCK_UNIQUE_ID_KEY = 'lock_unique_id';
 
         /**
-         * The seed class has no constructor of its own, so `new Lock_Service()`
+         * The original class has no constructor of its own, so `new Lock_Service()`
          * works there too.
          */
         public function __construct() {}
@@ -886,7 +886,7 @@ namespace {
     }
 
     /**
-     * Seed 003's named locks (`Lock:<name>`), held by this instance.
+     * The drop-in named locks (`Lock:<name>`), held by this instance.
      */
     class RedisLock {
         /**
@@ -953,7 +953,7 @@ namespace {
     }
 
     /**
-     * Seed 003's delay queue: sorted sets `Queue:<name>` of task ids scored
+     * The drop-in delay queue: sorted sets `Queue:<name>` of task ids scored
      * by when they are due (the Redis server's clock).
      */
     class RedisQueue {
@@ -996,7 +996,7 @@ namespace {
          * Removes and returns up to `$count` due tasks, earliest first: for
          * `$count == 1` one task or false, else a list of them (an empty list
          * for an empty name or a `$count` below 1). An id that is a canonical
-         * decimal integer comes back an int, as the seed's array keys made it.
+         * decimal integer comes back an int, as the original's array keys made it.
          *
          * @param string $name
          * @param int $count
