@@ -10,10 +10,12 @@ final class Connections
     /**
      * The client for the connection named `$name`: its url, or its host
      * (a path: a unix socket), port, database, username, password and
-     * timeouts; `scheme` tls for TLS. Laravel's key prefix is not taken:
-     * the stores and queues add their own.
+     * timeouts; `scheme` tls for TLS; and Laravel's key prefix of that
+     * connection (prefix()) before every key, so two applications (or
+     * staging and production) on one Redis keep their queues and locks
+     * apart, as with Laravel's own drivers.
      *
-     * @param array<string, mixed> $connections
+     * @param array<string, mixed> $connections the `database.redis` config
      */
     public static function client(array $connections, string $name): Client
     {
@@ -41,6 +43,30 @@ final class Connections
                 $options[$key] = (string) $config[$key];
             }
         }
+        $prefix = self::prefix($connections, $name);
+        if ($prefix !== '') {
+            $options['prefix'] = $prefix;
+        }
         return new Client($options);
+    }
+
+    /**
+     * The key prefix Laravel's Redis client applies on the connection
+     * `$name`, chosen as Laravel's connectors choose it: phpredis takes the
+     * connection's `options.prefix`, else the global `options.prefix`,
+     * else the connection's `prefix`; Predis takes the connection's
+     * `prefix` first.
+     *
+     * @param array<string, mixed> $connections the `database.redis` config
+     */
+    public static function prefix(array $connections, string $name): string
+    {
+        $own = $connections[$name]['prefix'] ?? null;
+        $local = $connections[$name]['options']['prefix'] ?? null;
+        $global = $connections['options']['prefix'] ?? null;
+        $prefix = ($connections['client'] ?? 'phpredis') === 'predis'
+            ? $own ?? $local ?? $global
+            : $local ?? $global ?? $own;
+        return (string) $prefix;
     }
 }

@@ -81,6 +81,69 @@ final class LaravelQueueTest extends TestCase
         $this->assertNull($queue->pop('empty'));
     }
 
+    /**
+     * Two applications on one Redis, each with its own Laravel key prefix
+     * (`database.redis.options.prefix`), never see each other's jobs or
+     * locks: as with Laravel's own driver, checked first as the reference.
+     */
+    public function testTwoAppsWithTheirOwnPrefixesNeverRunEachOthersJobs(): void
+    {
+        $port = RedisServer::$main->port;
+        $shop = laravel_app('127.0.0.1', $port, [], 'shop_database_');
+        $blog = laravel_app('127.0.0.1', $port, [], 'blog_database_');
+        try {
+            foreach (['redis', 'redislock'] as $driver) {
+                $mine = $shop['queue']->connection($driver);
+                $theirs = $blog['queue']->connection($driver);
+                $mine->pushRaw(json_encode(['id' => "$driver-1", 'uuid' => "$driver-1", 'attempts' => 0, 'job' => 'x', 'data' => []]));
+                $this->assertNull($theirs->pop(), "$driver: the blog's worker takes no job of the shop");
+                $this->assertSame([0, 1], [$theirs->size(), $mine->size()], $driver);
+                $job = $mine->pop();
+                $this->assertSame("$driver-1", $job->getJobId(), $driver);
+                $job->delete();
+                $this->assertSame(0, $mine->size(), $driver);
+            }
+            $report = fn ($app) => $app['cache']->store('redis')->lock('report', 10);
+            $this->assertTrue(($held = $report($shop))->get());
+            $this->assertTrue($report($blog)->get(), 'another application, another lock');
+            $this->assertFalse($report($shop)->get(), 'the same application: held');
+            $held->release();
+            $keys = $this->redis->keys('*');
+            $this->assertNotEmpty(preg_grep('/^shop_database_.*lock:\{laravel_cache:report\}/', $keys));
+            $this->assertSame([], preg_grep('/^(shop|blog)_database_/', $keys, PREG_GREP_INVERT), 'every key under its application\'s prefix');
+        } finally {
+            Illuminate\Support\Facades\Facade::clearResolvedInstances();
+            Illuminate\Support\Facades\Facade::setFacadeApplication($this->app);
+        }
+    }
+
+    /** The adapter's prefix is the one Laravel's own client applies, for each way of setting it. */
+    public function testThePrefixIsTheOneLaravelsClientApplies(): void
+    {
+        $server = ['host' => '127.0.0.1', 'port' => RedisServer::$main->port];
+        $clients = class_exists(Predis\Client::class) ? ['phpredis', 'predis'] : ['phpredis'];
+        $checked = 0;
+        foreach ($clients as $client) {
+            foreach ([[], ['options' => ['prefix' => 'global_']]] as $global) {
+                $config = ['client' => $client] + $global + [
+                    'both' => $server + ['prefix' => 'own_', 'options' => ['prefix' => 'local_']],
+                    'own' => $server + ['prefix' => 'own_'],
+                    'local' => $server + ['options' => ['prefix' => 'local_']],
+                    'none' => $server,
+                ];
+                $manager = new Illuminate\Redis\RedisManager($this->app, $client, $config);
+                foreach (['both', 'own', 'local', 'none'] as $name) {
+                    $laravel = $client === 'predis'
+                        ? (string) $manager->connection($name)->client()->getOptions()->prefix?->getPrefix()
+                        : (string) $manager->connection($name)->client()->getOption(Redis::OPT_PREFIX);
+                    $this->assertSame($laravel, RedisLock\Laravel\Connections::prefix($config, $name), "$client, " . json_encode($global) . ", $name");
+                    $checked++;
+                }
+            }
+        }
+        $this->assertGreaterThanOrEqual(8, $checked);
+    }
+
     public function testAPopWaitsForThePushWithoutPolling(): void
     {
         $this->app['config']->set('queue.connections.redislock.block_for', 10);

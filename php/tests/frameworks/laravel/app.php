@@ -3,7 +3,8 @@
 // packaged in Debian): cache, queue, bus and Redis services, the facades,
 // and redislock's provider, configured for the Redis server at $host:$port.
 // The `redis` cache store is on the `redislock` driver; the `redislock`
-// queue connection is the default.
+// queue connection is the default, and `redis` is Laravel's own driver.
+// $prefix is Laravel's key prefix (`database.redis.options.prefix`).
 
 use Illuminate\Bus\BusServiceProvider;
 use Illuminate\Cache\CacheServiceProvider;
@@ -28,7 +29,7 @@ final class StderrExceptionHandler implements ExceptionHandler
     public function renderForConsole($output, Throwable $e) { $this->report($e); }
 }
 
-function laravel_app(string $host, int $port, array $queue = []): Application
+function laravel_app(string $host, int $port, array $queue = [], ?string $prefix = null): Application
 {
     $app = new Application(sys_get_temp_dir());
     $redis = ['host' => $host, 'port' => $port, 'database' => 5];
@@ -42,11 +43,15 @@ function laravel_app(string $host, int $port, array $queue = []): Application
         ],
         'queue' => [
             'default' => 'redislock',
-            'connections' => ['redislock' => $queue + ['driver' => 'redislock', 'connection' => 'default', 'queue' => 'default', 'retry_after' => 90]],
+            'connections' => [
+                'redislock' => $queue + ['driver' => 'redislock', 'connection' => 'default', 'queue' => 'default', 'retry_after' => 90],
+                // Laravel's own driver, the reference.
+                'redis' => ['driver' => 'redis', 'connection' => 'default', 'queue' => 'default', 'retry_after' => 90],
+            ],
             'failed' => ['driver' => 'null'],
         ],
         'database' => ['redis' => ['client' => class_exists(Predis\Client::class) ? 'predis' : 'phpredis',
-            'default' => $redis, 'cache' => $redis]],
+            'default' => $redis, 'cache' => $redis] + ($prefix === null ? [] : ['options' => ['prefix' => $prefix]])],
     ]));
     $app->singleton(ExceptionHandler::class, StderrExceptionHandler::class);
     if (interface_exists(Illuminate\Contracts\Foundation\MaintenanceMode::class)) {
