@@ -172,7 +172,10 @@ fn classify(config: &Config, err: RedisError) -> Error {
                 .to_owned()
         }
         // Said by `wire` in words, e.g. a peer that is not Redis.
-        ErrorKind::Parse => err.detail().unwrap_or("a reply that is not the Redis protocol").to_owned(),
+        ErrorKind::Parse => err
+            .detail()
+            .unwrap_or("a reply that is not the Redis protocol")
+            .to_owned(),
         _ => match err.code() {
             Some(code) => reply_text(code, err.detail().unwrap_or_default()),
             None => err.to_string(),

@@ -337,7 +337,9 @@ impl Wire {
             head_len: 0,
         };
         let reply = match self.parser.parse_value(&mut budget) {
-            Err(e) if e.kind() == ErrorKind::Parse => Err(not_redis(&budget.head[..budget.head_len])),
+            Err(e) if e.kind() == ErrorKind::Parse => {
+                Err(not_redis(&budget.head[..budget.head_len]))
+            }
             reply => reply,
         };
         let reads = budget.reads;
@@ -354,7 +356,10 @@ impl Wire {
 /// A reply that is not RESP: the peer is something else (an HTTP proxy, a
 /// TLS port spoken to in plain text), quoted by its first line.
 fn not_redis(head: &[u8]) -> RedisError {
-    let line = head.split(|&b| b == b'\r' || b == b'\n').next().unwrap_or_default();
+    let line = head
+        .split(|&b| b == b'\r' || b == b'\n')
+        .next()
+        .unwrap_or_default();
     let quoted: String = line.escape_ascii().to_string();
     RedisError::from((
         ErrorKind::Parse,

@@ -139,5 +139,9 @@ pub fn to_php(err: Error) -> PhpException {
 /// The `Error` of `new` on a class whose objects a factory makes: what to
 /// call instead.
 pub fn made_by(class: &str, how: &str) -> PhpException {
-    PhpException::new(format!("Cannot create {class} with new: {how}"), 0, ce::error())
+    PhpException::new(
+        format!("Cannot create {class} with new: {how}"),
+        0,
+        ce::error(),
+    )
 }

@@ -156,10 +156,13 @@ impl Lock {
 
 #[php_impl]
 impl Lock {
-    /// Not for PHP code: call $client->lock($name) on a RedisLock\\Client (or readLock(), writeLock()).
+    /// Not for PHP code: call $client->lock($name) on a RedisLock\Client (or readLock(), writeLock()).
     pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
         let _ = args;
-        Err(crate::php::errors::made_by("RedisLock\\Lock", "call $client->lock($name) on a RedisLock\\Client (or readLock(), writeLock())"))
+        Err(crate::php::errors::made_by(
+            "RedisLock\\Lock",
+            "call $client->lock($name) on a RedisLock\\Client (or readLock(), writeLock())",
+        ))
     }
 
     /// Takes the lock, waiting up to `$wait` seconds (0: one try, INF: no

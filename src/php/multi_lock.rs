@@ -104,10 +104,13 @@ impl MultiLock {
 
 #[php_impl]
 impl MultiLock {
-    /// Not for PHP code: call $client->lockMany($names) on a RedisLock\\Client.
+    /// Not for PHP code: call $client->lockMany($names) on a RedisLock\Client.
     pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
         let _ = args;
-        Err(crate::php::errors::made_by("RedisLock\\MultiLock", "call $client->lockMany($names) on a RedisLock\\Client"))
+        Err(crate::php::errors::made_by(
+            "RedisLock\\MultiLock",
+            "call $client->lockMany($names) on a RedisLock\\Client",
+        ))
     }
 
     /// Takes every lock, or none, waiting up to `$wait` seconds (0: one

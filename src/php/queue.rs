@@ -290,10 +290,13 @@ pub fn task_list(queue: &Queue, tasks: Vec<Leased>) -> PhpResult<Zval> {
 
 #[php_impl]
 impl Queue {
-    /// Not for PHP code: call $client->queue($name) on a RedisLock\\Client.
+    /// Not for PHP code: call $client->queue($name) on a RedisLock\Client.
     pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
         let _ = args;
-        Err(crate::php::errors::made_by("RedisLock\\Queue", "call $client->queue($name) on a RedisLock\\Client"))
+        Err(crate::php::errors::made_by(
+            "RedisLock\\Queue",
+            "call $client->queue($name) on a RedisLock\\Client",
+        ))
     }
 
     /// Enqueues one task, due after `$delay` seconds (server clock), with an
@@ -564,7 +567,10 @@ impl Task {
     /// Not for PHP code: tasks come from $queue->reserve() (or $client->reserve()).
     pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
         let _ = args;
-        Err(crate::php::errors::made_by("RedisLock\\Task", "tasks come from $queue->reserve() (or $client->reserve())"))
+        Err(crate::php::errors::made_by(
+            "RedisLock\\Task",
+            "tasks come from $queue->reserve() (or $client->reserve())",
+        ))
     }
 
     /// The task's id.

@@ -73,10 +73,13 @@ impl Semaphore {
 
 #[php_impl]
 impl Semaphore {
-    /// Not for PHP code: call $client->semaphore($name, $permits) on a RedisLock\\Client.
+    /// Not for PHP code: call $client->semaphore($name, $permits) on a RedisLock\Client.
     pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
         let _ = args;
-        Err(crate::php::errors::made_by("RedisLock\\Semaphore", "call $client->semaphore($name, $permits) on a RedisLock\\Client"))
+        Err(crate::php::errors::made_by(
+            "RedisLock\\Semaphore",
+            "call $client->semaphore($name, $permits) on a RedisLock\\Client",
+        ))
     }
 
     /// Takes `$permits` permits (1 to the semaphore's count), waiting up to

@@ -100,10 +100,13 @@ impl Stock {
 
 #[php_impl]
 impl Stock {
-    /// Not for PHP code: call $client->stock($name) on a RedisLock\\Client.
+    /// Not for PHP code: call $client->stock($name) on a RedisLock\Client.
     pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
         let _ = args;
-        Err(crate::php::errors::made_by("RedisLock\\Stock", "call $client->stock($name) on a RedisLock\\Client"))
+        Err(crate::php::errors::made_by(
+            "RedisLock\\Stock",
+            "call $client->stock($name) on a RedisLock\\Client",
+        ))
     }
 
     /// Starts a sale of `$units` (>= 0), expiring after `$ttl` seconds (null:
