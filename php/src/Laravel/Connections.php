@@ -52,10 +52,11 @@ final class Connections
 
     /**
      * The key prefix Laravel's Redis client applies on the connection
-     * `$name`, chosen as Laravel's connectors choose it: phpredis takes the
-     * connection's `options.prefix`, else the global `options.prefix`,
-     * else the connection's `prefix`; Predis takes the connection's
-     * `prefix` first.
+     * `$name`, chosen as Laravel's connectors choose it: the connection's
+     * `prefix`, else its `options.prefix`, else the global
+     * `options.prefix`; with phpredis before Laravel 9.12 (laravel/framework
+     * #42279) the connection's `options.prefix`, else the global one, else
+     * the connection's `prefix`.
      *
      * @param array<string, mixed> $connections the `database.redis` config
      */
@@ -64,9 +65,8 @@ final class Connections
         $own = $connections[$name]['prefix'] ?? null;
         $local = $connections[$name]['options']['prefix'] ?? null;
         $global = $connections['options']['prefix'] ?? null;
-        $prefix = ($connections['client'] ?? 'phpredis') === 'predis'
-            ? $own ?? $local ?? $global
-            : $local ?? $global ?? $own;
-        return (string) $prefix;
+        $before912 = ($connections['client'] ?? 'phpredis') !== 'predis'
+            && version_compare(\Illuminate\Foundation\Application::VERSION, '9.12.0', '<');
+        return (string) ($before912 ? $local ?? $global ?? $own : $own ?? $local ?? $global);
     }
 }
