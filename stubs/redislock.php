@@ -398,6 +398,26 @@ namespace RedisLock {
         public function ackMany(array $tasks): int {}
 
         /**
+         * Sends a task to the dead letters now, whatever its attempts: for a
+         * task no worker can handle (a payload that cannot be decoded), kept
+         * there to be looked at, retried or purged. False if the lease is no
+         * longer this task's.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function bury(Task $task): bool {}
+
+        /**
+         * Removes every task waiting in the queue (see `remove()`), 1000 per
+         * round trip: tasks leased to workers finish as usual, dead letters
+         * stay. Returns how many were removed.
+         *
+         * @return int<0, max>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function clear(): int {}
+
+        /**
          * The oldest dead letters, up to `$limit` (1 to 1000), with the server
          * time they died at.
          *
@@ -515,6 +535,18 @@ namespace RedisLock {
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function purgeDead(?array $ids = null): int {}
+
+        /**
+         * Removes the tasks waiting under these ids: queued (due now or
+         * later), or enqueued again while their id runs. A task leased to a
+         * worker stays with it (its ack or nack settles it); dead letters are
+         * `purgeDead()`'s. Returns how many were removed.
+         *
+         * @param list<string> $ids
+         * @return int<0, max>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function remove(array $ids): int {}
 
         /**
          * Reserves up to `$count` (1 to 1000) due tasks, each leased for

@@ -191,6 +191,17 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             "purge dead",
             Box::new(|c, k, _| lease::purge_dead(c, k, &[b"dead".to_vec()]).map(drop)),
         ),
+        (
+            "bury",
+            Box::new(|c, k, r| lease::bury(c, k, &r.id, &r.token).map(drop)),
+        ),
+        (
+            "remove",
+            Box::new(|c, k, _| {
+                lease::remove(c, k, &[b"q".to_vec(), b"run".to_vec(), b"none".to_vec()]).map(drop)
+            }),
+        ),
+        ("clear", Box::new(|c, k, _| lease::clear(c, k).map(drop))),
         ("pop", Box::new(|c, k, _| queue::pop(c, k, 10).map(drop))),
         (
             "dequeue",
@@ -271,6 +282,9 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("payloads", "retry dead"),
         ("queue", "enqueue"),
         ("stats", "pop"),
+        ("dead letters", "bury"),
+        ("reruns", "remove"),
+        ("payloads", "clear"),
     ] {
         assert!(refused.contains(&expected), "{expected:?} was not refused");
     }
@@ -545,4 +559,133 @@ fn big_batches_run_as_bounded_scripts() {
     assert_eq!(scripts() - before, 3);
     let m = lease::metrics(&config, &keys).unwrap();
     assert_eq!(m.ready, 5001);
+}
+
+#[test]
+fn remove_and_clear_take_waiting_tasks_and_leave_running_ones_to_their_workers() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"removed");
+    let run = every_state(&server, &config, &keys);
+    // Queued now, queued later, and the rerun waiting behind `run`.
+    assert_eq!(
+        lease::remove(
+            &config,
+            &keys,
+            &[
+                b"q".to_vec(),
+                b"q".to_vec(),
+                b"run".to_vec(),
+                b"dead".to_vec()
+            ]
+        )
+        .unwrap(),
+        2,
+        "q once, run's rerun; the dead letter is not waiting"
+    );
+    assert!(lease::find(&config, &keys, b"q").unwrap().is_none());
+    let left = lease::find(&config, &keys, b"run")
+        .unwrap()
+        .expect("run still leased");
+    assert_eq!(left.payload.as_deref(), Some(&b"r1"[..]));
+    assert!(
+        lease::ack(&config, &keys, &run.id, &run.token).unwrap(),
+        "its worker settles it"
+    );
+    assert!(
+        lease::find(&config, &keys, b"run").unwrap().is_none(),
+        "no rerun came back"
+    );
+    assert_eq!(lease::dead(&config, &keys, 10).unwrap().len(), 1);
+
+    // Clear: 2,500 queued (three rounds), one delayed, and reruns behind 3
+    // leased ids.
+    let keys = Keys::new(b"", b"cleared");
+    queue::put(
+        &config,
+        &keys,
+        &[task("later", None)],
+        60.0,
+        Policy::Keep,
+        0,
+    )
+    .unwrap();
+    let many: Vec<NewTask> = (0..2500)
+        .map(|i| task(&format!("t{i}"), Some("p")))
+        .collect();
+    queue::put(&config, &keys, &many, 0.0, Policy::Keep, 0).unwrap();
+    let leased = try_reserve(
+        &config,
+        &keys,
+        terms(30_000, 0),
+        &Reserve {
+            count: 3,
+            wait: Duration::ZERO,
+            recheck: Duration::from_secs(1),
+        },
+    )
+    .unwrap();
+    for t in &leased {
+        put(
+            &config,
+            &keys,
+            std::str::from_utf8(&t.id).unwrap(),
+            "again",
+            Policy::Keep,
+        );
+    }
+    assert_eq!(
+        lease::clear(&config, &keys).unwrap(),
+        2497 + 3 + 1,
+        "queued, reruns, and the delayed one"
+    );
+    let m = lease::metrics(&config, &keys).unwrap();
+    assert_eq!((m.ready, m.delayed, m.leased), (0, 0, 3));
+    let mut c = server.client();
+    let payloads: u64 = redis::cmd("HLEN")
+        .arg(&keys.payloads)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(payloads, 3, "only the running tasks keep theirs");
+    let reruns: u64 = redis::cmd("HLEN").arg(&keys.reruns).query(&mut c).unwrap();
+    assert_eq!(reruns, 0);
+    for t in &leased {
+        assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+    }
+    assert!(
+        try_reserve(&config, &keys, terms(30_000, 0), &NOW)
+            .unwrap()
+            .is_empty(),
+        "nothing comes back"
+    );
+    assert_eq!(lease::clear(&config, &keys).unwrap(), 0);
+}
+
+#[test]
+fn a_buried_task_is_a_dead_letter_at_its_first_attempt() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"buried");
+    put(&config, &keys, "bad", "undecodable", Policy::Keep);
+    let t = reserve(&config, &keys, terms(30_000, 0)).remove(0);
+    assert!(!lease::bury(&config, &keys, &t.id, "not its token").unwrap());
+    assert!(
+        lease::bury(&config, &keys, &t.id, &t.token).unwrap(),
+        "no attempt limit, buried all the same"
+    );
+    assert!(
+        !lease::bury(&config, &keys, &t.id, &t.token).unwrap(),
+        "its lease is over"
+    );
+    let dead = lease::dead(&config, &keys, 10).unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(
+        (dead[0].attempts, dead[0].payload.as_deref()),
+        (1, Some(&b"undecodable"[..]))
+    );
+    assert!(
+        try_reserve(&config, &keys, terms(30_000, 0), &NOW)
+            .unwrap()
+            .is_empty()
+    );
 }

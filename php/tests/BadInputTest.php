@@ -70,6 +70,9 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::find $id' => fn ($v) => $queue2()->find($v),
             'Queue::retryDead $ids' => fn ($v) => $queue2()->retryDead($v),
             'Queue::purgeDead $ids' => fn ($v) => $queue2()->purgeDead($v),
+            'Queue::remove $ids' => [function () use ($queue2) { $q = $queue2(); $q->enqueue('a', 'p'); return $q; },
+                fn ($q, $v) => $q->remove($v)],
+            'Queue::bury $task' => fn ($v) => $queue2()->bury($v),
             'Redlock::__construct $name' => fn ($v) => new RedisLock\Redlock($v, ['nodes' => [RedisServer::$main->dsn()]]),
             'Redlock::__construct $options' => fn ($v) => new RedisLock\Redlock('r', $v),
             'Redlock::acquire $wait' => fn ($v) => (new RedisLock\Redlock('r', ['nodes' => [RedisServer::$main->dsn()]]))->acquire($v),
@@ -188,6 +191,10 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('ValueError', $outcomes['Queue::find $id(empty)']);
         $this->assertSame('integer', $outcomes['Queue::retryDead $ids(array)']);
         $this->assertSame('TypeError', $outcomes['Queue::purgeDead $ids(zero)']);
+        $this->assertSame('integer', $outcomes['Queue::remove $ids(array)']);
+        $this->assertSame('TypeError', $outcomes['Queue::remove $ids(null)']);
+        $this->assertSame('TypeError', $outcomes['Queue::remove $ids(nested array)']);
+        $this->assertSame('TypeError', $outcomes['Queue::bury $task(object)']);
         $this->assertSame('TypeError', $outcomes['lock $name(recursive array)']);
         $this->assertSame('ValueError', $outcomes['expire $expire(nan)']);
         $this->assertSame('ValueError', $outcomes['expire $expire(-inf)']);

@@ -190,6 +190,11 @@ final class StubsTest extends RedisLockTestCase
         $q->nack($q->reserve()[0]);
         $q->nack($q->reserve()[0]);
         $this->call($q, 'purgeDead', [$tasks[1]->id()]);
+        $q->enqueue('d');
+        $this->call($q, 'remove', ['d', 'none']);
+        $q->enqueue('e');
+        $this->assertTrue($q->bury($q->reserve()[0]));
+        $this->call($q, 'clear');
         $this->call($q, 'history');
         $this->call($c, 'queues');
 

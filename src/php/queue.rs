@@ -168,9 +168,17 @@ fn id_list(value: &Value, param: &str) -> PhpResult<Vec<Vec<u8>>> {
         Value::Array(items) if items.is_empty() => Err(value_error(format!(
             "{param} must not be empty (null means all)"
         ))),
+        _ => id_items(value, param, "?array"),
+    }
+}
+
+/// A list of ids (each a non-empty string or an int); `declared` is the
+/// parameter's type as an error names it.
+fn id_items(value: &Value, param: &str, declared: &str) -> PhpResult<Vec<Vec<u8>>> {
+    match value {
         Value::Array(items) => items.iter().map(|(_, id)| id.bytes(param)).collect(),
         other => Err(type_error(format!(
-            "{param} must be of type ?array, {} given",
+            "{param} must be of type {declared}, {} given",
             other.type_name()
         ))),
     }
@@ -444,6 +452,20 @@ impl Queue {
         Ok(done != Nack::NotLeased)
     }
 
+    /// Sends a task to the dead letters now, whatever its attempts: for a
+    /// task no worker can handle (a payload that cannot be decoded), kept
+    /// there to be looked at, retried or purged. False if the lease is no
+    /// longer this task's.
+    pub fn bury(&self, task: &Task) -> PhpResult<bool> {
+        let leased = self.own(task, "bury")?;
+        engine(leased::bury(
+            &self.config,
+            &self.keys,
+            &leased.id,
+            &leased.token,
+        ))
+    }
+
     /// Sets the task's lease to `$lease` seconds from now (default: the
     /// queue's `lease`); false if the lease is no longer this task's.
     pub fn extend(&self, task: &Task, lease: Arg<NullableFloat>) -> PhpResult<bool> {
@@ -542,6 +564,28 @@ impl Queue {
     pub fn purge_dead(&self, ids: Arg<NullableArray>) -> PhpResult<i64> {
         let ids = id_list(&ids, "RedisLock\\Queue::purgeDead(): Argument #1 ($ids)")?;
         let n = engine(leased::purge_dead(&self.config, &self.keys, &ids))?;
+        Ok(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
+    /// Removes the tasks waiting under these ids: queued (due now or
+    /// later), or enqueued again while their id runs. A task leased to a
+    /// worker stays with it (its ack or nack settles it); dead letters are
+    /// `purgeDead()`'s. Returns how many were removed.
+    pub fn remove(&self, ids: Arg<List>) -> PhpResult<i64> {
+        let ids = id_items(
+            &ids,
+            "RedisLock\\Queue::remove(): Argument #1 ($ids)",
+            "array",
+        )?;
+        let n = engine(leased::remove(&self.config, &self.keys, &ids))?;
+        Ok(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
+    /// Removes every task waiting in the queue (see `remove()`), 1000 per
+    /// round trip: tasks leased to workers finish as usual, dead letters
+    /// stay. Returns how many were removed.
+    pub fn clear(&self) -> PhpResult<i64> {
+        let n = engine(leased::clear(&self.config, &self.keys))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 

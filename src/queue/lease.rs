@@ -21,6 +21,8 @@ static EXTEND: LazyLock<Script> = task_script!("queue_extend.lua");
 static METRICS: LazyLock<Script> = script!("queue_count.lua", "queue_metrics.lua");
 static DEAD: LazyLock<Script> = task_script!("queue_dead.lua");
 static PEEK: LazyLock<Script> = task_script!("queue_peek.lua");
+static REMOVE: LazyLock<Script> = task_script!("queue_remove.lua");
+static CLEAR: LazyLock<Script> = task_script!("queue_clear.lua");
 
 /// The most tasks one script call moves: bounds its run time (Redis runs
 /// nothing else meanwhile).
@@ -286,6 +288,24 @@ pub fn nack(
     delay: f64,
     max_attempts: u64,
 ) -> Result<Nack, Error> {
+    give_back(config, keys, id, token, delay, &max_attempts.to_string())
+}
+
+/// Sends a leased task to the dead letters now, whatever its attempts (a
+/// task no worker can handle); false when the lease is not the caller's.
+pub fn bury(config: &Config, keys: &Keys, id: &[u8], token: &str) -> Result<bool, Error> {
+    Ok(give_back(config, keys, id, token, 0.0, "bury")? == Nack::Dead)
+}
+
+/// `queue_nack.lua`, with its maximum attempts as the script takes them.
+fn give_back(
+    config: &Config,
+    keys: &Keys,
+    id: &[u8],
+    token: &str,
+    delay: f64,
+    max_attempts: &str,
+) -> Result<Nack, Error> {
     let done: i64 = conn::with(config, |c| {
         keys.call(&NACK)
             .arg(id)
@@ -508,6 +528,40 @@ pub fn retry_dead(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, 
 /// when `ids` is empty. Returns how many.
 pub fn purge_dead(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Error> {
     settle_dead(config, keys, "purge", ids)
+}
+
+/// Removes the tasks waiting under `ids`: queued (due now or later), or
+/// enqueued again while their id runs. Leased tasks stay with their
+/// workers, who settle them. Returns how many were removed.
+pub fn remove(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Error> {
+    let mut removed = 0;
+    for chunk in ids.chunks(BATCH as usize) {
+        let n: u64 = conn::with(config, |c| {
+            let mut call = keys.call(&REMOVE);
+            for id in chunk {
+                call.arg(id);
+            }
+            call.invoke(c)
+        })?;
+        removed += n;
+    }
+    Ok(removed)
+}
+
+/// Removes every task waiting in the queue (see [`remove`]), [`BATCH`]
+/// per round trip; a task enqueued meanwhile may stay. Returns how many.
+pub fn clear(config: &Config, keys: &Keys) -> Result<u64, Error> {
+    let (mut removed, mut cursor) = (0, String::from("0"));
+    loop {
+        let (n, next): (u64, String) = conn::with(config, |c| {
+            keys.call(&CLEAR).arg(BATCH).arg(&cursor).invoke(c)
+        })?;
+        removed += n;
+        if next.is_empty() {
+            return Ok(removed);
+        }
+        cursor = next;
+    }
 }
 
 fn settle_dead(config: &Config, keys: &Keys, op: &str, ids: &[Vec<u8>]) -> Result<u64, Error> {

@@ -3,7 +3,8 @@
 -- its attempts (queue_settle).
 -- KEYS: see queue_task.lua.
 -- ARGV[1] id; ARGV[2] lease token; ARGV[3] delay in seconds;
--- ARGV[4] maximum attempts (0: no limit); ARGV[5] consumer key prefix;
+-- ARGV[4] maximum attempts (0: no limit; 'bury': to the dead letters now,
+-- whatever its attempts); ARGV[5] consumer key prefix;
 -- ARGV[6] how long a wake-up waits for its consumer, in ms.
 -- Returns 1 when queued again, 2 when dead, 0 when the lease is not the
 -- caller's.
@@ -13,9 +14,9 @@ if redis.call('HGET', KEYS[5], id) ~= ARGV[2] then
 end
 queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10)
 local now = queue_now()
-local max = tonumber(ARGV[4])
+local max = tonumber(ARGV[4]) or 0
 local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
-local dead = max > 0 and attempts >= max
+local dead = ARGV[4] == 'bury' or (max > 0 and attempts >= max)
 local due
 if dead then
   due = queue_settle(id, 'dead', string.format('%.17g', now))

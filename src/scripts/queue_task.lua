@@ -108,6 +108,18 @@ local function queue_settle(id, outcome, atText)
   return nil
 end
 
+-- Removes the task waiting under id: queued (due now or later), or
+-- enqueued again while it runs (its rerun). A leased task stays with its
+-- worker. Returns 1 when there was one, else 0.
+local function queue_drop(id)
+  if redis.call('ZREM', KEYS[1], id) == 1 then
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[3], id)
+    return 1
+  end
+  return redis.call('HDEL', KEYS[6], id)
+end
+
 -- The dead letter of id, if it is one: its attempts and payload (or false).
 -- A dead letter of a release before the dead letters hash kept them in the
 -- task's own fields; they are its while the id is neither queued nor leased.

@@ -1,0 +1,20 @@
+-- Remove up to ARGV[1] of the tasks waiting in the queue (queue_drop in
+-- queue_task.lua): the queued ones first, then the reruns of leased ones,
+-- scanned from the HSCAN cursor ARGV[2]. Leased tasks stay with their
+-- workers.
+-- KEYS: see queue_task.lua.
+-- Returns {how many were removed, the cursor to go on from ('': done)}.
+queue_need(1, 2, 3, 6)
+local most = tonumber(ARGV[1])
+local removed = 0
+local ids = redis.call('ZRANGE', KEYS[1], 0, most - 1)
+for _, id in ipairs(ids) do
+  removed = removed + queue_drop(id)
+end
+if #ids == most then return {removed, ARGV[2]} end
+local scan = redis.call('HSCAN', KEYS[6], ARGV[2], 'COUNT', most - #ids)
+for i = 1, #scan[2], 2 do
+  removed = removed + redis.call('HDEL', KEYS[6], scan[2][i])
+end
+if scan[1] == '0' then return {removed, ''} end
+return {removed, scan[1]}

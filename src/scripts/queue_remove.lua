@@ -1,0 +1,12 @@
+-- Remove the tasks waiting under the given ids (queue_drop in
+-- queue_task.lua): queued ones, and reruns of leased ones. Leased tasks
+-- stay with their workers.
+-- KEYS: see queue_task.lua.
+-- ARGV[1..] the ids.
+-- Returns how many tasks were removed.
+queue_need(1, 2, 3, 6)
+local removed = 0
+for i = 1, #ARGV do
+  removed = removed + queue_drop(ARGV[i])
+end
+return removed
