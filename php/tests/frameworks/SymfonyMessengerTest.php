@@ -82,6 +82,96 @@ final class SymfonyMessengerTest extends RedisLockTestCase
         self::transport()->ack(new Envelope(new Recorded(1)));
     }
 
+    /** Runs Messenger's console on the failure transport at $dsn; returns [exit code, output]. */
+    private static function console(string $dsn, string $file, string ...$args): array
+    {
+        $argv = var_export(array_merge(['console', $dsn, $file], $args, ['--no-interaction']), true);
+        // Symfony's console needs intl and mbstring (or polyfills) for text.
+        $out = self::php('$argv = ' . $argv . '; require "' . __DIR__ . '/messenger/console.php";', ['extension' => ['intl', 'mbstring']], $exit);
+        return [$exit, $out];
+    }
+
+    public function testMessengersFailedRetryAndRemoveCommandsSettleTheMessage(): void
+    {
+        $file = tempnam(sys_get_temp_dir(), 'failed');
+        $dsn = 'redislock://127.0.0.1:' . RedisServer::$main->port . '?queues=failed&wait=0';
+        $t = (new TransportFactory())->createTransport($dsn, [], new PhpSerializer());
+        $id = fn (Envelope $e) => $e->last(TransportMessageIdStamp::class)->getId();
+        $retried = $id($t->send(new Envelope(new Recorded(1))));
+        $removed = $id($t->send(new Envelope(new Recorded(2))));
+        $again = $id($t->send(new Envelope(new Recorded(3, 0, 1))));
+
+        [$exit, $out] = self::console($dsn, $file, 'messenger:failed:show');
+        $this->assertSame(0, $exit, $out);
+        foreach ([$retried, $removed, $again] as $shown) {
+            $this->assertStringContainsString($shown, $out);
+        }
+
+        [$exit, $out] = self::console($dsn, $file, 'messenger:failed:retry', $retried, '--force');
+        $this->assertSame(0, $exit, $out);
+        $this->assertSame(['1'], array_map(fn ($l) => explode(' ', $l)[0], file($file, FILE_IGNORE_NEW_LINES)));
+        $this->assertNull($t->find($retried), 'acked: gone from the failure transport');
+        [$exit, $out] = self::console($dsn, $file, 'messenger:failed:retry', $retried, '--force');
+        $this->assertNotSame(0, $exit);
+        $this->assertStringContainsString('not found', $out);
+        $this->assertCount(1, file($file), 'the handler ran once');
+
+        [$exit, $out] = self::console($dsn, $file, 'messenger:failed:remove', $removed, '--force');
+        $this->assertSame(0, $exit, $out);
+        $this->assertNull($t->find($removed));
+        $this->assertFileDoesNotExist("$file.tries.2", 'removed without running');
+
+        // Fails again: back in the failure transport as a new message, the
+        // old one rejected.
+        [$exit, $out] = self::console($dsn, $file, 'messenger:failed:retry', $again, '--force');
+        $this->assertSame(0, $exit, $out);
+        $this->assertNull($t->find($again));
+        $left = iterator_to_array($t->all(), false);
+        $this->assertCount(1, $left);
+        $this->assertSame(3, $left[0]->getMessage()->n);
+        $this->assertSame('1', file_get_contents("$file.tries.3"));
+        [$exit, $out] = self::console($dsn, $file, 'messenger:failed:retry', $id($left[0]), '--force');
+        $this->assertSame(0, $exit, $out);
+        $this->assertSame(0, $t->getMessageCount());
+        $this->assertSame(['1', '3'], array_map(fn ($l) => explode(' ', $l)[0], file($file, FILE_IGNORE_NEW_LINES)));
+        $this->assertSame([], $t->queue('failed')->dead());
+        array_map('unlink', glob("$file*"));
+    }
+
+    public function testAMessageThatCannotBeDecodedIsADeadLetterAtTheFirstTry(): void
+    {
+        $file = tempnam(sys_get_temp_dir(), 'undecodable');
+        // max_attempts=0: before, it came back after every lease, forever.
+        $dsn = 'redislock://127.0.0.1:' . RedisServer::$main->port . '?lease=1&wait=0&max_attempts=0';
+        $t = (new TransportFactory())->createTransport($dsn, [], new PhpSerializer());
+        // A class the workers do not have (gone after a deploy).
+        eval('final class GoneAfterDeploy { public int $n = 9; }');
+        $t->send(new Envelope(new GoneAfterDeploy()));
+        usleep(5000);
+        $t->send(new Envelope(new Recorded(1)));
+        $worker = self::start('$argv = ["w", "' . $dsn . '", "' . $file . '"]; require "' . __DIR__ . '/messenger/worker.php";');
+        $out = self::finish($worker);
+        $this->assertStringContainsString('GoneAfterDeploy', $out, 'the worker says why it stopped');
+        $dead = $t->queue('messages')->dead();
+        $this->assertCount(1, $dead);
+        $this->assertSame(1, $dead[0]['attempts']);
+        $this->assertStringContainsString('GoneAfterDeploy', $dead[0]['payload'], 'kept to be looked at');
+        $this->assertSame(1, $t->getMessageCount(), 'the other message waits');
+        $this->assertSame(0, $t->queue('messages')->metrics()['leased']);
+
+        $worker = self::start('$argv = ["w", "' . $dsn . '", "' . $file . '"]; require "' . __DIR__ . '/messenger/worker.php";');
+        $deadline = microtime(true) + 10;
+        while (clearstatcache() || filesize($file) === 0) {
+            $this->assertLessThan($deadline, microtime(true));
+            usleep(20000);
+        }
+        posix_kill($worker[2], SIGTERM);
+        self::finish($worker);
+        $this->assertSame(['1'], array_map(fn ($l) => explode(' ', $l)[0], file($file, FILE_IGNORE_NEW_LINES)));
+        $this->assertCount(1, $t->queue('messages')->dead(), 'the next worker does not meet it again');
+        array_map('unlink', glob("$file*"));
+    }
+
     public function testMessengersWorkerLosesNothingWhenWorkersAreKilled(): void
     {
         $file = tempnam(sys_get_temp_dir(), 'messenger');

@@ -23,8 +23,12 @@ use Symfony\Component\Messenger\Transport\TransportInterface;
  * delivered again when the lease ends. `get()` waits up to `wait` seconds
  * for a message without polling, woken by the send. Handler failures are
  * retried by Messenger's own retry strategy (it sends a new message with a
- * delay); the queue's dead letters take a message only after `maxAttempts`
- * deliveries that no worker acknowledged (workers killed by it).
+ * delay); the queue's dead letters take a message after `maxAttempts`
+ * deliveries that no worker acknowledged (workers killed by it), and at
+ * once when it cannot be decoded (its class gone after a deploy: `get()`
+ * then throws, as Symfony's own transports do). The envelopes of `find()`
+ * and `all()` can be acked or rejected too: that removes the message
+ * (Messenger's `failed:retry` and `failed:remove` commands).
  */
 final class Transport implements TransportInterface, MessageCountAwareInterface, ListableReceiverInterface, QueueReceiverInterface
 {
@@ -118,25 +122,36 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
                 if ($limit !== null && $limit-- <= 0) {
                     return;
                 }
-                yield $this->decoded($row['id'], $row['payload']);
+                yield $this->decoded($row['id'], $row['payload'])->with(new FoundStamp($row['id'], $name));
             }
         }
     }
 
+    /** The message waiting in a queue under `$id` (not one a worker has now). */
     public function find($id): ?Envelope
     {
         foreach ($this->queues as $name) {
             $row = $this->queue($name)->find((string) $id);
-            if ($row !== null) {
-                return $this->decoded($row['id'], $row['payload']);
+            if ($row !== null && $row['state'] === 'queued') {
+                return $this->decoded($row['id'], $row['payload'])->with(new FoundStamp($row['id'], $name));
             }
         }
         return null;
     }
 
+    /**
+     * The envelope of a reserved task. A payload that cannot be decoded
+     * sends its task to the dead letters at once, and throws.
+     */
     private function received(Task $task): Envelope
     {
-        return $this->decoded($task->id(), $task->payload())->with(new ReceivedStamp($task, $task->queue()));
+        try {
+            $envelope = $this->decoded($task->id(), $task->payload());
+        } catch (MessageDecodingFailedException $e) {
+            $this->queue($task->queue())->bury($task);
+            throw $e;
+        }
+        return $envelope->with(new ReceivedStamp($task, $task->queue()));
     }
 
     private function decoded(string $id, ?string $payload): Envelope
@@ -150,6 +165,11 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
 
     private function settle(Envelope $envelope): void
     {
+        $found = $envelope->last(ReceivedStamp::class) === null ? $envelope->last(FoundStamp::class) : null;
+        if ($found !== null) {
+            $this->queue($found->queue)->remove([$found->id]);
+            return;
+        }
         $stamp = self::stamp($envelope);
         $this->queue($stamp->queue)->ack($stamp->task);
     }
@@ -157,6 +177,6 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
     private static function stamp(Envelope $envelope): ReceivedStamp
     {
         return $envelope->last(ReceivedStamp::class)
-            ?? throw new LogicException('No RedisLock\Symfony\Messenger\ReceivedStamp found on the Envelope.');
+            ?? throw new LogicException('No RedisLock\Symfony\Messenger\ReceivedStamp or FoundStamp found on the Envelope.');
     }
 }

@@ -8,9 +8,7 @@
 require '/usr/share/php/Symfony/Component/Messenger/autoload.php';
 require '/usr/share/php/Symfony/Component/EventDispatcher/autoload.php';
 require_once '/usr/share/php/Psr/Container/autoload.php';
-foreach (['Transport', 'TransportFactory', 'ReceivedStamp', 'QueueStamp'] as $class) {
-    require dirname(__DIR__, 3) . "/src/Symfony/Messenger/$class.php";
-}
+require __DIR__ . '/autoload.php';
 require __DIR__ . '/Recorded.php';
 
 use Symfony\Component\EventDispatcher\EventDispatcher;
