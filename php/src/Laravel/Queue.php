@@ -2,6 +2,7 @@
 
 namespace RedisLock\Laravel;
 
+use Illuminate\Contracts\Queue\ClearableQueue;
 use Illuminate\Contracts\Queue\Queue as QueueContract;
 use Illuminate\Queue\Queue as BaseQueue;
 use Illuminate\Support\Str;
@@ -17,7 +18,7 @@ use RedisLock\Client;
  * jobs); the queue's own dead letters take a job only after `max_attempts`
  * deliveries, when set (default 0: never).
  */
-class Queue extends BaseQueue implements QueueContract
+class Queue extends BaseQueue implements QueueContract, ClearableQueue
 {
     /** @var array<string, \RedisLock\Queue> */
     private array $queues = [];
@@ -71,6 +72,35 @@ class Queue extends BaseQueue implements QueueContract
     public function reservedSize(?string $queue = null): int
     {
         return $this->queue($queue)->metrics()['leased'];
+    }
+
+    /**
+     * When the oldest job due now was created (Unix time): its payload's
+     * `createdAt` (Laravel 11 and later write it), else when it became due;
+     * null when no job is due.
+     */
+    public function creationTimeOfOldestPendingJob($queue = null): ?int
+    {
+        $leased = $this->queue($queue);
+        if ($leased->metrics()['ready'] === 0) {
+            return null;
+        }
+        $oldest = $leased->peek(1)[0] ?? null;
+        if ($oldest === null) {
+            return null;
+        }
+        $createdAt = json_decode((string) $oldest['payload'], true)['createdAt'] ?? null;
+        return is_int($createdAt) ? $createdAt : (int) $oldest['at'];
+    }
+
+    /**
+     * Deletes the jobs waiting in the queue, due now or later (`queue:clear`),
+     * and returns how many. Unlike Laravel's Redis driver, which also forgets
+     * the jobs its workers run now, those stay leased to their workers.
+     */
+    public function clear($queue)
+    {
+        return $this->queue($queue)->clear();
     }
 
     public function push($job, $data = '', $queue = null)

@@ -144,6 +144,70 @@ final class LaravelQueueTest extends TestCase
         $this->assertGreaterThanOrEqual(8, $checked);
     }
 
+    /** Runs one of Laravel's queue commands on the test app; returns [exit code, output]. */
+    private static function artisan(string ...$args): array
+    {
+        $argv = var_export(array_merge(['artisan', '127.0.0.1', (string) RedisServer::$main->port], $args), true);
+        // Symfony's console measures text with intl.
+        $ini = self::laravelIni();
+        $ini['extension'][] = 'intl';
+        $out = self::php('$argv = ' . $argv . '; require "' . __DIR__ . '/laravel/artisan.php";', $ini, $exit);
+        return [$exit, $out];
+    }
+
+    /**
+     * `queue:clear` and `queue:monitor` on the adapter and, as the
+     * reference, Laravel's own Redis driver: the same counts, except that
+     * a job running now is left to its worker.
+     */
+    public function testQueueClearAndQueueMonitorAsWithLaravelsOwnDriver(): void
+    {
+        foreach (['redis', 'redislock'] as $driver) {
+            $queue = Queue::connection($driver);
+            $queue->bulk([new RecordedJob(1), new RecordedJob(2), new RecordedJob(3)]);
+            $queue->later(60, new RecordedJob(4));
+            $queue->push(new RecordedJob(5), '', 'other');
+        }
+        [$exit, $out] = self::artisan('queue:monitor', 'redis:default,redislock:default,redislock:other', '--max=4');
+        $this->assertSame(0, $exit, $out);
+        $this->assertMatchesRegularExpression('/redis\s*\|\s*default\s*\|\s*4\s*\|\s*ALERT/', $out);
+        $this->assertMatchesRegularExpression('/redislock\s*\|\s*default\s*\|\s*4\s*\|\s*ALERT/', $out);
+        $this->assertMatchesRegularExpression('/redislock\s*\|\s*other\s*\|\s*1\s*\|\s*OK/', $out);
+
+        [$exit, $out] = self::artisan('queue:clear', 'redis', '--force');
+        $this->assertSame(0, $exit, $out);
+        $this->assertStringContainsString('Cleared 4 jobs from the [default] queue', $out);
+        $running = Queue::connection('redislock')->pop();
+        [$exit, $out] = self::artisan('queue:clear', 'redislock', '--force');
+        $this->assertSame(0, $exit, $out);
+        $this->assertStringContainsString('Cleared 3 jobs from the [default] queue', $out, 'the running job stays with its worker');
+        $this->assertSame(0, Queue::connection('redis')->size());
+        $mine = Queue::connection('redislock');
+        $this->assertSame([0, 0, 1], [$mine->pendingSize(), $mine->delayedSize(), $mine->reservedSize()]);
+        foreach (['redis', 'redislock'] as $driver) {
+            $this->assertSame(1, Queue::connection($driver)->size('other'), "$driver: another queue is not touched");
+        }
+        $running->delete();
+        $this->assertSame(0, Queue::connection('redislock')->size());
+        [, $out] = self::artisan('queue:clear', 'redislock', '--queue=other', '--force');
+        $this->assertStringContainsString('Cleared 1 jobs from the [other] queue', $out);
+        $this->assertNull(Queue::connection('redislock')->creationTimeOfOldestPendingJob('other'));
+    }
+
+    public function testTheOldestPendingJobsCreationTime(): void
+    {
+        $queue = Queue::connection('redislock');
+        $this->assertNull($queue->creationTimeOfOldestPendingJob());
+        $queue->later(60, new RecordedJob(1));
+        $this->assertNull($queue->creationTimeOfOldestPendingJob(), 'a delayed job is not pending');
+        $before = time();
+        $queue->push(new RecordedJob(2));
+        $at = $queue->creationTimeOfOldestPendingJob();
+        $this->assertIsInt($at);
+        $this->assertGreaterThanOrEqual($before - 1, $at);
+        $this->assertLessThanOrEqual(time() + 1, $at);
+    }
+
     public function testAPopWaitsForThePushWithoutPolling(): void
     {
         $this->app['config']->set('queue.connections.redislock.block_for', 10);
