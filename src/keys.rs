@@ -37,6 +37,10 @@ pub enum Kind {
     RwLock,
     /// A stock: `stock:{<name>}`.
     Stock,
+    /// A lock on the key another client names as is (Laravel's stock cache
+    /// locks): `<name>` itself, whatever it holds; only its added keys
+    /// (`exactlock:{...}`) are redislock's.
+    ExactLock,
 }
 
 impl Kind {
@@ -46,6 +50,7 @@ impl Kind {
             Kind::Queue => Some(b"Queue:"),
             Kind::SeedLock => Some(b"Lock:"),
             Kind::OrderLock => Some(b"order_lock_"),
+            Kind::ExactLock => Some(b""),
             _ => None,
         }
     }
@@ -57,6 +62,7 @@ impl Kind {
             Kind::Semaphore => b"semaphore:",
             Kind::RwLock => b"rwlock:",
             Kind::Stock => b"stock:",
+            Kind::ExactLock => b"exactlock:",
             Kind::Queue | Kind::SeedLock | Kind::OrderLock => b"",
         }
     }
@@ -104,23 +110,37 @@ impl Place {
     }
 }
 
-/// The name whose own key (`Place::main`) `key` is, for a kind with a word
-/// (not the seed kinds): the inverse of [`Place::new`].
-pub fn name_of(prefix: &[u8], kind: Kind, key: &[u8]) -> Option<Vec<u8>> {
+/// The name whose key `key` is: its own key (`role` "", for a kind with a
+/// word but no seed marker), or its added key with `role` (`":fence"`):
+/// the inverse of [`Place::new`].
+pub fn name_of(prefix: &[u8], kind: Kind, key: &[u8], role: &str) -> Option<Vec<u8>> {
     let rest = key
         .strip_prefix(prefix)?
         .strip_prefix(kind.word())?
-        .strip_prefix(b"{")?;
+        .strip_prefix(b"{")?
+        .strip_suffix(role.as_bytes())?;
     let close = rest.iter().position(|&b| b == b'}')?;
+    let marker = kind.seed_marker().unwrap_or_default();
     let name = match rest[close + 1..].strip_prefix(b"#") {
+        // A seed kind's tag is its seed key: prefix, marker, name.
+        None if kind.seed_marker().is_some() => {
+            rest[..close].strip_prefix(prefix)?.strip_prefix(marker)?
+        }
         None => &rest[..close],
         Some(counted) => {
+            let counted = counted.strip_prefix(marker)?;
             let colon = counted.iter().position(|&b| b == b':')?;
             let len: usize = std::str::from_utf8(&counted[..colon]).ok()?.parse().ok()?;
             counted.get(colon + 1..)?.get(..len)?
         }
     };
-    (Place::new(prefix, kind, name).main == key).then(|| name.to_vec())
+    let place = Place::new(prefix, kind, name);
+    let built = if role.is_empty() {
+        place.main
+    } else {
+        place.beside(role)
+    };
+    (built == key).then(|| name.to_vec())
 }
 
 /// The content Redis hashes in `key`, when `key` has a hash tag.
@@ -183,7 +203,7 @@ mod tests {
 
     use super::*;
 
-    const KINDS: [Kind; 7] = [
+    const KINDS: [Kind; 8] = [
         Kind::Queue,
         Kind::SeedLock,
         Kind::OrderLock,
@@ -191,6 +211,7 @@ mod tests {
         Kind::Semaphore,
         Kind::RwLock,
         Kind::Stock,
+        Kind::ExactLock,
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) too.
     const ROLES: [&str; 15] = [
@@ -211,9 +232,14 @@ mod tests {
         ":w:%3a",
     ];
 
+    /// A name's keys; an exact lock's own key is whatever its caller names
+    /// (any key at all), so only its added keys count.
     fn keys_of(prefix: &[u8], kind: Kind, name: &[u8]) -> Vec<Vec<u8>> {
         let place = Place::new(prefix, kind, name);
         let mut keys = vec![place.main.clone()];
+        if kind == Kind::ExactLock {
+            keys.clear();
+        }
         keys.extend(ROLES.iter().map(|r| place.beside(r)));
         keys
     }
@@ -252,7 +278,7 @@ mod tests {
         #[test]
         fn one_prefix_never_gives_two_names_one_key(
             prefix in hostile(),
-            names in prop::collection::vec((0..7usize, name()), 2..6),
+            names in prop::collection::vec((0..8usize, name()), 2..6),
         ) {
             let mut owner: HashMap<Vec<u8>, (Kind, Vec<u8>)> = HashMap::new();
             for (k, n) in names {
@@ -273,8 +299,8 @@ mod tests {
                 ("", "{app}:"), ("app:", "app:staging:"), ("app", "app:"), ("", "app:"),
                 ("{app}:", "{app}:x:"), ("a", "a{b}"),
             ]),
-            one in (0..7usize, name()),
-            two in (0..7usize, name()),
+            one in (0..8usize, name()),
+            two in (0..8usize, name()),
         ) {
             let first = keys_of(pair.0.as_bytes(), KINDS[one.0], &one.1);
             for key in keys_of(pair.1.as_bytes(), KINDS[two.0], &two.1) {
@@ -285,10 +311,10 @@ mod tests {
         /// Every key of a name is in one Cluster slot, a seed kind's in its
         /// seed key's, whatever the name and any prefix a Cluster takes.
         #[test]
-        fn a_names_keys_share_one_slot(prefix in hostile(), k in 0..7usize, n in name()) {
+        fn a_names_keys_share_one_slot(prefix in hostile(), k in 0..8usize, n in name()) {
             prop_assume!(cluster_prefix_problem(&prefix).is_none());
             let keys = keys_of(&prefix, KINDS[k], &n);
-            let slot = Slot::for_key(&keys[0]);
+            let slot = Slot::for_key(&Place::new(&prefix, KINDS[k], &n).main);
             for key in &keys {
                 prop_assert_eq!(Slot::for_key(key), slot, "{:?}", String::from_utf8_lossy(key));
             }
@@ -308,6 +334,12 @@ mod tests {
         assert_eq!(lock.beside(":fence"), b"app:lock:{job}:fence");
         assert_eq!(Place::new(b"", Kind::SeedLock, b"x").main, b"Lock:x");
         assert_eq!(Place::new(b"", Kind::OrderLock, b"7").main, b"order_lock_7");
+        let exact = Place::new(b"app_", Kind::ExactLock, b"laravel_cache:x");
+        assert_eq!(exact.main, b"app_laravel_cache:x");
+        assert_eq!(
+            exact.beside(":line"),
+            b"app_exactlock:{app_laravel_cache:x}:line"
+        );
     }
 
     #[test]
@@ -329,7 +361,10 @@ mod tests {
             Slot::for_key(&brace.main),
             Slot::for_key(brace.beside(":fence"))
         );
-        assert_eq!(name_of(b"", Kind::Lock, &brace.main), Some(b"}".to_vec()));
+        assert_eq!(
+            name_of(b"", Kind::Lock, &brace.main, ""),
+            Some(b"}".to_vec())
+        );
     }
 
     #[test]
@@ -337,11 +372,17 @@ mod tests {
         for name in [&b"job"[..], b"{g}a", b"a}b", b"}", b"x{}y", b"a:b}#3:c"] {
             for prefix in [&b""[..], b"app:", b"{app}:"] {
                 let main = Place::new(prefix, Kind::Lock, name).main;
-                assert_eq!(name_of(prefix, Kind::Lock, &main), Some(name.to_vec()));
+                assert_eq!(name_of(prefix, Kind::Lock, &main, ""), Some(name.to_vec()));
                 assert_eq!(
-                    name_of(prefix, Kind::Lock, &[&main[..], b":fence"].concat()),
+                    name_of(prefix, Kind::Lock, &[&main[..], b":fence"].concat(), ""),
                     None
                 );
+                let fence = Place::new(prefix, Kind::ExactLock, name).beside(":fence");
+                assert_eq!(
+                    name_of(prefix, Kind::ExactLock, &fence, ":fence"),
+                    Some(name.to_vec())
+                );
+                assert_eq!(name_of(prefix, Kind::ExactLock, &main, ":fence"), None);
             }
         }
     }

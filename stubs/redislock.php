@@ -56,12 +56,14 @@ namespace RedisLock {
          * wait for them, default 1; when they fall short, acquire() releases
          * the lock and throws `NotAcquiredException`), `releaseAtRequestEnd`
          * (default true; false: the lock outlives this object and the request
-         * until its lease runs out or a release) and `owner` (the lock belongs
+         * until its lease runs out or a release), `owner` (the lock belongs
          * to that owner token rather than to this object: any object created
          * with the same owner, in any process, sees it held, extends and
-         * releases it).
+         * releases it) and `exactKey` (the lock is the key `<prefix><name>`
+         * itself holding the owner token: the key and value of Laravel's
+         * stock cache locks, so both exclude each other).
          *
-         * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool, owner?: string}|null $options
+         * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool, owner?: string, exactKey?: bool}|null $options
          */
         public function lock(string $name, ?array $options = null): Lock {}
 
@@ -82,10 +84,10 @@ namespace RedisLock {
          * `token` (the holder's fencing token; null when free, and for drop-in
          * locks), `holder` (host, pid and process title of the process that
          * holds it; null when free or unknown) and `waiting` (waiters in
-         * line). `$kind`: null or `'lock'` for `lock()`'s locks, `'seed'` for
-         * the drop-in `RedisLock`'s.
+         * line). `$kind`: null or `'lock'` for `lock()`'s locks, `'exact'` for
+         * those with `exactKey`, `'seed'` for the drop-in `RedisLock`'s.
          *
-         * @param 'lock'|'seed'|null $kind
+         * @param 'lock'|'exact'|'seed'|null $kind
          * @return array{held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>}
          * @throws \ValueError an empty name, or an unknown kind
          * @throws RedisLockException Redis out of reach or answering with an error
@@ -94,15 +96,27 @@ namespace RedisLock {
 
         /**
          * Up to `$limit` (1 to 10000) locks whose names match the glob
-         * `$pattern` (null: all; Redis' MATCH syntax), of both kinds, found
+         * `$pattern` (null: all; Redis' MATCH syntax), of every kind, found
          * with SCAN: `lockState()`'s arrays with `name` and `kind` first,
-         * sorted by kind, then name. One server: not on a Cluster.
+         * sorted by kind, then name. Exact-key locks are found by their
+         * fencing counters: those held now and taken through this API within
+         * an hour of their last lease's end. One server: not on a Cluster.
          *
-         * @return list<array{name: string, kind: 'lock'|'seed', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>}>
+         * @return list<array{name: string, kind: 'lock'|'exact'|'seed', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>}>
          * @throws \ValueError an empty pattern, a limit out of range, or a Cluster
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function locks(?string $pattern = null, int $limit = 100): mixed {}
+
+        /**
+         * A fresh owner token of this process, as a lock makes for itself:
+         * an `owner` option with it speaks for one holder in any request, and
+         * an inspection finds this process behind it (`lockState()`'s
+         * `holder`).
+         *
+         * @return non-empty-string
+         */
+        public function newOwner(): string {}
 
         /**
          * The leased queue named `$name` (sorted set `Queue:<name>`, shared

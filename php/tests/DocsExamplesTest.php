@@ -102,7 +102,9 @@ final class DocsExamplesTest extends RedisLockTestCase
         file_put_contents($file, "<?php\nrequire " . var_export(__DIR__ . '/examples_autoload.php', true) . ";\n" . $code . "\n");
         try {
             $p = proc_open(
-                self::command('require ' . var_export($file, true) . ';', ['error_reporting' => (string) E_ALL, 'display_errors' => 'stderr']),
+                // phpredis too: examples show other clients beside redislock.
+                self::command('require ' . var_export($file, true) . ';', ['error_reporting' => (string) E_ALL,
+                    'display_errors' => 'stderr', 'extension' => self::phpredisExtensions()]),
                 [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
                 $pipes,
             );

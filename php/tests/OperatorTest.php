@@ -379,6 +379,17 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(1, $state['waiting']);
         $this->assertNotSame($pid, $state['holder']['pid']);
         $this->assertSame(['unlocked' => false], self::json(['unlock', 'free', '--force', '--yes']));
+
+        // A Laravel lock (exactKey) is listed with its holder and freed; a
+        // plain key of that name that no lock took is never deleted.
+        $laravel = $c->lock('app_cache:report', ['exactKey' => true, 'owner' => $c->newOwner()]);
+        $this->assertTrue($laravel->acquire());
+        $this->assertStringContainsString('app_cache:report  exact', self::cli(['locks'])[1]);
+        $this->assertSame(['unlocked' => true], self::json(['unlock', 'app_cache:report', '--force', '--yes']));
+        $this->assertFalse($laravel->isHeld());
+        $this->redis->set('app_cache:value', 'cached');
+        $this->assertSame(['unlocked' => false], self::json(['unlock', 'app_cache:value', '--force', '--yes']));
+        $this->assertSame('cached', $this->redis->get('app_cache:value'));
     }
 
     public function testTheCliRefusesWrongUsageAndReportsAnUnreachableRedis(): void
@@ -513,8 +524,9 @@ final class OperatorTest extends RedisLockTestCase
             'redislock_queue_acked_total{queue="mail"} 1',
             'redislock_queue_dead_total{queue="mail"} 2',
             'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',
-            '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock) or seed (RedisLock); of the first 10000 locks found.',
+            '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock), exact (exactKey: Laravel\'s locks) or seed (RedisLock); of the first 10000 locks found.',
             'redislock_locks_held{kind="lock"} 1',
+            'redislock_locks_held{kind="exact"} 0',
             'redislock_locks_held{kind="seed"} 1',
             'redislock_lock_waiters{kind="lock"} 2',
             '# TYPE redislock_queue_acked_total counter',

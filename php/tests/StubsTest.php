@@ -207,7 +207,11 @@ final class StubsTest extends RedisLockTestCase
         $this->call($lock, 'extend', 5);
         $this->call($c, 'lockState', 'l');
         $this->call($c, 'lockState', 'free', 'seed');
-        $this->call($c, 'locks');
+        $exact = $c->lock('laravel_cache:x', ['exactKey' => true, 'owner' => $this->call($c, 'newOwner')]);
+        $exact->acquire();
+        $this->call($c, 'lockState', 'laravel_cache:x', 'exact');
+        $this->assertSame(['exact', 'lock'], array_column($this->call($c, 'locks'), 'kind'));
+        $exact->release();
         $this->call($lock, 'release');
         $this->call($lock, 'synchronized', fn () => 'done');
 

@@ -34,6 +34,8 @@ pub struct Options {
     /// to whoever names that owner, in any object or process, and not to
     /// the object that took it (Laravel's owners, restored between jobs).
     pub owner: Option<Vec<u8>>,
+    /// The lock is the key named as is ([`Keys::exact`]), not `lock:{<name>}`.
+    pub exact_key: bool,
 }
 
 /// Why an operation on a hold did not do what was asked.
@@ -89,7 +91,11 @@ fn lost_reason(h: &Held) -> Option<String> {
 impl Hold {
     /// A hold of the `RedisLock\` lock `name`, not yet taken.
     pub fn new(config: Arc<Config>, name: &[u8], options: Options) -> Self {
-        let keys = Keys::named(&config.prefix, name);
+        let keys = if options.exact_key {
+            Keys::exact(&config.prefix, name)
+        } else {
+            Keys::named(&config.prefix, name)
+        };
         Self::of(config, keys, options)
     }
 

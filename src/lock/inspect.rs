@@ -23,6 +23,8 @@ pub enum Kind {
     Lock,
     /// The seed's `RedisLock` (key `Lock:<name>`).
     Seed,
+    /// `RedisLock\Lock` with `exactKey` (key `<name>`, as Laravel's).
+    Exact,
 }
 
 impl Kind {
@@ -30,6 +32,7 @@ impl Kind {
         match self {
             Kind::Lock => "lock",
             Kind::Seed => "seed",
+            Kind::Exact => "exact",
         }
     }
 
@@ -37,6 +40,7 @@ impl Kind {
         match self {
             Kind::Lock => Keys::named(&config.prefix, name),
             Kind::Seed => Keys::seed(&config.prefix, name),
+            Kind::Exact => Keys::exact(&config.prefix, name),
         }
     }
 }
@@ -136,7 +140,9 @@ fn literal(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// The names of up to `limit` locks matching the glob `pattern` (Redis'
-/// MATCH syntax), of both kinds, sorted by kind and name. A lock taken or
+/// MATCH syntax), of every kind (exact-key locks: those held now, taken
+/// through this API within [`super::FENCE_KEEP`] of the end of their last
+/// lease), sorted by kind and name. A lock taken or
 /// freed during the scan may be missed or listed. One server's keys: not
 /// for a cluster (see [`listable`]).
 pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, Vec<u8>)>, Error> {
@@ -144,7 +150,7 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
     let prefix = &config.prefix;
     let seed = Keys::seed(prefix, b"").lock;
     let mut seen = std::collections::HashSet::new();
-    let globs: [(Kind, Vec<u8>); 3] = [
+    let globs: [(Kind, Vec<u8>); 5] = [
         // A name without braces: `lock:{<name>}`; with: `lock:{<tag>}#<length>:<name>`.
         (
             Kind::Lock,
@@ -155,6 +161,29 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
             [&literal(prefix)[..], b"lock:{*}#*:", pattern].concat(),
         ),
         (Kind::Seed, [&literal(&seed)[..], pattern].concat()),
+        // An exact-key lock's own key is any key: found by its fencing
+        // counter, `exactlock:{<prefix><name>}:fence` (or counted out).
+        (
+            Kind::Exact,
+            [
+                &literal(prefix)[..],
+                b"exactlock:{",
+                &literal(prefix),
+                pattern,
+                b"}:fence",
+            ]
+            .concat(),
+        ),
+        (
+            Kind::Exact,
+            [
+                &literal(prefix)[..],
+                b"exactlock:{*}#*:",
+                pattern,
+                b":fence",
+            ]
+            .concat(),
+        ),
     ];
     for (kind, glob) in globs {
         let mut cursor = 0u64;
@@ -170,12 +199,31 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
                     .arg("string")
                     .query(c)
             })?;
-            for key in keys {
-                let name = match kind {
-                    Kind::Lock => keys::name_of(prefix, keys::Kind::Lock, &key),
-                    Kind::Seed => key.strip_prefix(seed.as_slice()).map(<[u8]>::to_vec),
-                };
-                if let Some(name) = name {
+            let mut names: Vec<(Vec<u8>, Vec<u8>)> = keys
+                .into_iter()
+                .filter_map(|key| {
+                    let name = match kind {
+                        Kind::Lock => keys::name_of(prefix, keys::Kind::Lock, &key, ""),
+                        Kind::Seed => key.strip_prefix(seed.as_slice()).map(<[u8]>::to_vec),
+                        Kind::Exact => keys::name_of(prefix, keys::Kind::ExactLock, &key, ":fence"),
+                    };
+                    name.map(|name| (key, name))
+                })
+                .collect();
+            if kind == Kind::Exact && !names.is_empty() {
+                // Its counter outlives the lock: only those held now.
+                let held: Vec<bool> = conn::with(config, |c| {
+                    let mut pipe = redis::pipe();
+                    for (_, name) in &names {
+                        pipe.exists(Keys::exact(prefix, name).lock);
+                    }
+                    pipe.query(c)
+                })?;
+                let mut held = held.into_iter();
+                names.retain(|_| held.next().unwrap_or(false));
+            }
+            for (key, name) in names {
+                {
                     if found.len() == limit {
                         return Ok(sorted(found));
                     }

@@ -106,6 +106,15 @@ impl Keys {
         Self::at(&Place::new(prefix, Kind::Lock, name), true, false)
     }
 
+    /// A lock on the key `<prefix><name>` itself, holding its owner token
+    /// as a plain string: the key and value other clients' locks use
+    /// (Laravel's stock cache locks), so they exclude each other. Fencing
+    /// tokens count this API's acquires; a key without expiry is held
+    /// (Laravel's locks without seconds), never stale.
+    pub fn exact(prefix: &[u8], name: &[u8]) -> Self {
+        Self::at(&Place::new(prefix, Kind::ExactLock, name), true, false)
+    }
+
     /// One node's share of a Redlock on `RedisLock\` lock `name`: no
     /// fencing tokens (each node would count its own).
     pub fn redlock(prefix: &[u8], name: &[u8]) -> Self {

@@ -36,8 +36,7 @@ pub struct Client {
 
 const DEFAULT_TTL: f64 = 30.0;
 const DEFAULT_MAX_HOLD: f64 = 300.0;
-const LOCK_OPTIONS: &str =
-    "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd, owner";
+const LOCK_OPTIONS: &str = "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd, owner, exactKey";
 const RW_LOCK_OPTIONS: &str =
     "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd";
 /// The longest owner a lock takes, in bytes.
@@ -154,6 +153,7 @@ fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Opt
     let mut replicas = 0;
     let mut replica_timeout = Duration::from_secs_f64(DEFAULT_REPLICA_TIMEOUT);
     let mut owner = None;
+    let mut exact_key = false;
     for (name, value) in entries(options, method)? {
         let param = format!("{method} option '{name}'");
         match name.as_str() {
@@ -168,6 +168,7 @@ fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Opt
             "replicaTimeout" => replica_timeout = positive_seconds(value, &param)?,
             "releaseAtRequestEnd" => release_at_end = flag(value, &param)?,
             "owner" if what == For::Lock => owner = owner_option(value, &param)?,
+            "exactKey" if what == For::Lock => exact_key = flag(value, &param)?,
             _ => {
                 let known = match what {
                     For::Lock => LOCK_OPTIONS,
@@ -198,6 +199,7 @@ fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Opt
         replica_timeout,
         release_at_end,
         owner,
+        exact_key,
     })
 }
 
@@ -247,7 +249,9 @@ impl Client {
     /// `ttl` INF: the lock never expires. `owner` (string): the lock belongs
     /// to that owner token rather than to this object; any object created
     /// with the same owner, in any process, sees it held, extends and
-    /// releases it (Laravel's owners).
+    /// releases it (Laravel's owners). `exactKey` (bool): the lock is the
+    /// key `<prefix><name>` itself holding the owner token, the key and
+    /// value Laravel's stock cache locks use, so both exclude each other.
     pub fn lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
         let name = non_empty(&name, "RedisLock\\Client::lock(): Argument #1 ($name)")?;
         let options = lock_options(
@@ -256,6 +260,13 @@ impl Client {
             For::Lock,
         )?;
         Ok(Lock::new(self.config.clone(), name, options))
+    }
+
+    /// A fresh owner token of this process, as a lock makes for itself: an
+    /// `owner` option with it speaks for one holder in any request, and an
+    /// inspection finds this process behind it (`lockState()`'s 'holder').
+    pub fn new_owner(&self) -> String {
+        crate::lock::holder::token()
     }
 
     /// The names of the queues on this server, sorted: every queue a task
@@ -269,8 +280,8 @@ impl Client {
     /// 'token' => the holder's fencing token (null: free, or a seed lock),
     /// 'holder' => ['host', 'pid', 'process'] of the process that holds it
     /// (null: free, or not known), 'waiting' => waiters in line]. `$kind`:
-    /// null or 'lock' for `lock()`'s locks, 'seed' for the seed
-    /// `RedisLock`'s.
+    /// null or 'lock' for `lock()`'s locks, 'exact' for those with
+    /// `exactKey`, 'seed' for the drop-in `RedisLock`'s.
     pub fn lock_state(&self, name: Arg<Text>, kind: Arg<NullableText>) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Client::lockState()";
         let kind = inspect::kind(&kind, &format!("{M}: Argument #2 ($kind)"))?;
@@ -284,7 +295,7 @@ impl Client {
 
     /// Up to `$limit` (1 to 10000) locks whose names match the glob
     /// `$pattern` (null: all; Redis' MATCH syntax), found with SCAN: a list
-    /// of `lockState()`'s arrays with 'name' and 'kind' ('lock' or 'seed')
+    /// of `lockState()`'s arrays with 'name' and 'kind' ('lock', 'exact' or 'seed')
     /// first, sorted by kind and name. One server: not on a Cluster.
     #[php(defaults(limit = 100))]
     pub fn locks(&self, pattern: Arg<NullableText>, limit: Arg<Int>) -> PhpResult<Zval> {

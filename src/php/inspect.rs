@@ -23,15 +23,16 @@ pub fn queues(config: &Config) -> PhpResult<Zval> {
     Ok(array(list))
 }
 
-/// A lock kind parameter: null or 'lock' for `RedisLock\Lock`, 'seed' for
-/// the seed's `RedisLock`.
+/// A lock kind parameter: null or 'lock' for `RedisLock\Lock`, 'exact' for
+/// one with `exactKey`, 'seed' for the seed's `RedisLock`.
 pub fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
     match value {
         Value::Null => Ok(Kind::Lock),
         Value::Str(s) if s == b"lock" => Ok(Kind::Lock),
         Value::Str(s) if s == b"seed" => Ok(Kind::Seed),
+        Value::Str(s) if s == b"exact" => Ok(Kind::Exact),
         Value::Str(s) => Err(value_error(format!(
-            "{param} must be 'lock' or 'seed', {} given",
+            "{param} must be 'lock', 'exact' or 'seed', {} given",
             super::value::quoted(s)
         ))),
         other => Err(type_error(format!(

@@ -14,6 +14,12 @@ use RedisLock\NotHeldException;
  * request or job speaks for the same holder; `$seconds <= 0` is a lock
  * without expiry, as in Laravel. The lock outlives this object and the
  * request: only a release, a forced release or its lease ends it.
+ *
+ * The lock is Laravel's own key (`<prefix><cache prefix><name>`) holding
+ * the owner, as Laravel's Redis store keeps it (`exactKey`): servers still
+ * on Laravel's store and servers on this one exclude each other. A lock
+ * without an owner gets one that names this process, so `locks()` and the
+ * CLI show who holds it.
  */
 class Lock extends \Illuminate\Cache\Lock
 {
@@ -25,11 +31,12 @@ class Lock extends \Illuminate\Cache\Lock
      */
     public function __construct(Client $client, private string $connection, $name, $seconds, $owner = null)
     {
-        parent::__construct($name, $seconds, $owner);
+        parent::__construct($name, $seconds, $owner ?? $client->newOwner());
         $this->lock = $client->lock((string) $this->name, [
             'ttl' => $this->seconds > 0 ? $this->seconds : INF,
             'owner' => (string) $this->owner,
             'releaseAtRequestEnd' => false,
+            'exactKey' => true,
         ]);
     }
 

@@ -8,8 +8,8 @@ use RedisLock\Client;
 /**
  * Laravel's Redis cache store, with its locks on redislock: cache values
  * stay where they are (the `connection`), locks go to the server of the
- * `lock_connection` through the extension. Lock keys are redislock's
- * (`lock:{<cache prefix><name>}`), not Laravel's.
+ * `lock_connection` through the extension, on Laravel's own lock keys
+ * (`<cache prefix><name>`): Laravel's store and this one exclude each other.
  */
 class RedisStore extends \Illuminate\Cache\RedisStore
 {

@@ -119,6 +119,21 @@ final class Report
     /** Frees a lock whoever holds it; false if it was free. */
     public function unlock(string $name): bool
     {
-        return $this->client->lock($name)->forceRelease();
+        if ($this->client->lock($name)->forceRelease()) {
+            return true;
+        }
+        // An exact-key lock (Laravel's), only as `locks` lists it: any key
+        // could be named, and only those this API took are locks.
+        try {
+            $found = $this->client->locks(addcslashes($name, '*?[]\\'), 10);
+        } catch (\ValueError) {
+            return false; // a Cluster: not listed
+        }
+        foreach ($found as $lock) {
+            if ($lock['kind'] === 'exact' && $lock['name'] === $name) {
+                return $this->client->lock($name, ['exactKey' => true])->forceRelease();
+            }
+        }
+        return false;
     }
 }

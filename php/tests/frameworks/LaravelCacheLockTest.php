@@ -66,7 +66,7 @@ final class LaravelCacheLockTest extends LaravelRedisCacheLockTestCase
         $lock = Cache::store('redis')->lock('foo', 10);
         $this->assertInstanceOf(RedisLock\Laravel\Lock::class, $lock);
         $this->assertTrue($lock->get());
-        $this->assertSame(1, self::redis()->exists('lock:{laravel_cache:foo}'));
+        $this->assertSame($lock->owner(), self::redis()->get('laravel_cache:foo'), "Laravel's own key and value");
         $this->assertEqualsWithDelta(10.0, $lock->redisLock()->remaining(), 1.0);
         $this->assertTrue($lock->release());
         $this->assertFalse($lock->release(), 'a second release finds nothing');
@@ -80,7 +80,7 @@ final class LaravelCacheLockTest extends LaravelRedisCacheLockTestCase
             $t = microtime(true);
             echo $lock(10)->block(20, fn () => "ran"), " ", round(microtime(true) - $t, 1);'));
         $redis = self::redis();
-        for ($tries = 0; $redis->lLen('lock:{laravel_cache:foo}:line') < 1; $tries++) {
+        for ($tries = 0; $redis->lLen('exactlock:{laravel_cache:foo}:line') < 1; $tries++) {
             $this->assertLessThan(4000, $tries, 'the waiter never joined the line');
             usleep(5000);
         }
@@ -115,9 +115,84 @@ final class LaravelCacheLockTest extends LaravelRedisCacheLockTestCase
     {
         $lock = Cache::store('redis')->lock('foo');
         $this->assertTrue($lock->get());
-        $this->assertSame(-1, self::redis()->pttl('lock:{laravel_cache:foo}'));
+        $this->assertSame(-1, self::redis()->pttl('laravel_cache:foo'));
         $this->assertSame(INF, $lock->redisLock()->remaining());
         $this->assertTrue($lock->release());
+    }
+
+    /**
+     * A fleet switching server by server: Laravel's own store and the
+     * adapter on one name never both hold the lock, each sees the other's
+     * holder, and an owner passes between them.
+     */
+    public function testLaravelsOwnStoreAndTheAdapterExcludeEachOther(): void
+    {
+        foreach ([[0, 10], [10, 0], [10, 10]] as [$stockSeconds, $mySeconds]) {
+            $stock = Cache::store('stock')->lock('foo', $stockSeconds);
+            $this->assertNotInstanceOf(RedisLock\Laravel\Lock::class, $stock, 'the reference is Laravel\'s own');
+            $this->assertTrue($stock->get());
+            $this->assertFalse(Cache::store('redis')->lock('foo', $mySeconds)->get(), 'held by the stock store');
+            $this->assertSame($stock->owner(), self::redis()->get('laravel_cache:foo'));
+            $this->assertTrue(Cache::store('redis')->restoreLock('foo', $stock->owner())->release(), 'its owner, restored on the adapter');
+            $mine = Cache::store('redis')->lock('foo', $mySeconds);
+            $this->assertTrue($mine->get());
+            $this->assertFalse(Cache::store('stock')->lock('foo', $stockSeconds)->get(), 'held by the adapter');
+            $this->assertFalse(Cache::store('stock')->restoreLock('foo', 'another')->release());
+            $this->assertTrue(Cache::store('stock')->restoreLock('foo', $mine->owner())->release(), 'its owner, restored on the stock store');
+            $this->assertFalse($mine->release(), 'released already');
+        }
+    }
+
+    /**
+     * Processes on Laravel's store and on the adapter take one lock in turns
+     * (`block()`), counting who is inside at once: never two. The adapter's
+     * waiters are not starved by the stock store's releases, which wake
+     * nobody: they look again every 250 ms, as Laravel's own waiters.
+     */
+    public function testAMixedFleetNeverHasTwoHolders(): void
+    {
+        $redis = self::redis();
+        $redis->del('inside', 'overlaps', 'turns');
+        $turns = 25;
+        $worker = fn (string $store) => self::start('
+            require "' . __DIR__ . '/laravel/boot.php";
+            $app = laravel_app("127.0.0.1", ' . RedisServer::$main->port . ');
+            $redis = new Redis();
+            $redis->connect("127.0.0.1", ' . RedisServer::$main->port . ');
+            $redis->select(5);
+            for ($i = 0; $i < ' . $turns . '; $i++) {
+                $app["cache"]->store("' . $store . '")->lock("foo", 10)->block(20, function () use ($redis) {
+                    if ($redis->incr("inside") > 1) {
+                        $redis->incr("overlaps");
+                    }
+                    usleep(2000);
+                    $redis->decr("inside");
+                    $redis->rPush("turns", "' . $store . '");
+                });
+            }
+            echo "done";', ['extension' => self::phpredisExtensions()]);
+        $workers = [$worker('stock'), $worker('redis'), $worker('stock'), $worker('redis')];
+        $outs = array_map(fn ($w) => self::finish($w), $workers);
+        $this->assertSame(['done', 'done', 'done', 'done'], $outs, 'every worker had all its turns in time');
+        $this->assertSame(0, (int) $redis->get('overlaps'), 'two holders at once');
+        $this->assertSame(['redis' => 2 * $turns, 'stock' => 2 * $turns], array_count_values($redis->lRange('turns', 0, -1)));
+    }
+
+    /** The adapter's locks show who holds them, as RedisLock\Lock's do. */
+    public function testTheHolderOfALaravelLockIsShown(): void
+    {
+        // Taken by another process, which ends: the lock outlives it.
+        $pid = (int) self::php(self::laravel('$l = $lock(10); echo $l->get() ? getmypid() : 0;'));
+        $this->assertGreaterThan(0, $pid);
+        $client = RedisLock\Laravel\Connections::client(['default' => ['host' => '127.0.0.1', 'port' => RedisServer::$main->port, 'database' => 5]], 'default');
+        $state = $client->lockState('laravel_cache:foo', 'exact');
+        $this->assertTrue($state['held']);
+        $this->assertSame($pid, $state['holder']['pid'] ?? null);
+        $listed = $client->locks('laravel_cache:*');
+        $this->assertSame([['exact', 'laravel_cache:foo', $pid]],
+            array_map(fn ($l) => [$l['kind'], $l['name'], $l['holder']['pid'] ?? null], $listed));
+        Cache::store('redis')->lock('foo')->forceRelease();
+        $this->assertSame([], $client->locks('laravel_cache:*'), 'free: no longer listed');
     }
 
     public function testOwnersOfAnyBytesAreRestored(): void

@@ -2,7 +2,8 @@
 // A Laravel application as the tests need one (Orchestra Testbench is not
 // packaged in Debian): cache, queue, bus and Redis services, the facades,
 // and redislock's provider, configured for the Redis server at $host:$port.
-// The `redis` cache store is on the `redislock` driver; the `redislock`
+// The `redis` cache store is on the `redislock` driver (`stock` is
+// Laravel's own); the `redislock`
 // queue connection is the default, and `redis` is Laravel's own driver.
 // $prefix is Laravel's key prefix (`database.redis.options.prefix`).
 
@@ -39,7 +40,11 @@ function laravel_app(string $host, int $port, array $queue = [], ?string $prefix
         'cache' => [
             'default' => 'redis',
             'prefix' => 'laravel_cache',
-            'stores' => ['redis' => ['driver' => 'redislock', 'connection' => 'cache', 'lock_connection' => 'default']],
+            'stores' => [
+                'redis' => ['driver' => 'redislock', 'connection' => 'cache', 'lock_connection' => 'default'],
+                // Laravel's own store, the reference (a server not yet switched).
+                'stock' => ['driver' => 'redis', 'connection' => 'cache', 'lock_connection' => 'default'],
+            ],
         ],
         'queue' => [
             'default' => 'redislock',
