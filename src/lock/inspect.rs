@@ -223,14 +223,12 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
                 names.retain(|_| held.next().unwrap_or(false));
             }
             for (key, name) in names {
-                {
-                    if found.len() == limit {
-                        return Ok(sorted(found));
-                    }
-                    // A name ending in `}` with braces matches both globs.
-                    if seen.insert(key) {
-                        found.push((kind, name));
-                    }
+                if found.len() == limit {
+                    return Ok(sorted(found));
+                }
+                // A name ending in `}` with braces matches both globs.
+                if seen.insert(key) {
+                    found.push((kind, name));
                 }
             }
             cursor = next;
