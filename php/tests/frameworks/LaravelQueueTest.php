@@ -109,7 +109,7 @@ final class LaravelQueueTest extends TestCase
             $this->assertFalse($report($shop)->get(), 'the same application: held');
             $held->release();
             $keys = $this->redis->keys('*');
-            $this->assertNotEmpty(preg_grep('/^shop_database_.*lock:\{laravel_cache:report\}/', $keys));
+            $this->assertNotEmpty(preg_grep('/^shop_database_exactlock:\{shop_database_laravel_cache:report\}:fence$/', $keys));
             $this->assertSame([], preg_grep('/^(shop|blog)_database_/', $keys, PREG_GREP_INVERT), 'every key under its application\'s prefix');
         } finally {
             Illuminate\Support\Facades\Facade::clearResolvedInstances();
