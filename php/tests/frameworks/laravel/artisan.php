@@ -12,4 +12,8 @@ $app->instance('env', 'production');
 $artisan = new Illuminate\Console\Application($app, $app['events'], 'tests');
 $artisan->setAutoExit(false);
 $artisan->resolveCommands([Illuminate\Queue\Console\ClearCommand::class, Illuminate\Queue\Console\MonitorCommand::class]);
+// Laravel 10 registers named commands lazily, through its command loader.
+if (method_exists($artisan, 'setContainerCommandLoader')) {
+    $artisan->setContainerCommandLoader();
+}
 exit($artisan->run(new Symfony\Component\Console\Input\ArgvInput($argv)));
