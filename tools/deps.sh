@@ -37,7 +37,7 @@ if [ "$mode" = demo ]; then
 fi
 if [ "$mode" = test ] || [ "$mode" = bench ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
-             php-symfony-messenger php-intl php-laravel-framework php-phpstan-phpdoc-parser composer
+             php-symfony-messenger php-intl php-xml php-laravel-framework php-phpstan-phpdoc-parser composer
              prometheus chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4)
   # Where the release has it (bookworm: yes, trixie: no); the tests use it
   # when it is there, the benchmarks need it.
