@@ -81,6 +81,7 @@ final class BadInputTest extends RedisLockTestCase
             'Client::lock $options' => fn ($v) => $client()->lock('n', $v),
             'Client::lock option ttl' => fn ($v) => $client()->lock('n', ['ttl' => $v])->acquire(),
             'Client::lock option owner' => fn ($v) => $client()->lock('n', ['owner' => $v])->acquire(),
+            'Client::lock option exactKey' => fn ($v) => $client()->lock('n', ['exactKey' => $v])->acquire(),
             'Lock::acquire $wait' => fn ($v) => $client()->lock('n')->acquire($v),
             'Lock::extend $ttl' => [$held, fn ($l, $v) => $l->extend($v)],
             'Lock::synchronized $fn' => fn ($v) => $client()->lock('n')->synchronized($v),
@@ -165,6 +166,9 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('TypeError', $outcomes['Client::lock option owner(array)']);
         $this->assertSame('boolean', $outcomes['Client::lock option owner(nul bytes)']);
         $this->assertSame('boolean', $outcomes['Client::lock option owner(invalid utf-8)']);
+        $this->assertSame('boolean', $outcomes['Client::lock option exactKey(true)']);
+        $this->assertSame('TypeError', $outcomes['Client::lock option exactKey(zero string)']);
+        $this->assertSame('TypeError', $outcomes['Client::lock option exactKey(null)']);
         $this->assertSame('ValueError', $outcomes['Lock::acquire $wait(minus one)']);
         $this->assertSame('ValueError', $outcomes['Lock::acquire $wait(nan)']);
         $this->assertSame('boolean', $outcomes['Lock::acquire $wait(inf)'], 'INF: no limit');

@@ -163,10 +163,11 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
         return $this->serializer->decode($encoded)->with(new TransportMessageIdStamp($id));
     }
 
+    /** Ends a received message's lease, or removes a found one. */
     private function settle(Envelope $envelope): void
     {
-        $found = $envelope->last(ReceivedStamp::class) === null ? $envelope->last(FoundStamp::class) : null;
-        if ($found !== null) {
+        $found = $envelope->last(FoundStamp::class);
+        if ($found !== null && $envelope->last(ReceivedStamp::class) === null) {
             $this->queue($found->queue)->remove([$found->id]);
             return;
         }
