@@ -41,6 +41,10 @@ pub enum Kind {
     /// locks): `<name>` itself, whatever it holds; only its added keys
     /// (`exactlock:{...}`) are redislock's.
     ExactLock,
+    /// A read-write lock on the key another client names as is (Symfony's
+    /// stock RedisStore): `<name>` itself; its added keys are
+    /// `exactrwlock:{...}`.
+    ExactRwLock,
 }
 
 impl Kind {
@@ -50,7 +54,7 @@ impl Kind {
             Kind::Queue => Some(b"Queue:"),
             Kind::SeedLock => Some(b"Lock:"),
             Kind::OrderLock => Some(b"order_lock_"),
-            Kind::ExactLock => Some(b""),
+            Kind::ExactLock | Kind::ExactRwLock => Some(b""),
             _ => None,
         }
     }
@@ -63,6 +67,7 @@ impl Kind {
             Kind::RwLock => b"rwlock:",
             Kind::Stock => b"stock:",
             Kind::ExactLock => b"exactlock:",
+            Kind::ExactRwLock => b"exactrwlock:",
             Kind::Queue | Kind::SeedLock | Kind::OrderLock => b"",
         }
     }
@@ -203,7 +208,7 @@ mod tests {
 
     use super::*;
 
-    const KINDS: [Kind; 8] = [
+    const KINDS: [Kind; 9] = [
         Kind::Queue,
         Kind::SeedLock,
         Kind::OrderLock,
@@ -212,6 +217,7 @@ mod tests {
         Kind::RwLock,
         Kind::Stock,
         Kind::ExactLock,
+        Kind::ExactRwLock,
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) too.
     const ROLES: [&str; 15] = [
@@ -237,7 +243,7 @@ mod tests {
     fn keys_of(prefix: &[u8], kind: Kind, name: &[u8]) -> Vec<Vec<u8>> {
         let place = Place::new(prefix, kind, name);
         let mut keys = vec![place.main.clone()];
-        if kind == Kind::ExactLock {
+        if matches!(kind, Kind::ExactLock | Kind::ExactRwLock) {
             keys.clear();
         }
         keys.extend(ROLES.iter().map(|r| place.beside(r)));

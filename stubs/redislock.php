@@ -144,9 +144,12 @@ namespace RedisLock {
          * writer. Readers and writers wait in one line, first come first
          * served, so a waiting writer stops later readers (no writer
          * starvation). Options as `lock()`, but `owner`; a read lock has no
-         * fencing token (`token()` is null).
+         * fencing token (`token()` is null). `exactKey`: the read-write lock
+         * is the key `<prefix><name>` itself, a sorted set of its holders in
+         * the format of Symfony's stock RedisStore, so both exclude each
+         * other.
          *
-         * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool}|null $options
+         * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool, exactKey?: bool}|null $options
          */
         public function readLock(string $name, ?array $options = null): Lock {}
 
@@ -195,7 +198,7 @@ namespace RedisLock {
          * The write lock of the read-write lock named `$name`: one writer, and
          * no reader beside it; fencing tokens as for `lock()`. See `readLock()`.
          *
-         * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool}|null $options
+         * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool, exactKey?: bool}|null $options
          */
         public function writeLock(string $name, ?array $options = null): Lock {}
     }

@@ -60,6 +60,18 @@ fn never_more_permits_held_than_there_are() {
 
 #[test]
 fn never_a_reader_beside_a_writer() {
+    readers_and_writers(|take| Keys::permits(b"", Kind::RwLock, b"rw", take, UNLIMITED));
+}
+
+#[test]
+fn never_a_reader_beside_a_writer_in_symfonys_format() {
+    readers_and_writers(|take| Keys::symfony(b"", b"rw", take));
+}
+
+/// Eight threads, two of them writers, take the read-write lock of `keys`
+/// (given the permits to take) 25 times each, counting a writer beside
+/// anyone: never; nothing is held at the end.
+fn readers_and_writers(keys: fn(u64) -> Keys) {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
     // Readers count up by one, a writer by a thousand.
@@ -72,7 +84,7 @@ fn never_a_reader_beside_a_writer() {
                 let writer = t < 2;
                 let (take, weight) = if writer { (UNLIMITED, 1000) } else { (1, 1) };
                 for _ in 0..25 {
-                    let keys = Keys::permits(b"", Kind::RwLock, b"rw", take, UNLIMITED);
+                    let keys = keys(take);
                     let token = lock::new_token();
                     let fence =
                         lock::acquire(&config, &keys, &token, Duration::from_secs(30), waiting(60))
@@ -94,6 +106,84 @@ fn never_a_reader_beside_a_writer() {
         t.join().unwrap();
     }
     assert_eq!(violations.load(Ordering::SeqCst), 0);
+    let state = permits::state(&config, &keys(1), None).unwrap();
+    assert_eq!((state.used, state.waiting), (0, 0));
+}
+
+/// Symfony's RedisStore format: a write lock is its token and `__write__`,
+/// scored by the lease's end, the key expiring then; a read lock its token
+/// alone. A holder that dies is dropped when its lease runs out.
+#[test]
+fn symfonys_format_on_the_key_itself() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let mut redis = server.client();
+    let lease = Duration::from_secs(30);
+    let write = Keys::symfony(b"app:", b"res", UNLIMITED);
+    let writer = lock::new_token();
+    assert!(
+        lock::acquire(&config, &write, &writer, lease, waiting(0))
+            .unwrap()
+            .is_some()
+    );
+    let held: Vec<(String, i64)> = redis::cmd("ZRANGE")
+        .arg("app:res")
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(&mut redis)
+        .unwrap();
+    let mut members: Vec<&str> = held.iter().map(|(m, _)| m.as_str()).collect();
+    let mut expected = ["__write__", writer.as_str()];
+    members.sort();
+    expected.sort();
+    assert_eq!(members, expected);
+    assert_eq!(held[0].1, held[1].1, "one lease");
+    let pttl = server.pttl("app:res");
+    assert!(
+        pttl > 29_000 && pttl <= 30_000,
+        "the key lives as long as the lease: {pttl}"
+    );
+    assert!(lock::release(&config, &write, writer.as_bytes()).unwrap());
+    let exists: i64 = redis::cmd("EXISTS")
+        .arg("app:res")
+        .query(&mut redis)
+        .unwrap();
+    assert_eq!(exists, 0);
+
+    // A reader that dies: the writer waits until its lease runs out.
+    let read = Keys::symfony(b"app:", b"res", 1);
+    let reader = lock::new_token();
+    let short = Duration::from_millis(300);
+    assert!(
+        lock::acquire(&config, &read, &reader, short, waiting(0))
+            .unwrap()
+            .is_some()
+    );
+    let members: Vec<String> = redis::cmd("ZRANGE")
+        .arg("app:res")
+        .arg(0)
+        .arg(-1)
+        .query(&mut redis)
+        .unwrap();
+    assert_eq!(members, [reader.clone()]);
+    let wait = Wait {
+        timeout: Duration::from_secs(5),
+        recheck: Duration::from_millis(50),
+    };
+    assert!(
+        lock::acquire(&config, &write, &writer, lease, wait)
+            .unwrap()
+            .is_some()
+    );
+    let members: Vec<String> = redis::cmd("ZRANGE")
+        .arg("app:res")
+        .arg(0)
+        .arg(-1)
+        .query(&mut redis)
+        .unwrap();
+    assert_eq!(members.len(), 2);
+    assert!(members.contains(&writer) && members.contains(&"__write__".to_string()));
 }
 
 #[test]

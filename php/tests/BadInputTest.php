@@ -82,6 +82,8 @@ final class BadInputTest extends RedisLockTestCase
             'Client::lock option ttl' => fn ($v) => $client()->lock('n', ['ttl' => $v])->acquire(),
             'Client::lock option owner' => fn ($v) => $client()->lock('n', ['owner' => $v])->acquire(),
             'Client::lock option exactKey' => fn ($v) => $client()->lock('n', ['exactKey' => $v])->acquire(),
+            'Client::readLock option exactKey' => fn ($v) => $client()->readLock('n', ['exactKey' => $v])->acquire(),
+            'Client::writeLock $name (exactKey)' => fn ($v) => $client()->writeLock($v, ['exactKey' => true])->acquire(),
             'Lock::acquire $wait' => fn ($v) => $client()->lock('n')->acquire($v),
             'Lock::extend $ttl' => [$held, fn ($l, $v) => $l->extend($v)],
             'Lock::synchronized $fn' => fn ($v) => $client()->lock('n')->synchronized($v),
@@ -169,6 +171,10 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('boolean', $outcomes['Client::lock option exactKey(true)']);
         $this->assertSame('TypeError', $outcomes['Client::lock option exactKey(zero string)']);
         $this->assertSame('TypeError', $outcomes['Client::lock option exactKey(null)']);
+        $this->assertSame('boolean', $outcomes['Client::readLock option exactKey(true)']);
+        $this->assertSame('TypeError', $outcomes['Client::readLock option exactKey(zero string)']);
+        $this->assertSame('boolean', $outcomes['Client::writeLock $name (exactKey)(nul bytes)']);
+        $this->assertSame('ValueError', $outcomes['Client::writeLock $name (exactKey)(empty)']);
         $this->assertSame('ValueError', $outcomes['Lock::acquire $wait(minus one)']);
         $this->assertSame('ValueError', $outcomes['Lock::acquire $wait(nan)']);
         $this->assertSame('boolean', $outcomes['Lock::acquire $wait(inf)'], 'INF: no limit');

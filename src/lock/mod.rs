@@ -174,14 +174,14 @@ impl Acquire<'_> {
     /// all after the common arguments).
     fn call(
         &self,
-        scripts: (&Script, &Script),
+        scripts: (&Script, fn(&permits::Scripts) -> &Script),
         args: impl Fn(&mut redis::ScriptInvocation<'_>),
     ) -> Result<(i64, i64), Error> {
         let permits = self.keys.permits.as_ref();
         conn::with(self.config, |c| {
             let mut call = match permits {
                 Some(p) => {
-                    let mut call = scripts.1.key(&self.keys.lock);
+                    let mut call = scripts.1(permits::scripts(self.keys)).key(&self.keys.lock);
                     call.key(&p.counts);
                     call
                 }
@@ -206,7 +206,7 @@ impl wait::Waiter<i64> for Acquire<'_> {
         };
         let first = if pass == Pass::First { "1" } else { "0" };
         let stale = self.keys.stale_without_expiry;
-        let (left, fence) = self.call((&ACQUIRE, &permits::ACQUIRE), |call| {
+        let (left, fence) = self.call((&ACQUIRE, |s| &s.acquire), |call| {
             call.arg(self.token)
                 .arg(self.lease)
                 .arg(&self.keep)
@@ -236,7 +236,7 @@ impl wait::Waiter<i64> for Acquire<'_> {
     }
 
     fn leave(&mut self) -> Result<Option<i64>, Error> {
-        let (left, fence) = self.call((&LEAVE, &permits::LEAVE), |call| {
+        let (left, fence) = self.call((&LEAVE, |s| &s.leave), |call| {
             call.arg(self.token)
                 .arg(self.lease)
                 .arg(&self.keep)
@@ -339,7 +339,7 @@ fn release_as(config: &Config, keys: &Keys, token: Option<&[u8]>) -> Result<bool
     let released: i64 = conn::with(config, |c| {
         let mut call = match &keys.permits {
             Some(p) => {
-                let mut call = permits::RELEASE.key(&keys.lock);
+                let mut call = permits::scripts(keys).release.key(&keys.lock);
                 call.key(&p.counts);
                 call
             }

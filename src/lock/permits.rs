@@ -20,27 +20,55 @@ use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::wait::{self, line_script};
 
-pub(super) static ACQUIRE: LazyLock<Script> =
-    line_script!("lock_line.lua", "permits_line.lua", "permits_acquire.lua");
-pub(super) static RELEASE: LazyLock<Script> =
-    line_script!("lock_line.lua", "permits_line.lua", "permits_release.lua");
-pub(super) static LEAVE: LazyLock<Script> =
-    line_script!("lock_line.lua", "permits_line.lua", "permits_leave.lua");
-static EXTEND: LazyLock<Script> =
-    line_script!("lock_line.lua", "permits_line.lua", "permits_extend.lua");
-static CHANGE: LazyLock<Script> =
-    line_script!("lock_line.lua", "permits_line.lua", "permits_change.lua");
-static STATE: LazyLock<Script> =
-    line_script!("lock_line.lua", "permits_line.lua", "permits_state.lua");
+/// The scripts of a hold of permits, for one format of its holders.
+pub(super) struct Scripts {
+    pub acquire: LazyLock<Script>,
+    pub release: LazyLock<Script>,
+    pub leave: LazyLock<Script>,
+    extend: LazyLock<Script>,
+    change: LazyLock<Script>,
+    state: LazyLock<Script>,
+}
+
+/// The scripts of permits with `$format`'s file included after the shared
+/// functions (see `permits_line.lua`).
+macro_rules! scripts {
+    ($($format:literal)?) => {
+        Scripts {
+            acquire: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_acquire.lua"),
+            release: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_release.lua"),
+            leave: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_leave.lua"),
+            extend: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_extend.lua"),
+            change: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_change.lua"),
+            state: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_state.lua"),
+        }
+    };
+}
+
+static OWN: Scripts = scripts!();
+static SYMFONY: Scripts = scripts!("permits_symfony.lua");
 
 /// The permits of a read lock's whole: a number no count of readers reaches
 /// (exact in Lua's doubles).
 pub const UNLIMITED: u64 = 1 << 50;
 
+/// How the holders of permits are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// redislock's: the holders' leases in a sorted set, the permits each
+    /// holds in a hash beside it.
+    Own,
+    /// Symfony's RedisStore's, on the key its clients share (read-write
+    /// locks only): the holders' leases in the sorted set, the writer's
+    /// beside the member `__write__`.
+    Symfony,
+}
+
 /// What a hold of permits takes, beside the keys a lock has.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Permits {
-    /// Holder token -> permits it holds.
+    pub format: Format,
+    /// Holder token -> permits it holds (not used by [`Format::Symfony`]).
     pub counts: Vec<u8>,
     /// The permits this hold takes.
     pub take: u64,
@@ -55,10 +83,23 @@ impl Keys {
         let place = Place::new(prefix, kind, name);
         let mut keys = Keys::at(&place, true, false);
         keys.permits = Some(Permits {
+            format: Format::Own,
             counts: place.beside(":permits"),
             take,
             of,
         });
+        keys
+    }
+
+    /// A read lock (`take` 1) or the write lock (`take` [`UNLIMITED`]) of
+    /// the read-write lock on the key `<prefix><name>` itself, in the
+    /// format of Symfony's RedisStore: Symfony's stock clients of that key
+    /// and these holds exclude each other as they exclude their own.
+    pub fn symfony(prefix: &[u8], name: &[u8], take: u64) -> Self {
+        let mut keys = Self::permits(prefix, Kind::ExactRwLock, name, take, UNLIMITED);
+        if let Some(p) = &mut keys.permits {
+            p.format = Format::Symfony;
+        }
         keys
     }
 
@@ -78,6 +119,15 @@ impl Keys {
     }
 }
 
+/// The scripts for the holders of `keys` (redislock's format when they
+/// are not permits at all).
+pub(super) fn scripts(keys: &Keys) -> &'static Scripts {
+    match keys.permits.as_ref().map(|p| p.format) {
+        Some(Format::Symfony) => &SYMFONY,
+        _ => &OWN,
+    }
+}
+
 fn counts(keys: &Keys) -> &[u8] {
     keys.permits.as_ref().map_or(&[], |p| p.counts.as_slice())
 }
@@ -90,7 +140,8 @@ pub(super) fn extend(
     lease: Duration,
 ) -> Result<bool, Error> {
     let done: i64 = conn::with(config, |c| {
-        EXTEND
+        scripts(keys)
+            .extend
             .key(&keys.lock)
             .key(counts(keys))
             .arg(token)
@@ -125,7 +176,8 @@ pub(super) fn change(
         return Ok(Changed::Gone);
     };
     let (done, fence): (i64, i64) = conn::with(config, |c| {
-        CHANGE
+        scripts(keys)
+            .change
             .key(&keys.lock)
             .key(&p.counts)
             .key(&keys.fence)
@@ -156,7 +208,8 @@ pub struct State {
 
 pub fn state(config: &Config, keys: &Keys, token: Option<&str>) -> Result<State, Error> {
     let (left, used, waiting): (i64, i64, i64) = conn::with(config, |c| {
-        STATE
+        scripts(keys)
+            .state
             .key(&keys.lock)
             .key(counts(keys))
             .key(&keys.line)

@@ -38,7 +38,7 @@ const DEFAULT_TTL: f64 = 30.0;
 const DEFAULT_MAX_HOLD: f64 = 300.0;
 const LOCK_OPTIONS: &str = "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd, owner, exactKey";
 const RW_LOCK_OPTIONS: &str =
-    "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd";
+    "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd, exactKey";
 /// The longest owner a lock takes, in bytes.
 const MAX_OWNER: usize = 1024;
 const DEFAULT_REPLICA_TIMEOUT: f64 = 1.0;
@@ -168,7 +168,7 @@ fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Opt
             "replicaTimeout" => replica_timeout = positive_seconds(value, &param)?,
             "releaseAtRequestEnd" => release_at_end = flag(value, &param)?,
             "owner" if what == For::Lock => owner = owner_option(value, &param)?,
-            "exactKey" if what == For::Lock => exact_key = flag(value, &param)?,
+            "exactKey" if what != For::Permits => exact_key = flag(value, &param)?,
             _ => {
                 let known = match what {
                     For::Lock => LOCK_OPTIONS,
@@ -218,7 +218,11 @@ impl Client {
             &format!("{m}: Argument #2 ($options)"),
             For::ReadWrite,
         )?;
-        let keys = Keys::permits(&self.config.prefix, Kind::RwLock, &name, take, UNLIMITED);
+        let keys = if options.exact_key {
+            Keys::symfony(&self.config.prefix, &name, take)
+        } else {
+            Keys::permits(&self.config.prefix, Kind::RwLock, &name, take, UNLIMITED)
+        };
         let hold = Hold::of(self.config.clone(), keys, options);
         Ok(Lock::of(hold, name))
     }
@@ -321,8 +325,11 @@ impl Client {
     /// `rwlock:{<name>}`): many readers hold it at once, never beside a
     /// writer. Readers and writers wait in one line, first come first
     /// served, so a waiting writer stops later readers (no writer
-    /// starvation). Options and methods as `lock()`; a read lock has no
-    /// fencing token (`token()` is null).
+    /// starvation). Options and methods as `lock()` (but `owner`); a read
+    /// lock has no fencing token (`token()` is null). `exactKey` (bool): the
+    /// read-write lock is the key `<prefix><name>` itself, a sorted set of
+    /// its holders in the format of Symfony's stock RedisStore, so both
+    /// exclude each other.
     pub fn read_lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
         self.rw_lock(name, options, "readLock", 1)
     }

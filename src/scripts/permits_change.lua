@@ -14,7 +14,7 @@ local token, lease, keep, p = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local place, n, permits = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local now = permits_now()
 local used = permits_used(holders, counts, now)
-local have = tonumber(redis.call('HGET', counts, token))
+local have = permits_count(holders, counts, token)
 if not have then return {-1, 0} end
 if used - have + n > permits then return {0, 0} end
 permits_add(holders, counts, token, n, lease, now)

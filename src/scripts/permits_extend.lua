@@ -4,10 +4,5 @@
 local now = permits_now()
 local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not ends or tonumber(ends) <= now then return 0 end
-local lease = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[1])
-if redis.call('PTTL', KEYS[1]) < lease then
-  redis.call('PEXPIRE', KEYS[1], lease)
-  redis.call('PEXPIRE', KEYS[2], lease)
-end
+permits_renew(KEYS[1], KEYS[2], ARGV[1], tonumber(ARGV[2]), now)
 return 1

@@ -5,13 +5,48 @@
 -- '<token>:<lease ms>:<permits wanted>:<permits in all>'. Taking all the
 -- permits (a write lock, a semaphore of one) hands out a fencing token.
 
+-- permits_symfony.lua, included after this file, sets this: the holders
+-- are then a sorted set in the format of Symfony's RedisStore, on a key
+-- that store's clients share (`exactKey`): a read lock is its token, a
+-- write lock its token beside the member `__write__` (alone), and no
+-- permit counts are kept (KEYS[2] is not used). Only read-write locks.
+local permits_symfony = false
+local PERMITS_WRITE = '__write__'
+local PERMITS_ALL = 2 ^ 50
+
 local function permits_now()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The permits `token` holds (nil: none), its lease aside.
+local function permits_count(holders, counts, token)
+  if not permits_symfony then return tonumber(redis.call('HGET', counts, token)) end
+  if not redis.call('ZSCORE', holders, token) then return nil end
+  if redis.call('ZSCORE', holders, PERMITS_WRITE) then return PERMITS_ALL end
+  return 1
+end
+
+-- The permits the holders whose lease runs after now hold.
+local function permits_in_use(holders, counts, now)
+  if permits_symfony then
+    local write = redis.call('ZSCORE', holders, PERMITS_WRITE)
+    if write and tonumber(write) > now then return PERMITS_ALL end
+    return redis.call('ZCOUNT', holders, '(' .. now, '+inf')
+  end
+  local used = 0
+  for _, h in ipairs(redis.call('ZRANGEBYSCORE', holders, '(' .. now, '+inf')) do
+    used = used + (tonumber(redis.call('HGET', counts, h)) or 0)
+  end
+  return used
+end
+
 -- Drops the holders whose lease ran out; returns the permits in use.
 local function permits_used(holders, counts, now)
+  if permits_symfony then
+    redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
+    return permits_in_use(holders, counts, now)
+  end
   local gone = redis.call('ZRANGEBYSCORE', holders, '-inf', now)
   if #gone > 0 then
     redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
@@ -22,14 +57,47 @@ local function permits_used(holders, counts, now)
   return used
 end
 
--- Makes `token` a holder of n permits until now + lease; the keys live as
--- long as the longest lease.
-local function permits_add(holders, counts, token, n, lease, now)
-  redis.call('ZADD', holders, now + lease, token)
-  redis.call('HSET', counts, token, n)
-  if redis.call('PTTL', holders) < lease then
+-- Makes the keys live as long as the longest lease: Symfony's rule in its
+-- format, else at least `lease` ms from now.
+local function permits_keep(holders, counts, lease)
+  if permits_symfony then
+    local last = redis.call('ZREVRANGE', holders, 0, 0, 'WITHSCORES')[2]
+    if last then redis.call('PEXPIREAT', holders, last) end
+  elseif redis.call('PTTL', holders) < lease then
     redis.call('PEXPIRE', holders, lease)
     redis.call('PEXPIRE', counts, lease)
+  end
+end
+
+-- Makes `token` a holder of n permits until now + lease.
+local function permits_add(holders, counts, token, n, lease, now)
+  redis.call('ZADD', holders, now + lease, token)
+  if not permits_symfony then
+    redis.call('HSET', counts, token, n)
+  elseif n >= PERMITS_ALL then
+    redis.call('ZADD', holders, now + lease, PERMITS_WRITE)
+  else
+    redis.call('ZREM', holders, PERMITS_WRITE)
+  end
+  permits_keep(holders, counts, lease)
+end
+
+-- Sets a new lease on the permits `token` holds.
+local function permits_renew(holders, counts, token, lease, now)
+  redis.call('ZADD', holders, 'XX', now + lease, token)
+  if permits_symfony then redis.call('ZADD', holders, 'XX', now + lease, PERMITS_WRITE) end
+  permits_keep(holders, counts, lease)
+end
+
+-- Takes the permits of `token` back.
+local function permits_drop(holders, counts, token)
+  redis.call('ZREM', holders, token)
+  if permits_symfony then
+    -- A write lock is alone in its set: whoever leaves, no writer is left.
+    redis.call('ZREM', holders, PERMITS_WRITE)
+    permits_keep(holders, counts, 0)
+  else
+    redis.call('HDEL', counts, token)
   end
 end
 

@@ -7,8 +7,7 @@
 local now = permits_now()
 local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not ends or tonumber(ends) <= now then return 0 end
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
+permits_drop(KEYS[1], KEYS[2], ARGV[1])
 local used = permits_used(KEYS[1], KEYS[2], now)
 permits_grant(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], tonumber(ARGV[4]), used, now)
 return 1

@@ -4,10 +4,7 @@
 -- Returns {ms left of the token's lease (-2: holds nothing), permits in
 -- use, waiters in line}.
 local now = permits_now()
-local used = 0
-for _, h in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')) do
-  used = used + (tonumber(redis.call('HGET', KEYS[2], h)) or 0)
-end
+local used = permits_in_use(KEYS[1], KEYS[2], now)
 local left = -2
 local ends = ARGV[1] ~= '' and redis.call('ZSCORE', KEYS[1], ARGV[1])
 if ends and tonumber(ends) > now then left = tonumber(ends) - now end

@@ -19,10 +19,12 @@ use Symfony\Component\Lock\SharedLockStoreInterface;
 use Symfony\Component\Lock\Store\ExpiringStoreTrait;
 
 /**
- * A Symfony Lock store on redislock's read-write locks (`rwlock:{<resource>}`).
- * Blocking acquires wait in the lock's line and are handed the lock by the
- * release, instead of Symfony's 100 ms polling; shared (read) locks, their
- * promotion to the write lock and back are native.
+ * A Symfony Lock store on redislock's read-write locks, on the key Symfony's
+ * stock RedisStore uses (`<resource>`, its format: `exactKey`), so servers on
+ * either store never both hold a lock. Blocking acquires wait in the lock's
+ * line and are handed the lock by the release, instead of Symfony's 100 ms
+ * polling; shared (read) locks, their promotion to the write lock and back
+ * are native.
  *
  * The key holds its `RedisLock\Lock` object, so keys are not serializable
  * (as with FlockStore or SemaphoreStore): a lock belongs to the process that
@@ -39,7 +41,8 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
      *                          Lock then sets its own ttl)
      * @param array $lockOptions more options of `Client::writeLock()`
      *                           (autoRenew, maxHold, replicas, replicaTimeout,
-     *                           releaseAtRequestEnd)
+     *                           releaseAtRequestEnd; exactKey, default true:
+     *                           false keeps the locks in `rwlock:{<resource>}`)
      */
     public function __construct(
         private Client $client,
@@ -126,7 +129,7 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
                 }
                 $held->extend($this->initialTtl);
             } else {
-                $options = ['ttl' => $this->initialTtl] + $this->lockOptions;
+                $options = ['ttl' => $this->initialTtl] + $this->lockOptions + ['exactKey' => true];
                 $resource = (string) $key;
                 $lock = $write
                     ? $this->client->writeLock($resource, $options)
