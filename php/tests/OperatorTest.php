@@ -346,7 +346,7 @@ final class OperatorTest extends RedisLockTestCase
     {
         [$c, $mail, , $pid] = $this->seed();
         foreach (['', "n\n", "whatever\n"] as $answer) {
-            foreach ([['retry', 'mail'], ['purge', 'mail'], ['unlock', 'nightly', '--force']] as $args) {
+            foreach ([['retry', 'mail'], ['purge', 'mail'], ['unlock', 'nightly', '--force'], ['move', 'mail', 'elsewhere']] as $args) {
                 // (Not DEBUG DIGEST: the waiters renew their places.)
                 $before = $this->snapshot();
                 [$status, $out, $err] = self::cli($args, $answer);
@@ -392,6 +392,63 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame('cached', $this->redis->get('app_cache:value'));
     }
 
+    /**
+     * `move` takes a queue's waiting tasks to another prefix (Laravel's,
+     * after an upgrade) while a worker of the old queue keeps taking tasks:
+     * every task runs once, on one side or the other; the delayed ones stay
+     * delayed, leased tasks and dead letters stay where they are.
+     */
+    public function testMoveTakesTheQueuedTasksToAnotherPrefixLosingNoneAndRunningNoneTwice(): void
+    {
+        $old = (new Client())->queue('queues:default', ['maxAttempts' => 1]);
+        $new = (new Client(['dsn' => RedisServer::$main->dsn(), 'prefix' => 'app_']))->queue('queues:default');
+        $ids = [];
+        for ($i = 0; $i < 3000; $i++) {
+            $ids["t$i"] = "payload $i";
+        }
+        $old->enqueueMany($ids);
+        $old->enqueue('later', 'delayed', 3600);
+        $old->nack($old->reserve(1)[0]); // one of the due ones dies
+        $dead = $old->dead()[0]['id'];
+        $running = $old->reserve(1)[0]->id();
+        $worker = self::start('
+            $q = (new RedisLock\Client())->queue("queues:default");
+            $r = new Redis();
+            $r->connect("127.0.0.1", ' . RedisServer::$main->port . ');
+            while (!$r->exists("stop")) {
+                foreach ($q->reserve(5) as $t) {
+                    $r->rPush("ran", $t->id());
+                    $q->ack($t);
+                }
+            }
+            echo "stopped";', ['extension' => self::phpredisExtensions()]);
+        while ($this->redis->lLen('ran') < 50) {
+            usleep(10000);
+        }
+        $moved = self::json(['--yes', 'move', 'queues:default', '--to-url=' . RedisServer::$main->dsn() . '?prefix=app_'])['moved'];
+        $this->redis->set('stop', 1);
+        $this->assertSame('stopped', self::finish($worker));
+
+        $waiting = [];
+        while ($tasks = $new->reserve(1000)) {
+            foreach ($tasks as $t) {
+                $waiting[] = $t->id();
+                $this->assertSame($ids[$t->id()], $t->payload());
+            }
+        }
+        $ran = $this->redis->lRange('ran', 0, -1);
+        $all = array_merge($ran, $waiting);
+        $this->assertSame(count($waiting), $moved - 1, 'all moved, the delayed one not due');
+        $this->assertSame(count($all), count(array_unique($all)), 'a task ran on both sides');
+        $this->assertEqualsCanonicalizing(array_diff(array_keys($ids), [$dead, $running]), $all, 'every task runs once');
+        $later = $new->find('later');
+        $this->assertSame(['queued', 'delayed'], [$later['state'], $later['payload']]);
+        $this->assertGreaterThan(microtime(true) + 3500, $later['at']);
+        $counts = $old->metrics();
+        $this->assertSame([0, 0, 1, 1], [$counts['ready'], $counts['delayed'], $counts['leased'], $counts['dead']]);
+        $this->assertSame('leased', $old->find($running)['state']);
+    }
+
     public function testTheCliRefusesWrongUsageAndReportsAnUnreachableRedis(): void
     {
         foreach ([
@@ -405,6 +462,10 @@ final class OperatorTest extends RedisLockTestCase
             [['--limit=-1', 'locks'], '--limit needs a number > 0'],
             [['--watch', 'retry', 'mail'], '--watch is for commands that look'],
             [['--json=1', 'status'], '--json takes no value'],
+            [['move', 'mail'], 'move needs another queue or --to-url'],
+            [['move', 'mail', 'mail'], 'move needs another queue or --to-url'],
+            [['move', 'mail', 'a', 'b'], 'too many arguments'],
+            [['--to-url=redis://x', 'status'], '--to-url is for move'],
         ] as [$args, $message]) {
             [$status, $out, $err] = self::cli($args);
             $this->assertSame(2, $status, implode(' ', $args));

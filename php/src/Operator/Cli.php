@@ -18,6 +18,7 @@ final class Cli
           purge NAME [ID...]   dead letters removed with their payloads (all without ids)
           locks [PATTERN]      locks (glob on names) with holder, lease left, token, waiters
           unlock NAME --force  frees a lock (of RedisLock\Client::lock(), or a Laravel lock) whoever holds it
+          move NAME [TO]       the tasks queued on NAME to queue TO (default NAME) of --to-url
           metrics              the Prometheus text exposition
 
         Options:
@@ -27,15 +28,17 @@ final class Cli
           --watch[=SECONDS]    repeat every SECONDS (default 2) until interrupted; into a
                                pipe or file, each round starts with a line '--- <time>'
           --limit=N            at most N dead letters, tasks or locks (default 100)
-          --yes                do not ask before retry, purge and unlock
+          --to-url=DSN         where move puts the tasks (default: --url): another
+                               prefix (?prefix=...), database or server
+          --yes                do not ask before retry, purge, unlock and move
           -h, --help           this text
 
         Exit status: 0 done, 1 failed, declined or no such queue, 2 wrong usage.
 
         TXT;
 
-    private const COMMANDS = ['status', 'queue', 'dead', 'retry', 'purge', 'locks', 'unlock', 'metrics'];
-    private const DESTRUCTIVE = ['retry', 'purge', 'unlock'];
+    private const COMMANDS = ['status', 'queue', 'dead', 'retry', 'purge', 'locks', 'unlock', 'move', 'metrics'];
+    private const DESTRUCTIVE = ['retry', 'purge', 'unlock', 'move'];
 
     /** @param resource $in @param resource $out @param resource $err */
     public function __construct(private $in = STDIN, private $out = STDOUT, private $err = STDERR)
@@ -56,7 +59,7 @@ final class Cli
         }
         try {
             $report = new Report(new Client($options['url']));
-            if (in_array($command, ['queue', 'dead', 'retry', 'purge'], true) && !$report->exists($args[0])) {
+            if (in_array($command, ['queue', 'dead', 'retry', 'purge', 'move'], true) && !$report->exists($args[0])) {
                 $like = $report->like($args[0]);
                 fwrite($this->err, "redislock: no queue '" . self::clean($args[0]) . "'"
                     . ($like ? ": did you mean '" . implode("' or '", array_map(self::clean(...), $like)) . "'?" : ' (redislock status lists the queues)') . "\n");
@@ -89,7 +92,7 @@ final class Cli
     /** @return array{string, list<string>, array} the command, its arguments, the options */
     private function parse(array $words): array
     {
-        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false];
+        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false];
         $rest = [];
         foreach ($words as $i => $word) {
             if ($word === '--') {
@@ -109,6 +112,7 @@ final class Cli
                 'json', 'yes', 'force' => $options[$name] = $value === null
                     ? true : throw new \InvalidArgumentException("--$name takes no value"),
                 'url' => $options['url'] = $value ?? throw new \InvalidArgumentException('--url needs a value: --url=DSN'),
+                'to-url' => $options['toUrl'] = $value ?? throw new \InvalidArgumentException('--to-url needs a value: --to-url=DSN'),
                 'watch' => $options['watch'] = self::positive($value ?? '2', '--watch'),
                 'limit' => $options['limit'] = (int) self::positive($value ?? '', '--limit'),
                 default => throw new \InvalidArgumentException("unknown option --$name"),
@@ -124,13 +128,14 @@ final class Cli
         if (!in_array($command, self::COMMANDS, true)) {
             throw new \InvalidArgumentException("unknown command '$command'");
         }
-        $needsName = in_array($command, ['queue', 'dead', 'retry', 'purge', 'unlock'], true);
+        $needsName = in_array($command, ['queue', 'dead', 'retry', 'purge', 'unlock', 'move'], true);
         if ($needsName && ($rest[0] ?? '') === '') {
             throw new \InvalidArgumentException("$command needs a name");
         }
         $takes = match ($command) {
             'status', 'metrics' => 0,
             'queue', 'dead', 'unlock', 'locks' => 1,
+            'move' => 2,
             default => PHP_INT_MAX,
         };
         if (count($rest) > $takes) {
@@ -138,6 +143,12 @@ final class Cli
         }
         if ($options['watch'] !== null && in_array($command, self::DESTRUCTIVE, true)) {
             throw new \InvalidArgumentException("--watch is for commands that look, not $command");
+        }
+        if ($command === 'move' && $options['toUrl'] === null && ($rest[1] ?? $rest[0]) === $rest[0]) {
+            throw new \InvalidArgumentException('move needs another queue or --to-url');
+        }
+        if ($options['toUrl'] !== null && $command !== 'move') {
+            throw new \InvalidArgumentException("--to-url is for move, not $command");
         }
         if ($command === 'unlock' && !$options['force']) {
             throw new \InvalidArgumentException('unlock frees a lock another process holds: say so with --force');
@@ -174,6 +185,8 @@ final class Cli
             'retry' => ($ids ? count($ids) . ' dead letter(s)' : 'every dead letter') . " of queue '$name' back to the queue",
             'purge' => ($ids ? count($ids) . ' dead letter(s)' : 'every dead letter') . " of queue '$name', with their payloads, for good",
             'unlock' => "lock '$name', whoever holds it",
+            'move' => "the tasks queued on '$name' to queue '" . ($args[1] ?? $name) . "'"
+                . ($options['toUrl'] !== null ? ' of --to-url' : ''),
         };
         if (!$options['yes']) {
             fwrite($this->err, ucfirst($command) . " $what? [y/N] ");
@@ -187,6 +200,7 @@ final class Cli
             'retry' => ['retried' => $report->retry($name, $ids)],
             'purge' => ['purged' => $report->purge($name, $ids)],
             'unlock' => ['unlocked' => $report->unlock($name)],
+            'move' => ['moved' => $report->move($name, new Client($options['toUrl'] ?? $options['url']), $args[1] ?? $name)],
         };
         if ($options['json']) {
             fwrite($this->out, self::json($result) . "\n");
@@ -196,6 +210,7 @@ final class Cli
                 'retry' => "$n dead letter(s) back in queue '$name'\n",
                 'purge' => "$n dead letter(s) purged from queue '$name'\n",
                 'unlock' => $n ? "lock '$name' freed\n" : "lock '$name' was not held\n",
+                'move' => "$n task(s) moved\n",
             });
         }
         return 0;

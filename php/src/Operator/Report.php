@@ -61,6 +61,51 @@ final class Report
         return $this->client->queue($name)->purgeDead($ids ?: null);
     }
 
+    /**
+     * Moves the tasks queued on queue $name (due now or later) to queue
+     * $toName of $to (another prefix, database or server), 1000 per round:
+     * each is enqueued there first, with its id, payload and due time (by
+     * this host's clock; its attempts start again), then removed here, so
+     * a move cut short loses nothing. Leased tasks stay with their workers;
+     * one reserved here meanwhile is taken back from the new queue (so each
+     * task is removed with a round trip of its own). Tasks
+     * enqueued here during the move are moved if met; the move ends after
+     * as many as were queued at the start. Returns how many were moved.
+     */
+    public function move(string $name, Client $to, string $toName): int
+    {
+        $from = $this->client->queue($name);
+        $into = $to->queue($toName);
+        $counts = $from->metrics();
+        $left = $counts['ready'] + $counts['delayed'];
+        $moved = 0;
+        while ($left > 0 && ($tasks = $from->peek(min($left, 1000))) !== []) {
+            $now = microtime(true);
+            $due = [];
+            foreach ($tasks as $task) {
+                if ($task['at'] <= $now) {
+                    $due[$task['id']] = $task['payload'];
+                } else {
+                    $into->enqueue($task['id'], $task['payload'], $task['at'] - $now, 'keep');
+                }
+            }
+            if ($due !== []) {
+                $into->enqueueMany($due, 0, 'keep');
+            }
+            foreach ($tasks as $task) {
+                // One by one, to know which: a task a worker reserved here
+                // since the look runs here, so the new queue must not.
+                if ($from->remove([$task['id']]) === 1) {
+                    $moved++;
+                } else {
+                    $into->remove([$task['id']]);
+                }
+            }
+            $left -= count($tasks);
+        }
+        return $moved;
+    }
+
     /** Locks matching a glob (null: all), see Client::locks(). */
     public function locks(?string $pattern = null, int $limit = 100): array
     {
