@@ -9,8 +9,11 @@ pub mod conn;
 pub mod keys;
 pub mod lock;
 pub mod queue;
+mod scripts;
 pub mod signals;
 pub mod stock;
+pub mod time;
+pub mod token;
 pub mod wait;
 pub mod wire;
 

@@ -12,10 +12,10 @@ use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::queue;
-use crate::wait::{line_script, script};
+use crate::scripts::{line_script, script};
 
 static TAKE: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "stock_take.lua");
-static SET: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("scripts/stock_set.lua")));
+static SET: LazyLock<Script> = script!("stock_set.lua");
 static GIVE: LazyLock<Script> = script!("stock_give.lua");
 
 /// The keys of one stock, all in one hash slot.
@@ -123,7 +123,7 @@ pub fn take(config: &Config, keys: &Keys, take: &Take<'_>) -> Result<Taken, Erro
 /// Starts a sale of `units`, expiring after `ttl` (None: never); the
 /// buyers and takes of an earlier sale are forgotten.
 pub fn set(config: &Config, keys: &Keys, units: u64, ttl: Option<Duration>) -> Result<(), Error> {
-    let ms = ttl.map_or(0, crate::lock::millis);
+    let ms = ttl.map_or(0, crate::time::millis);
     conn::with(config, |c| {
         SET.key(&keys.stock)
             .key(&keys.buyers)

@@ -17,30 +17,6 @@
 
 use std::time::{Duration, Instant};
 
-/// A script made of files under `src/scripts/`, concatenated: the checks
-/// every script makes before it writes (`need.lua`), the functions it
-/// shares with its kind, then the operation; Redis runs them as one script.
-macro_rules! script {
-    ($($file:literal),+) => {
-        std::sync::LazyLock::new(|| {
-            redis::Script::new(concat!(
-                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts/need.lua")),
-                $(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts/", $file)),)+
-            ))
-        })
-    };
-}
-pub(crate) use script;
-
-/// A script of something that waits in line: the line's functions
-/// (`line.lua`) first (see [`script!`]).
-macro_rules! line_script {
-    ($($file:literal),+) => {
-        $crate::wait::script!("line.lua", $($file),+)
-    };
-}
-pub(crate) use line_script;
-
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::signals;

@@ -32,7 +32,7 @@ fn contract(config: &Config, round: &str) {
     for i in 0..12 {
         let name = format!("{round}-{i}");
         let key = lock::Keys::named(b"", name.as_bytes()).lock;
-        let (a, b) = (lock::new_token(), lock::new_token());
+        let (a, b) = (redislock::token::new_token(), redislock::token::new_token());
         let ttl = Duration::from_secs(5);
         let f1 = common::acquire_fenced(config, &key, &a, ttl, NO_WAIT)
             .unwrap()
@@ -109,7 +109,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
 
     // A waiter on one node is woken by a release published on another.
     let key = lock::Keys::named(b"", b"handoff").lock;
-    let holder = lock::new_token();
+    let holder = redislock::token::new_token();
     assert!(common::acquired(&config, &key, &holder, Duration::from_secs(30), NO_WAIT).unwrap());
     let waiter = {
         let config = config.clone();
@@ -123,7 +123,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
             let got = common::acquired(
                 &config,
                 &key,
-                &lock::new_token(),
+                &redislock::token::new_token(),
                 Duration::from_secs(5),
                 wait,
             )
@@ -142,7 +142,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     // Waiters queue in the line beside the lock, on the lock's node, and are
     // served in arrival order; a blocked consumer is woken by an enqueue.
     let keys = lock::Keys::named(b"", b"line");
-    let holder = lock::new_token();
+    let holder = redislock::token::new_token();
     lock::acquire(&config, &keys, &holder, Duration::from_secs(30), NO_WAIT)
         .unwrap()
         .unwrap();
@@ -153,7 +153,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
         common::wait_for("the line to fill", 10, || cluster.llen(&line) == arrival);
         let (config, keys, served) = (config.clone(), keys.clone(), served.clone());
         waiters.push(std::thread::spawn(move || {
-            let token = lock::new_token();
+            let token = redislock::token::new_token();
             let wait = Wait {
                 timeout: Duration::from_secs(30),
                 recheck: Duration::from_secs(10),
@@ -194,7 +194,7 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     // Kill the primary that holds a lock; once its replica is promoted, the
     // same pooled connection's next calls reach the new primary.
     let key = lock::Keys::named(b"", b"failover").lock;
-    let token = lock::new_token();
+    let token = redislock::token::new_token();
     assert!(common::acquired(&config, &key, &token, Duration::from_secs(60), NO_WAIT).unwrap());
     let name = std::str::from_utf8(&key).unwrap();
     let primary = cluster.primary_of(name).unwrap();

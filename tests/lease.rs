@@ -31,12 +31,18 @@ fn fencing_tokens_increase_even_after_the_counter_is_gone() {
                 .query(&mut server.client())
                 .unwrap();
         }
-        let token = lock::new_token();
+        let token = redislock::token::new_token();
         let fence = acquire(&config, "lock:{f}", &token, lease);
         assert!(fence > last, "round {round}: {fence} after {last}");
         last = fence;
-        let busy = common::acquire_fenced(&config, b"lock:{f}", &lock::new_token(), lease, NO_WAIT)
-            .unwrap();
+        let busy = common::acquire_fenced(
+            &config,
+            b"lock:{f}",
+            &redislock::token::new_token(),
+            lease,
+            NO_WAIT,
+        )
+        .unwrap();
         assert_eq!(busy, None, "held: no token for a second acquirer");
         assert!(common::release(&config, b"lock:{f}", token.as_bytes()).unwrap());
     }
@@ -85,7 +91,7 @@ fn tokens_order_the_critical_sections_of_contending_threads() {
             let (config, history) = (config.clone(), history.clone());
             std::thread::spawn(move || {
                 for _ in 0..40 {
-                    let token = lock::new_token();
+                    let token = redislock::token::new_token();
                     let wait = Wait {
                         timeout: Duration::from_secs(30),
                         recheck: Duration::from_millis(250),
@@ -131,7 +137,7 @@ fn renewed(
 ) -> (Config, String, u64) {
     let config = server.config();
     let lease = Duration::from_millis(lease_ms);
-    let token = lock::new_token();
+    let token = redislock::token::new_token();
     acquire(&config, key, &token, lease);
     let id = renew::start(Lease {
         config: Arc::new(config.clone()),

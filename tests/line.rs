@@ -31,7 +31,7 @@ fn llen(server: &RedisServer, key: &[u8]) -> i64 {
 
 /// Takes the free lock at `keys` at once; the holder's token.
 fn taken(config: &Config, keys: &Keys, lease: Duration) -> String {
-    let holder = lock::new_token();
+    let holder = redislock::token::new_token();
     let got = lock::acquire(config, keys, &holder, lease, waiting(0)).unwrap();
     assert!(got.is_some(), "the lock was free");
     holder
@@ -47,7 +47,7 @@ fn waiters_are_served_in_arrival_order_and_never_together() {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
     let keys = Arc::new(Keys::named(b"", b"fifo"));
-    let holder = lock::new_token();
+    let holder = redislock::token::new_token();
     lock::acquire(&config, &keys, &holder, Duration::from_secs(30), waiting(0))
         .unwrap()
         .unwrap();
@@ -68,7 +68,7 @@ fn waiters_are_served_in_arrival_order_and_never_together() {
             violations.clone(),
         );
         threads.push(std::thread::spawn(move || {
-            let token = lock::new_token();
+            let token = redislock::token::new_token();
             let fence = lock::acquire(&config, &keys, &token, Duration::from_secs(30), waiting(60))
                 .unwrap()
                 .expect("served within the wait");
@@ -104,14 +104,14 @@ fn a_release_hands_the_lock_to_the_waiter_before_it_wakes() {
     let keys = Keys::seed(b"", b"handoff");
     let lease = Duration::from_secs(30);
     let holder = taken(&config, &keys, lease);
-    let waiter = lock::new_token();
+    let waiter = redislock::token::new_token();
     let thread = {
         let (config, keys, waiter) = (config.clone(), keys.clone(), waiter.clone());
         std::thread::spawn(move || lock::acquire(&config, &keys, &waiter, lease, waiting(30)))
     };
     line_reaches(&server, &keys.line, 1);
     // A new arrival does not barge ahead of the line, even with time to wait.
-    let late = lock::new_token();
+    let late = redislock::token::new_token();
     assert!(lock::release(&config, &keys, holder.as_bytes()).unwrap());
     let owner: String = redis::cmd("GET")
         .arg(&keys.lock)
@@ -147,7 +147,7 @@ fn a_free_lock_with_waiters_goes_to_the_line_not_to_a_new_arrival() {
     let waiter = {
         let (config, keys) = (config.clone(), keys.clone());
         std::thread::spawn(move || {
-            let token = lock::new_token();
+            let token = redislock::token::new_token();
             lock::acquire(&config, &keys, &token, Duration::from_secs(5), waiting(30))
                 .unwrap()
                 .map(|_| token)
@@ -159,7 +159,7 @@ fn a_free_lock_with_waiters_goes_to_the_line_not_to_a_new_arrival() {
         lock::acquire(
             &config,
             &keys,
-            &lock::new_token(),
+            &redislock::token::new_token(),
             Duration::from_secs(5),
             waiting(0)
         )
@@ -172,7 +172,7 @@ fn a_free_lock_with_waiters_goes_to_the_line_not_to_a_new_arrival() {
 /// Puts a waiter that will never pick anything up in line: `place_ms` is
 /// how long its place is still kept (0: it ran out already).
 fn dead_waiter(server: &RedisServer, keys: &Keys, lease_ms: u64, place_ms: u64) -> String {
-    let token = lock::new_token();
+    let token = redislock::token::new_token();
     let mut c = server.client();
     let _: () = redis::cmd("RPUSH")
         .arg(&keys.line)
@@ -197,7 +197,7 @@ fn stall_behind(dead_place_ms: u64) -> (Duration, Keys, RedisServer) {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
     let keys = Keys::named(b"", b"dead");
-    let holder = lock::new_token();
+    let holder = redislock::token::new_token();
     let lease = Duration::from_secs(60);
     lock::acquire(&config, &keys, &holder, lease, waiting(0))
         .unwrap()
@@ -206,7 +206,13 @@ fn stall_behind(dead_place_ms: u64) -> (Duration, Keys, RedisServer) {
     let live = {
         let (config, keys) = (config.clone(), keys.clone());
         std::thread::spawn(move || {
-            let got = lock::acquire(&config, &keys, &lock::new_token(), lease, waiting(30));
+            let got = lock::acquire(
+                &config,
+                &keys,
+                &redislock::token::new_token(),
+                lease,
+                waiting(30),
+            );
             (got, Instant::now())
         })
     };
@@ -251,7 +257,7 @@ fn a_waiter_that_gives_up_leaves_the_line() {
         recheck: Duration::from_millis(100),
     };
     assert_eq!(
-        lock::acquire(&config, &keys, &lock::new_token(), lease, wait).unwrap(),
+        lock::acquire(&config, &keys, &redislock::token::new_token(), lease, wait).unwrap(),
         None
     );
     assert_eq!(llen(&server, &keys.line), 0, "left the line");

@@ -14,7 +14,7 @@ use redislock::lock::{self, Wait};
 fn acquire_is_exclusive_and_only_the_owner_releases() {
     let server = RedisServer::start();
     let config = server.config();
-    let (a, b) = (lock::new_token(), lock::new_token());
+    let (a, b) = (redislock::token::new_token(), redislock::token::new_token());
     assert!(common::acquired(&config, b"Lock:x", &a, Duration::from_secs(5), NO_WAIT).unwrap());
     assert!(!common::acquired(&config, b"Lock:x", &b, Duration::from_secs(5), NO_WAIT).unwrap());
     let ttl = server.pttl("Lock:x");
@@ -33,7 +33,7 @@ fn acquire_is_exclusive_and_only_the_owner_releases() {
 fn an_expired_owner_cannot_release_the_next_holder() {
     let server = RedisServer::start();
     let config = server.config();
-    let (a, b) = (lock::new_token(), lock::new_token());
+    let (a, b) = (redislock::token::new_token(), redislock::token::new_token());
     assert!(common::acquired(&config, b"Lock:o", &a, Duration::from_millis(50), NO_WAIT).unwrap());
     std::thread::sleep(Duration::from_millis(120));
     assert!(common::acquired(&config, b"Lock:o", &b, Duration::from_secs(5), NO_WAIT).unwrap());
@@ -51,7 +51,7 @@ fn a_key_without_ttl_is_taken_over() {
         .arg("1700000000")
         .query(&mut server.client())
         .unwrap();
-    let token = lock::new_token();
+    let token = redislock::token::new_token();
     assert!(
         common::acquired(
             &config,
@@ -70,7 +70,7 @@ fn a_key_without_ttl_is_taken_over() {
 fn extend_sets_a_new_lease_for_the_owner() {
     let server = RedisServer::start();
     let config = server.config();
-    let token = lock::new_token();
+    let token = redislock::token::new_token();
     assert!(common::acquired(&config, b"Lock:e", &token, Duration::from_secs(1), NO_WAIT).unwrap());
     assert!(lock::extend(&config, b"Lock:e", &token, Duration::from_secs(30)).unwrap());
     assert!(server.pttl("Lock:e") > 20_000);
@@ -80,7 +80,7 @@ fn extend_sets_a_new_lease_for_the_owner() {
 fn a_waiter_wakes_on_release_long_before_its_recheck_interval() {
     let server = RedisServer::start();
     let config = server.config();
-    let holder = lock::new_token();
+    let holder = redislock::token::new_token();
     assert!(
         common::acquired(
             &config,
@@ -97,7 +97,7 @@ fn a_waiter_wakes_on_release_long_before_its_recheck_interval() {
             timeout: Duration::from_secs(20),
             recheck: Duration::from_secs(20),
         };
-        let token = lock::new_token();
+        let token = redislock::token::new_token();
         common::acquired(
             &waiter_config,
             b"Lock:w",
@@ -124,7 +124,7 @@ fn a_waiter_gives_up_at_its_timeout_and_wakes_when_the_lease_runs_out() {
         common::acquired(
             &config,
             b"Lock:t",
-            &lock::new_token(),
+            &redislock::token::new_token(),
             Duration::from_secs(30),
             NO_WAIT
         )
@@ -138,7 +138,7 @@ fn a_waiter_gives_up_at_its_timeout_and_wakes_when_the_lease_runs_out() {
         !common::acquired(
             &config,
             b"Lock:t",
-            &lock::new_token(),
+            &redislock::token::new_token(),
             Duration::from_secs(1),
             wait
         )
@@ -149,7 +149,7 @@ fn a_waiter_gives_up_at_its_timeout_and_wakes_when_the_lease_runs_out() {
         common::acquired(
             &config,
             b"Lock:l",
-            &lock::new_token(),
+            &redislock::token::new_token(),
             Duration::from_millis(300),
             NO_WAIT
         )
@@ -163,7 +163,7 @@ fn a_waiter_gives_up_at_its_timeout_and_wakes_when_the_lease_runs_out() {
         common::acquired(
             &config,
             b"Lock:l",
-            &lock::new_token(),
+            &redislock::token::new_token(),
             Duration::from_secs(1),
             wait
         )
@@ -188,7 +188,7 @@ fn threads_with_their_own_connections_never_overlap() {
             );
             std::thread::spawn(move || {
                 for _ in 0..50 {
-                    let token = lock::new_token();
+                    let token = redislock::token::new_token();
                     let wait = Wait {
                         timeout: Duration::from_secs(30),
                         recheck: Duration::from_millis(50),
@@ -243,7 +243,7 @@ fn order_locks_take_ids_from_the_shared_counter() {
 fn redis_down_is_a_connection_error_naming_the_server_and_recovery_is_automatic() {
     let mut server = RedisServer::start();
     let config = server.config();
-    let token = lock::new_token();
+    let token = redislock::token::new_token();
     assert!(common::acquired(&config, b"Lock:r", &token, Duration::from_secs(5), NO_WAIT).unwrap());
     server.stop();
     match lock::holds(&config, b"Lock:r", &token) {

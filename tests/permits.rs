@@ -35,7 +35,7 @@ fn never_more_permits_held_than_there_are() {
                     let take = 1 + ((t + i) % 3) as i64;
                     let keys =
                         Keys::permits(b"", Kind::Semaphore, b"s", take as u64, PERMITS as u64);
-                    let token = lock::new_token();
+                    let token = redislock::token::new_token();
                     let lease = Duration::from_secs(30);
                     let got = lock::acquire(&config, &keys, &token, lease, waiting(60)).unwrap();
                     assert!(got.is_some(), "not acquired in a minute");
@@ -85,7 +85,7 @@ fn readers_and_writers(keys: fn(u64) -> Keys) {
                 let (take, weight) = if writer { (UNLIMITED, 1000) } else { (1, 1) };
                 for _ in 0..25 {
                     let keys = keys(take);
-                    let token = lock::new_token();
+                    let token = redislock::token::new_token();
                     let fence =
                         lock::acquire(&config, &keys, &token, Duration::from_secs(30), waiting(60))
                             .unwrap()
@@ -120,7 +120,7 @@ fn symfonys_format_on_the_key_itself() {
     let mut redis = server.client();
     let lease = Duration::from_secs(30);
     let write = Keys::symfony(b"app:", b"res", UNLIMITED);
-    let writer = lock::new_token();
+    let writer = redislock::token::new_token();
     assert!(
         lock::acquire(&config, &write, &writer, lease, waiting(0))
             .unwrap()
@@ -153,7 +153,7 @@ fn symfonys_format_on_the_key_itself() {
 
     // A reader that dies: the writer waits until its lease runs out.
     let read = Keys::symfony(b"app:", b"res", 1);
-    let reader = lock::new_token();
+    let reader = redislock::token::new_token();
     let short = Duration::from_millis(300);
     assert!(
         lock::acquire(&config, &read, &reader, short, waiting(0))
@@ -184,6 +184,21 @@ fn symfonys_format_on_the_key_itself() {
         .unwrap();
     assert_eq!(members.len(), 2);
     assert!(members.contains(&writer) && members.contains(&"__write__".to_string()));
+
+    // A key of another type under the name: a clear error, nothing written.
+    let _: () = redis::cmd("SET")
+        .arg("app:cached")
+        .arg("value")
+        .query(&mut redis)
+        .unwrap();
+    let cached = Keys::symfony(b"app:", b"cached", UNLIMITED);
+    let err = lock::acquire(&config, &cached, &writer, lease, waiting(0)).unwrap_err();
+    assert!(err.cause().contains("app:cached holds a string"), "{err}");
+    let value: String = redis::cmd("GET")
+        .arg("app:cached")
+        .query(&mut redis)
+        .unwrap();
+    assert_eq!(value, "value");
 }
 
 #[test]

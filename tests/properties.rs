@@ -96,9 +96,9 @@ proptest! {
         let config = server_config();
         let mut key = b"Lock:".to_vec();
         key.extend_from_slice(&name);
-        let token = lock::new_token();
+        let token = redislock::token::new_token();
         prop_assert!(common::acquired(&config, &key, &token, Duration::from_secs(5), NO_WAIT).unwrap());
-        prop_assert!(!common::acquired(&config, &key, &lock::new_token(), Duration::from_secs(5), NO_WAIT).unwrap());
+        prop_assert!(!common::acquired(&config, &key, &redislock::token::new_token(), Duration::from_secs(5), NO_WAIT).unwrap());
         prop_assert!(lock::holds(&config, &key, &token).unwrap());
         prop_assert!(common::release(&config, &key, token.as_bytes()).unwrap());
     }

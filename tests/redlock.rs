@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::RedisServer;
-use redislock::lock::new_token;
 use redislock::lock::redlock::{self, Nodes, Refused};
+use redislock::token::new_token;
 
 fn nodes(servers: &[RedisServer]) -> Nodes {
     Nodes {

@@ -17,7 +17,7 @@ fn operations_resume_after_a_failover() {
     let mut set = Sentinels::start();
     let config = Config::from_dsn(&set.dsn(), &Defaults::default()).unwrap();
     let key = lock::Keys::named(b"", b"s").lock;
-    let token = lock::new_token();
+    let token = redislock::token::new_token();
     assert!(common::acquired(&config, &key, &token, Duration::from_secs(60), NO_WAIT).unwrap());
     assert!(set.master.pttl("lock:{s}") > 0, "written on the master");
     let q = queue::Keys::new(b"", b"jobs");

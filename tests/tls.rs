@@ -18,7 +18,7 @@ fn an_acl_user_locks_over_tls() {
     let tls = TlsServer::start();
     let config = config(&tls.dsn("app:s3cret", true));
     assert_eq!(config.server, format!("127.0.0.1:{} (TLS)", tls.tls_port));
-    let token = lock::new_token();
+    let token = redislock::token::new_token();
     assert!(
         common::acquired(
             &config,

@@ -113,7 +113,7 @@ impl Hold {
         } else {
             (held::new_owner(), keys.lock.clone())
         };
-        let named = options.owner.as_deref().map(super::owner_token);
+        let named = options.owner.as_deref().map(crate::token::owner_token);
         Hold {
             keys,
             config,

@@ -114,7 +114,7 @@ fn publish(config: &Config, id: &str, pid: u32) {
             .ignore()
             .cmd("PEXPIRE")
             .arg(&key)
-            .arg(super::millis(KEEP))
+            .arg(crate::time::millis(KEEP))
             .ignore()
             .query::<()>(c)
     });

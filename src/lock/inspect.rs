@@ -12,7 +12,8 @@ use super::holder::{self, Holder};
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::keys;
-use crate::wait::{self, line_script};
+use crate::scripts::line_script;
+use crate::wait::{self};
 
 static STATE: LazyLock<Script> = line_script!("lock_state.lua");
 

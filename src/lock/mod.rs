@@ -20,55 +20,19 @@ use redis::Script;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::wait::{self, Pass, Try, Woken, line_script};
+use crate::scripts::{line_script, script};
+use crate::time::{lease_ms, millis};
+use crate::wait::{self, Pass, Try, Woken};
 
 static ACQUIRE: LazyLock<Script> = line_script!("lock_line.lua", "lock_acquire.lua");
 static RELEASE: LazyLock<Script> = line_script!("lock_line.lua", "lock_release.lua");
 static LEAVE: LazyLock<Script> = line_script!("lock_line.lua", "lock_leave.lua");
 static MANY: LazyLock<Script> = line_script!("lock_line.lua", "lock_many.lua");
-static EXTEND: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/lock_extend.lua")));
-static REMAINING: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/lock_remaining.lua")));
+static EXTEND: LazyLock<Script> = script!("lock_extend.lua");
+static REMAINING: LazyLock<Script> = script!("lock_remaining.lua");
 
 /// How long a fence counter outlives the lease of the lock it counts for.
 pub const FENCE_KEEP: Duration = Duration::from_secs(3600);
-
-/// A fresh owner token: unique across processes and hosts.
-pub fn new_token() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
-}
-
-/// Milliseconds for Redis, at least 1.
-pub fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
-}
-
-/// The lease of a lock that never expires (Laravel's `seconds = 0`): it
-/// stays until a release, or a forced one.
-pub const FOREVER: Duration = Duration::MAX;
-
-/// A lock's lease as the scripts take it: ms, or 0 for [`FOREVER`].
-pub fn lease_ms(lease: Duration) -> u64 {
-    if lease == FOREVER { 0 } else { millis(lease) }
-}
-
-/// The owner token for an owner the caller names: the owner itself when it
-/// is made of URL-safe characters (as random owners are: readable in
-/// Redis), else `%` and its hex (the scripts take ':' as a separator; no
-/// plain owner starts with `%`, so the two never meet).
-pub fn owner_token(owner: &[u8]) -> String {
-    let plain = |b: &u8| b.is_ascii_alphanumeric() || b"-._~".contains(b);
-    if owner.iter().all(plain) {
-        return String::from_utf8_lossy(owner).into_owned();
-    }
-    let mut token = String::with_capacity(1 + 2 * owner.len());
-    token.push('%');
-    for b in owner {
-        token.push_str(&format!("{b:02x}"));
-    }
-    token
-}
 
 /// The keys of one lock: the lock itself, its fencing counter, its waiter
 /// line and the prefix of its waiters' keys, all in one hash slot.

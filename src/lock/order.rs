@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use redis::Script;
 
-use super::millis;
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
+use crate::scripts::script;
+use crate::time::millis;
 
-static ACQUIRE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../scripts/order_lock_acquire.lua")));
+static ACQUIRE: LazyLock<Script> = script!("order_lock_acquire.lua");
 
 /// Takes `key` with a new id from `counter`; `None` if it is already locked.
 pub fn acquire(

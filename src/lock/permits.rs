@@ -14,11 +14,13 @@ use std::time::Duration;
 
 use redis::Script;
 
-use super::{Keys, millis};
+use super::Keys;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::wait::{self, line_script};
+use crate::scripts::line_script;
+use crate::time::millis;
+use crate::wait::{self};
 
 /// The scripts of a hold of permits, for one format of its holders.
 pub(super) struct Scripts {

@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 // Redlock keys have no waiter line (waiting is retrying): a release finds
 // the line empty and deletes the key.
-use super::{Keys, extend as extend_on, millis, release as release_on};
+use super::{Keys, extend as extend_on, release as release_on};
 use crate::config::Config;
 use crate::conn::{self, Error, Lent};
 use crate::signals;
+use crate::time::millis;
 
 /// The nodes and how to use them.
 #[derive(Clone, Debug)]

@@ -158,7 +158,7 @@ fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Opt
         let param = format!("{method} option '{name}'");
         match name.as_str() {
             "ttl" if what == For::Lock && value.number(&param)? == f64::INFINITY => {
-                ttl = crate::lock::FOREVER
+                ttl = crate::time::FOREVER
             }
             "ttl" => ttl = positive_seconds(value, &param)?,
             "maxHold" => max_hold = positive_seconds(value, &param)?,
@@ -179,7 +179,7 @@ fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Opt
             }
         }
     }
-    if ttl == crate::lock::FOREVER && auto_renew {
+    if ttl == crate::time::FOREVER && auto_renew {
         return Err(value_error(format!(
             "{method}: a lock without expiry (ttl INF) has no lease to renew (autoRenew)"
         )));

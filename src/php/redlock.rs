@@ -12,8 +12,8 @@ use super::value::{
     Arg, Float, NullableArray, NullableFloat, Text, Value, non_empty, type_error, value_error,
 };
 use super::{config_from_param, positive_seconds, wait_seconds};
-use crate::lock::new_token;
 use crate::lock::redlock::{self, Held, Nodes, Refused};
+use crate::token::new_token;
 
 const OPTIONS: &str = "nodes, ttl, driftFactor, drift, retryDelay";
 

@@ -14,9 +14,9 @@ use super::value::{
 };
 use super::{engine, positive_seconds};
 use crate::config::Config;
-use crate::lock::new_token;
 use crate::queue;
 use crate::stock::{self, Given, Keys, Order, Take, Taken};
+use crate::token::new_token;
 
 use crate::stock::MAX_UNITS;
 

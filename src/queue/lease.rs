@@ -11,7 +11,8 @@ use redis::{Script, Value};
 use super::{Keys, score_arg, task_script, wake_ms};
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::wait::{self, Pass, Try, Woken, line_script, script};
+use crate::scripts::{line_script, script};
+use crate::wait::{self, Pass, Try, Woken};
 
 static RESERVE: LazyLock<Script> = task_script!("queue_reserve.lua");
 static LEAVE: LazyLock<Script> = line_script!("queue_line.lua", "queue_leave.lua");
@@ -98,7 +99,7 @@ fn try_reserve(
     token: &str,
     mode: &str,
 ) -> Result<Try<Vec<Leased>>, Error> {
-    let prefix = format!("{}:", crate::lock::new_token());
+    let prefix = format!("{}:", crate::token::new_token());
     let reply: Vec<Value> = conn::with(config, |c| {
         keys.call(&RESERVE)
             .arg(how.count.clamp(1, BATCH))
@@ -225,7 +226,7 @@ pub fn reserve(
     queues: &[(&Keys, Terms)],
     how: &Reserve,
 ) -> Result<Option<(usize, Vec<Leased>)>, Error> {
-    let token = crate::lock::new_token();
+    let token = crate::token::new_token();
     let mut wake: Vec<Vec<u8>> = queues
         .iter()
         .map(|(k, _)| wait::wake_key(&k.waiters, &token))

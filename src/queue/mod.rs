@@ -13,14 +13,14 @@ use redis::Script;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::wait::script;
+use crate::scripts::script;
 
 /// A script of those that move a queue's tasks: they all take the keys of
 /// [`Keys::call`] and share `queue_task.lua` (with the line's and the
 /// counters' functions it uses) before the operation.
 macro_rules! task_script {
     ($file:literal) => {
-        $crate::wait::line_script!("queue_line.lua", "queue_count.lua", "queue_task.lua", $file)
+        $crate::scripts::line_script!("queue_line.lua", "queue_count.lua", "queue_task.lua", $file)
     };
 }
 pub(crate) use task_script;
@@ -32,7 +32,7 @@ static DUE: LazyLock<Script> = script!("queue_count.lua", "queue_due.lua");
 /// How long a wake-up waits for the consumer it was pushed to, in ms (a
 /// consumer keeps its place that long).
 pub fn wake_ms() -> u64 {
-    crate::lock::millis(crate::wait::PLACE)
+    crate::time::millis(crate::wait::PLACE)
 }
 
 /// A task as stored: its id and its due time (the score).

@@ -44,6 +44,8 @@ end
 -- Drops the holders whose lease ran out; returns the permits in use.
 local function permits_used(holders, counts, now)
   if permits_symfony then
+    -- The key is named by the caller: say clearly when it is not a lock.
+    need_type(holders, 'zset')
     redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
     return permits_in_use(holders, counts, now)
   end
