@@ -15,8 +15,8 @@ use super::queue::{self, Queue, task_list};
 use super::semaphore::{Semaphore, permits_param};
 use super::stock::Stock;
 use super::value::{
-    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Optional, Text, Value,
-    non_empty, type_error, value_error,
+    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Optional, Text, Value, flag,
+    natural, non_empty, option_entries, type_error, unknown_option, value_error,
 };
 use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
@@ -49,56 +49,6 @@ const SEMAPHORE_OPTIONS: &str =
     "ttl, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd";
 const STOCK_OPTIONS: &str = "perBuyer, orders";
 
-fn flag(value: &Value, param: &str) -> PhpResult<bool> {
-    match value {
-        Value::Bool(b) => Ok(*b),
-        other => Err(type_error(format!(
-            "{param} must be of type bool, {} given",
-            other.type_name()
-        ))),
-    }
-}
-
-/// A whole number >= 0.
-pub(super) fn natural(value: &Value, param: &str) -> PhpResult<u64> {
-    match value {
-        Value::Int(n) => {
-            u64::try_from(*n).map_err(|_| value_error(format!("{param} must be >= 0, {n} given")))
-        }
-        other => Err(type_error(format!(
-            "{param} must be of type int, {} given",
-            other.type_name()
-        ))),
-    }
-}
-
-/// The entries of an `?array $options` parameter, by option name (a name
-/// that is not UTF-8 is no option's: it is shown with U+FFFD).
-pub(super) fn entries<'a>(options: &'a Value, method: &str) -> PhpResult<Vec<(String, &'a Value)>> {
-    match options {
-        Value::Null => Ok(Vec::new()),
-        Value::Array(entries) => Ok(entries
-            .iter()
-            .map(|(name, value)| (String::from_utf8_lossy(name).into_owned(), value))
-            .collect()),
-        other => Err(type_error(format!(
-            "{method} must be of type ?array, {} given",
-            other.type_name()
-        ))),
-    }
-}
-
-pub(super) fn unknown(
-    method: &str,
-    name: &str,
-    known: &str,
-) -> ext_php_rs::exception::PhpException {
-    value_error(format!(
-        "{method} has an unknown option {} (known: {known})",
-        super::value::quoted(name.as_bytes())
-    ))
-}
-
 fn queue_options(options: &Value) -> PhpResult<queue::Options> {
     const METHOD: &str = "RedisLock\\Client::queue(): Argument #2 ($options)";
     let mut out = queue::Options {
@@ -106,13 +56,13 @@ fn queue_options(options: &Value) -> PhpResult<queue::Options> {
         max_attempts: DEFAULT_MAX_ATTEMPTS,
         max_length: 0,
     };
-    for (name, value) in entries(options, METHOD)? {
+    for (name, value) in option_entries(options, METHOD)? {
         let param = format!("{METHOD} option '{name}'");
         match name.as_str() {
             "lease" => out.lease = positive_seconds(value, &param)?,
             "maxAttempts" => out.max_attempts = natural(value, &param)?,
             "maxLength" => out.max_length = natural(value, &param)?,
-            _ => return Err(unknown(METHOD, &name, QUEUE_OPTIONS)),
+            _ => return Err(unknown_option(METHOD, &name, QUEUE_OPTIONS)),
         }
     }
     Ok(out)
@@ -154,7 +104,7 @@ fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Opt
     let mut replica_timeout = Duration::from_secs_f64(DEFAULT_REPLICA_TIMEOUT);
     let mut owner = None;
     let mut exact_key = false;
-    for (name, value) in entries(options, method)? {
+    for (name, value) in option_entries(options, method)? {
         let param = format!("{method} option '{name}'");
         match name.as_str() {
             "ttl" if what == For::Lock && value.number(&param)? == f64::INFINITY => {
@@ -175,7 +125,7 @@ fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Opt
                     For::ReadWrite => RW_LOCK_OPTIONS,
                     For::Permits => SEMAPHORE_OPTIONS,
                 };
-                return Err(unknown(method, &name, known));
+                return Err(unknown_option(method, &name, known));
             }
         }
     }
@@ -389,12 +339,12 @@ impl Client {
         const METHOD: &str = "RedisLock\\Client::stock(): Argument #2 ($options)";
         let name = non_empty(&name, "RedisLock\\Client::stock(): Argument #1 ($name)")?;
         let (mut per_buyer, mut orders) = (0, None);
-        for (option, value) in entries(&options, METHOD)? {
+        for (option, value) in option_entries(&options, METHOD)? {
             let param = format!("{METHOD} option '{option}'");
             match option.as_str() {
                 "perBuyer" => per_buyer = natural(value, &param)?,
                 "orders" => orders = Some(non_empty(value, &param)?),
-                _ => return Err(unknown(METHOD, &option, STOCK_OPTIONS)),
+                _ => return Err(unknown_option(METHOD, &option, STOCK_OPTIONS)),
             }
         }
         let stock = Stock::new(self.config.clone(), name, per_buyer, orders);

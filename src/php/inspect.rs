@@ -5,8 +5,8 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::engine;
-use super::queue::{array, binary};
 use super::value::{Value, non_empty, type_error, value_error};
+use super::value::{array, binary};
 use crate::config::Config;
 use crate::lock::inspect::{self, Kind, State};
 use crate::queue;

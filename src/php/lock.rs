@@ -235,7 +235,7 @@ impl Lock {
     /// this object took (null while it holds none). Another object (in any
     /// process) created with it as `owner` speaks for the same holder.
     pub fn owner(&self) -> Zval {
-        super::queue::optional_binary(self.hold.owner().as_deref())
+        super::value::optional_binary(self.hold.owner().as_deref())
     }
 
     /// Releases the lock whoever holds it (an operator's or a framework's

@@ -196,7 +196,7 @@ impl MultiLock {
     pub fn names(&self) -> PhpResult<Zval> {
         let mut out = ZendHashTable::new();
         for l in &self.locks {
-            out.push(super::queue::binary(l.name()))?;
+            out.push(super::value::binary(l.name()))?;
         }
         let mut zv = Zval::new();
         zv.set_hashtable(out);

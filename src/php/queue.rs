@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
+use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::errors::{Kind, exception};
 use super::value::{
-    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Text, Value, non_empty,
-    type_error, value_error,
+    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Text, Value, array, binary,
+    non_empty, optional_binary, type_error, value_error,
 };
 use super::{engine, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
@@ -48,22 +48,6 @@ pub struct Task {
     queue: Vec<u8>,
     keys: Arc<Keys>,
     leased: Leased,
-}
-
-pub fn binary(bytes: &[u8]) -> Zval {
-    let mut zv = Zval::new();
-    zv.set_zend_string(ZendStr::new(bytes, false));
-    zv
-}
-
-pub fn optional_binary(bytes: Option<&[u8]>) -> Zval {
-    bytes.map_or_else(Zval::new, binary)
-}
-
-pub(super) fn array(table: ZBox<ZendHashTable>) -> Zval {
-    let mut zv = Zval::new();
-    zv.set_hashtable(table);
-    zv
 }
 
 /// A number of seconds >= 0 (`what` names the parameter).

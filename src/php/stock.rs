@@ -6,12 +6,12 @@ use std::sync::Arc;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
-use super::client::{entries, natural, unknown};
 use super::errors::{Kind, exception};
-use super::queue::binary;
+use super::value::binary;
 use super::value::{
     Arg, Int, NullableArray, NullableFloat, NullableText, Text, Value, value_error,
 };
+use super::value::{natural, option_entries, unknown_option};
 use super::{engine, positive_seconds};
 use crate::config::Config;
 use crate::queue;
@@ -146,14 +146,14 @@ impl Stock {
         let buyer = self::buyer(&buyer, &format!("{M}: Argument #2 ($buyer)"))?;
         let method = format!("{M}: Argument #3 ($options)");
         let (mut key, mut task, mut payload, mut per_buyer) = (None, None, None, self.per_buyer);
-        for (name, value) in entries(&options, &method)? {
+        for (name, value) in option_entries(&options, &method)? {
             let param = format!("{method} option '{name}'");
             match name.as_str() {
                 "key" => key = Some(super::value::non_empty(value, &param)?),
                 "task" => task = Some(super::value::non_empty(value, &param)?),
                 "payload" => payload = Some(value.bytes(&param)?),
                 "perBuyer" => per_buyer = self::units(value, &param, 0)?,
-                _ => return Err(unknown(&method, &name, TAKE_OPTIONS)),
+                _ => return Err(unknown_option(&method, &name, TAKE_OPTIONS)),
             }
         }
         if per_buyer > 0 && buyer.is_none() {

@@ -2,10 +2,11 @@
 //! `empty()` and loose comparisons. `Value` is such a parameter, copied out
 //! of its zval, with those rules and the conversions the bindings need.
 
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::convert::{FromZval, StubLiteral};
 use ext_php_rs::exception::{PhpException, PhpResult};
 use ext_php_rs::flags::DataType;
-use ext_php_rs::types::{ZendHashTable, Zval};
+use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::ce;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -412,4 +413,71 @@ pub fn quoted(bytes: &[u8]) -> String {
     }
     let head: String = text.chars().take(64).collect();
     format!("'{head}...' ({} bytes)", bytes.len())
+}
+
+/// A PHP string of any bytes.
+pub fn binary(bytes: &[u8]) -> Zval {
+    let mut zv = Zval::new();
+    zv.set_zend_string(ZendStr::new(bytes, false));
+    zv
+}
+
+/// A PHP string of any bytes, or null.
+pub fn optional_binary(bytes: Option<&[u8]>) -> Zval {
+    bytes.map_or_else(Zval::new, binary)
+}
+
+/// A PHP array of the table.
+pub fn array(table: ZBox<ZendHashTable>) -> Zval {
+    let mut zv = Zval::new();
+    zv.set_hashtable(table);
+    zv
+}
+
+/// A bool option.
+pub fn flag(value: &Value, param: &str) -> PhpResult<bool> {
+    match value {
+        Value::Bool(b) => Ok(*b),
+        other => Err(type_error(format!(
+            "{param} must be of type bool, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+/// A whole number >= 0.
+pub fn natural(value: &Value, param: &str) -> PhpResult<u64> {
+    match value {
+        Value::Int(n) => {
+            u64::try_from(*n).map_err(|_| value_error(format!("{param} must be >= 0, {n} given")))
+        }
+        other => Err(type_error(format!(
+            "{param} must be of type int, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+/// The entries of an `?array $options` parameter, by option name (a name
+/// that is not UTF-8 is no option's: it is shown with U+FFFD).
+pub fn option_entries<'a>(options: &'a Value, method: &str) -> PhpResult<Vec<(String, &'a Value)>> {
+    match options {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(entries) => Ok(entries
+            .iter()
+            .map(|(name, value)| (String::from_utf8_lossy(name).into_owned(), value))
+            .collect()),
+        other => Err(type_error(format!(
+            "{method} must be of type ?array, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+/// The error of an option `name` that is none of `known`.
+pub fn unknown_option(method: &str, name: &str, known: &str) -> PhpException {
+    value_error(format!(
+        "{method} has an unknown option {} (known: {known})",
+        quoted(name.as_bytes())
+    ))
 }
