@@ -53,11 +53,11 @@ fn contract(config: &Config, round: &str) {
 
         // Lock_Service: the order key and the id counter are in different slots.
         let order = format!("order_lock_{name}");
-        let id = lock::order::acquire(config, order.as_bytes(), b"lock_unique_id", ttl)
+        let id = lock::order::acquire(config, name.as_bytes(), ttl)
             .unwrap()
             .unwrap();
         assert_eq!(
-            lock::order::acquire(config, order.as_bytes(), b"lock_unique_id", ttl).unwrap(),
+            lock::order::acquire(config, name.as_bytes(), ttl).unwrap(),
             None
         );
         assert!(common::release(config, order.as_bytes(), id.to_string().as_bytes()).unwrap());

@@ -220,18 +220,11 @@ fn order_locks_take_ids_from_the_shared_counter() {
     let server = RedisServer::start();
     let config = server.config();
     let lease = Duration::from_secs(60);
-    let first = lock::order::acquire(&config, b"order_lock_7", b"lock_unique_id", lease)
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        lock::order::acquire(&config, b"order_lock_7", b"lock_unique_id", lease).unwrap(),
-        None
-    );
-    let second = lock::order::acquire(&config, b"order_lock_8", b"lock_unique_id", lease)
-        .unwrap()
-        .unwrap();
+    let first = lock::order::acquire(&config, b"7", lease).unwrap().unwrap();
+    assert_eq!(lock::order::acquire(&config, b"7", lease).unwrap(), None);
+    let second = lock::order::acquire(&config, b"8", lease).unwrap().unwrap();
     assert!(second > first);
-    assert!(lock::order::next_id(&config, b"lock_unique_id").unwrap() > second);
+    assert!(lock::order::next_id(&config).unwrap() > second);
     let stored: String = redis::cmd("GET")
         .arg("order_lock_7")
         .query(&mut server.client())

@@ -11,10 +11,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::held::{self, Held};
+use super::permits::UNLIMITED;
 use super::renew::{self, Lease};
 use super::{Keys, Wait};
 use crate::config::Config;
 use crate::conn::Error;
+use crate::keys::Kind;
 
 /// What a lock is asked for.
 #[derive(Clone, Debug)]
@@ -95,6 +97,30 @@ impl Hold {
             Keys::exact(&config.prefix, name)
         } else {
             Keys::named(&config.prefix, name)
+        };
+        Self::of(config, keys, options)
+    }
+
+    /// A hold of `take` of the `permits` permits of semaphore `name`.
+    pub fn semaphore(
+        config: Arc<Config>,
+        name: &[u8],
+        take: u64,
+        permits: u64,
+        options: Options,
+    ) -> Self {
+        let keys = Keys::permits(&config.prefix, Kind::Semaphore, name, take, permits);
+        Self::of(config, keys, options)
+    }
+
+    /// The write hold (`write`) or a read hold of read-write lock `name`
+    /// (with [`Options::exact_key`], on the key itself in Symfony's format).
+    pub fn read_write(config: Arc<Config>, name: &[u8], write: bool, options: Options) -> Self {
+        let take = if write { UNLIMITED } else { 1 };
+        let keys = if options.exact_key {
+            Keys::symfony(&config.prefix, name, take)
+        } else {
+            Keys::permits(&config.prefix, Kind::RwLock, name, take, UNLIMITED)
         };
         Self::of(config, keys, options)
     }

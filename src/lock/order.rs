@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use redis::Script;
 
+use super::Keys;
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::scripts::script;
@@ -14,18 +15,19 @@ use crate::time::millis;
 
 static ACQUIRE: LazyLock<Script> = script!("order_lock_acquire.lua");
 
-/// Takes `key` with a new id from `counter`; `None` if it is already locked.
-pub fn acquire(
-    config: &Config,
-    key: &[u8],
-    counter: &[u8],
-    lease: Duration,
-) -> Result<Option<i64>, Error> {
+/// The counter the ids come from (after the prefix), as the seed names it.
+pub const COUNTER: &str = "lock_unique_id";
+
+/// Locks order `order` (key `order_lock_<order>`) with a new id from the
+/// counter; `None` if it is already locked.
+pub fn acquire(config: &Config, order: &[u8], lease: Duration) -> Result<Option<i64>, Error> {
+    let key = &Keys::order(&config.prefix, order).lock;
+    let counter = &config.key(COUNTER.as_bytes());
     if let Topology::Cluster { .. } = config.topology {
         // The counter and the order key are in different hash slots, so no
         // script can hold both: the seed's two steps, which spend an id even
         // when the order is already locked.
-        let id = next_id(config, counter)?;
+        let id = next_id(config)?;
         let set: Option<String> = conn::with(config, |c| {
             redis::cmd("SET")
                 .arg(key)
@@ -43,7 +45,14 @@ pub fn acquire(
     Ok((id != 0).then_some(id))
 }
 
+/// Unlocks order `order` if it is still locked with `id`; true if this call
+/// removed the lock.
+pub fn release(config: &Config, order: &[u8], id: &[u8]) -> Result<bool, Error> {
+    super::release(config, &Keys::order(&config.prefix, order), id)
+}
+
 /// A new id from the counter.
-pub fn next_id(config: &Config, counter: &[u8]) -> Result<i64, Error> {
-    conn::with(config, |c| redis::cmd("INCR").arg(counter).query(c))
+pub fn next_id(config: &Config) -> Result<i64, Error> {
+    let counter = config.key(COUNTER.as_bytes());
+    conn::with(config, |c| redis::cmd("INCR").arg(&counter).query(c))
 }

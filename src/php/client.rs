@@ -20,10 +20,7 @@ use super::value::{
 };
 use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
-use crate::keys::Kind;
-use crate::lock::Keys;
 use crate::lock::hold::Hold;
-use crate::lock::permits::UNLIMITED;
 use crate::queue::lease as leased;
 
 /// The object API's entry point: one Redis server (DSN or options), handing
@@ -159,7 +156,7 @@ impl Client {
         name: Arg<Text>,
         options: Arg<NullableArray>,
         method: &str,
-        take: u64,
+        write: bool,
     ) -> PhpResult<Lock> {
         let m = format!("RedisLock\\Client::{method}()");
         let name = non_empty(&name, &format!("{m}: Argument #1 ($name)"))?;
@@ -168,12 +165,7 @@ impl Client {
             &format!("{m}: Argument #2 ($options)"),
             For::ReadWrite,
         )?;
-        let keys = if options.exact_key {
-            Keys::symfony(&self.config.prefix, &name, take)
-        } else {
-            Keys::permits(&self.config.prefix, Kind::RwLock, &name, take, UNLIMITED)
-        };
-        let hold = Hold::of(self.config.clone(), keys, options);
+        let hold = Hold::read_write(self.config.clone(), &name, write, options);
         Ok(Lock::of(hold, name))
     }
 }
@@ -281,13 +273,13 @@ impl Client {
     /// its holders in the format of Symfony's stock RedisStore, so both
     /// exclude each other.
     pub fn read_lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
-        self.rw_lock(name, options, "readLock", 1)
+        self.rw_lock(name, options, "readLock", false)
     }
 
     /// The write lock of the read-write lock named `$name`: one writer, and
     /// no reader beside it; fencing tokens as for `lock()`. See `readLock()`.
     pub fn write_lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
-        self.rw_lock(name, options, "writeLock", UNLIMITED)
+        self.rw_lock(name, options, "writeLock", true)
     }
 
     /// The semaphore named `$name` (key `semaphore:{<name>}`) with

@@ -8,7 +8,7 @@ use ext_php_rs::types::Zval;
 
 use super::value::{Optional, Value};
 use super::{config_or_throw, engine, lease};
-use crate::lock;
+use crate::lock::order;
 
 /// Order locks: `order_lock_<id>` holds an id from `INCR lock_unique_id`.
 #[php_class]
@@ -23,7 +23,7 @@ fn order_id(order_id: &Value) -> PhpResult<Vec<u8>> {
 impl LockService {
     const REDIS_LOCK_KEY_TEMPLATE: &'static str = "order_lock_%s";
     const REDIS_LOCK_DEFAULT_EXPIRE_TIME: i64 = 86400;
-    const REDIS_LOCK_UNIQUE_ID_KEY: &'static str = "lock_unique_id";
+    const REDIS_LOCK_UNIQUE_ID_KEY: &'static str = order::COUNTER;
     const REDIS_CONFIG_HOST: &'static str = "127.0.0.1";
     const REDIS_CONFIG_PORT: i64 = 6379;
 
@@ -54,13 +54,7 @@ impl LockService {
         )?;
         let order = order_id(&intOrderId)?;
         let config = config_or_throw()?;
-        let counter = config.key(Self::REDIS_LOCK_UNIQUE_ID_KEY.as_bytes());
-        if let Some(id) = engine(lock::order::acquire(
-            &config,
-            &lock::Keys::order(&config.prefix, &order).lock,
-            &counter,
-            lease,
-        ))? {
+        if let Some(id) = engine(order::acquire(&config, &order, lease))? {
             result.set_long(id);
         }
         Ok(result)
@@ -80,19 +74,12 @@ impl LockService {
             _ => intLockId.bytes("Lock_Service::releaseLock(): Argument #2 ($intLockId)")?,
         };
         let config = config_or_throw()?;
-        engine(lock::release(
-            &config,
-            &lock::Keys::order(&config.prefix, &order),
-            &id,
-        ))
+        engine(order::release(&config, &order, &id))
     }
 
     /// A new unique id from `INCR lock_unique_id`.
     pub fn generate_unique_lock_id() -> PhpResult<i64> {
         let config = config_or_throw()?;
-        engine(lock::order::next_id(
-            &config,
-            &config.key(Self::REDIS_LOCK_UNIQUE_ID_KEY.as_bytes()),
-        ))
+        engine(order::next_id(&config))
     }
 }

@@ -13,10 +13,9 @@ use super::lock::{Lock, Options};
 use super::value::{Arg, Float, Int, NullableFloat, Value, value_error};
 use super::{engine, positive_seconds, wait_seconds};
 use crate::config::Config;
-use crate::keys;
+use crate::lock::Wait;
 use crate::lock::hold::Hold;
 use crate::lock::permits;
-use crate::lock::{Keys, Wait};
 
 /// The most permits a semaphore may have.
 pub const MAX_PERMITS: u64 = 1 << 40;
@@ -56,11 +55,8 @@ impl Semaphore {
         permits: u64,
         options: &Options,
     ) -> Lock {
-        let keys = Keys::permits(&config.prefix, keys::Kind::Semaphore, name, take, permits);
-        Lock::of(
-            Hold::of(config.clone(), keys, options.clone()),
-            name.to_vec(),
-        )
+        let hold = Hold::semaphore(config.clone(), name, take, permits, options.clone());
+        Lock::of(hold, name.to_vec())
     }
 
     fn taken(&self) -> u64 {
