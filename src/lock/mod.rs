@@ -11,6 +11,7 @@ pub mod order;
 pub mod permits;
 pub mod redlock;
 pub mod renew;
+pub mod seed;
 
 use std::sync::LazyLock;
 use std::time::Duration;

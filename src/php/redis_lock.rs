@@ -4,34 +4,19 @@
 // Parameter names are the seeds' (PHP named arguments use them).
 #![allow(non_snake_case)]
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use ext_php_rs::prelude::*;
 
 use super::value::{Optional, Value};
 use super::{MAX_SECONDS, config_from_param, engine, ini, lease};
-use crate::config::Config;
-use crate::lock::{self, Wait, held};
+use crate::lock::Wait;
+use crate::lock::seed::SeedLocks;
 
 #[php_class]
 #[php(name = "RedisLock")]
 pub struct RedisLock {
-    config: Arc<Config>,
-    owner: u64,
-}
-
-fn lock_keys(config: &Config, name: &[u8]) -> lock::Keys {
-    lock::Keys::seed(&config.prefix, name)
-}
-
-impl RedisLock {
-    fn unlock_name(&self, name: &[u8]) -> PhpResult<bool> {
-        match held::remove(self.owner, name) {
-            Some(h) => engine(lock::release(&h.config, &h.keys, h.token.as_bytes())),
-            None => Ok(false),
-        }
-    }
+    locks: SeedLocks,
 }
 
 #[php_impl]
@@ -41,8 +26,7 @@ impl RedisLock {
     /// timeout, read_timeout, prefix).
     pub fn __construct(param: Optional) -> PhpResult<Self> {
         Ok(Self {
-            config: config_from_param(param.0, "$param")?,
-            owner: held::new_owner(),
+            locks: SeedLocks::new(config_from_param(param.0, "$param")?),
         })
     }
 
@@ -74,43 +58,19 @@ impl RedisLock {
             recheck: Duration::from_micros(interval.clamp(1000.0, 1.0e12) as u64),
         };
         let name = name.bytes("RedisLock::lock(): Argument #1 ($name)")?;
-        let keys = lock_keys(&self.config, &name);
-        let token = lock::holder::token();
-        let acquired = engine(lock::acquire(&self.config, &keys, &token, lease, wait))?;
-        if acquired.is_some() {
-            held::insert(
-                self.owner,
-                name,
-                held::Held::new(self.config.clone(), keys, token),
-            );
-        }
-        Ok(acquired.is_some())
+        engine(self.locks.acquire(&name, lease, wait))
     }
 
     /// Releases the lock if this instance still holds it; true only if this
     /// call deleted it. The instance forgets the lock in any case.
     pub fn unlock(&mut self, name: Value) -> PhpResult<bool> {
         let name = name.bytes("RedisLock::unlock(): Argument #1 ($name)")?;
-        self.unlock_name(&name)
+        engine(self.locks.release(&name))
     }
 
     /// Releases every lock this instance holds; true if all were released.
     pub fn unlock_all(&mut self) -> PhpResult<bool> {
-        let mut all = true;
-        let mut first_error = None;
-        for name in held::names(self.owner) {
-            match self.unlock_name(&name) {
-                Ok(released) => all &= released,
-                Err(e) => {
-                    all = false;
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(all),
-        }
+        engine(self.locks.release_all())
     }
 
     /// Sets the lease of a lock this instance holds to `max($expire, 1)`
@@ -120,34 +80,28 @@ impl RedisLock {
         // NAN and -INF are not seconds: max($expire, 1) would turn them
         // into a 1 s lease.
         let seconds = expire.finite("RedisLock::expire(): Argument #2 ($expire)")?;
-        let Some(h) = held::get(self.owner, &name) else {
+        if !self.locks.took(&name) {
             return Ok(false);
-        };
+        }
         let lease = lease(
             seconds.max(1.0),
             "RedisLock::expire(): Argument #2 ($expire)",
         )?;
-        engine(lock::extend(&h.config, &h.keys.lock, &h.token, lease))
+        engine(self.locks.extend(&name, lease))
     }
 
     /// True only if this instance took the lock and Redis still holds its token.
     pub fn is_locking(&mut self, name: Value) -> PhpResult<bool> {
         let name = name.bytes("RedisLock::isLocking(): Argument #1 ($name)")?;
-        match held::get(self.owner, &name) {
-            Some(h) => engine(lock::holds(&h.config, &h.keys.lock, &h.token)),
-            None => Ok(false),
-        }
+        engine(self.locks.holds(&name))
     }
 }
 
 impl Drop for RedisLock {
     fn drop(&mut self) {
-        let owner = self.owner;
-        let _ = std::panic::catch_unwind(|| {
-            held::end(
-                held::take_owner(owner),
-                ini::settings().release_at_request_end,
-            );
-        });
+        let locks = &self.locks;
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            locks.end(ini::settings().release_at_request_end);
+        }));
     }
 }

@@ -1,0 +1,95 @@
+//! The seed's `RedisLock`: one object's named locks (`Lock:<name>`), each
+//! with an owner token of its own, kept in the process's registry of held
+//! locks so the object, the request end or the process end releases them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::held::{self, Held};
+use super::{Keys, Wait};
+use crate::config::Config;
+use crate::conn::Error;
+
+/// The locks one object holds.
+pub struct SeedLocks {
+    config: Arc<Config>,
+    owner: u64,
+}
+
+impl SeedLocks {
+    pub fn new(config: Arc<Config>) -> Self {
+        Self {
+            config,
+            owner: held::new_owner(),
+        }
+    }
+
+    /// Takes lock `name` for `lease`, waiting as `wait` says; true if taken.
+    pub fn acquire(&self, name: &[u8], lease: Duration, wait: Wait) -> Result<bool, Error> {
+        let keys = Keys::seed(&self.config.prefix, name);
+        let token = super::holder::token();
+        let acquired = super::acquire(&self.config, &keys, &token, lease, wait)?.is_some();
+        if acquired {
+            let held = Held::new(self.config.clone(), keys, token);
+            held::insert(self.owner, name.to_vec(), held);
+        }
+        Ok(acquired)
+    }
+
+    /// Releases lock `name` if Redis still holds this object's token for it;
+    /// true only if this call deleted it. The object forgets it in any case.
+    pub fn release(&self, name: &[u8]) -> Result<bool, Error> {
+        match held::remove(self.owner, name) {
+            Some(h) => super::release(&h.config, &h.keys, h.token.as_bytes()),
+            None => Ok(false),
+        }
+    }
+
+    /// Releases every lock of this object: true if each one was released;
+    /// the first error, after trying them all.
+    pub fn release_all(&self) -> Result<bool, Error> {
+        let mut all = true;
+        let mut first_error = None;
+        for name in held::names(self.owner) {
+            match self.release(&name) {
+                Ok(released) => all &= released,
+                Err(e) => {
+                    all = false;
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(all),
+        }
+    }
+
+    /// Sets a new lease on lock `name`; false if this object does not hold
+    /// it (any more).
+    pub fn extend(&self, name: &[u8], lease: Duration) -> Result<bool, Error> {
+        match held::get(self.owner, name) {
+            Some(h) => super::extend(&h.config, &h.keys.lock, &h.token, lease),
+            None => Ok(false),
+        }
+    }
+
+    /// Whether this object took lock `name` and Redis still holds its token.
+    pub fn holds(&self, name: &[u8]) -> Result<bool, Error> {
+        match held::get(self.owner, name) {
+            Some(h) => super::holds(&h.config, &h.keys.lock, &h.token),
+            None => Ok(false),
+        }
+    }
+
+    /// Whether this object took lock `name` (whatever Redis says now).
+    pub fn took(&self, name: &[u8]) -> bool {
+        held::get(self.owner, name).is_some()
+    }
+
+    /// Gives up the object's locks: released when `release` (the request-end
+    /// setting), else left to their leases.
+    pub fn end(&self, release: bool) {
+        held::end(held::take_owner(self.owner), release);
+    }
+}
