@@ -58,7 +58,9 @@ elif [ -n "$scan_dir" ]; then
 else
   echo "PHP $ver has no conf.d: add extension=redislock.so to its php.ini" >&2
 fi
-if ! "$php" -m | grep -qx redislock; then
+# grep reads all of it (not -q): with pipefail, a grep that quits at the
+# match could leave php writing into a closed pipe (SIGPIPE, a false "no").
+if ! "$php" -m | grep -x redislock >/dev/null; then
   # What PHP said when it started: the reason, for the one reading this.
   echo "PHP $ver does not load redislock after the install ($ext_dir/redislock.so, $(wc -c < "$ext_dir/redislock.so") bytes):" >&2
   "$php" -d display_startup_errors=1 -m 2>&1 | grep -i 'warning\|error\|unable\|loaded' | tail -5 >&2 || true
