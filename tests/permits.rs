@@ -110,6 +110,16 @@ fn readers_and_writers(keys: fn(u64) -> Keys) {
     assert_eq!((state.used, state.waiting), (0, 0));
 }
 
+/// The members of sorted set `key`.
+fn members(redis: &mut redis::Connection, key: &str) -> Vec<String> {
+    redis::cmd("ZRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .query(redis)
+        .unwrap()
+}
+
 /// Symfony's RedisStore format: a write lock is its token and `__write__`,
 /// scored by the lease's end, the key expiring then; a read lock its token
 /// alone. A holder that dies is dropped when its lease runs out.
@@ -160,12 +170,7 @@ fn symfonys_format_on_the_key_itself() {
             .unwrap()
             .is_some()
     );
-    let members: Vec<String> = redis::cmd("ZRANGE")
-        .arg("app:res")
-        .arg(0)
-        .arg(-1)
-        .query(&mut redis)
-        .unwrap();
+    let members = members(&mut redis, "app:res");
     assert_eq!(members, [reader.clone()]);
     let wait = Wait {
         timeout: Duration::from_secs(5),
@@ -176,12 +181,7 @@ fn symfonys_format_on_the_key_itself() {
             .unwrap()
             .is_some()
     );
-    let members: Vec<String> = redis::cmd("ZRANGE")
-        .arg("app:res")
-        .arg(0)
-        .arg(-1)
-        .query(&mut redis)
-        .unwrap();
+    let members = members(&mut redis, "app:res");
     assert_eq!(members.len(), 2);
     assert!(members.contains(&writer) && members.contains(&"__write__".to_string()));
 
