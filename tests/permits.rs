@@ -111,7 +111,7 @@ fn readers_and_writers(keys: fn(u64) -> Keys) {
 }
 
 /// The members of sorted set `key`.
-fn members(redis: &mut redis::Connection, key: &str) -> Vec<String> {
+fn zset_members(redis: &mut redis::Connection, key: &str) -> Vec<String> {
     redis::cmd("ZRANGE")
         .arg(key)
         .arg(0)
@@ -170,7 +170,7 @@ fn symfonys_format_on_the_key_itself() {
             .unwrap()
             .is_some()
     );
-    let members = members(&mut redis, "app:res");
+    let members = zset_members(&mut redis, "app:res");
     assert_eq!(members, [reader.clone()]);
     let wait = Wait {
         timeout: Duration::from_secs(5),
@@ -181,7 +181,7 @@ fn symfonys_format_on_the_key_itself() {
             .unwrap()
             .is_some()
     );
-    let members = members(&mut redis, "app:res");
+    let members = zset_members(&mut redis, "app:res");
     assert_eq!(members.len(), 2);
     assert!(members.contains(&writer) && members.contains(&"__write__".to_string()));
 
