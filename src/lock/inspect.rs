@@ -13,7 +13,7 @@ use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::keys;
 use crate::scripts::line_script;
-use crate::wait::{self};
+use crate::wait;
 
 static STATE: LazyLock<Script> = line_script!("lock_state.lua");
 

@@ -20,7 +20,7 @@ use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::scripts::line_script;
 use crate::time::millis;
-use crate::wait::{self};
+use crate::wait;
 
 /// The scripts of a hold of permits, for one format of its holders.
 pub(super) struct Scripts {
