@@ -7,6 +7,7 @@ pub mod held;
 pub mod hold;
 pub mod holder;
 pub mod inspect;
+pub mod multi;
 pub mod order;
 pub mod permits;
 pub mod redlock;
@@ -121,6 +122,21 @@ impl Keys {
 pub struct Wait {
     pub timeout: Duration,
     pub recheck: Duration,
+}
+
+/// How often at most the first waiter in line looks again on its own:
+/// releases hand over at once, so this only bounds the stall a holder that
+/// died (or a key deleted by hand) causes.
+pub const RECHECK: Duration = Duration::from_millis(250);
+
+impl Wait {
+    /// Up to `timeout` (zero: one try), rechecking at [`RECHECK`].
+    pub fn up_to(timeout: Duration) -> Self {
+        Wait {
+            timeout,
+            recheck: RECHECK,
+        }
+    }
 }
 
 /// An acquire in progress, as the waiting loop drives it.

@@ -19,10 +19,6 @@ use crate::lock::permits::UNLIMITED;
 
 pub use crate::lock::hold::Options;
 
-/// How often the first waiter in line looks again when nobody hands the lock
-/// over (a key deleted by hand). Releases hand it over at once.
-const RECHECK: Duration = Duration::from_millis(250);
-
 /// One named lock, from `RedisLock\Client::lock()` (not constructible with
 /// `new`). Released when the object goes away or the request ends.
 #[php_class]
@@ -50,61 +46,14 @@ impl Lock {
         &self.name
     }
 
-    /// Makes a lock just acquired with `token` this object's hold.
-    pub fn adopt(&mut self, token: String, fence: i64) -> PhpResult<()> {
-        self.hold
-            .adopt(token, fence)
-            .map_err(|r| self.refused(r, "acquire"))
-    }
-
     /// What it is and its name, for messages: `lock 'orders'`.
     pub fn display_name(&self) -> String {
-        let what = self.hold.keys().what();
-        format!("{what} {}", super::value::quoted(&self.name))
+        display_name(&self.hold, &self.name)
     }
 
     /// The PHP exception for a refusal, for `action` (acquire, release...).
     pub fn refused(&self, refused: Refused, action: &str) -> PhpException {
-        let name = self.display_name();
-        match refused {
-            Refused::Redis(e) => super::errors::to_php(e),
-            Refused::NotHeld => exception(
-                Kind::NotHeld,
-                format!("redislock: cannot {action} {name}: this object does not hold it"),
-            ),
-            Refused::Lost(reason) => exception(
-                Kind::LockLost,
-                format!("redislock: {name} was lost: {reason}"),
-            ),
-            Refused::AlreadyHeld => exception(
-                Kind::Root,
-                format!(
-                    "redislock: {name} is already held by this object; create it with ['reentrant' => true] to acquire it again"
-                ),
-            ),
-            Refused::Unconfirmed { acked, wanted } => exception(
-                Kind::NotAcquired,
-                format!(
-                    "redislock: {name} was taken on the master but only {acked} of {wanted} replicas acknowledged it in time; it was released"
-                ),
-            ),
-            Refused::NotReadWrite => exception(
-                Kind::Root,
-                format!(
-                    "redislock: cannot {action} {name}: only the read and write locks of a read-write lock that is not reentrant change hands so"
-                ),
-            ),
-            Refused::NotPlain => exception(
-                Kind::Root,
-                format!(
-                    "redislock: cannot {action} {name}: only plain locks are released by force"
-                ),
-            ),
-            Refused::Renewal(e) => exception(
-                Kind::Root,
-                format!("redislock: cannot start the lease renewal thread: {e}"),
-            ),
-        }
+        self::refused(&self.hold, &self.name, refused, action)
     }
 
     fn change_to(&mut self, take: u64, action: &str) -> PhpResult<bool> {
@@ -114,15 +63,8 @@ impl Lock {
     }
 
     pub fn take(&mut self, wait: Duration) -> PhpResult<bool> {
-        self.take_with(Wait {
-            timeout: wait,
-            recheck: RECHECK,
-        })
-    }
-
-    pub fn take_with(&mut self, wait: Wait) -> PhpResult<bool> {
         self.hold
-            .acquire(wait)
+            .acquire(Wait::up_to(wait))
             .map_err(|r| self.refused(r, "acquire"))
     }
 
@@ -151,6 +93,55 @@ impl Lock {
             Ok(()) => Ok(true),
             Err(r) => Err(self.refused(r, "release")),
         }
+    }
+}
+
+/// What a hold is and its name, for messages: `lock 'orders'`.
+pub fn display_name(hold: &Hold, name: &[u8]) -> String {
+    let what = hold.keys().what();
+    format!("{what} {}", super::value::quoted(name))
+}
+
+/// The PHP exception for a refusal of the hold named `name`, for `action`
+/// (acquire, release...).
+pub fn refused(hold: &Hold, name: &[u8], refused: Refused, action: &str) -> PhpException {
+    let name = display_name(hold, name);
+    match refused {
+        Refused::Redis(e) => super::errors::to_php(e),
+        Refused::NotHeld => exception(
+            Kind::NotHeld,
+            format!("redislock: cannot {action} {name}: this object does not hold it"),
+        ),
+        Refused::Lost(reason) => exception(
+            Kind::LockLost,
+            format!("redislock: {name} was lost: {reason}"),
+        ),
+        Refused::AlreadyHeld => exception(
+            Kind::Root,
+            format!(
+                "redislock: {name} is already held by this object; create it with ['reentrant' => true] to acquire it again"
+            ),
+        ),
+        Refused::Unconfirmed { acked, wanted } => exception(
+            Kind::NotAcquired,
+            format!(
+                "redislock: {name} was taken on the master but only {acked} of {wanted} replicas acknowledged it in time; it was released"
+            ),
+        ),
+        Refused::NotReadWrite => exception(
+            Kind::Root,
+            format!(
+                "redislock: cannot {action} {name}: only the read and write locks of a read-write lock that is not reentrant change hands so"
+            ),
+        ),
+        Refused::NotPlain => exception(
+            Kind::Root,
+            format!("redislock: cannot {action} {name}: only plain locks are released by force"),
+        ),
+        Refused::Renewal(e) => exception(
+            Kind::Root,
+            format!("redislock: cannot start the lease renewal thread: {e}"),
+        ),
     }
 }
 

@@ -18,10 +18,6 @@ use crate::config::Config;
 use crate::queue::lease::{self as leased, BATCH, Leased, Nack, Reserve, Terms};
 use crate::queue::{self, Keys, NewTask, Policy, Put, Status};
 
-/// How often the first consumer in line looks again when nobody wakes it
-/// (old clients' enqueues wake nobody).
-const RECHECK: Duration = Duration::from_secs(1);
-
 /// What `RedisLock\Client::queue()` was asked for.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -245,11 +241,10 @@ impl Queue {
             Value::Null => None,
             value => Some(positive_seconds(value, &param(1, "lease"))?),
         };
-        let how = Reserve {
-            count: self::count(count, &param(0, "count"))?,
-            wait: wait_seconds(wait, &param(2, "wait"))?,
-            recheck: RECHECK,
-        };
+        let how = Reserve::up_to(
+            self::count(count, &param(0, "count"))?,
+            wait_seconds(wait, &param(2, "wait"))?,
+        );
         Ok((how, lease))
     }
 

@@ -3,7 +3,6 @@
 //! of `RedisLock\Lock`.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
@@ -13,14 +12,11 @@ use super::lock::{Lock, Options};
 use super::value::{Arg, Float, Int, NullableFloat, Value, value_error};
 use super::{engine, positive_seconds, wait_seconds};
 use crate::config::Config;
-use crate::lock::Wait;
 use crate::lock::hold::Hold;
 use crate::lock::permits;
 
 /// The most permits a semaphore may have.
 pub const MAX_PERMITS: u64 = 1 << 40;
-
-const RECHECK: Duration = Duration::from_millis(250);
 
 /// A semaphore, from `RedisLock\Client::semaphore()` (not constructible
 /// with `new`). Permits held when the object goes away or the request ends
@@ -114,11 +110,7 @@ impl Semaphore {
             ));
         }
         self.lock = Self::hold_of(&self.config, &self.name, take, self.permits, &self.options);
-        let wait = Wait {
-            timeout: wait,
-            recheck: RECHECK,
-        };
-        self.lock.take_with(wait)
+        self.lock.take(wait)
     }
 
     /// Gives the permits back (to the waiters at the head of the line that

@@ -58,6 +58,21 @@ pub struct Reserve {
     pub recheck: Duration,
 }
 
+/// How often at most the first consumer in line looks again when nobody
+/// wakes it (old clients' enqueues wake nobody).
+pub const RECHECK: Duration = Duration::from_secs(1);
+
+impl Reserve {
+    /// Up to `count` tasks, waiting up to `wait`, rechecking at [`RECHECK`].
+    pub fn up_to(count: u64, wait: Duration) -> Self {
+        Reserve {
+            count,
+            wait,
+            recheck: RECHECK,
+        }
+    }
+}
+
 fn bytes(v: &Value) -> Option<Vec<u8>> {
     match v {
         Value::BulkString(b) => Some(b.clone()),
