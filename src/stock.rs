@@ -3,7 +3,7 @@
 //! limits, idempotency keys, and optionally the order task enqueued in the
 //! same step. No lock: a buy costs one round trip.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use redis::Script;
@@ -45,14 +45,22 @@ impl Keys {
     }
 }
 
-/// The order task a take enqueues in the same step.
-pub struct Order<'a> {
-    pub queue: &'a queue::Keys,
-    pub id: &'a [u8],
-    pub payload: Option<&'a [u8]>,
+/// A stock of a deployment: its server, its keys and the queue each take
+/// enqueues its order task on, if any.
+pub struct Stock {
+    config: Arc<Config>,
+    name: Vec<u8>,
+    keys: Keys,
+    orders: Option<queue::Queue>,
 }
 
+/// A stock and its orders queue that no one script can reach: on a
+/// Cluster, in two hash slots.
+#[derive(Debug)]
+pub struct SlotsApart;
+
 /// One take.
+#[derive(Default)]
 pub struct Take<'a> {
     pub units: u64,
     pub buyer: Option<&'a [u8]>,
@@ -60,11 +68,15 @@ pub struct Take<'a> {
     pub per_buyer: u64,
     /// A retried take with the same key takes nothing again.
     pub key: Option<&'a [u8]>,
-    pub order: Option<Order<'a>>,
+    /// The order task's id (stocks with an orders queue): by default the
+    /// `key` (a retry finds its own order), else a new unique id.
+    pub task: Option<&'a [u8]>,
+    /// The order task's payload.
+    pub payload: Option<&'a [u8]>,
 }
 
 /// What a take did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Taken {
     /// Taken; this many units are left.
     Done(u64),
@@ -74,65 +86,9 @@ pub enum Taken {
     SoldOut(u64),
     /// The buyer would pass the limit; it has this many units.
     Limit(u64),
-    /// The order task's id is already queued or leased: nothing was taken.
-    TaskExists,
-}
-
-fn count(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
-
-/// Takes units of the stock, on the server in one step.
-pub fn take(config: &Config, keys: &Keys, take: &Take<'_>) -> Result<Taken, Error> {
-    let (status, n): (i64, i64) = conn::with(config, |c| {
-        let mut call = TAKE.key(&keys.stock);
-        call.key(&keys.buyers)
-            .key(&keys.takes)
-            .arg(take.units)
-            .arg(take.buyer.unwrap_or_default())
-            .arg(take.per_buyer)
-            .arg(take.key.unwrap_or_default());
-        if let Some(order) = &take.order {
-            let q = order.queue;
-            call.key(&q.queue)
-                .key(&q.payloads)
-                .key(&q.attempts)
-                .key(&q.leased)
-                .key(&q.line)
-                .key(&q.stats)
-                .arg(order.id)
-                .arg(if order.payload.is_some() { "1" } else { "0" })
-                .arg(order.payload.unwrap_or_default())
-                .arg(&q.waiters)
-                .arg(queue::wake_ms());
-        }
-        call.invoke(c)
-    })?;
-    if let (3, Some(order)) = (status, &take.order) {
-        queue::register(config, order.queue)?;
-    }
-    Ok(match status {
-        1 | 3 => Taken::Done(count(n)),
-        2 => Taken::Before(count(n)),
-        -1 => Taken::Limit(count(n)),
-        -2 => Taken::TaskExists,
-        _ => Taken::SoldOut(count(n)),
-    })
-}
-
-/// Starts a sale of `units`, expiring after `ttl` (None: never); the
-/// buyers and takes of an earlier sale are forgotten.
-pub fn set(config: &Config, keys: &Keys, units: u64, ttl: Option<Duration>) -> Result<(), Error> {
-    let ms = ttl.map_or(0, crate::time::millis);
-    conn::with(config, |c| {
-        SET.key(&keys.stock)
-            .key(&keys.buyers)
-            .key(&keys.takes)
-            .arg(units)
-            .arg(ms)
-            .invoke::<i64>(c)
-    })?;
-    Ok(())
+    /// The order task's id (this one) is already queued or leased: nothing
+    /// was taken.
+    TaskExists(Vec<u8>),
 }
 
 /// What giving units back did.
@@ -152,50 +108,151 @@ pub enum Given {
 /// exact up to there).
 pub const MAX_UNITS: u64 = (1 << 53) - 1;
 
-/// Gives units back (an order cancelled, or a restock), off the buyer's
-/// count when a buyer gives them back.
-pub fn give_back(
-    config: &Config,
-    keys: &Keys,
-    units: u64,
-    buyer: Option<&[u8]>,
-) -> Result<Given, Error> {
-    let (status, n): (i64, i64) = conn::with(config, |c| {
-        GIVE.key(&keys.stock)
-            .key(&keys.buyers)
-            .arg(units)
-            .arg(buyer.unwrap_or_default())
-            .arg(MAX_UNITS)
-            .invoke(c)
-    })?;
-    Ok(match status {
-        1 => Given::Done(count(n)),
-        -1 => Given::TooMany(count(n)),
-        -2 => Given::Full(count(n)),
-        _ => Given::NoStock,
-    })
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
 }
 
-/// The units left, or None when the stock does not exist.
-pub fn remaining(config: &Config, keys: &Keys) -> Result<Option<i64>, Error> {
-    conn::with(config, |c| redis::cmd("GET").arg(&keys.stock).query(c))
-}
+impl Stock {
+    /// The stock `name` of the deployment `config`; `orders`: the name of
+    /// the queue each take enqueues its order task on.
+    pub fn new(
+        config: Arc<Config>,
+        name: Vec<u8>,
+        orders: Option<Vec<u8>>,
+    ) -> Result<Self, SlotsApart> {
+        let keys = Keys::new(&config.prefix, &name);
+        let orders = orders.map(|q| queue::Queue::new(config.clone(), q));
+        if let Some(queue) = &orders {
+            if !config.one_slot(&[&keys.stock, &queue.keys().queue]) {
+                return Err(SlotsApart);
+            }
+        }
+        Ok(Stock {
+            config,
+            name,
+            keys,
+            orders,
+        })
+    }
 
-/// The units `buyer` took.
-pub fn bought(config: &Config, keys: &Keys, buyer: &[u8]) -> Result<u64, Error> {
-    let n: Option<i64> = conn::with(config, |c| {
-        redis::cmd("HGET").arg(&keys.buyers).arg(buyer).query(c)
-    })?;
-    Ok(n.map_or(0, count))
-}
+    pub fn name(&self) -> &[u8] {
+        &self.name
+    }
 
-/// Every buyer with the units it took.
-pub fn buyers(config: &Config, keys: &Keys) -> Result<Vec<(Vec<u8>, i64)>, Error> {
-    conn::with(config, |c| redis::cmd("HGETALL").arg(&keys.buyers).query(c))
-}
+    /// The queue each take enqueues its order task on, if any.
+    pub fn orders(&self) -> Option<&queue::Queue> {
+        self.orders.as_ref()
+    }
 
-/// Deletes the stock with its buyers and takes; true if there was any.
-pub fn delete(config: &Config, keys: &Keys) -> Result<bool, Error> {
-    let deleted: i64 = conn::with(config, |c| redis::cmd("DEL").arg(&keys.all()).query(c))?;
-    Ok(deleted > 0)
+    /// Takes units of the stock, on the server in one step.
+    pub fn take(&self, take: &Take<'_>) -> Result<Taken, Error> {
+        let keys = &self.keys;
+        let order_id = self.orders.as_ref().map(|_| {
+            take.task
+                .or(take.key)
+                .map_or_else(|| crate::token::new_token().into_bytes(), <[u8]>::to_vec)
+        });
+        let (status, n): (i64, i64) = conn::with(&self.config, |c| {
+            let mut call = TAKE.key(&keys.stock);
+            call.key(&keys.buyers)
+                .key(&keys.takes)
+                .arg(take.units)
+                .arg(take.buyer.unwrap_or_default())
+                .arg(take.per_buyer)
+                .arg(take.key.unwrap_or_default());
+            if let (Some(queue), Some(id)) = (&self.orders, &order_id) {
+                let q = queue.keys();
+                call.key(&q.queue)
+                    .key(&q.payloads)
+                    .key(&q.attempts)
+                    .key(&q.leased)
+                    .key(&q.line)
+                    .key(&q.stats)
+                    .arg(id.as_slice())
+                    .arg(if take.payload.is_some() { "1" } else { "0" })
+                    .arg(take.payload.unwrap_or_default())
+                    .arg(&q.waiters)
+                    .arg(queue::wake_ms());
+            }
+            call.invoke(c)
+        })?;
+        if let (3, Some(queue)) = (status, &self.orders) {
+            queue::register(&self.config, queue.keys())?;
+        }
+        Ok(match status {
+            1 | 3 => Taken::Done(count(n)),
+            2 => Taken::Before(count(n)),
+            -1 => Taken::Limit(count(n)),
+            -2 => Taken::TaskExists(order_id.unwrap_or_default()),
+            _ => Taken::SoldOut(count(n)),
+        })
+    }
+
+    /// Starts a sale of `units`, expiring after `ttl` (None: never); the
+    /// buyers and takes of an earlier sale are forgotten.
+    pub fn set(&self, units: u64, ttl: Option<Duration>) -> Result<(), Error> {
+        let ms = ttl.map_or(0, crate::time::millis);
+        let keys = &self.keys;
+        conn::with(&self.config, |c| {
+            SET.key(&keys.stock)
+                .key(&keys.buyers)
+                .key(&keys.takes)
+                .arg(units)
+                .arg(ms)
+                .invoke::<i64>(c)
+        })?;
+        Ok(())
+    }
+
+    /// Gives units back (an order cancelled, or a restock), off the buyer's
+    /// count when a buyer gives them back.
+    pub fn give_back(&self, units: u64, buyer: Option<&[u8]>) -> Result<Given, Error> {
+        let (status, n): (i64, i64) = conn::with(&self.config, |c| {
+            GIVE.key(&self.keys.stock)
+                .key(&self.keys.buyers)
+                .arg(units)
+                .arg(buyer.unwrap_or_default())
+                .arg(MAX_UNITS)
+                .invoke(c)
+        })?;
+        Ok(match status {
+            1 => Given::Done(count(n)),
+            -1 => Given::TooMany(count(n)),
+            -2 => Given::Full(count(n)),
+            _ => Given::NoStock,
+        })
+    }
+
+    /// The units left, or None when the stock does not exist.
+    pub fn remaining(&self) -> Result<Option<i64>, Error> {
+        conn::with(&self.config, |c| {
+            redis::cmd("GET").arg(&self.keys.stock).query(c)
+        })
+    }
+
+    /// The units `buyer` took.
+    pub fn bought(&self, buyer: &[u8]) -> Result<u64, Error> {
+        let n: Option<i64> = conn::with(&self.config, |c| {
+            redis::cmd("HGET")
+                .arg(&self.keys.buyers)
+                .arg(buyer)
+                .query(c)
+        })?;
+        Ok(n.map_or(0, count))
+    }
+
+    /// Every buyer with the units it took.
+    pub fn buyers(&self) -> Result<Vec<(Vec<u8>, i64)>, Error> {
+        conn::with(&self.config, |c| {
+            redis::cmd("HGETALL").arg(&self.keys.buyers).query(c)
+        })
+    }
+
+    /// Deletes the stock with its buyers and takes; true if there was any.
+    pub fn delete(&self) -> Result<bool, Error> {
+        let deleted: i64 = conn::with(&self.config, |c| {
+            redis::cmd("DEL").arg(&self.keys.all()).query(c)
+        })?;
+        Ok(deleted > 0)
+    }
 }

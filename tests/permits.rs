@@ -11,7 +11,7 @@ use common::RedisServer;
 use redislock::keys::Kind;
 use redislock::lock::permits::{self, UNLIMITED};
 use redislock::lock::{self, Keys, Wait};
-use redislock::stock::{self, Take, Taken};
+use redislock::stock::{Stock, Take, Taken};
 
 fn waiting(secs: u64) -> Wait {
     Wait {
@@ -205,11 +205,11 @@ fn symfonys_format_on_the_key_itself() {
 fn a_stock_is_never_taken_below_zero() {
     let server = RedisServer::start();
     let config = Arc::new(server.config());
-    let keys = Arc::new(stock::Keys::new(b"", b"sale"));
-    stock::set(&config, &keys, 300, None).unwrap();
+    let sale = Arc::new(Stock::new(config.clone(), b"sale".to_vec(), None).unwrap());
+    sale.set(300, None).unwrap();
     let threads: Vec<_> = (0..8)
         .map(|t| {
-            let (config, keys) = (config.clone(), keys.clone());
+            let sale = sale.clone();
             std::thread::spawn(move || {
                 let buyer = format!("b{t}");
                 let mut got = 0;
@@ -218,10 +218,9 @@ fn a_stock_is_never_taken_below_zero() {
                         units: 1,
                         buyer: Some(buyer.as_bytes()),
                         per_buyer: 0,
-                        key: None,
-                        order: None,
+                        ..Take::default()
                     };
-                    match stock::take(&config, &keys, &take).unwrap() {
+                    match sale.take(&take).unwrap() {
                         Taken::Done(_) => got += 1,
                         Taken::SoldOut(left) => {
                             assert_eq!(left, 0);
@@ -235,11 +234,43 @@ fn a_stock_is_never_taken_below_zero() {
         .collect();
     let sold: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
     assert_eq!(sold, 300);
-    assert_eq!(stock::remaining(&config, &keys).unwrap(), Some(0));
-    let by_buyer: i64 = stock::buyers(&config, &keys)
-        .unwrap()
-        .iter()
-        .map(|(_, n)| n)
-        .sum();
+    assert_eq!(sale.remaining().unwrap(), Some(0));
+    let by_buyer: i64 = sale.buyers().unwrap().iter().map(|(_, n)| n).sum();
     assert_eq!(by_buyer, 300);
+}
+
+#[test]
+fn a_take_names_its_order_task_by_the_key_and_refuses_a_task_queued_already() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let sale = Stock::new(config.clone(), b"sale".to_vec(), Some(b"orders".to_vec())).unwrap();
+    let orders = redislock::queue::Queue::new(config, b"orders".to_vec());
+    sale.set(10, None).unwrap();
+    let by_key = Take {
+        units: 1,
+        key: Some(b"k1"),
+        ..Take::default()
+    };
+    assert_eq!(sale.take(&by_key).unwrap(), Taken::Done(9));
+    assert!(orders.find(b"k1").unwrap().is_some(), "the key names the order task");
+    // A retry with the same key finds its own order: nothing more taken.
+    assert_eq!(sale.take(&by_key).unwrap(), Taken::Before(9));
+    let same_task = Take {
+        units: 1,
+        task: Some(b"k1"),
+        ..Take::default()
+    };
+    assert_eq!(
+        sale.take(&same_task).unwrap(),
+        Taken::TaskExists(b"k1".to_vec())
+    );
+    assert_eq!(sale.remaining().unwrap(), Some(9));
+    // Without a key or task id, each take's order gets a new unique id.
+    let plain = Take {
+        units: 1,
+        ..Take::default()
+    };
+    assert_eq!(sale.take(&plain).unwrap(), Taken::Done(8));
+    assert_eq!(sale.take(&plain).unwrap(), Taken::Done(7));
+    assert_eq!(orders.metrics().unwrap().ready, 3);
 }

@@ -126,7 +126,11 @@ impl Hold {
     }
 
     /// A hold of what `keys` name (a lock, or permits), not yet taken.
-    pub fn of(config: Arc<Config>, keys: Keys, options: Options) -> Self {
+    pub fn of(config: Arc<Config>, keys: Keys, mut options: Options) -> Self {
+        if options.auto_renew {
+            // A renewed lock never holds a lease past its maximum hold time.
+            options.lease = options.lease.min(options.max_hold);
+        }
         let (owner, entry) = if options.reentrant {
             let mut entry = config.id.clone().into_bytes();
             entry.push(0);
@@ -154,6 +158,24 @@ impl Hold {
     /// The keys of what is held.
     pub fn keys(&self) -> &Keys {
         &self.keys
+    }
+
+    /// What it is, for messages: lock, read lock, write lock, semaphore.
+    pub fn what(&self) -> &'static str {
+        self.keys.what()
+    }
+
+    /// How many permits this object holds now (0: none; 0 for a lock).
+    pub fn permits_held(&self) -> u64 {
+        match &self.keys.permits {
+            Some(p) if self.is_mine() => p.take,
+            _ => 0,
+        }
+    }
+
+    /// The permits in use and the waiters in line, now (holds of permits).
+    pub fn permits_state(&self) -> Result<super::permits::State, Error> {
+        super::permits::state(&self.config, &self.keys, None)
     }
 
     /// The registry's record of this lock for its owner, in this process.

@@ -21,7 +21,6 @@ use super::value::{
 use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
 use crate::lock::hold::Hold;
-use crate::queue::lease as leased;
 
 /// The object API's entry point: one Redis server (DSN or options), handing
 /// out locks.
@@ -137,8 +136,7 @@ fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Opt
         )));
     }
     Ok(lock::Options {
-        // A renewed lock never holds a lease past its maximum hold time.
-        lease: if auto_renew { ttl.min(max_hold) } else { ttl },
+        lease: ttl,
         reentrant,
         auto_renew,
         max_hold,
@@ -339,15 +337,11 @@ impl Client {
                 _ => return Err(unknown_option(METHOD, &option, STOCK_OPTIONS)),
             }
         }
-        let stock = Stock::new(self.config.clone(), name, per_buyer, orders);
-        if let Some(queue) = stock.order_keys() {
-            if !self.config.one_slot(&[&stock.keys().stock, &queue.queue]) {
-                return Err(value_error(format!(
-                    "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"
-                )));
-            }
-        }
-        Ok(stock)
+        Stock::new(self.config.clone(), name, per_buyer, orders).map_err(|_| {
+            value_error(format!(
+                "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"
+            ))
+        })
     }
 
     /// Reserves from the first of `$queues` (a list of this client's
@@ -373,7 +367,7 @@ impl Client {
                     zv.get_type()
                 ))
             })?;
-            if queue.config().id != self.config.id {
+            if queue.queue().config().id != self.config.id {
                 return Err(value_error(format!(
                     "{M}: Argument #1 ($queues) holds a queue of another client"
                 )));
@@ -386,8 +380,8 @@ impl Client {
             )));
         };
         let (how, lease) = Queue::reserve_how(&count, &lease, &wait, M, 2)?;
-        let queues: Vec<_> = list.iter().map(|q| (q.keys(), q.terms(lease))).collect();
-        match engine(leased::reserve(&self.config, &queues, &how))? {
+        let queues: Vec<_> = list.iter().map(|q| (q.queue(), q.terms(lease))).collect();
+        match engine(crate::queue::reserve(&queues, &how))? {
             Some((index, tasks)) => task_list(list[index], tasks),
             None => task_list(first, Vec::new()),
         }

@@ -98,8 +98,7 @@ impl Lock {
 
 /// What a hold is and its name, for messages: `lock 'orders'`.
 pub fn display_name(hold: &Hold, name: &[u8]) -> String {
-    let what = hold.keys().what();
-    format!("{what} {}", super::value::quoted(name))
+    format!("{} {}", hold.what(), super::value::quoted(name))
 }
 
 /// The PHP exception for a refusal of the hold named `name`, for `action`

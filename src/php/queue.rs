@@ -16,7 +16,7 @@ use super::value::{
 use super::{engine, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::queue::lease::{self as leased, BATCH, Leased, Nack, Reserve, Terms};
-use crate::queue::{self, Keys, NewTask, Policy, Put, Status};
+use crate::queue::{self, NewTask, Policy, Put, Status};
 
 /// What `RedisLock\Client::queue()` was asked for.
 #[derive(Clone, Debug)]
@@ -30,9 +30,7 @@ pub struct Options {
 #[php_class]
 #[php(name = "RedisLock\\Queue")]
 pub struct Queue {
-    config: Arc<Config>,
-    name: Vec<u8>,
-    keys: Arc<Keys>,
+    queue: Arc<queue::Queue>,
     options: Options,
 }
 
@@ -41,8 +39,7 @@ pub struct Queue {
 #[php_class]
 #[php(name = "RedisLock\\Task")]
 pub struct Task {
-    queue: Vec<u8>,
-    keys: Arc<Keys>,
+    queue: Arc<queue::Queue>,
     leased: Leased,
 }
 
@@ -166,31 +163,23 @@ fn id_items(value: &Value, param: &str, declared: &str) -> PhpResult<Vec<Vec<u8>
 
 impl Queue {
     pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
-        let keys = Arc::new(Keys::new(&config.prefix, &name));
         Self {
-            config,
-            name,
-            keys,
+            queue: Arc::new(queue::Queue::new(config, name)),
             options,
         }
     }
 
     fn put(&self, tasks: &[NewTask], delay: f64, policy: Policy) -> PhpResult<Vec<Status>> {
-        let put = queue::put(
-            &self.config,
-            &self.keys,
-            tasks,
-            delay,
-            policy,
-            self.options.max_length,
-        );
+        let put = self
+            .queue
+            .put(tasks, delay, policy, self.options.max_length);
         match engine(put)? {
             Put::Done(statuses) => Ok(statuses),
             Put::Full { length, enqueued } => Err(exception(
                 Kind::QueueFull,
                 format!(
                     "redislock: queue '{}' is full: {length} tasks of at most {}; {}",
-                    String::from_utf8_lossy(&self.name),
+                    String::from_utf8_lossy(self.queue.name()),
                     self.options.max_length,
                     match enqueued {
                         0 => "nothing was enqueued".to_owned(),
@@ -206,22 +195,18 @@ impl Queue {
 
     /// The task's lease token, after checking it is one of this queue's.
     fn own<'a>(&self, task: &'a Task, method: &str) -> PhpResult<&'a Leased> {
-        if *task.keys != *self.keys {
+        if !task.queue.is(&self.queue) {
             return Err(value_error(format!(
                 "RedisLock\\Queue::{method}(): Argument #1 ($task) belongs to queue '{}', not '{}'",
-                String::from_utf8_lossy(&task.queue),
-                String::from_utf8_lossy(&self.name)
+                String::from_utf8_lossy(task.queue.name()),
+                String::from_utf8_lossy(self.queue.name())
             )));
         }
         Ok(&task.leased)
     }
 
-    pub fn keys(&self) -> &Keys {
-        &self.keys
-    }
-
-    pub fn config(&self) -> &Arc<Config> {
-        &self.config
+    pub fn queue(&self) -> &queue::Queue {
+        &self.queue
     }
 
     /// What `reserve($count, $lease, $wait)` asks: how many and how long to
@@ -259,8 +244,7 @@ impl Queue {
 
     pub fn task(&self, leased: Leased) -> Task {
         Task {
-            queue: self.name.clone(),
-            keys: self.keys.clone(),
+            queue: self.queue.clone(),
             leased,
         }
     }
@@ -377,8 +361,8 @@ impl Queue {
     ) -> PhpResult<Zval> {
         let (how, lease) =
             Self::reserve_how(&count, &lease, &wait, "RedisLock\\Queue::reserve()", 1)?;
-        let queues = [(&*self.keys, self.terms(lease))];
-        let got = engine(leased::reserve(&self.config, &queues, &how))?;
+        let queues = [(&*self.queue, self.terms(lease))];
+        let got = engine(queue::reserve(&queues, &how))?;
         task_list(self, got.map(|(_, tasks)| tasks).unwrap_or_default())
     }
 
@@ -386,12 +370,7 @@ impl Queue {
     /// it now (or it was acked already).
     pub fn ack(&self, task: &Task) -> PhpResult<bool> {
         let leased = self.own(task, "ack")?;
-        engine(leased::ack(
-            &self.config,
-            &self.keys,
-            &leased.id,
-            &leased.token,
-        ))
+        engine(self.queue.ack(&leased.id, &leased.token))
     }
 
     /// Finishes many tasks in one round trip (per 1000); returns how many
@@ -408,7 +387,7 @@ impl Queue {
             let leased = self.own(task, "ackMany")?;
             leases.push((leased.id.as_slice(), leased.token.as_str()));
         }
-        let n = engine(leased::ack_many(&self.config, &self.keys, &leases))?;
+        let n = engine(self.queue.ack_many(&leases))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
@@ -420,14 +399,7 @@ impl Queue {
         let delay = delay_seconds(&delay, "RedisLock\\Queue::nack(): Argument #2 ($delay)")?;
         let leased = self.own(task, "nack")?;
         let max = self.options.max_attempts;
-        let done = engine(leased::nack(
-            &self.config,
-            &self.keys,
-            &leased.id,
-            &leased.token,
-            delay,
-            max,
-        ))?;
+        let done = engine(self.queue.nack(&leased.id, &leased.token, delay, max))?;
         Ok(done != Nack::NotLeased)
     }
 
@@ -437,12 +409,7 @@ impl Queue {
     /// longer this task's.
     pub fn bury(&self, task: &Task) -> PhpResult<bool> {
         let leased = self.own(task, "bury")?;
-        engine(leased::bury(
-            &self.config,
-            &self.keys,
-            &leased.id,
-            &leased.token,
-        ))
+        engine(self.queue.bury(&leased.id, &leased.token))
     }
 
     /// Sets the task's lease to `$lease` seconds from now (default: the
@@ -454,13 +421,7 @@ impl Queue {
             self.options.lease,
         )?;
         let leased = self.own(task, "extend")?;
-        engine(leased::extend(
-            &self.config,
-            &self.keys,
-            &leased.id,
-            &leased.token,
-            lease,
-        ))
+        engine(self.queue.extend(&leased.id, &leased.token, lease))
     }
 
     /// Counts at one instant: ['ready' => due now, 'delayed', 'leased',
@@ -470,7 +431,7 @@ impl Queue {
     /// too), 'nacked' (back to the queue), 'retried' (from the dead
     /// letters), 'dead' (out of attempts), 'expired' (leases that ran out)]].
     pub fn metrics(&self) -> PhpResult<Zval> {
-        metrics_array(&engine(leased::metrics(&self.config, &self.keys))?)
+        metrics_array(&engine(self.queue.metrics())?)
     }
 
     /// The totals of `metrics()` per 10 seconds of server time over the
@@ -478,7 +439,7 @@ impl Queue {
     /// time), 'enqueued' => n, 'acked', 'nacked', 'retried', 'dead',
     /// 'expired'], oldest first; the last period is still running.
     pub fn history(&self) -> PhpResult<Zval> {
-        let (_, periods) = engine(leased::history(&self.config, &self.keys))?;
+        let (_, periods) = engine(self.queue.history())?;
         let mut list = ZendHashTable::with_capacity(periods.len() as u32);
         for period in periods {
             list.push(array(counts(&period.counts, Some(period.start))?))?;
@@ -491,7 +452,7 @@ impl Queue {
     #[php(defaults(limit = 100))]
     pub fn dead(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::dead(): Argument #1 ($limit)")?;
-        let dead = engine(leased::dead(&self.config, &self.keys, limit))?;
+        let dead = engine(self.queue.dead(limit))?;
         let mut list = ZendHashTable::with_capacity(u32::try_from(dead.len()).unwrap_or(u32::MAX));
         for d in dead {
             let mut row = ZendHashTable::new();
@@ -510,7 +471,7 @@ impl Queue {
     #[php(defaults(limit = 100))]
     pub fn peek(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::peek(): Argument #1 ($limit)")?;
-        let tasks = engine(leased::queued(&self.config, &self.keys, limit))?;
+        let tasks = engine(self.queue.queued(limit))?;
         let mut list = ZendHashTable::with_capacity(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
         for t in &tasks {
             list.push(peeked(t)?)?;
@@ -524,7 +485,7 @@ impl Queue {
     /// time; null when there is no such task.
     pub fn find(&self, id: Arg<Text>) -> PhpResult<Zval> {
         let id = non_empty(&id, "RedisLock\\Queue::find(): Argument #1 ($id)")?;
-        match engine(leased::find(&self.config, &self.keys, &id))? {
+        match engine(self.queue.find(&id))? {
             Some(t) => peeked(&t),
             None => Ok(Zval::new()),
         }
@@ -534,7 +495,7 @@ impl Queue {
     /// reset: the given ids, or all of them (null). Returns how many.
     pub fn retry_dead(&self, ids: Arg<NullableArray>) -> PhpResult<i64> {
         let ids = id_list(&ids, "RedisLock\\Queue::retryDead(): Argument #1 ($ids)")?;
-        let n = engine(leased::retry_dead(&self.config, &self.keys, &ids))?;
+        let n = engine(self.queue.retry_dead(&ids))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
@@ -542,7 +503,7 @@ impl Queue {
     /// them (null). Returns how many.
     pub fn purge_dead(&self, ids: Arg<NullableArray>) -> PhpResult<i64> {
         let ids = id_list(&ids, "RedisLock\\Queue::purgeDead(): Argument #1 ($ids)")?;
-        let n = engine(leased::purge_dead(&self.config, &self.keys, &ids))?;
+        let n = engine(self.queue.purge_dead(&ids))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
@@ -556,7 +517,7 @@ impl Queue {
             "RedisLock\\Queue::remove(): Argument #1 ($ids)",
             "array",
         )?;
-        let n = engine(leased::remove(&self.config, &self.keys, &ids))?;
+        let n = engine(self.queue.remove(&ids))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
@@ -564,13 +525,13 @@ impl Queue {
     /// round trip: tasks leased to workers finish as usual, dead letters
     /// stay. Returns how many were removed.
     pub fn clear(&self) -> PhpResult<i64> {
-        let n = engine(leased::clear(&self.config, &self.keys))?;
+        let n = engine(self.queue.clear())?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
     /// The queue's name.
     pub fn name(&self) -> Zval {
-        binary(&self.name)
+        binary(self.queue.name())
     }
 }
 
@@ -613,6 +574,6 @@ impl Task {
 
     /// The name of the queue it came from.
     pub fn queue(&self) -> Zval {
-        binary(&self.queue)
+        binary(self.queue.name())
     }
 }

@@ -12,7 +12,7 @@ use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use super::value::{Optional, Value, value_error};
 use super::{config_from_param, engine};
 use crate::config::Config;
-use crate::queue::{self, Task};
+use crate::queue::{Queue, Task};
 
 #[php_class]
 #[php(name = "RedisQueue")]
@@ -20,9 +20,9 @@ pub struct RedisQueue {
     config: Arc<Config>,
 }
 
-fn queue_keys(config: &Config, name: &Value, method: &str) -> PhpResult<queue::Keys> {
+fn queue(config: &Arc<Config>, name: &Value, method: &str) -> PhpResult<Queue> {
     let name = name.bytes(&format!("RedisQueue::{method}(): Argument #1 ($name)"))?;
-    Ok(queue::Keys::new(&config.prefix, &name))
+    Ok(Queue::new(config.clone(), name))
 }
 
 /// An id that PHP turns into an int when it is an array key: a canonical
@@ -116,8 +116,8 @@ impl RedisQueue {
                 .collect::<PhpResult<Vec<_>>>()?,
             single => vec![single.bytes("RedisQueue::enqueue(): Argument #2 ($id)")?],
         };
-        let keys = queue_keys(&self.config, &name, "enqueue")?;
-        engine(queue::enqueue(&self.config, &keys, &ids, delay))?;
+        let queue = queue(&self.config, &name, "enqueue")?;
+        engine(queue.enqueue(&ids, delay))?;
         Ok(true)
     }
 
@@ -140,8 +140,8 @@ impl RedisQueue {
             return Ok(false);
         }
         let id = id.bytes("RedisQueue::dequeue(): Argument #2 ($id)")?;
-        let keys = queue_keys(&self.config, &name, "dequeue")?;
-        engine(queue::dequeue(&self.config, &keys, &id, score))
+        let queue = queue(&self.config, &name, "dequeue")?;
+        engine(queue.dequeue(&id, score))
     }
 
     /// Removes and returns up to `$count` due tasks, earliest first: for
@@ -180,11 +180,11 @@ impl RedisQueue {
                 "RedisQueue::{method}(): Argument #2 ($count) must be finite"
             )));
         }
-        let keys = queue_keys(&self.config, &name, method)?;
+        let queue = queue(&self.config, &name, method)?;
         let tasks = if remove {
-            engine(queue::pop(&self.config, &keys, count_of(count)))?
+            engine(queue.pop(count_of(count)))?
         } else {
-            engine(queue::top(&self.config, &keys, count_of(count)))?
+            engine(queue.top(count_of(count)))?
         };
         tasks_result(tasks, count == 1.0)
     }

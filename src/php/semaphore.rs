@@ -13,7 +13,6 @@ use super::value::{Arg, Float, Int, NullableFloat, Value, value_error};
 use super::{engine, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::lock::hold::Hold;
-use crate::lock::permits;
 
 /// The most permits a semaphore may have.
 pub const MAX_PERMITS: u64 = 1 << 40;
@@ -56,10 +55,7 @@ impl Semaphore {
     }
 
     fn taken(&self) -> u64 {
-        match &self.lock.hold().keys().permits {
-            Some(p) if self.lock.hold().is_mine() => p.take,
-            _ => 0,
-        }
+        self.lock.hold().permits_held()
     }
 }
 
@@ -146,13 +142,13 @@ impl Semaphore {
     /// How many permits are free now (0 when holders hold more than the
     /// count, after it was lowered).
     pub fn available(&self) -> PhpResult<i64> {
-        let state = engine(permits::state(&self.config, self.lock.hold().keys(), None))?;
+        let state = engine(self.lock.hold().permits_state())?;
         Ok(self.permits.saturating_sub(state.used) as i64)
     }
 
     /// How many wait in the semaphore's line.
     pub fn waiting(&self) -> PhpResult<i64> {
-        let state = engine(permits::state(&self.config, self.lock.hold().keys(), None))?;
+        let state = engine(self.lock.hold().permits_state())?;
         Ok(state.waiting as i64)
     }
 

@@ -14,11 +14,7 @@ use super::value::{
 use super::value::{natural, option_entries, unknown_option};
 use super::{engine, positive_seconds};
 use crate::config::Config;
-use crate::queue;
-use crate::stock::{self, Given, Keys, Order, Take, Taken};
-use crate::token::new_token;
-
-use crate::stock::MAX_UNITS;
+use crate::stock::{self, Given, MAX_UNITS, Take, Taken};
 
 const TAKE_OPTIONS: &str = "key, perBuyer, task, payload";
 
@@ -26,12 +22,8 @@ const TAKE_OPTIONS: &str = "key, perBuyer, task, payload";
 #[php_class]
 #[php(name = "RedisLock\\Stock")]
 pub struct Stock {
-    config: Arc<Config>,
-    name: Vec<u8>,
-    keys: Keys,
+    stock: stock::Stock,
     per_buyer: u64,
-    /// The queue the order task of each take goes to, if any.
-    orders: Option<(Vec<u8>, queue::Keys)>,
 }
 
 /// A number of units from `$value`, at least `min`.
@@ -70,31 +62,15 @@ impl Stock {
         name: Vec<u8>,
         per_buyer: u64,
         orders: Option<Vec<u8>>,
-    ) -> Self {
-        let keys = Keys::new(&config.prefix, &name);
-        let orders = orders.map(|q| {
-            let keys = queue::Keys::new(&config.prefix, &q);
-            (q, keys)
-        });
-        Stock {
-            config,
-            name,
-            keys,
+    ) -> Result<Self, stock::SlotsApart> {
+        Ok(Stock {
+            stock: stock::Stock::new(config, name, orders)?,
             per_buyer,
-            orders,
-        }
-    }
-
-    pub fn keys(&self) -> &Keys {
-        &self.keys
-    }
-
-    pub fn order_keys(&self) -> Option<&queue::Keys> {
-        self.orders.as_ref().map(|(_, keys)| keys)
+        })
     }
 
     fn display_name(&self) -> String {
-        String::from_utf8_lossy(&self.name).into_owned()
+        String::from_utf8_lossy(self.stock.name()).into_owned()
     }
 }
 
@@ -119,7 +95,7 @@ impl Stock {
             Value::Null => None,
             ttl => Some(positive_seconds(ttl, &format!("{M}: Argument #2 ($ttl)"))?),
         };
-        engine(stock::set(&self.config, &self.keys, units, ttl))?;
+        engine(self.stock.set(units, ttl))?;
         Ok(true)
     }
 
@@ -161,45 +137,32 @@ impl Stock {
                 "{M}: Argument #2 ($buyer) must be given when a per-buyer limit is set"
             )));
         }
-        if self.orders.is_none() && (task.is_some() || payload.is_some()) {
+        if self.stock.orders().is_none() && (task.is_some() || payload.is_some()) {
             return Err(value_error(format!(
                 "{method}: 'task' and 'payload' need a stock with an 'orders' queue"
             )));
         }
-        // The order task's id: the caller's, else the idempotency key (a
-        // retry finds its own order), else a new unique one.
-        let order_id = self.orders.as_ref().map(|_| {
-            task.or_else(|| key.clone())
-                .unwrap_or_else(|| new_token().into_bytes())
-        });
-        let order = match (&self.orders, &order_id) {
-            (Some((_, queue)), Some(id)) => Some(Order {
-                queue,
-                id,
-                payload: payload.as_deref(),
-            }),
-            _ => None,
-        };
         let take = Take {
             units,
             buyer: buyer.as_deref(),
             per_buyer,
             key: key.as_deref(),
-            order,
+            task: task.as_deref(),
+            payload: payload.as_deref(),
         };
-        let left = match engine(stock::take(&self.config, &self.keys, &take))? {
+        let left = match engine(self.stock.take(&take))? {
             Taken::Done(left) | Taken::Before(left) => Some(left),
             Taken::SoldOut(_) | Taken::Limit(_) => None,
-            Taken::TaskExists => {
+            Taken::TaskExists(id) => {
                 return Err(exception(
                     Kind::Root,
                     format!(
                         "redislock: stock '{}': the order task {} is already in queue '{}'; nothing was taken",
                         self.display_name(),
-                        super::value::quoted(order_id.as_deref().unwrap_or_default()),
-                        self.orders
-                            .as_ref()
-                            .map(|(q, _)| String::from_utf8_lossy(q))
+                        super::value::quoted(&id),
+                        self.stock
+                            .orders()
+                            .map(|q| String::from_utf8_lossy(q.name()))
                             .unwrap_or_default()
                     ),
                 ));
@@ -218,12 +181,7 @@ impl Stock {
         const M: &str = "RedisLock\\Stock::giveBack()";
         let units = self::units(&units, &format!("{M}: Argument #1 ($units)"), 1)?;
         let buyer = self::buyer(&buyer, &format!("{M}: Argument #2 ($buyer)"))?;
-        let given = engine(stock::give_back(
-            &self.config,
-            &self.keys,
-            units,
-            buyer.as_deref(),
-        ))?;
+        let given = engine(self.stock.give_back(units, buyer.as_deref()))?;
         Ok(int_or_false(match given {
             Given::Done(left) => Some(left),
             Given::NoStock | Given::TooMany(_) | Given::Full(_) => None,
@@ -232,25 +190,25 @@ impl Stock {
 
     /// The units left (0 when the stock does not exist).
     pub fn remaining(&self) -> PhpResult<i64> {
-        Ok(engine(stock::remaining(&self.config, &self.keys))?.unwrap_or(0))
+        Ok(engine(self.stock.remaining())?.unwrap_or(0))
     }
 
     /// Whether the stock exists (set, and not expired or deleted).
     pub fn exists(&self) -> PhpResult<bool> {
-        Ok(engine(stock::remaining(&self.config, &self.keys))?.is_some())
+        Ok(engine(self.stock.remaining())?.is_some())
     }
 
     /// The units `$buyer` took in this sale.
     pub fn bought(&self, buyer: Arg<Text>) -> PhpResult<i64> {
         let param = "RedisLock\\Stock::bought(): Argument #1 ($buyer)";
         let buyer = super::value::non_empty(&buyer, param)?;
-        let n = engine(stock::bought(&self.config, &self.keys, &buyer))?;
+        let n = engine(self.stock.bought(&buyer))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
     /// Every buyer of this sale => the units it took.
     pub fn buyers(&self) -> PhpResult<Zval> {
-        let buyers = engine(stock::buyers(&self.config, &self.keys))?;
+        let buyers = engine(self.stock.buyers())?;
         let mut out = ZendHashTable::with_capacity(u32::try_from(buyers.len()).unwrap_or(u32::MAX));
         for (buyer, n) in buyers {
             super::value::insert_keyed(&mut out, &buyer, n)?;
@@ -263,11 +221,11 @@ impl Stock {
     /// Deletes the stock with its buyers and idempotency keys; true if
     /// there was any.
     pub fn delete(&self) -> PhpResult<bool> {
-        engine(stock::delete(&self.config, &self.keys))
+        engine(self.stock.delete())
     }
 
     /// The stock's name.
     pub fn name(&self) -> Zval {
-        binary(&self.name)
+        binary(self.stock.name())
     }
 }

@@ -5,6 +5,9 @@
 //! needed around it.
 
 pub mod lease;
+mod named;
+
+pub use named::{Queue, reserve};
 
 use std::sync::LazyLock;
 

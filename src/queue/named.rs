@@ -1,0 +1,117 @@
+//! One queue of a deployment, as a front end holds it: its server and its
+//! key layout (both fixed by the config and the name), with every
+//! transition of its tasks as a method. The functions it calls take the
+//! keys themselves; front ends never do.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::lease::{self, DeadTask, Leased, Metrics, Nack, Peeked, Period, Reserve, Terms};
+use super::{Keys, NewTask, Policy, Put, Task};
+use crate::config::Config;
+use crate::conn::Error;
+
+#[derive(Clone, Debug)]
+pub struct Queue {
+    config: Arc<Config>,
+    name: Vec<u8>,
+    keys: Keys,
+}
+
+/// Methods that are the function of the same name on this queue's server
+/// and keys.
+macro_rules! on_this_queue {
+    ($($(#[$doc:meta])* $method:ident => $($function:ident)::+ ($($arg:ident: $ty:ty),*) -> $out:ty;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $method(&self, $($arg: $ty),*) -> Result<$out, Error> {
+                $($function)::+(&self.config, &self.keys, $($arg),*)
+            }
+        )*
+    };
+}
+
+impl Queue {
+    /// The queue `name` of the deployment `config` (sorted set
+    /// `Queue:<name>`, shared with the seed `RedisQueue`).
+    pub fn new(config: Arc<Config>, name: Vec<u8>) -> Self {
+        Queue {
+            keys: Keys::new(&config.prefix, &name),
+            config,
+            name,
+        }
+    }
+
+    pub fn name(&self) -> &[u8] {
+        &self.name
+    }
+
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    /// Its keys, for engines that act on several things in one script.
+    pub(crate) fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    /// Whether `other` is this same queue.
+    pub fn is(&self, other: &Queue) -> bool {
+        self.keys == other.keys
+    }
+
+    on_this_queue! {
+        /// [`super::put`].
+        put => super::put(tasks: &[NewTask], delay: f64, policy: Policy, max_length: u64) -> Put;
+        /// [`super::enqueue`] (the seed's).
+        enqueue => super::enqueue(ids: &[Vec<u8>], delay: f64) -> u64;
+        /// [`super::dequeue`] (the seed's).
+        dequeue => super::dequeue(id: &[u8], score: f64) -> bool;
+        /// [`super::pop`] (the seed's).
+        pop => super::pop(count: u64) -> Vec<Task>;
+        /// [`super::top`] (the seed's).
+        top => super::top(count: u64) -> Vec<Task>;
+        /// [`lease::ack`].
+        ack => lease::ack(id: &[u8], token: &str) -> bool;
+        /// [`lease::ack_many`].
+        ack_many => lease::ack_many(tasks: &[(&[u8], &str)]) -> u64;
+        /// [`lease::nack`].
+        nack => lease::nack(id: &[u8], token: &str, delay: f64, max_attempts: u64) -> Nack;
+        /// [`lease::bury`].
+        bury => lease::bury(id: &[u8], token: &str) -> bool;
+        /// [`lease::extend`].
+        extend => lease::extend(id: &[u8], token: &str, lease: Duration) -> bool;
+        /// [`lease::metrics`].
+        metrics => lease::metrics() -> Metrics;
+        /// [`lease::history`].
+        history => lease::history() -> (Metrics, Vec<Period>);
+        /// [`lease::dead`].
+        dead => lease::dead(limit: u64) -> Vec<DeadTask>;
+        /// [`lease::queued`].
+        queued => lease::queued(limit: u64) -> Vec<Peeked>;
+        /// [`lease::find`].
+        find => lease::find(id: &[u8]) -> Option<Peeked>;
+        /// [`lease::retry_dead`].
+        retry_dead => lease::retry_dead(ids: &[Vec<u8>]) -> u64;
+        /// [`lease::purge_dead`].
+        purge_dead => lease::purge_dead(ids: &[Vec<u8>]) -> u64;
+        /// [`lease::remove`].
+        remove => lease::remove(ids: &[Vec<u8>]) -> u64;
+        /// [`lease::clear`].
+        clear => lease::clear() -> u64;
+    }
+}
+
+/// Reserves from the first of `queues` (of one server) that has due tasks,
+/// each on its own terms: [`lease::reserve`]. Which queue (its place in
+/// `queues`) and the tasks, or None when none came in time.
+pub fn reserve(
+    queues: &[(&Queue, Terms)],
+    how: &Reserve,
+) -> Result<Option<(usize, Vec<Leased>)>, Error> {
+    let Some((first, _)) = queues.first() else {
+        return Ok(None);
+    };
+    let keyed: Vec<(&Keys, Terms)> = queues.iter().map(|(q, t)| (&q.keys, *t)).collect();
+    lease::reserve(&first.config, &keyed, how)
+}
