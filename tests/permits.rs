@@ -252,7 +252,10 @@ fn a_take_names_its_order_task_by_the_key_and_refuses_a_task_queued_already() {
         ..Take::default()
     };
     assert_eq!(sale.take(&by_key).unwrap(), Taken::Done(9));
-    assert!(orders.find(b"k1").unwrap().is_some(), "the key names the order task");
+    assert!(
+        orders.find(b"k1").unwrap().is_some(),
+        "the key names the order task"
+    );
     // A retry with the same key finds its own order: nothing more taken.
     assert_eq!(sale.take(&by_key).unwrap(), Taken::Before(9));
     let same_task = Take {

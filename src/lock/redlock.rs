@@ -240,3 +240,135 @@ pub fn holders(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> usize 
     .filter(|r| matches!(r, Ok(true)))
     .count()
 }
+
+/// Why a Redlock cannot be made as asked.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Invalid {
+    /// The clock drift allowance is not below the ttl: the lock could
+    /// never be acquired.
+    Drift { drift: Duration, ttl: Duration },
+    /// This node (server and database) is listed twice: the masters must
+    /// be independent.
+    Twice(String),
+}
+
+/// Why an operation on a [`Redlock`] did not do what was asked.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Denied {
+    /// What the nodes answered ([`Refused::Busy`] on a release or extend:
+    /// fewer than a majority still held it).
+    Nodes(Refused),
+    /// This object does not hold it.
+    NotHeld,
+    /// This object holds it already.
+    AlreadyHeld,
+    /// A wait (this one) shorter than the longest pause between attempts:
+    /// no retry could happen within it.
+    WaitBelowRetryDelay(Duration),
+}
+
+/// One named lock over the nodes, as one object holds it: the token and
+/// validity of its current hold.
+pub struct Redlock {
+    nodes: Nodes,
+    name: Vec<u8>,
+    ttl: Duration,
+    held: Option<(String, Held)>,
+}
+
+impl Redlock {
+    pub fn new(nodes: Nodes, name: Vec<u8>, ttl: Duration) -> Result<Self, Invalid> {
+        let drift = nodes.drift(ttl);
+        if drift >= ttl {
+            return Err(Invalid::Drift { drift, ttl });
+        }
+        let mut seen = std::collections::HashSet::new();
+        for node in &nodes.nodes {
+            if !seen.insert((node.server.clone(), node.info.redis_settings().db())) {
+                return Err(Invalid::Twice(node.server.clone()));
+            }
+        }
+        Ok(Redlock {
+            nodes,
+            name,
+            ttl,
+            held: None,
+        })
+    }
+
+    pub fn name(&self) -> &[u8] {
+        &self.name
+    }
+
+    pub fn nodes(&self) -> &Nodes {
+        &self.nodes
+    }
+
+    /// Takes the lock on a majority of the nodes, trying again after random
+    /// pauses for up to `wait`; false when not taken.
+    pub fn acquire(&mut self, wait: Duration) -> Result<bool, Denied> {
+        if !wait.is_zero() && self.nodes.retry_delay > wait {
+            return Err(Denied::WaitBelowRetryDelay(wait));
+        }
+        if self.remaining().is_some() {
+            return Err(Denied::AlreadyHeld);
+        }
+        let token = crate::token::new_token();
+        match acquire(&self.nodes, &self.name, &token, self.ttl, wait) {
+            Ok(held) => {
+                self.held = Some((token, held));
+                Ok(true)
+            }
+            Err(Refused::Busy) => Ok(false),
+            Err(refused) => Err(Denied::Nodes(refused)),
+        }
+    }
+
+    /// Releases the lock on every node; lost (`Busy`) when fewer than a
+    /// majority still had it.
+    pub fn release(&mut self) -> Result<(), Denied> {
+        let (token, _) = self.held.take().ok_or(Denied::NotHeld)?;
+        if release(&self.nodes, &self.name, &token, self.ttl) >= self.nodes.quorum() {
+            Ok(())
+        } else {
+            Err(Denied::Nodes(Refused::Busy))
+        }
+    }
+
+    /// A new lease of `ttl` (default: the lock's) on every node still
+    /// holding it; held again only with a majority.
+    pub fn extend(&mut self, ttl: Option<Duration>) -> Result<(), Denied> {
+        let ttl = ttl.unwrap_or(self.ttl);
+        let (token, _) = self.held.take().ok_or(Denied::NotHeld)?;
+        let held = extend(&self.nodes, &self.name, &token, ttl).map_err(Denied::Nodes)?;
+        self.held = Some((token, held));
+        Ok(())
+    }
+
+    /// Held by this object, within its validity, and a majority of the
+    /// nodes still has its token.
+    pub fn is_held(&self) -> bool {
+        match (&self.held, self.remaining()) {
+            (Some((token, _)), Some(_)) => {
+                holders(&self.nodes, &self.name, token, self.ttl) >= self.nodes.quorum()
+            }
+            _ => false,
+        }
+    }
+
+    /// Validity left on the current hold, by this process's clock.
+    pub fn remaining(&self) -> Option<Duration> {
+        let (_, held) = self.held.as_ref()?;
+        (held.since + held.validity).checked_duration_since(Instant::now())
+    }
+}
+
+impl Drop for Redlock {
+    fn drop(&mut self) {
+        if let Some((token, _)) = self.held.take() {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                release(&self.nodes, &self.name, &token, self.ttl)
+            }));
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! with the interface of `RedisLock\Lock`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
@@ -12,8 +12,7 @@ use super::value::{
     Arg, Float, NullableArray, NullableFloat, Text, Value, non_empty, type_error, value_error,
 };
 use super::{config_from_param, positive_seconds, wait_seconds};
-use crate::lock::redlock::{self, Held, Nodes, Refused};
-use crate::token::new_token;
+use crate::lock::redlock::{self, Denied, Invalid, Nodes, Refused};
 
 const OPTIONS: &str = "nodes, ttl, driftFactor, drift, retryDelay";
 
@@ -23,39 +22,44 @@ const OPTIONS: &str = "nodes, ttl, driftFactor, drift, retryDelay";
 #[php_class]
 #[php(name = "RedisLock\\Redlock")]
 pub struct Redlock {
-    nodes: Nodes,
-    name: Vec<u8>,
-    ttl: Duration,
-    held: Option<(String, Held)>,
+    lock: redlock::Redlock,
 }
 
 impl Redlock {
     fn display_name(&self) -> String {
-        String::from_utf8_lossy(&self.name).into_owned()
+        String::from_utf8_lossy(self.lock.name()).into_owned()
     }
 
-    fn not_held(&self, action: &str) -> PhpException {
-        exception(
-            Kind::NotHeld,
-            format!(
-                "redislock: cannot {action} Redlock '{}': it is not held",
-                self.display_name()
+    /// The PHP exception for what was denied, for `action` (acquire,
+    /// release, extend: after a release or an extend, a lock too few nodes
+    /// still held is lost).
+    fn denied(&self, denied: Denied, action: &str) -> PhpException {
+        let name = self.display_name();
+        let nodes = self.lock.nodes();
+        let lost = action != "acquire";
+        match denied {
+            Denied::NotHeld => exception(
+                Kind::NotHeld,
+                format!("redislock: cannot {action} Redlock '{name}': it is not held"),
             ),
-        )
-    }
-
-    fn refused(&self, refused: Refused, lost: bool) -> PhpException {
-        match refused {
-            Refused::Busy => exception(
+            Denied::AlreadyHeld => exception(
+                Kind::Root,
+                format!("redislock: Redlock '{name}' is already held by this object"),
+            ),
+            Denied::WaitBelowRetryDelay(wait) => value_error(format!(
+                "RedisLock\\Redlock::acquire(): Argument #1 ($wait) ({} s) is shorter than the Redlock's retryDelay ({} s): no retry could happen within it",
+                wait.as_secs_f64(),
+                nodes.retry_delay.as_secs_f64()
+            )),
+            Denied::Nodes(Refused::Busy) => exception(
                 Kind::LockLost,
                 format!(
-                    "redislock: Redlock '{}' was lost: fewer than {} of {} nodes still held it",
-                    self.display_name(),
-                    self.nodes.quorum(),
-                    self.nodes.nodes.len()
+                    "redislock: Redlock '{name}' was lost: fewer than {} of {} nodes still held it",
+                    nodes.quorum(),
+                    nodes.nodes.len()
                 ),
             ),
-            Refused::Unavailable(failed) => {
+            Denied::Nodes(Refused::Unavailable(failed)) => {
                 let list: Vec<String> = failed
                     .iter()
                     .map(|e| format!("{}: {}", e.server(), e.cause()))
@@ -74,20 +78,13 @@ impl Redlock {
                         Kind::Connection
                     },
                     format!(
-                        "redislock: Redlock '{}': a majority of the {} nodes is out of reach ({})",
-                        self.display_name(),
-                        self.nodes.nodes.len(),
+                        "redislock: Redlock '{name}': a majority of the {} nodes is out of reach ({})",
+                        nodes.nodes.len(),
                         list.join("; ")
                     ),
                 )
             }
         }
-    }
-
-    /// Time left on the current hold, by this process's clock.
-    fn left(&self) -> Option<Duration> {
-        let (_, held) = self.held.as_ref()?;
-        (held.since + held.validity).checked_duration_since(Instant::now())
     }
 }
 
@@ -183,34 +180,23 @@ impl Redlock {
                 ))
             })?,
         };
-        let drift = ttl.mul_f64(drift_factor) + drift_fixed;
-        if drift >= ttl {
-            return Err(value_error(format!(
+        let nodes = Nodes {
+            nodes,
+            drift_factor,
+            drift_fixed,
+            retry_delay,
+        };
+        let lock = redlock::Redlock::new(nodes, name, ttl).map_err(|invalid| match invalid {
+            Invalid::Drift { drift, ttl } => value_error(format!(
                 "{param}: the clock drift allowance (ttl * driftFactor + drift = {} s) must be below the ttl ({} s), or the lock could never be acquired",
                 drift.as_secs_f64(),
                 ttl.as_secs_f64()
-            )));
-        }
-        let mut seen = std::collections::HashSet::new();
-        for node in &nodes {
-            if !seen.insert((node.server.clone(), node.info.redis_settings().db())) {
-                return Err(value_error(format!(
-                    "{param}: node {} is listed twice; Redlock needs independent masters",
-                    node.server
-                )));
-            }
-        }
-        Ok(Self {
-            nodes: Nodes {
-                nodes,
-                drift_factor,
-                drift_fixed,
-                retry_delay,
-            },
-            name,
-            ttl,
-            held: None,
-        })
+            )),
+            Invalid::Twice(server) => value_error(format!(
+                "{param}: node {server} is listed twice; Redlock needs independent masters"
+            )),
+        })?;
+        Ok(Self { lock })
     }
 
     /// Takes the lock on a majority of the nodes, trying again after random
@@ -219,46 +205,18 @@ impl Redlock {
     /// are out of reach for a majority.
     #[php(defaults(wait = 0))]
     pub fn acquire(&mut self, wait: Arg<Float>) -> PhpResult<bool> {
-        const PARAM: &str = "RedisLock\\Redlock::acquire(): Argument #1 ($wait)";
-        let wait = wait_seconds(&wait, PARAM)?;
-        if !wait.is_zero() && self.nodes.retry_delay > wait {
-            return Err(value_error(format!(
-                "{PARAM} ({} s) is shorter than the Redlock's retryDelay ({} s): no retry could happen within it",
-                wait.as_secs_f64(),
-                self.nodes.retry_delay.as_secs_f64()
-            )));
-        }
-        if self.left().is_some() {
-            return Err(exception(
-                Kind::Root,
-                format!(
-                    "redislock: Redlock '{}' is already held by this object",
-                    self.display_name()
-                ),
-            ));
-        }
-        let token = new_token();
-        match redlock::acquire(&self.nodes, &self.name, &token, self.ttl, wait) {
-            Ok(held) => {
-                self.held = Some((token, held));
-                Ok(true)
-            }
-            Err(Refused::Busy) => Ok(false),
-            Err(refused) => Err(self.refused(refused, false)),
-        }
+        let wait = wait_seconds(&wait, "RedisLock\\Redlock::acquire(): Argument #1 ($wait)")?;
+        self.lock
+            .acquire(wait)
+            .map_err(|d| self.denied(d, "acquire"))
     }
 
     /// Releases the lock on every node; true. `NotHeldException` if not
     /// held, `LockLostException` if fewer than a majority still had it.
     pub fn release(&mut self) -> PhpResult<bool> {
-        let Some((token, _)) = self.held.take() else {
-            return Err(self.not_held("release"));
-        };
-        let released = redlock::release(&self.nodes, &self.name, &token, self.ttl);
-        if released >= self.nodes.quorum() {
-            Ok(true)
-        } else {
-            Err(self.refused(Refused::Busy, true))
+        match self.lock.release() {
+            Ok(()) => Ok(true),
+            Err(d) => Err(self.denied(d, "release")),
         }
     }
 
@@ -266,45 +224,26 @@ impl Redlock {
     /// still holding it; held again only with a majority.
     pub fn extend(&mut self, ttl: Arg<NullableFloat>) -> PhpResult<bool> {
         let ttl = match &ttl.0 {
-            Value::Null => self.ttl,
-            value => positive_seconds(value, "RedisLock\\Redlock::extend(): Argument #1 ($ttl)")?,
+            Value::Null => None,
+            value => Some(positive_seconds(
+                value,
+                "RedisLock\\Redlock::extend(): Argument #1 ($ttl)",
+            )?),
         };
-        let Some((token, _)) = self.held.take() else {
-            return Err(self.not_held("extend"));
-        };
-        match redlock::extend(&self.nodes, &self.name, &token, ttl) {
-            Ok(held) => {
-                self.held = Some((token, held));
-                Ok(true)
-            }
-            Err(refused) => Err(self.refused(refused, true)),
+        match self.lock.extend(ttl) {
+            Ok(()) => Ok(true),
+            Err(d) => Err(self.denied(d, "extend")),
         }
     }
 
     /// Held by this object, within its validity, and a majority of the
     /// nodes still has its token.
     pub fn is_held(&self) -> bool {
-        match (&self.held, self.left()) {
-            (Some((token, _)), Some(_)) => {
-                redlock::holders(&self.nodes, &self.name, token, self.ttl) >= self.nodes.quorum()
-            }
-            _ => false,
-        }
+        self.lock.is_held()
     }
 
     /// Seconds of validity left (by this process's clock), or null.
     pub fn remaining(&self) -> Option<f64> {
-        self.left().map(|d| d.as_secs_f64())
-    }
-}
-
-impl Drop for Redlock {
-    fn drop(&mut self) {
-        if let Some((token, _)) = self.held.take() {
-            let (nodes, name, ttl) = (&self.nodes, &self.name, self.ttl);
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                redlock::release(nodes, name, &token, ttl)
-            }));
-        }
+        self.lock.remaining().map(|d| d.as_secs_f64())
     }
 }
