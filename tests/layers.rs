@@ -47,7 +47,11 @@ fn bindings_build_no_key_and_touch_no_redis_type() {
             }
         }
     }
-    assert!(found.is_empty(), "engine work in the bindings:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "engine work in the bindings:\n{}",
+        found.join("\n")
+    );
 }
 
 /// Each top-level module (a file or a directory of `src/`) and the
@@ -86,10 +90,16 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
 #[test]
 fn top_level_modules_have_no_cycle() {
     let graph = module_graph();
-    assert!(graph.contains_key("lock") && graph.contains_key("php"), "{graph:?}");
+    assert!(
+        graph.contains_key("lock") && graph.contains_key("php"),
+        "{graph:?}"
+    );
     for (module, deps) in &graph {
         if module != "php" {
-            assert!(!deps.contains("php"), "engine module {module} depends on the bindings");
+            assert!(
+                !deps.contains("php"),
+                "engine module {module} depends on the bindings"
+            );
         }
     }
     // Depth-first search for a back edge.

@@ -1,0 +1,90 @@
+//! The dead letters: tasks out of attempts (or buried), kept to be looked
+//! at, retried or purged.
+
+use std::sync::LazyLock;
+
+use redis::{FromRedisValue, Script};
+
+use super::BATCH;
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::queue::{Keys, task_script, wake_ms};
+
+static DEAD: LazyLock<Script> = task_script!("queue_dead.lua");
+
+/// A dead letter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeadTask {
+    pub id: Vec<u8>,
+    pub payload: Option<Vec<u8>>,
+    pub attempts: i64,
+    /// When it died, in seconds on the server's clock.
+    pub died_at: f64,
+}
+
+/// `queue_dead.lua` doing `op` on up to `limit` dead letters (the given
+/// `ids`, or the oldest); `T`: its reply (the tasks listed, or a count).
+fn dead_call<T: FromRedisValue>(
+    config: &Config,
+    keys: &Keys,
+    op: &str,
+    limit: u64,
+    ids: &[Vec<u8>],
+) -> Result<T, Error> {
+    conn::with(config, |c| {
+        let mut call = keys.call(&DEAD);
+        call.arg(op)
+            .arg(limit.clamp(1, BATCH))
+            .arg(&keys.waiters)
+            .arg(wake_ms());
+        for id in ids {
+            call.arg(id.as_slice());
+        }
+        call.invoke(c)
+    })
+}
+
+/// The oldest dead letters, up to `limit` (at most [`BATCH`]).
+pub fn dead(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<DeadTask>, Error> {
+    let rows: Vec<(Vec<u8>, Option<Vec<u8>>, i64, f64)> =
+        dead_call(config, keys, "list", limit, &[])?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, payload, attempts, died_at)| DeadTask {
+            id,
+            payload,
+            attempts,
+            died_at,
+        })
+        .collect())
+}
+
+/// Moves dead letters back to the queue (due now, attempts reset): the
+/// given ids, or all of them when `ids` is empty. Returns how many.
+pub fn retry_dead(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Error> {
+    settle_dead(config, keys, "retry", ids)
+}
+
+/// Removes dead letters with their payloads: the given ids, or all of them
+/// when `ids` is empty. Returns how many.
+pub fn purge_dead(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Error> {
+    settle_dead(config, keys, "purge", ids)
+}
+
+fn settle_dead(config: &Config, keys: &Keys, op: &str, ids: &[Vec<u8>]) -> Result<u64, Error> {
+    let mut total = 0;
+    if ids.is_empty() {
+        // All of them, a bounded batch per call.
+        loop {
+            let n: u64 = dead_call(config, keys, op, BATCH, &[])?;
+            total += n;
+            if n < BATCH {
+                return Ok(total);
+            }
+        }
+    }
+    for chunk in ids.chunks(BATCH as usize) {
+        total += dead_call::<u64>(config, keys, op, BATCH, chunk)?;
+    }
+    Ok(total)
+}

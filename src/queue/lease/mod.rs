@@ -1,0 +1,41 @@
+//! Leased delivery: a worker reserves due tasks, each under a lease with its
+//! own token, and acks (finishes) or nacks (gives back) them while the lease
+//! is still its own. Leases that run out put their tasks back by themselves,
+//! counting attempts, and a task out of attempts goes to the dead letters.
+
+mod dead;
+mod reserve;
+mod settle;
+mod stats;
+mod waiting;
+
+use std::time::Duration;
+
+pub use dead::{DeadTask, dead, purge_dead, retry_dead};
+pub use reserve::{RECHECK, Reserve, reserve};
+pub use settle::{Nack, ack, ack_many, bury, extend, nack};
+pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};
+pub use waiting::{Peeked, clear, find, queued, remove};
+
+/// The most tasks one script call moves: bounds its run time (Redis runs
+/// nothing else meanwhile).
+pub const BATCH: u64 = 1000;
+
+/// A reserved task.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Leased {
+    pub id: Vec<u8>,
+    pub payload: Option<Vec<u8>>,
+    /// How many times it has been reserved, this time included.
+    pub attempts: i64,
+    /// Proves the lease to ack, nack and extend.
+    pub token: String,
+}
+
+/// A queue's own terms for the tasks reserved from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Terms {
+    pub lease: Duration,
+    /// 0: no limit.
+    pub max_attempts: u64,
+}

@@ -1,0 +1,230 @@
+//! Reserving: a consumer takes due tasks under a lease, waiting in the
+//! queues' lines for them.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::{FromRedisValue, ParsingError, Script, Value};
+
+use super::{BATCH, Leased, Terms};
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::queue::{Keys, score_arg, task_script, wake_ms};
+use crate::scripts::line_script;
+use crate::wait::{self, Pass, Try, Woken};
+
+static RESERVE: LazyLock<Script> = task_script!("queue_reserve.lua");
+static LEAVE: LazyLock<Script> = line_script!("queue_line.lua", "queue_leave.lua");
+
+/// How many tasks to reserve and how long to wait for them.
+#[derive(Clone, Copy, Debug)]
+pub struct Reserve {
+    pub count: u64,
+    pub wait: Duration,
+    /// The longest gap between re-checks of the first consumer in line when
+    /// nobody wakes it (an old client's enqueue wakes nobody).
+    pub recheck: Duration,
+}
+
+/// How often at most the first consumer in line looks again when nobody
+/// wakes it (old clients' enqueues wake nobody).
+pub const RECHECK: Duration = Duration::from_secs(1);
+
+impl Reserve {
+    /// Up to `count` tasks, waiting up to `wait`, rechecking at [`RECHECK`].
+    pub fn up_to(count: u64, wait: Duration) -> Self {
+        Reserve {
+            count,
+            wait,
+            recheck: RECHECK,
+        }
+    }
+}
+
+/// The reserve script's reply: the ms until the first in line should look
+/// again (-1: not first, or nothing scheduled), then each task reserved as
+/// id, payload (nil: none), attempts, lease token.
+struct Reserved {
+    later: i64,
+    tasks: Vec<Leased>,
+}
+
+impl FromRedisValue for Reserved {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        let Value::Array(mut items) = v else {
+            return Err(format!("a reserve reply must be an array, not {v:?}").into());
+        };
+        if items.is_empty() {
+            return Err("an empty reserve reply".to_owned().into());
+        }
+        let tasks = items.split_off(1);
+        let later = i64::from_redis_value(items.remove(0))?;
+        let tasks: Vec<(Vec<u8>, Option<Vec<u8>>, i64, String)> =
+            FromRedisValue::from_redis_value(Value::Array(tasks))?;
+        Ok(Reserved {
+            later,
+            tasks: tasks
+                .into_iter()
+                .map(|(id, payload, attempts, token)| Leased {
+                    id,
+                    payload,
+                    attempts,
+                    token,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// How a consumer waits on one queue, as the reserve script takes it.
+fn mode(pass: Pass, index: usize, waits: bool) -> &'static str {
+    match pass {
+        _ if !waits => "",
+        Pass::First => "fresh",
+        Pass::Woken(woken) if woken == index => "fresh",
+        _ => "keep",
+    }
+}
+
+fn try_reserve(
+    config: &Config,
+    (keys, terms): (&Keys, Terms),
+    how: &Reserve,
+    token: &str,
+    mode: &str,
+) -> Result<Try<Vec<Leased>>, Error> {
+    let prefix = format!("{}:", crate::token::new_token());
+    let reply: Reserved = conn::with(config, |c| {
+        keys.call(&RESERVE)
+            .arg(how.count.clamp(1, BATCH))
+            .arg(score_arg(terms.lease.as_secs_f64()))
+            .arg(&prefix)
+            .arg(terms.max_attempts)
+            .arg(BATCH)
+            .arg(&keys.waiters)
+            .arg(token)
+            .arg(wake_ms())
+            .arg(mode)
+            .invoke(c)
+    })?;
+    Ok(if reply.tasks.is_empty() {
+        Try::Later(match reply.later {
+            // Not first in line (or nothing scheduled): keeping the place
+            // is all there is to do.
+            -1 => wait::RENEW,
+            ms => wait::later_ms(ms).min(how.recheck),
+        })
+    } else {
+        Try::Done(reply.tasks)
+    })
+}
+
+/// Leaves the line of a queue (see `queue_leave.lua`).
+fn leave(config: &Config, keys: &Keys, token: &str) -> Result<(), Error> {
+    conn::with(config, |c| {
+        LEAVE
+            .key(&keys.line)
+            .arg(&keys.waiters)
+            .arg(token)
+            .arg(wake_ms())
+            .invoke::<i64>(c)
+    })?;
+    Ok(())
+}
+
+/// A consumer waiting on one or more queues.
+struct Consumer<'a> {
+    config: &'a Config,
+    queues: &'a [(&'a Keys, Terms)],
+    how: &'a Reserve,
+    token: String,
+    /// Whether it has joined the queues' lines.
+    joined: bool,
+    /// Whether it blocks on the first queue's wake list only (a cluster),
+    /// and so looks at the others every `how.recheck`.
+    first_only: bool,
+}
+
+impl Consumer<'_> {
+    /// Leaves the lines of every queue but `except`.
+    fn leave_lines(&self, except: Option<usize>) -> Result<(), Error> {
+        if !self.joined {
+            return Ok(());
+        }
+        for (index, (keys, _)) in self.queues.iter().enumerate() {
+            if Some(index) != except {
+                leave(self.config, keys, &self.token)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
+    fn attempt(&mut self, pass: Pass) -> Result<Try<(usize, Vec<Leased>)>, Error> {
+        let waits = !self.how.wait.is_zero();
+        let mut soonest = Duration::MAX;
+        for (index, &queue) in self.queues.iter().enumerate() {
+            let mode = mode(pass, index, waits);
+            match try_reserve(self.config, queue, self.how, &self.token, mode)? {
+                Try::Done(tasks) => {
+                    // The script took the consumer out of this queue's line.
+                    self.leave_lines(Some(index))?;
+                    return Ok(Try::Done((index, tasks)));
+                }
+                Try::Later(later) => soonest = soonest.min(later),
+            }
+            self.joined |= waits;
+        }
+        if self.first_only {
+            soonest = soonest.min(self.how.recheck);
+        }
+        Ok(Try::Later(soonest))
+    }
+
+    fn woken(&mut self, index: usize, value: Vec<u8>) -> Woken<(usize, Vec<Leased>)> {
+        // '1': taken out of the line for a task due now; '0': a nudge to the
+        // first in line, which keeps its place, to set its timer anew.
+        Woken::Again(if value == b"1" {
+            Pass::Woken(index)
+        } else {
+            Pass::Recheck
+        })
+    }
+
+    fn leave(&mut self) -> Result<Option<(usize, Vec<Leased>)>, Error> {
+        self.leave_lines(None)?;
+        Ok(None)
+    }
+}
+
+/// Reserves up to `how.count` (at most [`BATCH`]) due tasks from the first
+/// of `queues` that has any, under that queue's terms, waiting up to `how.wait` in their lines for
+/// one: woken by an enqueue (one consumer per task), or, first in line, by
+/// the due time of a delayed task or the end of a lease.
+/// Returns the queue's index and its tasks; none when the wait ran out.
+pub fn reserve(
+    config: &Config,
+    queues: &[(&Keys, Terms)],
+    how: &Reserve,
+) -> Result<Option<(usize, Vec<Leased>)>, Error> {
+    let token = crate::token::new_token();
+    let mut wake: Vec<Vec<u8>> = queues
+        .iter()
+        .map(|(k, _)| wait::wake_key(&k.waiters, &token))
+        .collect();
+    // A cluster blocks on keys of one slot only: the first queue's. The
+    // others are then looked at every `how.recheck`.
+    let first_only =
+        matches!(config.topology, crate::config::Topology::Cluster { .. }) && wake.len() > 1;
+    wake.truncate(if first_only { 1 } else { wake.len() });
+    let mut consumer = Consumer {
+        config,
+        queues,
+        how,
+        token,
+        joined: false,
+        first_only,
+    };
+    wait::until(config, &wake, how.wait, &mut consumer)
+}

@@ -1,0 +1,111 @@
+//! Settling a leased task while its lease is the caller's: ack (done), nack
+//! (back to the queue, or to the dead letters), bury, extend.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::Script;
+
+use super::BATCH;
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::queue::{Keys, score_arg, task_script, wake_ms};
+
+static ACK: LazyLock<Script> = task_script!("queue_ack.lua");
+static NACK: LazyLock<Script> = task_script!("queue_nack.lua");
+static EXTEND: LazyLock<Script> = task_script!("queue_extend.lua");
+
+/// Finishes a task if `token` is still its lease.
+pub fn ack(config: &Config, keys: &Keys, id: &[u8], token: &str) -> Result<bool, Error> {
+    Ok(ack_many(config, keys, &[(id, token)])? == 1)
+}
+
+/// Finishes the tasks whose lease is still the given token, in one round
+/// trip per [`BATCH`]; returns how many.
+pub fn ack_many(config: &Config, keys: &Keys, tasks: &[(&[u8], &str)]) -> Result<u64, Error> {
+    let mut done = 0;
+    for chunk in tasks.chunks(BATCH as usize) {
+        let n: u64 = conn::with(config, |c| {
+            let mut call = keys.call(&ACK);
+            call.arg(&keys.waiters).arg(wake_ms());
+            for (id, token) in chunk {
+                call.arg(*id).arg(*token);
+            }
+            call.invoke(c)
+        })?;
+        done += n;
+    }
+    Ok(done)
+}
+
+/// What a nack did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nack {
+    Requeued,
+    Dead,
+    /// The lease is not the caller's any more.
+    NotLeased,
+}
+
+/// Gives a task back, due after `delay` seconds, or to the dead letters
+/// when it has used up `max_attempts` (0: no limit).
+pub fn nack(
+    config: &Config,
+    keys: &Keys,
+    id: &[u8],
+    token: &str,
+    delay: f64,
+    max_attempts: u64,
+) -> Result<Nack, Error> {
+    give_back(config, keys, id, token, delay, &max_attempts.to_string())
+}
+
+/// Sends a leased task to the dead letters now, whatever its attempts (a
+/// task no worker can handle); false when the lease is not the caller's.
+pub fn bury(config: &Config, keys: &Keys, id: &[u8], token: &str) -> Result<bool, Error> {
+    Ok(give_back(config, keys, id, token, 0.0, "bury")? == Nack::Dead)
+}
+
+/// `queue_nack.lua`, with its maximum attempts as the script takes them.
+fn give_back(
+    config: &Config,
+    keys: &Keys,
+    id: &[u8],
+    token: &str,
+    delay: f64,
+    max_attempts: &str,
+) -> Result<Nack, Error> {
+    let done: i64 = conn::with(config, |c| {
+        keys.call(&NACK)
+            .arg(id)
+            .arg(token)
+            .arg(score_arg(delay))
+            .arg(max_attempts)
+            .arg(&keys.waiters)
+            .arg(wake_ms())
+            .invoke(c)
+    })?;
+    Ok(match done {
+        1 => Nack::Requeued,
+        2 => Nack::Dead,
+        _ => Nack::NotLeased,
+    })
+}
+
+/// Sets the lease of a task to `lease` from now if `token` is still its lease.
+pub fn extend(
+    config: &Config,
+    keys: &Keys,
+    id: &[u8],
+    token: &str,
+    lease: Duration,
+) -> Result<bool, Error> {
+    let done: i64 = conn::with(config, |c| {
+        keys.call(&EXTEND)
+            .arg(id)
+            .arg(token)
+            .arg(score_arg(lease.as_secs_f64()))
+            .invoke(c)
+    })?;
+    Ok(done == 1)
+}

@@ -1,0 +1,93 @@
+//! The tasks waiting in a queue (due now or later), looked at without
+//! taking them, or removed.
+
+use std::sync::LazyLock;
+
+use redis::Script;
+
+use super::BATCH;
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::queue::{Keys, task_script};
+
+static PEEK: LazyLock<Script> = task_script!("queue_peek.lua");
+static REMOVE: LazyLock<Script> = task_script!("queue_remove.lua");
+static CLEAR: LazyLock<Script> = task_script!("queue_clear.lua");
+
+/// A task looked at without taking it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Peeked {
+    pub id: Vec<u8>,
+    pub payload: Option<Vec<u8>>,
+    pub attempts: i64,
+    /// `queued`, `leased` or `dead`.
+    pub state: String,
+    /// When it is due (queued), its lease ends (leased) or it died (dead),
+    /// in seconds on the server's clock.
+    pub at: f64,
+}
+
+fn peek(config: &Config, keys: &Keys, op: &str, arg: &[u8]) -> Result<Vec<Peeked>, Error> {
+    let rows: Vec<(Vec<u8>, Option<Vec<u8>>, i64, String, f64)> =
+        conn::with(config, |c| keys.call(&PEEK).arg(op).arg(arg).invoke(c))?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, payload, attempts, state, at)| Peeked {
+            id,
+            payload,
+            attempts,
+            state,
+            at,
+        })
+        .collect())
+}
+
+/// The queued tasks (due now or later), earliest due first, up to `limit`
+/// (at most [`BATCH`]).
+pub fn queued(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Peeked>, Error> {
+    peek(
+        config,
+        keys,
+        "list",
+        limit.clamp(1, BATCH).to_string().as_bytes(),
+    )
+}
+
+/// The task with `id`: queued, leased or dead; None when there is none.
+pub fn find(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Peeked>, Error> {
+    Ok(peek(config, keys, "find", id)?.into_iter().next())
+}
+
+/// Removes the tasks waiting under `ids`: queued (due now or later), or
+/// enqueued again while their id runs. Leased tasks stay with their
+/// workers, who settle them. Returns how many were removed.
+pub fn remove(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Error> {
+    let mut removed = 0;
+    for chunk in ids.chunks(BATCH as usize) {
+        let n: u64 = conn::with(config, |c| {
+            let mut call = keys.call(&REMOVE);
+            for id in chunk {
+                call.arg(id);
+            }
+            call.invoke(c)
+        })?;
+        removed += n;
+    }
+    Ok(removed)
+}
+
+/// Removes every task waiting in the queue (see [`remove`]), [`BATCH`]
+/// per round trip; a task enqueued meanwhile may stay. Returns how many.
+pub fn clear(config: &Config, keys: &Keys) -> Result<u64, Error> {
+    let (mut removed, mut cursor) = (0, String::from("0"));
+    loop {
+        let (n, next): (u64, String) = conn::with(config, |c| {
+            keys.call(&CLEAR).arg(BATCH).arg(&cursor).invoke(c)
+        })?;
+        removed += n;
+        if next.is_empty() {
+            return Ok(removed);
+        }
+        cursor = next;
+    }
+}
