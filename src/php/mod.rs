@@ -14,6 +14,7 @@ mod redis_queue;
 mod redlock;
 mod semaphore;
 mod stock;
+mod task;
 mod untyped;
 mod value;
 
@@ -200,7 +201,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<client::Client>()
         .class::<lock::Lock>()
         .class::<queue::Queue>()
-        .class::<queue::Task>()
+        .class::<task::Task>()
         .class::<redlock::Redlock>()
         .class::<stock::Stock>()
         .class::<semaphore::Semaphore>()

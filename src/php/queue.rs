@@ -1,5 +1,5 @@
-//! `RedisLock\Queue` and `RedisLock\Task`: the leased queue of the object
-//! API, on the seed queue's sorted set `Queue:<name>`.
+//! `RedisLock\Queue`: the leased queue of the object API, on the seed
+//! queue's sorted set `Queue:<name>`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +9,7 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::errors::{Kind, exception};
+use super::task::Task;
 use super::value::{
     Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Text, Value, array, binary,
     non_empty, optional_binary, type_error, value_error,
@@ -32,15 +33,6 @@ pub struct Options {
 pub struct Queue {
     queue: Arc<queue::Queue>,
     options: Options,
-}
-
-/// A reserved task, from `RedisLock\Queue::reserve()`: ack or nack it with
-/// the queue while its lease runs.
-#[php_class]
-#[php(name = "RedisLock\\Task")]
-pub struct Task {
-    queue: Arc<queue::Queue>,
-    leased: Leased,
 }
 
 /// A number of seconds >= 0 (`what` names the parameter).
@@ -195,14 +187,14 @@ impl Queue {
 
     /// The task's lease token, after checking it is one of this queue's.
     fn own<'a>(&self, task: &'a Task, method: &str) -> PhpResult<&'a Leased> {
-        if !task.queue.is(&self.queue) {
+        if !task.is_of(&self.queue) {
             return Err(value_error(format!(
                 "RedisLock\\Queue::{method}(): Argument #1 ($task) belongs to queue '{}', not '{}'",
-                String::from_utf8_lossy(task.queue.name()),
+                String::from_utf8_lossy(task.queue_name()),
                 String::from_utf8_lossy(self.queue.name())
             )));
         }
-        Ok(&task.leased)
+        Ok(task.leased())
     }
 
     pub fn queue(&self) -> &queue::Queue {
@@ -243,10 +235,7 @@ impl Queue {
     }
 
     pub fn task(&self, leased: Leased) -> Task {
-        Task {
-            queue: self.queue.clone(),
-            leased,
-        }
+        Task::new(self.queue.clone(), leased)
     }
 }
 
@@ -544,36 +533,4 @@ fn peeked(t: &leased::Peeked) -> PhpResult<Zval> {
     row.insert("state", t.state.as_str())?;
     row.insert("at", t.at)?;
     Ok(array(row))
-}
-
-#[php_impl]
-impl Task {
-    /// Not for PHP code: tasks come from $queue->reserve() (or $client->reserve()).
-    pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
-        let _ = args;
-        Err(crate::php::errors::made_by(
-            "RedisLock\\Task",
-            "tasks come from $queue->reserve() (or $client->reserve())",
-        ))
-    }
-
-    /// The task's id.
-    pub fn id(&self) -> Zval {
-        binary(&self.leased.id)
-    }
-
-    /// The task's payload, null if it has none.
-    pub fn payload(&self) -> Zval {
-        optional_binary(self.leased.payload.as_deref())
-    }
-
-    /// How many times the task has been reserved, this time included.
-    pub fn attempts(&self) -> i64 {
-        self.leased.attempts
-    }
-
-    /// The name of the queue it came from.
-    pub fn queue(&self) -> Zval {
-        binary(self.queue.name())
-    }
 }

@@ -1,0 +1,71 @@
+//! `RedisLock\Task`: a task reserved from a `RedisLock\Queue`.
+
+use std::sync::Arc;
+
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::Zval;
+
+use super::value::{binary, optional_binary};
+use crate::queue::{self, lease::Leased};
+
+/// A reserved task, from `RedisLock\Queue::reserve()`: ack or nack it with
+/// the queue while its lease runs.
+#[php_class]
+#[php(name = "RedisLock\\Task")]
+pub struct Task {
+    queue: Arc<queue::Queue>,
+    leased: Leased,
+}
+
+impl Task {
+    pub fn new(queue: Arc<queue::Queue>, leased: Leased) -> Self {
+        Task { queue, leased }
+    }
+
+    /// Whether it was reserved from `queue`.
+    pub fn is_of(&self, queue: &queue::Queue) -> bool {
+        self.queue.is(queue)
+    }
+
+    /// The name of its queue.
+    pub fn queue_name(&self) -> &[u8] {
+        self.queue.name()
+    }
+
+    /// Its lease.
+    pub fn leased(&self) -> &Leased {
+        &self.leased
+    }
+}
+
+#[php_impl]
+impl Task {
+    /// Not for PHP code: tasks come from $queue->reserve() (or $client->reserve()).
+    pub fn __construct(args: &[&Zval]) -> PhpResult<Self> {
+        let _ = args;
+        Err(crate::php::errors::made_by(
+            "RedisLock\\Task",
+            "tasks come from $queue->reserve() (or $client->reserve())",
+        ))
+    }
+
+    /// The task's id.
+    pub fn id(&self) -> Zval {
+        binary(&self.leased.id)
+    }
+
+    /// The task's payload, null if it has none.
+    pub fn payload(&self) -> Zval {
+        optional_binary(self.leased.payload.as_deref())
+    }
+
+    /// How many times the task has been reserved, this time included.
+    pub fn attempts(&self) -> i64 {
+        self.leased.attempts
+    }
+
+    /// The name of the queue it came from.
+    pub fn queue(&self) -> Zval {
+        binary(self.queue.name())
+    }
+}
