@@ -281,4 +281,71 @@ final class StubsTest extends RedisLockTestCase
         sort($checked);
         $this->assertSame($promised, $checked, 'every @return checked by a call');
     }
+    /**
+     * Each method's options array is one list, the extension's own: the
+     * options its "unknown option" error names are exactly the keys of the
+     * stub's array shape, and each is documented where the docs describe
+     * that method.
+     */
+    public function testEveryOptionsArrayIsTheExtensionsListInTheStubsAndTheDocs(): void
+    {
+        $client = new Client();
+        $methods = [
+            // Class::method $param => [call with $options, doc file, a line of the method's doc]
+            'RedisLock\Client::__construct $connection' => [fn ($o) => new Client($o), 'configuration.md', 'options array with any of'],
+            'RedisLock\Client::lock $options' => [fn ($o) => $client->lock('x', $o), 'locks.md', 'Options of `Client::lock()`'],
+            'RedisLock\Client::readLock $options' => [fn ($o) => $client->readLock('x', $o), 'primitives.md', '`Client::readLock('],
+            'RedisLock\Client::writeLock $options' => [fn ($o) => $client->writeLock('x', $o), 'primitives.md', '`Client::writeLock('],
+            'RedisLock\Client::semaphore $options' => [fn ($o) => $client->semaphore('x', 1, $o), 'primitives.md', '`Client::semaphore('],
+            'RedisLock\Client::lockMany $options' => [fn ($o) => $client->lockMany(['x'], $o), 'primitives.md', '`Client::lockMany('],
+            'RedisLock\Client::queue $options' => [fn ($o) => $client->queue('x', $o), 'queues.md', '`Client::queue('],
+            'RedisLock\Client::stock $options' => [fn ($o) => $client->stock('x', $o), 'primitives.md', '`Client::stock('],
+            'RedisLock\Stock::take $options' => [fn ($o) => $client->stock('x')->take(1, null, $o), 'primitives.md', '`Stock::take('],
+            'RedisLock\Redlock::__construct $options' => [fn ($o) => new Redlock('x', ['nodes' => ['redis://127.0.0.1:1']] + $o), 'topologies.md', '- Options: `nodes`'],
+        ];
+        $stubs = self::stubs();
+        foreach ($methods as $label => [$call, $file, $marker]) {
+            [$method, $param] = explode(' ', $label);
+            [$class, $name] = explode('::', $method);
+            try {
+                $call(['no such option' => 1]);
+                $this->fail("$label takes an unknown option");
+            } catch (ValueError $e) {
+                $this->assertMatchesRegularExpression('/\(known: ([a-zA-Z_, ]+)\)/', $e->getMessage(), $label);
+                preg_match('/\(known: ([a-zA-Z_, ]+)\)/', $e->getMessage(), $m);
+                $known = explode(', ', $m[1]);
+            }
+            $doc = $stubs[$class]['methods'][$name]['doc'] ?? '';
+            $this->assertSame(1, preg_match('/@param\s+(?:string\|)?array\{([^}]*)\}\|null\s+\\' . $param . '\b/', $doc, $shape), "$label: the stub's array shape");
+            preg_match_all('/([a-zA-Z_]+)\?:/', $shape[1], $keys);
+            $this->assertSame($known, $keys[1], "$label: the stub's options, in the extension's order");
+            $text = $this->docOf($file, $marker);
+            foreach ($known as $option) {
+                $this->assertStringContainsString("`$option`", $text, "$label: docs/$file documents option '$option'");
+            }
+        }
+    }
+
+    /** The paragraph, table row or table of docs/$file that holds $marker. */
+    private function docOf(string $file, string $marker): string
+    {
+        $lines = file(__DIR__ . "/../../docs/$file", FILE_IGNORE_NEW_LINES);
+        foreach ($lines as $i => $line) {
+            if (str_contains($line, $marker)) {
+                if (str_starts_with($line, '|')) {
+                    return $line;
+                }
+                // The paragraph, and a table that follows it.
+                $text = '';
+                for ($j = $i; $j < count($lines); $j++) {
+                    if ($lines[$j] === '' && $j > $i + 1 && !str_starts_with($lines[$j + 1] ?? '', '|')) {
+                        break;
+                    }
+                    $text .= $lines[$j] . "\n";
+                }
+                return $text;
+            }
+        }
+        $this->fail("docs/$file has no line with '$marker'");
+    }
 }

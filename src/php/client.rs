@@ -15,8 +15,8 @@ use super::queue::{self, Queue, task_list};
 use super::semaphore::{Semaphore, permits_param};
 use super::stock::Stock;
 use super::value::{
-    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Optional, Text, Value, flag,
-    natural, non_empty, option_entries, type_error, unknown_option, value_error,
+    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Opt, Optional, Text, Value,
+    flag, natural, non_empty, read_options, type_error, value_error,
 };
 use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
@@ -32,47 +32,41 @@ pub struct Client {
 
 const DEFAULT_TTL: f64 = 30.0;
 const DEFAULT_MAX_HOLD: f64 = 300.0;
-const LOCK_OPTIONS: &str = "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd, owner, exactKey";
-const RW_LOCK_OPTIONS: &str =
-    "ttl, reentrant, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd, exactKey";
 /// The longest owner a lock takes, in bytes.
 const MAX_OWNER: usize = 1024;
 const DEFAULT_REPLICA_TIMEOUT: f64 = 1.0;
 const DEFAULT_LEASE: f64 = 30.0;
 const DEFAULT_MAX_ATTEMPTS: u64 = 5;
-const QUEUE_OPTIONS: &str = "lease, maxAttempts, maxLength";
-const SEMAPHORE_OPTIONS: &str =
-    "ttl, autoRenew, maxHold, replicas, replicaTimeout, releaseAtRequestEnd";
-const STOCK_OPTIONS: &str = "perBuyer, orders";
+
+/// The options of `queue()`.
+const QUEUE_OPTIONS: &[Opt<queue::Options>] = &[
+    Opt {
+        name: "lease",
+        read: |o, v, p| Ok(o.lease = positive_seconds(v, p)?),
+    },
+    Opt {
+        name: "maxAttempts",
+        read: |o, v, p| Ok(o.max_attempts = natural(v, p)?),
+    },
+    Opt {
+        name: "maxLength",
+        read: |o, v, p| Ok(o.max_length = natural(v, p)?),
+    },
+];
 
 fn queue_options(options: &Value) -> PhpResult<queue::Options> {
-    const METHOD: &str = "RedisLock\\Client::queue(): Argument #2 ($options)";
     let mut out = queue::Options {
         lease: Duration::from_secs_f64(DEFAULT_LEASE),
         max_attempts: DEFAULT_MAX_ATTEMPTS,
         max_length: 0,
     };
-    for (name, value) in option_entries(options, METHOD)? {
-        let param = format!("{METHOD} option '{name}'");
-        match name.as_str() {
-            "lease" => out.lease = positive_seconds(value, &param)?,
-            "maxAttempts" => out.max_attempts = natural(value, &param)?,
-            "maxLength" => out.max_length = natural(value, &param)?,
-            _ => return Err(unknown_option(METHOD, &name, QUEUE_OPTIONS)),
-        }
-    }
+    read_options(
+        options,
+        "RedisLock\\Client::queue(): Argument #2 ($options)",
+        QUEUE_OPTIONS,
+        &mut out,
+    )?;
     Ok(out)
-}
-
-/// What a lock's options are for, which decides which it takes.
-#[derive(Clone, Copy, PartialEq)]
-enum For {
-    /// `lock()`: all of them; its `ttl` may be INF (no expiry).
-    Lock,
-    /// The read and write locks: not `owner`.
-    ReadWrite,
-    /// Semaphores and `lockMany()`: neither `owner` nor `reentrant`.
-    Permits,
 }
 
 /// A lock's `owner` option: null for none.
@@ -90,63 +84,132 @@ fn owner_option(value: &Value, param: &str) -> PhpResult<Option<Vec<u8>>> {
     Ok(Some(owner))
 }
 
-/// The options of a lock (`method` names the parameter), as `what` takes
-/// them.
-fn lock_options(options: &Value, method: &str, what: For) -> PhpResult<lock::Options> {
-    let mut ttl = Duration::from_secs_f64(DEFAULT_TTL);
-    let mut max_hold = Duration::from_secs_f64(DEFAULT_MAX_HOLD);
-    let (mut reentrant, mut auto_renew, mut release_at_end) = (false, false, true);
-    let mut replicas = 0;
-    let mut replica_timeout = Duration::from_secs_f64(DEFAULT_REPLICA_TIMEOUT);
-    let mut owner = None;
-    let mut exact_key = false;
-    for (name, value) in option_entries(options, method)? {
-        let param = format!("{method} option '{name}'");
-        match name.as_str() {
-            "ttl" if what == For::Lock && value.number(&param)? == f64::INFINITY => {
-                ttl = crate::time::FOREVER
-            }
-            "ttl" => ttl = positive_seconds(value, &param)?,
-            "maxHold" => max_hold = positive_seconds(value, &param)?,
-            "reentrant" if what != For::Permits => reentrant = flag(value, &param)?,
-            "autoRenew" => auto_renew = flag(value, &param)?,
-            "replicas" => replicas = natural(value, &param)?,
-            "replicaTimeout" => replica_timeout = positive_seconds(value, &param)?,
-            "releaseAtRequestEnd" => release_at_end = flag(value, &param)?,
-            "owner" if what == For::Lock => owner = owner_option(value, &param)?,
-            "exactKey" if what != For::Permits => exact_key = flag(value, &param)?,
-            _ => {
-                let known = match what {
-                    For::Lock => LOCK_OPTIONS,
-                    For::ReadWrite => RW_LOCK_OPTIONS,
-                    For::Permits => SEMAPHORE_OPTIONS,
-                };
-                return Err(unknown_option(method, &name, known));
-            }
-        }
-    }
-    if ttl == crate::time::FOREVER && auto_renew {
+/// One option of the locks' tables.
+type LockOpt = Opt<lock::Options>;
+
+const TTL: LockOpt = Opt {
+    name: "ttl",
+    read: |o, v, p| Ok(o.lease = positive_seconds(v, p)?),
+};
+/// `lock()`'s `ttl`, which may be INF (no expiry).
+const TTL_OR_FOREVER: LockOpt = Opt {
+    name: "ttl",
+    read: |o, v, p| {
+        o.lease = match v.number(p)? {
+            f64::INFINITY => crate::time::FOREVER,
+            _ => positive_seconds(v, p)?,
+        };
+        Ok(())
+    },
+};
+const REENTRANT: LockOpt = Opt {
+    name: "reentrant",
+    read: |o, v, p| Ok(o.reentrant = flag(v, p)?),
+};
+const AUTO_RENEW: LockOpt = Opt {
+    name: "autoRenew",
+    read: |o, v, p| Ok(o.auto_renew = flag(v, p)?),
+};
+const MAX_HOLD: LockOpt = Opt {
+    name: "maxHold",
+    read: |o, v, p| Ok(o.max_hold = positive_seconds(v, p)?),
+};
+const REPLICAS: LockOpt = Opt {
+    name: "replicas",
+    read: |o, v, p| Ok(o.replicas = natural(v, p)?),
+};
+const REPLICA_TIMEOUT: LockOpt = Opt {
+    name: "replicaTimeout",
+    read: |o, v, p| Ok(o.replica_timeout = positive_seconds(v, p)?),
+};
+const RELEASE_AT_END: LockOpt = Opt {
+    name: "releaseAtRequestEnd",
+    read: |o, v, p| Ok(o.release_at_end = flag(v, p)?),
+};
+const OWNER: LockOpt = Opt {
+    name: "owner",
+    read: |o, v, p| Ok(o.owner = owner_option(v, p)?),
+};
+const EXACT_KEY: LockOpt = Opt {
+    name: "exactKey",
+    read: |o, v, p| Ok(o.exact_key = flag(v, p)?),
+};
+
+/// The options of `lock()`.
+const LOCK_OPTIONS: &[LockOpt] = &[
+    TTL_OR_FOREVER,
+    REENTRANT,
+    AUTO_RENEW,
+    MAX_HOLD,
+    REPLICAS,
+    REPLICA_TIMEOUT,
+    RELEASE_AT_END,
+    OWNER,
+    EXACT_KEY,
+];
+/// The options of `readLock()` and `writeLock()`: not `owner`.
+const RW_LOCK_OPTIONS: &[LockOpt] = &[
+    TTL,
+    REENTRANT,
+    AUTO_RENEW,
+    MAX_HOLD,
+    REPLICAS,
+    REPLICA_TIMEOUT,
+    RELEASE_AT_END,
+    EXACT_KEY,
+];
+/// The options of `semaphore()` and `lockMany()`: neither `owner`,
+/// `reentrant` nor `exactKey`.
+const PERMITS_OPTIONS: &[LockOpt] = &[
+    TTL,
+    AUTO_RENEW,
+    MAX_HOLD,
+    REPLICAS,
+    REPLICA_TIMEOUT,
+    RELEASE_AT_END,
+];
+
+/// The options of a lock (`method` names the parameter) by `table`.
+fn lock_options(options: &Value, method: &str, table: &[LockOpt]) -> PhpResult<lock::Options> {
+    let mut out = lock::Options {
+        lease: Duration::from_secs_f64(DEFAULT_TTL),
+        reentrant: false,
+        auto_renew: false,
+        max_hold: Duration::from_secs_f64(DEFAULT_MAX_HOLD),
+        replicas: 0,
+        replica_timeout: Duration::from_secs_f64(DEFAULT_REPLICA_TIMEOUT),
+        release_at_end: true,
+        owner: None,
+        exact_key: false,
+    };
+    read_options(options, method, table, &mut out)?;
+    if out.lease == crate::time::FOREVER && out.auto_renew {
         return Err(value_error(format!(
             "{method}: a lock without expiry (ttl INF) has no lease to renew (autoRenew)"
         )));
     }
-    if owner.is_some() && reentrant {
+    if out.owner.is_some() && out.reentrant {
         return Err(value_error(format!(
             "{method}: a lock with an owner belongs to that owner, not to the process: it cannot be reentrant"
         )));
     }
-    Ok(lock::Options {
-        lease: ttl,
-        reentrant,
-        auto_renew,
-        max_hold,
-        replicas,
-        replica_timeout,
-        release_at_end,
-        owner,
-        exact_key,
-    })
+    Ok(out)
 }
+
+/// What `stock()` was asked for: units per buyer at most, the orders queue.
+type StockOptions = (u64, Option<Vec<u8>>);
+
+/// The options of `stock()`.
+const STOCK_OPTIONS: &[Opt<StockOptions>] = &[
+    Opt {
+        name: "perBuyer",
+        read: |o, v, p| Ok(o.0 = natural(v, p)?),
+    },
+    Opt {
+        name: "orders",
+        read: |o, v, p| Ok(o.1 = Some(non_empty(v, p)?)),
+    },
+];
 
 impl Client {
     fn rw_lock(
@@ -161,7 +224,7 @@ impl Client {
         let options = lock_options(
             &options,
             &format!("{m}: Argument #2 ($options)"),
-            For::ReadWrite,
+            RW_LOCK_OPTIONS,
         )?;
         let hold = Hold::read_write(self.config.clone(), &name, write, options);
         Ok(Lock::of(hold, name))
@@ -201,7 +264,7 @@ impl Client {
         let options = lock_options(
             &options,
             "RedisLock\\Client::lock(): Argument #2 ($options)",
-            For::Lock,
+            LOCK_OPTIONS,
         )?;
         Ok(Lock::new(self.config.clone(), name, options))
     }
@@ -256,7 +319,7 @@ impl Client {
         let options = lock_options(
             &options,
             &format!("{M}: Argument #2 ($options)"),
-            For::Permits,
+            PERMITS_OPTIONS,
         )?;
         Ok(MultiLock::new(self.config.clone(), names, options))
     }
@@ -299,7 +362,7 @@ impl Client {
         let options = lock_options(
             &options,
             &format!("{M}: Argument #3 ($options)"),
-            For::Permits,
+            PERMITS_OPTIONS,
         )?;
         Ok(Semaphore::new(self.config.clone(), name, permits, options))
     }
@@ -328,15 +391,9 @@ impl Client {
     pub fn stock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Stock> {
         const METHOD: &str = "RedisLock\\Client::stock(): Argument #2 ($options)";
         let name = non_empty(&name, "RedisLock\\Client::stock(): Argument #1 ($name)")?;
-        let (mut per_buyer, mut orders) = (0, None);
-        for (option, value) in option_entries(&options, METHOD)? {
-            let param = format!("{METHOD} option '{option}'");
-            match option.as_str() {
-                "perBuyer" => per_buyer = natural(value, &param)?,
-                "orders" => orders = Some(non_empty(value, &param)?),
-                _ => return Err(unknown_option(METHOD, &option, STOCK_OPTIONS)),
-            }
-        }
+        let mut stock_options: StockOptions = (0, None);
+        read_options(&options, METHOD, STOCK_OPTIONS, &mut stock_options)?;
+        let (per_buyer, orders) = stock_options;
         Stock::new(self.config.clone(), name, per_buyer, orders).map_err(|_| {
             value_error(format!(
                 "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"

@@ -9,12 +9,53 @@ use ext_php_rs::prelude::*;
 
 use super::errors::{Kind, exception};
 use super::value::{
-    Arg, Float, NullableArray, NullableFloat, Text, Value, non_empty, type_error, value_error,
+    Arg, Float, NullableArray, NullableFloat, Opt, Text, Value, non_empty, read_options,
+    type_error, value_error,
 };
 use super::{config_from_param, positive_seconds, wait_seconds};
 use crate::lock::redlock::{self, Denied, Invalid, Nodes, Refused};
 
-const OPTIONS: &str = "nodes, ttl, driftFactor, drift, retryDelay";
+/// What the options of `new Redlock()` ask.
+struct RedlockOptions {
+    nodes: Option<Vec<Arc<crate::config::Config>>>,
+    ttl: Duration,
+    drift_factor: f64,
+    drift_fixed: Duration,
+    retry_delay: Duration,
+}
+
+/// The options of `new Redlock()`.
+const OPTIONS: &[Opt<RedlockOptions>] = &[
+    Opt {
+        name: "nodes",
+        read: |o, v, p| Ok(o.nodes = Some(nodes_of(v, p)?)),
+    },
+    Opt {
+        name: "ttl",
+        read: |o, v, p| Ok(o.ttl = positive_seconds(v, p)?),
+    },
+    Opt {
+        name: "driftFactor",
+        read: |o, v, p| {
+            o.drift_factor = v.finite(p)?;
+            if !(0.0..1.0).contains(&o.drift_factor) {
+                return Err(value_error(format!(
+                    "{p} must be in [0, 1), {} given",
+                    o.drift_factor
+                )));
+            }
+            Ok(())
+        },
+    },
+    Opt {
+        name: "drift",
+        read: |o, v, p| Ok(o.drift_fixed = wait_seconds(v, p)?),
+    },
+    Opt {
+        name: "retryDelay",
+        read: |o, v, p| Ok(o.retry_delay = wait_seconds(v, p)?),
+    },
+];
 
 /// A lock over independent Redis masters (Redlock): held when a majority
 /// of `nodes` took it, for the time left after the elapsed time and the
@@ -139,38 +180,21 @@ impl Redlock {
         const M: &str = "RedisLock\\Redlock::__construct()";
         let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
         let param = format!("{M}: Argument #2 ($options)");
-        let entries = match &options.0 {
-            Value::Array(entries) => entries.as_slice(),
-            _ => &[],
+        let mut asked = RedlockOptions {
+            nodes: None,
+            ttl: Duration::from_secs(30),
+            drift_factor: 0.01,
+            drift_fixed: Duration::from_millis(2),
+            retry_delay: Duration::from_millis(200),
         };
-        let mut nodes = None;
-        let mut ttl = Duration::from_secs(30);
-        let (mut drift_factor, mut drift_fixed) = (0.01, Duration::from_millis(2));
-        let mut retry_delay = Duration::from_millis(200);
-        for (key, value) in entries {
-            let key = String::from_utf8_lossy(key);
-            let option = format!("{param} option '{key}'");
-            match &*key {
-                "nodes" => nodes = Some(nodes_of(value, &option)?),
-                "ttl" => ttl = positive_seconds(value, &option)?,
-                "drift" => drift_fixed = wait_seconds(value, &option)?,
-                "retryDelay" => retry_delay = wait_seconds(value, &option)?,
-                "driftFactor" => {
-                    drift_factor = value.finite(&option)?;
-                    if !(0.0..1.0).contains(&drift_factor) {
-                        return Err(value_error(format!(
-                            "{option} must be in [0, 1), {drift_factor} given"
-                        )));
-                    }
-                }
-                _ => {
-                    return Err(value_error(format!(
-                        "{param} has an unknown option {} (known: {OPTIONS})",
-                        super::value::quoted(key.as_bytes())
-                    )));
-                }
-            }
-        }
+        read_options(&options, &param, OPTIONS, &mut asked)?;
+        let RedlockOptions {
+            nodes,
+            ttl,
+            drift_factor,
+            drift_fixed,
+            retry_delay,
+        } = asked;
         let nodes = match nodes {
             Some(nodes) => nodes,
             None => ini_nodes().map_err(|e| {

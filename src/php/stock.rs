@@ -11,12 +11,40 @@ use super::value::binary;
 use super::value::{
     Arg, Int, NullableArray, NullableFloat, NullableText, Text, Value, value_error,
 };
-use super::value::{natural, option_entries, unknown_option};
+use super::value::{Opt, natural, read_options};
 use super::{engine, positive_seconds};
 use crate::config::Config;
 use crate::stock::{self, Given, MAX_UNITS, Take, Taken};
 
-const TAKE_OPTIONS: &str = "key, perBuyer, task, payload";
+/// What `take()`'s options ask: the idempotency key, the order task's id
+/// and payload, and the per-buyer limit of this take.
+#[derive(Default)]
+struct TakeOptions {
+    key: Option<Vec<u8>>,
+    task: Option<Vec<u8>>,
+    payload: Option<Vec<u8>>,
+    per_buyer: u64,
+}
+
+/// The options of `take()`.
+const TAKE_OPTIONS: &[Opt<TakeOptions>] = &[
+    Opt {
+        name: "key",
+        read: |o, v, p| Ok(o.key = Some(super::value::non_empty(v, p)?)),
+    },
+    Opt {
+        name: "perBuyer",
+        read: |o, v, p| Ok(o.per_buyer = units(v, p, 0)?),
+    },
+    Opt {
+        name: "task",
+        read: |o, v, p| Ok(o.task = Some(super::value::non_empty(v, p)?)),
+    },
+    Opt {
+        name: "payload",
+        read: |o, v, p| Ok(o.payload = Some(v.bytes(p)?)),
+    },
+];
 
 /// A stock, from `RedisLock\Client::stock()` (not constructible with `new`).
 #[php_class]
@@ -121,17 +149,17 @@ impl Stock {
         let units = self::units(&units, &format!("{M}: Argument #1 ($units)"), 1)?;
         let buyer = self::buyer(&buyer, &format!("{M}: Argument #2 ($buyer)"))?;
         let method = format!("{M}: Argument #3 ($options)");
-        let (mut key, mut task, mut payload, mut per_buyer) = (None, None, None, self.per_buyer);
-        for (name, value) in option_entries(&options, &method)? {
-            let param = format!("{method} option '{name}'");
-            match name.as_str() {
-                "key" => key = Some(super::value::non_empty(value, &param)?),
-                "task" => task = Some(super::value::non_empty(value, &param)?),
-                "payload" => payload = Some(value.bytes(&param)?),
-                "perBuyer" => per_buyer = self::units(value, &param, 0)?,
-                _ => return Err(unknown_option(&method, &name, TAKE_OPTIONS)),
-            }
-        }
+        let mut asked = TakeOptions {
+            per_buyer: self.per_buyer,
+            ..TakeOptions::default()
+        };
+        read_options(&options, &method, TAKE_OPTIONS, &mut asked)?;
+        let TakeOptions {
+            key,
+            task,
+            payload,
+            per_buyer,
+        } = asked;
         if per_buyer > 0 && buyer.is_none() {
             return Err(value_error(format!(
                 "{M}: Argument #2 ($buyer) must be given when a per-buyer limit is set"

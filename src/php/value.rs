@@ -460,7 +460,7 @@ pub fn natural(value: &Value, param: &str) -> PhpResult<u64> {
 
 /// The entries of an `?array $options` parameter, by option name (a name
 /// that is not UTF-8 is no option's: it is shown with U+FFFD).
-pub fn option_entries<'a>(options: &'a Value, method: &str) -> PhpResult<Vec<(String, &'a Value)>> {
+fn option_entries<'a>(options: &'a Value, method: &str) -> PhpResult<Vec<(String, &'a Value)>> {
     match options {
         Value::Null => Ok(Vec::new()),
         Value::Array(entries) => Ok(entries
@@ -474,8 +474,34 @@ pub fn option_entries<'a>(options: &'a Value, method: &str) -> PhpResult<Vec<(St
     }
 }
 
+/// One option of a method's options array: its name, and how its value
+/// (checked, with `param` naming it in errors) goes into what the method
+/// builds. A method's table of them is the one list of its options: it
+/// reads them, and names them in the error for an unknown one.
+pub struct Opt<T> {
+    pub name: &'static str,
+    pub read: fn(&mut T, &Value, &str) -> PhpResult<()>,
+}
+
+/// Reads `options` (null, or an array) into `into` by `table`.
+pub fn read_options<T>(
+    options: &Value,
+    method: &str,
+    table: &[Opt<T>],
+    into: &mut T,
+) -> PhpResult<()> {
+    for (name, value) in option_entries(options, method)? {
+        let Some(option) = table.iter().find(|o| o.name == name) else {
+            let known: Vec<&str> = table.iter().map(|o| o.name).collect();
+            return Err(unknown_option(method, &name, &known.join(", ")));
+        };
+        (option.read)(into, value, &format!("{method} option '{name}'"))?;
+    }
+    Ok(())
+}
+
 /// The error of an option `name` that is none of `known`.
-pub fn unknown_option(method: &str, name: &str, known: &str) -> PhpException {
+fn unknown_option(method: &str, name: &str, known: &str) -> PhpException {
     value_error(format!(
         "{method} has an unknown option {} (known: {known})",
         quoted(name.as_bytes())
