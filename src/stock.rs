@@ -12,9 +12,9 @@ use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::queue;
-use crate::scripts::{line_script, script};
+use crate::scripts::script;
 
-static TAKE: LazyLock<Script> = line_script!("queue_line.lua", "queue_count.lua", "stock_take.lua");
+static TAKE: LazyLock<Script> = script!("stock_take.lua");
 static SET: LazyLock<Script> = script!("stock_set.lua");
 static GIVE: LazyLock<Script> = script!("stock_give.lua");
 

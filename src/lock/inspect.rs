@@ -12,10 +12,10 @@ use super::holder::{self, Holder};
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::keys;
-use crate::scripts::line_script;
+use crate::scripts::script;
 use crate::wait;
 
-static STATE: LazyLock<Script> = line_script!("lock_state.lua");
+static STATE: LazyLock<Script> = script!("lock_state.lua");
 
 /// Which API a lock belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

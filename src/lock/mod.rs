@@ -22,14 +22,14 @@ use redis::Script;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::scripts::{line_script, script};
+use crate::scripts::script;
 use crate::time::{lease_ms, millis};
 use crate::wait::{self, Pass, Try, Woken};
 
-static ACQUIRE: LazyLock<Script> = line_script!("lock_line.lua", "lock_acquire.lua");
-static RELEASE: LazyLock<Script> = line_script!("lock_line.lua", "lock_release.lua");
-static LEAVE: LazyLock<Script> = line_script!("lock_line.lua", "lock_leave.lua");
-static MANY: LazyLock<Script> = line_script!("lock_line.lua", "lock_many.lua");
+static ACQUIRE: LazyLock<Script> = script!("lock_acquire.lua");
+static RELEASE: LazyLock<Script> = script!("lock_release.lua");
+static LEAVE: LazyLock<Script> = script!("lock_leave.lua");
+static MANY: LazyLock<Script> = script!("lock_many.lua");
 static EXTEND: LazyLock<Script> = script!("lock_extend.lua");
 static REMAINING: LazyLock<Script> = script!("lock_remaining.lua");
 

@@ -18,7 +18,7 @@ use super::Keys;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::scripts::line_script;
+use crate::scripts::script;
 use crate::time::millis;
 use crate::wait;
 
@@ -32,17 +32,17 @@ pub(super) struct Scripts {
     state: LazyLock<Script>,
 }
 
-/// The scripts of permits with `$format`'s file included after the shared
-/// functions (see `permits_line.lua`).
+/// The scripts of permits with the `format` files included after the
+/// shared functions (see `permits_line.lua`).
 macro_rules! scripts {
     ($($format:literal)?) => {
         Scripts {
-            acquire: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_acquire.lua"),
-            release: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_release.lua"),
-            leave: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_leave.lua"),
-            extend: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_extend.lua"),
-            change: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_change.lua"),
-            state: line_script!("lock_line.lua", "permits_line.lua", $($format,)? "permits_state.lua"),
+            acquire: script!("permits_acquire.lua" $(, with $format)?),
+            release: script!("permits_release.lua" $(, with $format)?),
+            leave: script!("permits_leave.lua" $(, with $format)?),
+            extend: script!("permits_extend.lua" $(, with $format)?),
+            change: script!("permits_change.lua" $(, with $format)?),
+            state: script!("permits_state.lua" $(, with $format)?),
         }
     };
 }

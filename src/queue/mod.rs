@@ -18,19 +18,9 @@ use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::scripts::script;
 
-/// A script of those that move a queue's tasks: they all take the keys of
-/// [`Keys::call`] and share `queue_task.lua` (with the line's and the
-/// counters' functions it uses) before the operation.
-macro_rules! task_script {
-    ($file:literal) => {
-        $crate::scripts::line_script!("queue_line.lua", "queue_count.lua", "queue_task.lua", $file)
-    };
-}
-pub(crate) use task_script;
-
-static PUT: LazyLock<Script> = task_script!("queue_put.lua");
-static DEQUEUE: LazyLock<Script> = script!("queue_count.lua", "queue_dequeue.lua");
-static DUE: LazyLock<Script> = script!("queue_count.lua", "queue_due.lua");
+static PUT: LazyLock<Script> = script!("queue_put.lua");
+static DEQUEUE: LazyLock<Script> = script!("queue_dequeue.lua");
+static DUE: LazyLock<Script> = script!("queue_due.lua");
 
 /// How long a wake-up waits for the consumer it was pushed to, in ms (a
 /// consumer keeps its place that long).

@@ -1,3 +1,4 @@
+-- include: lock_line.lua
 -- Take a lock, or wait for it in its line (first come, first served: a new
 -- arrival never takes a free lock ahead of the waiters).
 -- KEYS[1] lock; KEYS[2] fencing counter; KEYS[3] waiter line (all one slot).

@@ -1,3 +1,4 @@
+-- include: lock_line.lua
 -- A waiter gives up (its wait ran out, a signal, an error, request end): it
 -- leaves the line, unless the lock was handed to it meanwhile, which it
 -- then keeps.

@@ -1,3 +1,4 @@
+-- include: line.lua
 -- What the lock scripts share (after line.lua): fencing tokens and handing
 -- the lock to the next waiter in line.
 

@@ -1,3 +1,4 @@
+-- include: lock_line.lua
 -- Take several locks at once, or none: each must be free with nobody in
 -- its line (arrivals never overtake waiters).
 -- KEYS: per lock, its key, fencing counter and waiter line (3 keys each).

@@ -1,3 +1,4 @@
+-- include: permits_line.lua
 -- Take permits, or wait for them in line (first come, first served: a new
 -- arrival never takes permits ahead of the waiters).
 -- KEYS[1] holders zset; KEYS[2] permits per holder; KEYS[3] fencing

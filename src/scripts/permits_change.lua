@@ -1,3 +1,4 @@
+-- include: permits_line.lua
 -- Change how many permits a holder holds, without waiting: a read lock
 -- promoted to the write lock (all the permits), or a write lock demoted to
 -- a read lock. A promotion takes what it needs only when it fits now; it

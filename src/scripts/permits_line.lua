@@ -1,3 +1,4 @@
+-- include: lock_line.lua
 -- What the scripts of permits share (semaphores, read-write locks; after
 -- line.lua and lock_line.lua): the holders in a sorted set scored by the end
 -- of their lease (server clock, ms), the permits each holds in a hash, and

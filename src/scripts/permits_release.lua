@@ -1,3 +1,4 @@
+-- include: permits_line.lua
 -- Give permits back if their lease still runs, and hand them to the
 -- waiters at the head of the line that fit.
 -- KEYS as permits_acquire.lua. ARGV[1] owner token; ARGV[2] how long the

@@ -1,3 +1,4 @@
+-- include: queue_task.lua
 -- Finish leased tasks, each only if the caller's lease is still the task's:
 -- a worker whose lease ran out and was handed to another cannot ack. A
 -- rerun enqueued while a task ran is queued now (queue_settle).

@@ -1,3 +1,4 @@
+-- include: queue_task.lua
 -- The dead letters: list them, retry them (due now, attempts reset), or
 -- purge them. Bounded: at most ARGV[2] per call. A retried dead letter is
 -- enqueued as enqueue() does under 'keep': a task of the same id queued

@@ -1,3 +1,4 @@
+-- include: queue_count.lua
 -- Remove a task only if its score is still the one the caller saw: a task
 -- enqueued again since has another score and stays. A removed task counts
 -- as acked (the seed's consumer dequeues what it finished).

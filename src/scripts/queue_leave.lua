@@ -1,3 +1,4 @@
+-- include: queue_line.lua
 -- A consumer stops waiting on a queue (its wait ran out, a signal, or it
 -- got tasks from another queue it waited on): it leaves the line, and a
 -- wake-up it got meanwhile goes on to the next consumer, so that the task

@@ -1,3 +1,4 @@
+-- include: line.lua
 -- What the queue scripts share (after line.lua): waking consumers.
 
 -- Wakes the consumers waiting in the queue's line for n tasks that are due

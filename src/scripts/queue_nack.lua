@@ -1,3 +1,4 @@
+-- include: queue_task.lua
 -- Give a leased task back, only if the caller's lease is still the task's:
 -- due again after ARGV[3] seconds, or to the dead letters once it used up
 -- its attempts (queue_settle).

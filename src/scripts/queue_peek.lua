@@ -1,3 +1,4 @@
+-- include: queue_task.lua
 -- Look at tasks without taking them: the queued ones, earliest due first,
 -- or one task by id, wherever it is.
 -- KEYS: see queue_task.lua.

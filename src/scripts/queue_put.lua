@@ -1,3 +1,4 @@
+-- include: queue_task.lua
 -- Enqueue tasks due at server time + delay. An id already queued is kept,
 -- or replaced, or takes the earlier or later due time (the policy); a task
 -- added or replaced takes its payload (or loses an old one). An id that is

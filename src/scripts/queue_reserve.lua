@@ -1,3 +1,4 @@
+-- include: queue_task.lua
 -- Lease up to ARGV[1] due tasks (server time), earliest first. Leases that
 -- ran out are settled first, in a bounded batch: back to the queue, or to
 -- the dead letters once the task used up its attempts (queue_settle).

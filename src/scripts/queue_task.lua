@@ -1,3 +1,4 @@
+-- include: queue_line.lua queue_count.lua
 -- What the scripts that move a queue's tasks share. They all take the same
 -- keys, in one hash slot:
 -- KEYS[1] queue zset (due time per id, the seed's); KEYS[2] payloads hash;

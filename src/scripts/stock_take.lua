@@ -1,3 +1,4 @@
+-- include: queue_line.lua queue_count.lua
 -- Take units of a stock, on the server in one step: never below zero,
 -- never past a buyer's limit, never twice for one idempotency key, and,
 -- with an order queue, the order task enqueued in the same step (the units

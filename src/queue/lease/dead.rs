@@ -8,9 +8,10 @@ use redis::{FromRedisValue, Script};
 use super::BATCH;
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::{Keys, task_script, wake_ms};
+use crate::queue::{Keys, wake_ms};
+use crate::scripts::script;
 
-static DEAD: LazyLock<Script> = task_script!("queue_dead.lua");
+static DEAD: LazyLock<Script> = script!("queue_dead.lua");
 
 /// A dead letter.
 #[derive(Clone, Debug, PartialEq)]

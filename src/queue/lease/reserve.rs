@@ -9,12 +9,12 @@ use redis::{FromRedisValue, ParsingError, Script, Value};
 use super::{BATCH, Leased, Terms};
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::{Keys, score_arg, task_script, wake_ms};
-use crate::scripts::line_script;
+use crate::queue::{Keys, score_arg, wake_ms};
+use crate::scripts::script;
 use crate::wait::{self, Pass, Try, Woken};
 
-static RESERVE: LazyLock<Script> = task_script!("queue_reserve.lua");
-static LEAVE: LazyLock<Script> = line_script!("queue_line.lua", "queue_leave.lua");
+static RESERVE: LazyLock<Script> = script!("queue_reserve.lua");
+static LEAVE: LazyLock<Script> = script!("queue_leave.lua");
 
 /// How many tasks to reserve and how long to wait for them.
 #[derive(Clone, Copy, Debug)]

@@ -9,11 +9,12 @@ use redis::Script;
 use super::BATCH;
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::{Keys, score_arg, task_script, wake_ms};
+use crate::queue::{Keys, score_arg, wake_ms};
+use crate::scripts::script;
 
-static ACK: LazyLock<Script> = task_script!("queue_ack.lua");
-static NACK: LazyLock<Script> = task_script!("queue_nack.lua");
-static EXTEND: LazyLock<Script> = task_script!("queue_extend.lua");
+static ACK: LazyLock<Script> = script!("queue_ack.lua");
+static NACK: LazyLock<Script> = script!("queue_nack.lua");
+static EXTEND: LazyLock<Script> = script!("queue_extend.lua");
 
 /// Finishes a task if `token` is still its lease.
 pub fn ack(config: &Config, keys: &Keys, id: &[u8], token: &str) -> Result<bool, Error> {

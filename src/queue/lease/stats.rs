@@ -9,7 +9,7 @@ use crate::conn::{self, Error};
 use crate::queue::Keys;
 use crate::scripts::script;
 
-static METRICS: LazyLock<Script> = script!("queue_count.lua", "queue_metrics.lua");
+static METRICS: LazyLock<Script> = script!("queue_metrics.lua");
 
 /// A queue's counts at one instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,11 +8,12 @@ use redis::Script;
 use super::BATCH;
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::{Keys, task_script};
+use crate::queue::Keys;
+use crate::scripts::script;
 
-static PEEK: LazyLock<Script> = task_script!("queue_peek.lua");
-static REMOVE: LazyLock<Script> = task_script!("queue_remove.lua");
-static CLEAR: LazyLock<Script> = task_script!("queue_clear.lua");
+static PEEK: LazyLock<Script> = script!("queue_peek.lua");
+static REMOVE: LazyLock<Script> = script!("queue_remove.lua");
+static CLEAR: LazyLock<Script> = script!("queue_clear.lua");
 
 /// A task looked at without taking it.
 #[derive(Clone, Debug, PartialEq)]
