@@ -152,7 +152,7 @@ impl Stock {
                 .or(take.key)
                 .map_or_else(|| crate::token::new_token().into_bytes(), <[u8]>::to_vec)
         });
-        let (status, n): (i64, i64) = conn::with(&self.config, |c| {
+        let (outcome, n): (String, i64) = conn::with(&self.config, |c| {
             let mut call = TAKE.key(&keys.stock);
             call.key(&keys.buyers)
                 .key(&keys.takes)
@@ -176,14 +176,14 @@ impl Stock {
             }
             call.invoke(c)
         })?;
-        if let (3, Some(queue)) = (status, &self.orders) {
+        if let ("taken, register", Some(queue)) = (outcome.as_str(), &self.orders) {
             queue::register(&self.config, queue.keys())?;
         }
-        Ok(match status {
-            1 | 3 => Taken::Done(count(n)),
-            2 => Taken::Before(count(n)),
-            -1 => Taken::Limit(count(n)),
-            -2 => Taken::TaskExists(order_id.unwrap_or_default()),
+        Ok(match outcome.as_str() {
+            "taken" | "taken, register" => Taken::Done(count(n)),
+            "before" => Taken::Before(count(n)),
+            "limit" => Taken::Limit(count(n)),
+            "task exists" => Taken::TaskExists(order_id.unwrap_or_default()),
             _ => Taken::SoldOut(count(n)),
         })
     }
@@ -207,7 +207,7 @@ impl Stock {
     /// Gives units back (an order cancelled, or a restock), off the buyer's
     /// count when a buyer gives them back.
     pub fn give_back(&self, units: u64, buyer: Option<&[u8]>) -> Result<Given, Error> {
-        let (status, n): (i64, i64) = conn::with(&self.config, |c| {
+        let (outcome, n): (String, i64) = conn::with(&self.config, |c| {
             GIVE.key(&self.keys.stock)
                 .key(&self.keys.buyers)
                 .arg(units)
@@ -215,10 +215,10 @@ impl Stock {
                 .arg(MAX_UNITS)
                 .invoke(c)
         })?;
-        Ok(match status {
-            1 => Given::Done(count(n)),
-            -1 => Given::TooMany(count(n)),
-            -2 => Given::Full(count(n)),
+        Ok(match outcome.as_str() {
+            "done" => Given::Done(count(n)),
+            "too many" => Given::TooMany(count(n)),
+            "full" => Given::Full(count(n)),
             _ => Given::NoStock,
         })
     }

@@ -177,7 +177,7 @@ pub(super) fn change(
     let Some(p) = &keys.permits else {
         return Ok(Changed::Gone);
     };
-    let (done, fence): (i64, i64) = conn::with(config, |c| {
+    let (outcome, fence): (String, i64) = conn::with(config, |c| {
         scripts(keys)
             .change
             .key(&keys.lock)
@@ -193,9 +193,9 @@ pub(super) fn change(
             .arg(p.of)
             .invoke(c)
     })?;
-    Ok(match done {
-        1 => Changed::Done(fence),
-        0 => Changed::Busy,
+    Ok(match outcome.as_str() {
+        "done" => Changed::Done(fence),
+        "busy" => Changed::Busy,
         _ => Changed::Gone,
     })
 }

@@ -8,16 +8,17 @@
 -- ARGV[3] how long the fencing counter outlives the lease in ms ('': none);
 -- ARGV[4] waiter key prefix; ARGV[5] how long a place in line is kept, in
 -- ms; ARGV[6] permits wanted; ARGV[7] permits in all.
--- Returns {1, fencing token (0 without)} when changed, {0, 0} when the
--- permits wanted are not free, {-1, 0} when the token holds nothing.
+-- Returns {'done', fencing token (0 without)} when changed, {'busy', 0}
+-- when the permits wanted are not free, {'gone', 0} when the token holds
+-- nothing.
 local holders, counts, fence, line = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, lease, keep, p = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local place, n, permits = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local now = permits_now()
 local used = permits_used(holders, counts, now)
 local have = permits_count(holders, counts, token)
-if not have then return {-1, 0} end
-if used - have + n > permits then return {0, 0} end
+if not have then return {'gone', 0} end
+if used - have + n > permits then return {'busy', 0} end
 permits_add(holders, counts, token, n, lease, now)
 local f = 0
 if n > have then
@@ -25,4 +26,4 @@ if n > have then
 else
   permits_grant(holders, counts, fence, line, keep, p, place, used - have + n, now)
 end
-return {1, f}
+return {'done', f}

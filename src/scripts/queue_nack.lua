@@ -7,11 +7,11 @@
 -- ARGV[4] maximum attempts (0: no limit; 'bury': to the dead letters now,
 -- whatever its attempts); ARGV[5] consumer key prefix;
 -- ARGV[6] how long a wake-up waits for its consumer, in ms.
--- Returns 1 when queued again, 2 when dead, 0 when the lease is not the
--- caller's.
+-- Returns 'requeued' (due again), 'dead', or 'not leased' when the lease is
+-- not the caller's.
 local id = ARGV[1]
 if redis.call('HGET', KEYS[5], id) ~= ARGV[2] then
-  return 0
+  return 'not leased'
 end
 queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10)
 local now = queue_now()
@@ -27,5 +27,5 @@ else
   queue_count(KEYS[10], now, 'nacked', 1)
 end
 if due then queue_wake_for(due, now, ARGV[5], ARGV[6]) end
-if dead then return 2 end
-return 1
+if dead then return 'dead' end
+return 'requeued'

@@ -12,30 +12,31 @@
 -- (0: no limit); ARGV[4] idempotency key ('': none); with an order queue
 -- also ARGV[5] task id, ARGV[6] '1' when ARGV[7] is its payload, ARGV[8]
 -- consumer key prefix, ARGV[9] how long a wake-up waits, in ms.
--- Returns {1, left} taken ({3, left} when the caller is to register the
--- order queue: queue_count_enqueued); {2, left} taken before under this
--- key; {0, left} not enough left; {-1, units the buyer has} over the buyer's limit;
--- {-2, 0} the order task id is already queued or leased.
+-- Returns {'taken', left} ({'taken, register', left} when the caller is to
+-- register the order queue: queue_count_enqueued); {'before', left} taken
+-- before under this key; {'sold out', left} not enough left; {'limit',
+-- units the buyer has} over the buyer's limit; {'task exists', 0} the order
+-- task id is already queued or leased.
 local stock, buyers, takes = KEYS[1], KEYS[2], KEYS[3]
 local n, buyer, limit, key = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
 
 if key ~= '' then
   local before = redis.call('HGET', takes, key)
-  if before then return {2, tonumber(before)} end
+  if before then return {'before', tonumber(before)} end
 end
 local left = redis.call('GET', stock)
-if not left then return {0, 0} end
+if not left then return {'sold out', 0} end
 left = need_units(stock, left)
-if left < n then return {0, left} end
+if left < n then return {'sold out', left} end
 if buyer ~= '' and limit > 0 then
   local had = tonumber(redis.call('HGET', buyers, buyer)) or 0
-  if had + n > limit then return {-1, had} end
+  if had + n > limit then return {'limit', had} end
 end
-local done = 1
+local done = 'taken'
 if KEYS[4] then
   local task = ARGV[5]
   if redis.call('ZSCORE', KEYS[4], task) or redis.call('ZSCORE', KEYS[7], task) then
-    return {-2, 0}
+    return {'task exists', 0}
   end
   for i, t in pairs({[5] = 'hash', [6] = 'hash', [8] = 'list', [9] = 'hash'}) do
     need_type(KEYS[i], t)
@@ -56,7 +57,7 @@ if KEYS[4] then
   end
   if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HDEL', KEYS[6], task) end
   queue_wake(KEYS[8], ARGV[8], 1, false, ARGV[9])
-  if queue_count_enqueued(KEYS[9], now, 1) then done = 3 end
+  if queue_count_enqueued(KEYS[9], now, 1) then done = 'taken, register' end
 end
 left = redis.call('DECRBY', stock, n)
 

@@ -76,7 +76,7 @@ fn give_back(
     delay: f64,
     max_attempts: &str,
 ) -> Result<Nack, Error> {
-    let done: i64 = conn::with(config, |c| {
+    let outcome: String = conn::with(config, |c| {
         keys.call(&NACK)
             .arg(id)
             .arg(token)
@@ -86,9 +86,9 @@ fn give_back(
             .arg(wake_ms())
             .invoke(c)
     })?;
-    Ok(match done {
-        1 => Nack::Requeued,
-        2 => Nack::Dead,
+    Ok(match outcome.as_str() {
+        "requeued" => Nack::Requeued,
+        "dead" => Nack::Dead,
         _ => Nack::NotLeased,
     })
 }
