@@ -106,7 +106,7 @@ impl Holding for Redlock {
 fn redlock_word(denied: Denied) -> &'static str {
     match denied {
         Denied::NotHeld => "not held",
-        Denied::Nodes(redlock::Refused::Busy) => "lost",
+        Denied::Nodes(redlock::NoQuorum::Busy) => "lost",
         other => panic!("unexpected denial {other:?}"),
     }
 }

@@ -54,7 +54,7 @@ fn never_more_permits_held_than_there_are() {
     }
     assert_eq!(violations.load(Ordering::SeqCst), 0);
     let keys = Keys::permits(b"", Kind::Semaphore, b"s", 1, PERMITS as u64);
-    let state = permits::state(&config, &keys, None).unwrap();
+    let state = permits::usage(&config, &keys, None).unwrap();
     assert_eq!((state.used, state.waiting), (0, 0));
 }
 
@@ -106,7 +106,7 @@ fn readers_and_writers(keys: fn(u64) -> Keys) {
         t.join().unwrap();
     }
     assert_eq!(violations.load(Ordering::SeqCst), 0);
-    let state = permits::state(&config, &keys(1), None).unwrap();
+    let state = permits::usage(&config, &keys(1), None).unwrap();
     assert_eq!((state.used, state.waiting), (0, 0));
 }
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::RedisServer;
-use redislock::lock::redlock::{self, Nodes, Refused};
+use redislock::lock::redlock::{self, NoQuorum, Nodes};
 use redislock::token::new_token;
 
 fn nodes(servers: &[RedisServer]) -> Nodes {
@@ -46,7 +46,7 @@ fn a_majority_holds_the_lock_and_validity_never_exceeds_the_ttl() {
     );
     assert_eq!(
         redlock::acquire(&nodes, b"rl", &new_token(), ttl, Duration::ZERO),
-        Err(Refused::Busy)
+        Err(NoQuorum::Busy)
     );
     assert_eq!(redlock::holders(&nodes, b"rl", &token, ttl), 5);
     let extended = redlock::extend(&nodes, b"rl", &token, Duration::from_secs(20)).unwrap();
@@ -67,7 +67,7 @@ fn two_nodes_down_is_fine_three_down_fails_naming_them() {
     redlock::release(&nodes_, b"down", &token, ttl);
     servers[2].stop();
     match redlock::acquire(&nodes_, b"down", &new_token(), ttl, Duration::ZERO) {
-        Err(Refused::Unavailable(failed)) => {
+        Err(NoQuorum::Unavailable(failed)) => {
             assert_eq!(failed.len(), 3);
             for s in &servers[..3] {
                 assert!(
@@ -103,7 +103,7 @@ fn a_minority_taken_by_another_is_released_after_the_failed_attempt() {
             Duration::from_secs(5),
             Duration::ZERO
         ),
-        Err(Refused::Busy)
+        Err(NoQuorum::Busy)
     );
     assert!(
         servers[3..]

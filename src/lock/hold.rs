@@ -174,8 +174,8 @@ impl Hold {
     }
 
     /// The permits in use and the waiters in line, now (holds of permits).
-    pub fn permits_state(&self) -> Result<super::permits::State, Error> {
-        super::permits::state(&self.config, &self.keys, None)
+    pub fn permits_usage(&self) -> Result<super::permits::Usage, Error> {
+        super::permits::usage(&self.config, &self.keys, None)
     }
 
     /// The registry's record of this lock for its owner, in this process.

@@ -384,7 +384,7 @@ pub fn hold_remaining(
     token: &str,
 ) -> Result<Option<Duration>, Error> {
     match keys.permits {
-        Some(_) => Ok(permits::state(config, keys, Some(token))?.left),
+        Some(_) => Ok(permits::usage(config, keys, Some(token))?.left),
         None => remaining(config, &keys.lock, token),
     }
 }

@@ -202,13 +202,13 @@ pub(super) fn change(
 
 /// How the permits stand: the lease left of `token`'s (None: it holds
 /// none), the permits in use, and how many wait.
-pub struct State {
+pub struct Usage {
     pub left: Option<Duration>,
     pub used: u64,
     pub waiting: u64,
 }
 
-pub fn state(config: &Config, keys: &Keys, token: Option<&str>) -> Result<State, Error> {
+pub fn usage(config: &Config, keys: &Keys, token: Option<&str>) -> Result<Usage, Error> {
     let (left, used, waiting): (i64, i64, i64) = conn::with(config, |c| {
         scripts(keys)
             .state
@@ -218,7 +218,7 @@ pub fn state(config: &Config, keys: &Keys, token: Option<&str>) -> Result<State,
             .arg(token.unwrap_or_default())
             .invoke(c)
     })?;
-    Ok(State {
+    Ok(Usage {
         left: (left >= 0).then(|| wait::later_ms(left)),
         used: u64::try_from(used).unwrap_or(0),
         waiting: u64::try_from(waiting).unwrap_or(0),

@@ -29,9 +29,9 @@ pub struct Nodes {
     pub retry_delay: Duration,
 }
 
-/// A successful acquire or extend.
+/// How long a successful acquire or extend holds the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Held {
+pub struct Validity {
     /// How long the lock is surely held, from `since`.
     pub validity: Duration,
     pub since: Instant,
@@ -39,7 +39,7 @@ pub struct Held {
 
 /// Why an acquire did not succeed.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Refused {
+pub enum NoQuorum {
     /// Enough nodes answered, but not enough gave us the lock in time.
     Busy,
     /// Too many nodes failed for a majority to be possible: each failure.
@@ -136,7 +136,7 @@ fn jitter(max: Duration) -> Duration {
 }
 
 /// One attempt: `SET NX PX` on every node; on success, how long it holds.
-fn attempt(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<Held, Refused> {
+fn attempt(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<Validity, NoQuorum> {
     let bounded = nodes.bounded(node_timeout(ttl));
     let since = Instant::now();
     let results = on_all(&bounded, |n| {
@@ -154,7 +154,7 @@ fn attempt(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<Hel
     let taken = results.iter().filter(|r| matches!(r, Ok(true))).count();
     let spent = since.elapsed() + nodes.drift(ttl);
     if taken >= nodes.quorum() && spent < ttl {
-        return Ok(Held {
+        return Ok(Validity {
             validity: ttl - spent,
             since,
         });
@@ -166,9 +166,9 @@ fn attempt(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<Hel
     });
     let failed = failures(&results);
     if failed.len() > nodes.nodes.len() - nodes.quorum() {
-        Err(Refused::Unavailable(failed))
+        Err(NoQuorum::Unavailable(failed))
     } else {
-        Err(Refused::Busy)
+        Err(NoQuorum::Busy)
     }
 }
 
@@ -180,7 +180,7 @@ pub fn acquire(
     token: &str,
     ttl: Duration,
     wait: Duration,
-) -> Result<Held, Refused> {
+) -> Result<Validity, NoQuorum> {
     let deadline = Instant::now() + wait;
     loop {
         let refused = match attempt(nodes, name, token, ttl) {
@@ -208,7 +208,12 @@ pub fn release(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> usize 
 
 /// Sets a new lease on every node still holding `token`; held again only
 /// with a majority, within the new validity.
-pub fn extend(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<Held, Refused> {
+pub fn extend(
+    nodes: &Nodes,
+    name: &[u8],
+    token: &str,
+    ttl: Duration,
+) -> Result<Validity, NoQuorum> {
     let bounded = nodes.bounded(node_timeout(ttl));
     let since = Instant::now();
     let results = on_all(&bounded, |n| {
@@ -217,16 +222,16 @@ pub fn extend(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<
     let kept = results.iter().filter(|r| matches!(r, Ok(true))).count();
     let spent = since.elapsed() + nodes.drift(ttl);
     if kept >= nodes.quorum() && spent < ttl {
-        return Ok(Held {
+        return Ok(Validity {
             validity: ttl - spent,
             since,
         });
     }
     let failed = failures(&results);
     if failed.len() > nodes.nodes.len() - nodes.quorum() {
-        Err(Refused::Unavailable(failed))
+        Err(NoQuorum::Unavailable(failed))
     } else {
-        Err(Refused::Busy)
+        Err(NoQuorum::Busy)
     }
 }
 
@@ -255,9 +260,9 @@ pub enum Invalid {
 /// Why an operation on a [`Redlock`] did not do what was asked.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Denied {
-    /// What the nodes answered ([`Refused::Busy`] on a release or extend:
+    /// What the nodes answered ([`NoQuorum::Busy`] on a release or extend:
     /// fewer than a majority still held it).
-    Nodes(Refused),
+    Nodes(NoQuorum),
     /// This object does not hold it.
     NotHeld,
     /// This object holds it already.
@@ -273,7 +278,7 @@ pub struct Redlock {
     nodes: Nodes,
     name: Vec<u8>,
     ttl: Duration,
-    held: Option<(String, Held)>,
+    held: Option<(String, Validity)>,
 }
 
 impl Redlock {
@@ -319,7 +324,7 @@ impl Redlock {
                 self.held = Some((token, held));
                 Ok(true)
             }
-            Err(Refused::Busy) => Ok(false),
+            Err(NoQuorum::Busy) => Ok(false),
             Err(refused) => Err(Denied::Nodes(refused)),
         }
     }
@@ -331,7 +336,7 @@ impl Redlock {
         if release(&self.nodes, &self.name, &token, self.ttl) >= self.nodes.quorum() {
             Ok(())
         } else {
-            Err(Denied::Nodes(Refused::Busy))
+            Err(Denied::Nodes(NoQuorum::Busy))
         }
     }
 
@@ -345,7 +350,7 @@ impl Redlock {
         Ok(())
     }
 
-    /// Held by this object, within its validity, and a majority of the
+    /// Validity by this object, within its validity, and a majority of the
     /// nodes still has its token.
     pub fn is_held(&self) -> bool {
         match (&self.held, self.remaining()) {

@@ -14,7 +14,7 @@ use crate::conn::Error;
 
 /// The extension's exception classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum Class {
     /// The root: every error of the extension.
     Root,
     /// Redis unreachable, timed out, connection reset.
@@ -32,26 +32,26 @@ pub enum Kind {
     QueueFull,
 }
 
-const KINDS: [Kind; 7] = [
-    Kind::Root,
-    Kind::Connection,
-    Kind::Server,
-    Kind::LockLost,
-    Kind::NotHeld,
-    Kind::NotAcquired,
-    Kind::QueueFull,
+const CLASSES: [Class; 7] = [
+    Class::Root,
+    Class::Connection,
+    Class::Server,
+    Class::LockLost,
+    Class::NotHeld,
+    Class::NotAcquired,
+    Class::QueueFull,
 ];
 
-impl Kind {
+impl Class {
     pub const fn name(self) -> &'static str {
         match self {
-            Kind::Root => "RedisLock\\RedisLockException",
-            Kind::Connection => "RedisLock\\ConnectionException",
-            Kind::Server => "RedisLock\\ServerException",
-            Kind::LockLost => "RedisLock\\LockLostException",
-            Kind::NotHeld => "RedisLock\\NotHeldException",
-            Kind::NotAcquired => "RedisLock\\NotAcquiredException",
-            Kind::QueueFull => "RedisLock\\QueueFullException",
+            Class::Root => "RedisLock\\RedisLockException",
+            Class::Connection => "RedisLock\\ConnectionException",
+            Class::Server => "RedisLock\\ServerException",
+            Class::LockLost => "RedisLock\\LockLostException",
+            Class::NotHeld => "RedisLock\\NotHeldException",
+            Class::NotAcquired => "RedisLock\\NotAcquiredException",
+            Class::QueueFull => "RedisLock\\QueueFullException",
         }
     }
 
@@ -62,19 +62,19 @@ impl Kind {
     /// The registration callback that records this kind's class entry.
     fn store(self) -> fn(&'static mut ClassEntry, ArgInfoTables) {
         match self {
-            Kind::Root => store::<0>,
-            Kind::Connection => store::<1>,
-            Kind::Server => store::<2>,
-            Kind::LockLost => store::<3>,
-            Kind::NotHeld => store::<4>,
-            Kind::NotAcquired => store::<5>,
-            Kind::QueueFull => store::<6>,
+            Class::Root => store::<0>,
+            Class::Connection => store::<1>,
+            Class::Server => store::<2>,
+            Class::LockLost => store::<3>,
+            Class::NotHeld => store::<4>,
+            Class::NotAcquired => store::<5>,
+            Class::QueueFull => store::<6>,
         }
     }
 }
 
-static SLOTS: [AtomicPtr<ClassEntry>; KINDS.len()] =
-    [const { AtomicPtr::new(std::ptr::null_mut()) }; KINDS.len()];
+static SLOTS: [AtomicPtr<ClassEntry>; CLASSES.len()] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; CLASSES.len()];
 
 fn store<const SLOT: usize>(class: &'static mut ClassEntry, _: ArgInfoTables) {
     SLOTS[SLOT].store(class, Ordering::Release);
@@ -98,31 +98,31 @@ fn runtime_exception() -> &'static ClassEntry {
     ce::exception()
 }
 
-fn loaded(kind: Kind) -> Option<&'static ClassEntry> {
+fn loaded(kind: Class) -> Option<&'static ClassEntry> {
     // SAFETY: only ever set to a registered class entry, which lives for the process.
     unsafe { kind.slot().load(Ordering::Acquire).as_ref() }
 }
 
 fn root() -> &'static ClassEntry {
-    loaded(Kind::Root).unwrap_or_else(runtime_exception)
+    loaded(Class::Root).unwrap_or_else(runtime_exception)
 }
 
 /// Registers the classes; called once from module startup.
 pub fn register() -> ext_php_rs::error::Result<()> {
-    for kind in KINDS {
+    for kind in CLASSES {
         let builder = ClassBuilder::new(kind.name());
-        let builder = if kind == Kind::Root {
+        let builder = if kind == Class::Root {
             builder.extends((runtime_exception, "\\RuntimeException"))
         } else {
-            builder.extends((root, Kind::Root.name()))
+            builder.extends((root, Class::Root.name()))
         };
         builder.registration(kind.store()).register()?;
     }
     Ok(())
 }
 
-/// An exception of the given kind.
-pub fn exception(kind: Kind, message: impl Into<String>) -> PhpException {
+/// An exception of the given class.
+pub fn exception(kind: Class, message: impl Into<String>) -> PhpException {
     let class = loaded(kind).unwrap_or_else(root);
     PhpException::new(super::value::printable(message.into()), 0, class)
 }
@@ -130,8 +130,8 @@ pub fn exception(kind: Kind, message: impl Into<String>) -> PhpException {
 /// The PHP exception for an engine error.
 pub fn to_php(err: Error) -> PhpException {
     let kind = match err {
-        Error::Connection { .. } => Kind::Connection,
-        Error::Server { .. } => Kind::Server,
+        Error::Connection { .. } => Class::Connection,
+        Error::Server { .. } => Class::Server,
     };
     exception(kind, format!("redislock: {err}"))
 }

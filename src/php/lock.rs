@@ -9,7 +9,7 @@ use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendCallable, Zval};
 
-use super::errors::{Kind, exception};
+use super::errors::{Class, exception};
 use super::value::{Arg, Callback, Float, NullableFloat, Value, type_error};
 use super::{engine, ini, positive_seconds, wait_seconds};
 use crate::config::Config;
@@ -62,7 +62,7 @@ impl Lock {
             .map_err(|r| self.refused(r, action))
     }
 
-    pub fn take(&mut self, wait: Duration) -> PhpResult<bool> {
+    pub fn acquire_within(&mut self, wait: Duration) -> PhpResult<bool> {
         self.hold
             .acquire(Wait::up_to(wait))
             .map_err(|r| self.refused(r, "acquire"))
@@ -88,7 +88,7 @@ impl Lock {
         }))
     }
 
-    pub fn let_go(&mut self) -> PhpResult<bool> {
+    pub fn release_hold(&mut self) -> PhpResult<bool> {
         match self.hold.release() {
             Ok(()) => Ok(true),
             Err(r) => Err(self.refused(r, "release")),
@@ -108,37 +108,37 @@ pub fn refused(hold: &Hold, name: &[u8], refused: Refused, action: &str) -> PhpE
     match refused {
         Refused::Redis(e) => super::errors::to_php(e),
         Refused::NotHeld => exception(
-            Kind::NotHeld,
+            Class::NotHeld,
             format!("redislock: cannot {action} {name}: this object does not hold it"),
         ),
         Refused::Lost(reason) => exception(
-            Kind::LockLost,
+            Class::LockLost,
             format!("redislock: {name} was lost: {reason}"),
         ),
         Refused::AlreadyHeld => exception(
-            Kind::Root,
+            Class::Root,
             format!(
                 "redislock: {name} is already held by this object; create it with ['reentrant' => true] to acquire it again"
             ),
         ),
         Refused::Unconfirmed { acked, wanted } => exception(
-            Kind::NotAcquired,
+            Class::NotAcquired,
             format!(
                 "redislock: {name} was taken on the master but only {acked} of {wanted} replicas acknowledged it in time; it was released"
             ),
         ),
         Refused::NotReadWrite => exception(
-            Kind::Root,
+            Class::Root,
             format!(
                 "redislock: cannot {action} {name}: only the read and write locks of a read-write lock that is not reentrant change hands so"
             ),
         ),
         Refused::NotPlain => exception(
-            Kind::Root,
+            Class::Root,
             format!("redislock: cannot {action} {name}: only plain locks are released by force"),
         ),
         Refused::Renewal(e) => exception(
-            Kind::Root,
+            Class::Root,
             format!("redislock: cannot start the lease renewal thread: {e}"),
         ),
     }
@@ -162,7 +162,7 @@ impl Lock {
     #[php(defaults(wait = 0))]
     pub fn acquire(&mut self, wait: Arg<Float>) -> PhpResult<bool> {
         let wait = wait_seconds(&wait, "RedisLock\\Lock::acquire(): Argument #1 ($wait)")?;
-        self.take(wait)
+        self.acquire_within(wait)
     }
 
     /// Releases the lock; true when done. A reentrant lock is freed by the
@@ -170,7 +170,7 @@ impl Lock {
     /// this Lock does not hold it, `LockLostException` if it was lost
     /// before the release (lease ran out, key taken, renewal failed).
     pub fn release(&mut self) -> PhpResult<bool> {
-        self.let_go()
+        self.release_hold()
     }
 
     /// Sets the lease to `$ttl` seconds (default: the lock's ttl) from now.
@@ -257,9 +257,9 @@ impl Lock {
             &wait,
             "RedisLock\\Lock::synchronized(): Argument #2 ($wait)",
         )?;
-        if !self.take(wait)? {
+        if !self.acquire_within(wait)? {
             return Err(exception(
-                Kind::NotAcquired,
+                Class::NotAcquired,
                 format!(
                     "redislock: {} was not acquired within {} s",
                     self.display_name(),
@@ -268,12 +268,12 @@ impl Lock {
             ));
         }
         let result = callable.try_call(vec![]);
-        let released = self.let_go();
+        let released = self.release_hold();
         match result {
             Ok(value) => released.map(|_| value),
             // An exception thrown by $fn is pending and wins over ours.
             Err(e) => Err(released.err().unwrap_or_else(|| {
-                exception(Kind::Root, format!("redislock: the callback failed: {e}"))
+                exception(Class::Root, format!("redislock: the callback failed: {e}"))
             })),
         }
     }

@@ -7,7 +7,7 @@ use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 
-use super::errors::{Kind, exception};
+use super::errors::{Class, exception};
 use super::lock::{Options, refused};
 use super::value::{Arg, Float, NullableFloat, Value, value_error};
 use super::{engine, ini, positive_seconds, wait_seconds};
@@ -34,13 +34,13 @@ impl MultiLock {
     fn refused(&self, failed: Failed, action: &str) -> PhpException {
         if let Refused::AlreadyHeld = failed.refused {
             return exception(
-                Kind::Root,
+                Class::Root,
                 "redislock: this MultiLock already holds its locks; release them first",
             );
         }
         match self.multi.holds().nth(failed.at) {
             Some((name, hold)) => refused(hold, name, failed.refused, action),
-            None => exception(Kind::Root, format!("redislock: cannot {action} the locks")),
+            None => exception(Class::Root, format!("redislock: cannot {action} the locks")),
         }
     }
 }

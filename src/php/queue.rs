@@ -8,7 +8,7 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
-use super::errors::{Kind, exception};
+use super::errors::{Class, exception};
 use super::task::Task;
 use super::value::{
     Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Text, Value, array, binary,
@@ -168,7 +168,7 @@ impl Queue {
         match engine(put)? {
             Put::Done(statuses) => Ok(statuses),
             Put::Full { length, enqueued } => Err(exception(
-                Kind::QueueFull,
+                Class::QueueFull,
                 format!(
                     "redislock: queue '{}' is full: {length} tasks of at most {}; {}",
                     String::from_utf8_lossy(self.queue.name()),

@@ -7,13 +7,13 @@ use std::time::Duration;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
 
-use super::errors::{Kind, exception};
+use super::errors::{Class, exception};
 use super::value::{
     Arg, Float, NullableArray, NullableFloat, Opt, Text, Value, non_empty, read_options,
     type_error, value_error,
 };
 use super::{config_from_param, positive_seconds, wait_seconds};
-use crate::lock::redlock::{self, Denied, Invalid, Nodes, Refused};
+use crate::lock::redlock::{self, Denied, Invalid, NoQuorum, Nodes};
 
 /// What the options of `new Redlock()` ask.
 struct RedlockOptions {
@@ -80,11 +80,11 @@ impl Redlock {
         let lost = action != "acquire";
         match denied {
             Denied::NotHeld => exception(
-                Kind::NotHeld,
+                Class::NotHeld,
                 format!("redislock: cannot {action} Redlock '{name}': it is not held"),
             ),
             Denied::AlreadyHeld => exception(
-                Kind::Root,
+                Class::Root,
                 format!("redislock: Redlock '{name}' is already held by this object"),
             ),
             Denied::WaitBelowRetryDelay(wait) => value_error(format!(
@@ -92,15 +92,15 @@ impl Redlock {
                 wait.as_secs_f64(),
                 nodes.retry_delay.as_secs_f64()
             )),
-            Denied::Nodes(Refused::Busy) => exception(
-                Kind::LockLost,
+            Denied::Nodes(NoQuorum::Busy) => exception(
+                Class::LockLost,
                 format!(
                     "redislock: Redlock '{name}' was lost: fewer than {} of {} nodes still held it",
                     nodes.quorum(),
                     nodes.nodes.len()
                 ),
             ),
-            Denied::Nodes(Refused::Unavailable(failed)) => {
+            Denied::Nodes(NoQuorum::Unavailable(failed)) => {
                 let list: Vec<String> = failed
                     .iter()
                     .map(|e| format!("{}: {}", e.server(), e.cause()))
@@ -112,11 +112,11 @@ impl Redlock {
                     .all(|e| matches!(e, crate::conn::Error::Server { .. }));
                 exception(
                     if lost {
-                        Kind::LockLost
+                        Class::LockLost
                     } else if answered {
-                        Kind::Server
+                        Class::Server
                     } else {
-                        Kind::Connection
+                        Class::Connection
                     },
                     format!(
                         "redislock: Redlock '{name}': a majority of the {} nodes is out of reach ({})",

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 
-use super::errors::{Kind, exception};
+use super::errors::{Class, exception};
 use super::lock::{Lock, Options};
 use super::value::{Arg, Float, Int, NullableFloat, Value, value_error};
 use super::{engine, positive_seconds, wait_seconds};
@@ -97,7 +97,7 @@ impl Semaphore {
         let wait = wait_seconds(&wait, &format!("{M}: Argument #2 ($wait)"))?;
         if self.lock.hold().is_mine() {
             return Err(exception(
-                Kind::Root,
+                Class::Root,
                 format!(
                     "redislock: {} already holds {} permits through this object; release them first",
                     self.lock.display_name(),
@@ -106,14 +106,14 @@ impl Semaphore {
             ));
         }
         self.lock = Self::hold_of(&self.config, &self.name, take, self.permits, &self.options);
-        self.lock.take(wait)
+        self.lock.acquire_within(wait)
     }
 
     /// Gives the permits back (to the waiters at the head of the line that
     /// they fit). Throws `NotHeldException` if this object holds none,
     /// `LockLostException` if their lease ran out before.
     pub fn release(&mut self) -> PhpResult<bool> {
-        self.lock.let_go()
+        self.lock.release_hold()
     }
 
     /// Sets the lease of the permits held to `$ttl` seconds (default: the
@@ -142,13 +142,13 @@ impl Semaphore {
     /// How many permits are free now (0 when holders hold more than the
     /// count, after it was lowered).
     pub fn available(&self) -> PhpResult<i64> {
-        let state = engine(self.lock.hold().permits_state())?;
+        let state = engine(self.lock.hold().permits_usage())?;
         Ok(self.permits.saturating_sub(state.used) as i64)
     }
 
     /// How many wait in the semaphore's line.
     pub fn waiting(&self) -> PhpResult<i64> {
-        let state = engine(self.lock.hold().permits_state())?;
+        let state = engine(self.lock.hold().permits_usage())?;
         Ok(state.waiting as i64)
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
-use super::errors::{Kind, exception};
+use super::errors::{Class, exception};
 use super::value::binary;
 use super::value::{
     Arg, Int, NullableArray, NullableFloat, NullableText, Text, Value, value_error,
@@ -183,7 +183,7 @@ impl Stock {
             Taken::SoldOut(_) | Taken::Limit(_) => None,
             Taken::TaskExists(id) => {
                 return Err(exception(
-                    Kind::Root,
+                    Class::Root,
                     format!(
                         "redislock: stock '{}': the order task {} is already in queue '{}'; nothing was taken",
                         self.display_name(),
