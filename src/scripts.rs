@@ -97,6 +97,7 @@ mod tests {
                 "line.lua",
                 "queue_line.lua",
                 "queue_count.lua",
+                "queue_add.lua",
                 "queue_task.lua",
                 "queue_ack.lua"
             ]

@@ -1,4 +1,4 @@
--- include: queue_line.lua queue_count.lua
+-- include: queue_line.lua queue_count.lua queue_add.lua
 -- What the scripts that move a queue's tasks share. They all take the same
 -- keys, in one hash slot:
 -- KEYS[1] queue zset (due time per id, the seed's); KEYS[2] payloads hash;
@@ -59,9 +59,7 @@ end
 -- Queues id (neither queued nor leased) due at dueText as a new task: its
 -- payload (or none), no attempts.
 local function queue_add(id, dueText, payload)
-  redis.call('ZADD', KEYS[1], dueText, id)
-  queue_payload(id, payload)
-  redis.call('HDEL', KEYS[3], id)
+  queue_add_to(KEYS[1], KEYS[2], KEYS[3], id, dueText, payload)
 end
 
 -- Enqueues id while it is leased: it runs after the lease ends. The policy

@@ -1,4 +1,4 @@
--- include: queue_line.lua queue_count.lua
+-- include: queue_line.lua queue_count.lua queue_add.lua
 -- Take units of a stock, on the server in one step: never below zero,
 -- never past a buyer's limit, never twice for one idempotency key, and,
 -- with an order queue, the order task enqueued in the same step (the units
@@ -45,17 +45,10 @@ end
 if buyer ~= '' then need_type(buyers, 'hash') end
 if key ~= '' then need_type(takes, 'hash') end
 if KEYS[4] then
-  local task = ARGV[5]
   local now = queue_now()
-  redis.call('ZADD', KEYS[4], string.format('%.17g', now), task)
-  -- Neither queued nor leased: an id that ran before has no payload or
-  -- attempts left, unless an old client left them.
-  if ARGV[6] == '1' then
-    redis.call('HSET', KEYS[5], task, ARGV[7])
-  elseif redis.call('EXISTS', KEYS[5]) == 1 then
-    redis.call('HDEL', KEYS[5], task)
-  end
-  if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HDEL', KEYS[6], task) end
+  -- Neither queued nor leased (checked above): a new task.
+  queue_add_to(KEYS[4], KEYS[5], KEYS[6], ARGV[5], string.format('%.17g', now),
+    ARGV[6] == '1' and ARGV[7])
   queue_wake(KEYS[8], ARGV[8], 1, false, ARGV[9])
   if queue_count_enqueued(KEYS[9], now, 1) then done = 'taken, register' end
 end
