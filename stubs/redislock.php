@@ -46,6 +46,19 @@ namespace RedisLock {
         public function __construct(mixed $connection = null) {}
 
         /**
+         * Releases the lock `$name` of `$kind` (as `lockState()`'s: null or
+         * `'lock'`, `'exact'`, `'seed'`) whoever holds it, handing it to the
+         * next waiter in line: an operator's forced release, also of the
+         * drop-in `RedisLock`'s locks. True if it was held. The holder's next
+         * release or extend finds it lost.
+         *
+         * @param 'lock'|'exact'|'seed'|null $kind
+         * @throws \ValueError an empty name, or an unknown kind
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function forceRelease(string $name, ?string $kind = null): bool {}
+
+        /**
          * A lock named `$name` (key `lock:{<name>}`). Options: `ttl` (lease in
          * seconds, default 30; INF: never expires), `reentrant` (the process
          * may acquire it again, and only the last release frees it),

@@ -78,6 +78,8 @@ final class BadInputTest extends RedisLockTestCase
             'Redlock::acquire $wait' => fn ($v) => (new RedisLock\Redlock('r', ['nodes' => [RedisServer::$main->dsn()]]))->acquire($v),
             'Client::__construct' => fn ($v) => new RedisLock\Client($v),
             'Client::lock $name' => fn ($v) => $client()->lock($v),
+            'Client::forceRelease $name' => fn ($v) => $client()->forceRelease($v),
+            'Client::forceRelease $kind' => fn ($v) => $client()->forceRelease('n', $v),
             'Client::lock $options' => fn ($v) => $client()->lock('n', $v),
             'Client::lock option ttl' => fn ($v) => $client()->lock('n', ['ttl' => $v])->acquire(),
             'Client::lock option owner' => fn ($v) => $client()->lock('n', ['owner' => $v])->acquire(),
@@ -155,6 +157,10 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('ValueError', $outcomes['pop $count(inf)']);
         $this->assertSame('array', $outcomes['pop $count(max int)']);
         $this->assertSame('TypeError', $outcomes['Client::lock $name(array)']);
+        $this->assertSame('ValueError', $outcomes['Client::forceRelease $name(empty)']);
+        $this->assertSame('boolean', $outcomes['Client::forceRelease $name(nul bytes)']);
+        $this->assertSame('ValueError', $outcomes['Client::forceRelease $kind(empty)']);
+        $this->assertSame('TypeError', $outcomes['Client::forceRelease $kind(array)']);
         $this->assertSame('ValueError', $outcomes['Client::lock $name(empty)']);
         $this->assertSame('object', $outcomes['Client::lock $name(nul bytes)']);
         $this->assertSame('TypeError', $outcomes['Client::lock $options(closure)']);

@@ -97,6 +97,7 @@ final class GeneratedInputTest extends RedisLockTestCase
             fn (\$a) => \$client->lockMany(\$a[0], \$a[1]),
             fn (\$a) => \$client->lockMany(['g', 'h'])->acquire(\$a[0]),
             fn (\$a) => \$client->lockState(\$a[0], \$a[1]),
+            fn (\$a) => \$client->forceRelease(\$a[0], \$a[1]),
             fn (\$a) => \$client->locks(\$a[0], \$a[1]),
             fn (\$a) => \$client->queues(),
             fn (\$a) => \$client->queue(\$a[0])->history(),

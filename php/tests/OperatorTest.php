@@ -390,6 +390,16 @@ final class OperatorTest extends RedisLockTestCase
         $this->redis->set('app_cache:value', 'cached');
         $this->assertSame(['unlocked' => false], self::json(['unlock', 'app_cache:value', '--force', '--yes']));
         $this->assertSame('cached', $this->redis->get('app_cache:value'));
+
+        // A drop-in RedisLock's lock, as `locks` lists it, is freed too (and
+        // the CLI no longer says it was not held).
+        $this->assertTrue($c->lockState('legacy', 'seed')['held']);
+        $this->assertStringContainsString('legacy', self::cli(['locks'])[1]);
+        [$status, $out] = self::cli(['unlock', 'legacy', '--force', '--yes']);
+        $this->assertSame([0, "lock 'legacy' freed\n"], [$status, $out]);
+        $this->assertFalse($c->lockState('legacy', 'seed')['held']);
+        $this->assertFalse($c->forceRelease('legacy', 'seed'), 'free now');
+        $this->assertSame(['unlocked' => false], self::json(['unlock', 'legacy', '--force', '--yes']));
     }
 
     /**

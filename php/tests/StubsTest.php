@@ -207,6 +207,7 @@ final class StubsTest extends RedisLockTestCase
         $this->call($lock, 'extend', 5);
         $this->call($c, 'lockState', 'l');
         $this->call($c, 'lockState', 'free', 'seed');
+        $this->assertFalse($c->forceRelease('free', 'seed'));
         $exact = $c->lock('laravel_cache:x', ['exactKey' => true, 'owner' => $this->call($c, 'newOwner')]);
         $exact->acquire();
         $this->call($c, 'lockState', 'laravel_cache:x', 'exact');

@@ -122,6 +122,12 @@ fn states_of(config: &Config, read: &[(Keys, Raw)]) -> Result<Vec<State>, Error>
         .collect())
 }
 
+/// Releases the lock `name` of `kind` whoever holds it, handing it to the
+/// next waiter in line (an operator's forced release); true if it was held.
+pub fn force_release(config: &Config, kind: Kind, name: &[u8]) -> Result<bool, Error> {
+    super::force_release(config, &kind.keys(config, name))
+}
+
 /// Whether [`list`] can list the locks: not on a Cluster, whose keys are
 /// spread over its masters.
 pub fn listable(config: &Config) -> bool {

@@ -16,7 +16,7 @@ use super::semaphore::{Semaphore, permits_param};
 use super::stock::Stock;
 use super::value::{
     Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Opt, Optional, Text, Value,
-    flag, natural, non_empty, read_options, type_error, value_error,
+    flag, natural, non_empty, opt, read_options, type_error, value_error,
 };
 use super::{config_from_param, engine, positive_seconds};
 use crate::config::Config;
@@ -40,18 +40,9 @@ const DEFAULT_MAX_ATTEMPTS: u64 = 5;
 
 /// The options of `queue()`.
 const QUEUE_OPTIONS: &[Opt<queue::Options>] = &[
-    Opt {
-        name: "lease",
-        read: |o, v, p| Ok(o.lease = positive_seconds(v, p)?),
-    },
-    Opt {
-        name: "maxAttempts",
-        read: |o, v, p| Ok(o.max_attempts = natural(v, p)?),
-    },
-    Opt {
-        name: "maxLength",
-        read: |o, v, p| Ok(o.max_length = natural(v, p)?),
-    },
+    opt!("lease" => lease = positive_seconds),
+    opt!("maxAttempts" => max_attempts = natural),
+    opt!("maxLength" => max_length = natural),
 ];
 
 fn queue_options(options: &Value) -> PhpResult<queue::Options> {
@@ -87,10 +78,7 @@ fn owner_option(value: &Value, param: &str) -> PhpResult<Option<Vec<u8>>> {
 /// One option of the locks' tables.
 type LockOpt = Opt<lock::Options>;
 
-const TTL: LockOpt = Opt {
-    name: "ttl",
-    read: |o, v, p| Ok(o.lease = positive_seconds(v, p)?),
-};
+const TTL: LockOpt = opt!("ttl" => lease = positive_seconds);
 /// `lock()`'s `ttl`, which may be INF (no expiry).
 const TTL_OR_FOREVER: LockOpt = Opt {
     name: "ttl",
@@ -102,38 +90,14 @@ const TTL_OR_FOREVER: LockOpt = Opt {
         Ok(())
     },
 };
-const REENTRANT: LockOpt = Opt {
-    name: "reentrant",
-    read: |o, v, p| Ok(o.reentrant = flag(v, p)?),
-};
-const AUTO_RENEW: LockOpt = Opt {
-    name: "autoRenew",
-    read: |o, v, p| Ok(o.auto_renew = flag(v, p)?),
-};
-const MAX_HOLD: LockOpt = Opt {
-    name: "maxHold",
-    read: |o, v, p| Ok(o.max_hold = positive_seconds(v, p)?),
-};
-const REPLICAS: LockOpt = Opt {
-    name: "replicas",
-    read: |o, v, p| Ok(o.replicas = natural(v, p)?),
-};
-const REPLICA_TIMEOUT: LockOpt = Opt {
-    name: "replicaTimeout",
-    read: |o, v, p| Ok(o.replica_timeout = positive_seconds(v, p)?),
-};
-const RELEASE_AT_END: LockOpt = Opt {
-    name: "releaseAtRequestEnd",
-    read: |o, v, p| Ok(o.release_at_end = flag(v, p)?),
-};
-const OWNER: LockOpt = Opt {
-    name: "owner",
-    read: |o, v, p| Ok(o.owner = owner_option(v, p)?),
-};
-const EXACT_KEY: LockOpt = Opt {
-    name: "exactKey",
-    read: |o, v, p| Ok(o.exact_key = flag(v, p)?),
-};
+const REENTRANT: LockOpt = opt!("reentrant" => reentrant = flag);
+const AUTO_RENEW: LockOpt = opt!("autoRenew" => auto_renew = flag);
+const MAX_HOLD: LockOpt = opt!("maxHold" => max_hold = positive_seconds);
+const REPLICAS: LockOpt = opt!("replicas" => replicas = natural);
+const REPLICA_TIMEOUT: LockOpt = opt!("replicaTimeout" => replica_timeout = positive_seconds);
+const RELEASE_AT_END: LockOpt = opt!("releaseAtRequestEnd" => release_at_end = flag);
+const OWNER: LockOpt = opt!("owner" => owner = owner_option);
+const EXACT_KEY: LockOpt = opt!("exactKey" => exact_key = flag);
 
 /// The options of `lock()`.
 const LOCK_OPTIONS: &[LockOpt] = &[
@@ -201,14 +165,8 @@ type StockOptions = (u64, Option<Vec<u8>>);
 
 /// The options of `stock()`.
 const STOCK_OPTIONS: &[Opt<StockOptions>] = &[
-    Opt {
-        name: "perBuyer",
-        read: |o, v, p| Ok(o.0 = natural(v, p)?),
-    },
-    Opt {
-        name: "orders",
-        read: |o, v, p| Ok(o.1 = Some(non_empty(v, p)?)),
-    },
+    opt!("perBuyer" => 0 = natural),
+    opt!("orders" => 1 = |v, p| non_empty(v, p).map(Some)),
 ];
 
 impl Client {
@@ -274,6 +232,21 @@ impl Client {
     /// inspection finds this process behind it (`lockState()`'s 'holder').
     pub fn new_owner(&self) -> String {
         crate::lock::holder::token()
+    }
+
+    /// Releases the lock `$name` of `$kind` (as `lockState()`'s) whoever
+    /// holds it, handing it to the next waiter in line: an operator's forced
+    /// release, also of the drop-in `RedisLock`'s locks. True if it was
+    /// held. The holder's next release or extend finds it lost.
+    pub fn force_release(&self, name: Arg<Text>, kind: Arg<NullableText>) -> PhpResult<bool> {
+        const M: &str = "RedisLock\\Client::forceRelease()";
+        let kind = inspect::kind(&kind, &format!("{M}: Argument #2 ($kind)"))?;
+        inspect::force_release(
+            &self.config,
+            &name,
+            kind,
+            &format!("{M}: Argument #1 ($name)"),
+        )
     }
 
     /// The names of the queues on this server, sorted: every queue a task

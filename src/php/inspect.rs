@@ -76,6 +76,11 @@ pub fn lock_state(config: &Config, name: &Value, kind: Kind, param: &str) -> Php
     Ok(array(out))
 }
 
+pub fn force_release(config: &Config, name: &Value, kind: Kind, param: &str) -> PhpResult<bool> {
+    let name = non_empty(name, param)?;
+    engine(inspect::force_release(config, kind, &name))
+}
+
 pub fn locks(config: &Config, pattern: &Value, limit: &Value, method: &str) -> PhpResult<Zval> {
     let pattern = match pattern {
         Value::Null => b"*".to_vec(),

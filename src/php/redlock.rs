@@ -9,7 +9,7 @@ use ext_php_rs::prelude::*;
 
 use super::errors::{Class, exception};
 use super::value::{
-    Arg, Float, NullableArray, NullableFloat, Opt, Text, Value, non_empty, read_options,
+    Arg, Float, NullableArray, NullableFloat, Opt, Text, Value, non_empty, opt, read_options,
     type_error, value_error,
 };
 use super::{config_from_param, positive_seconds, wait_seconds};
@@ -26,14 +26,8 @@ struct RedlockOptions {
 
 /// The options of `new Redlock()`.
 const OPTIONS: &[Opt<RedlockOptions>] = &[
-    Opt {
-        name: "nodes",
-        read: |o, v, p| Ok(o.nodes = Some(nodes_of(v, p)?)),
-    },
-    Opt {
-        name: "ttl",
-        read: |o, v, p| Ok(o.ttl = positive_seconds(v, p)?),
-    },
+    opt!("nodes" => nodes = |v, p| nodes_of(v, p).map(Some)),
+    opt!("ttl" => ttl = positive_seconds),
     Opt {
         name: "driftFactor",
         read: |o, v, p| {
@@ -47,14 +41,8 @@ const OPTIONS: &[Opt<RedlockOptions>] = &[
             Ok(())
         },
     },
-    Opt {
-        name: "drift",
-        read: |o, v, p| Ok(o.drift_fixed = wait_seconds(v, p)?),
-    },
-    Opt {
-        name: "retryDelay",
-        read: |o, v, p| Ok(o.retry_delay = wait_seconds(v, p)?),
-    },
+    opt!("drift" => drift_fixed = wait_seconds),
+    opt!("retryDelay" => retry_delay = wait_seconds),
 ];
 
 /// A lock over independent Redis masters (Redlock): held when a majority

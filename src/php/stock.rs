@@ -11,7 +11,7 @@ use super::value::binary;
 use super::value::{
     Arg, Int, NullableArray, NullableFloat, NullableText, Text, Value, value_error,
 };
-use super::value::{Opt, natural, read_options};
+use super::value::{Opt, natural, opt, read_options};
 use super::{engine, positive_seconds};
 use crate::config::Config;
 use crate::stock::{self, Given, MAX_UNITS, Take, Taken};
@@ -28,22 +28,10 @@ struct TakeOptions {
 
 /// The options of `take()`.
 const TAKE_OPTIONS: &[Opt<TakeOptions>] = &[
-    Opt {
-        name: "key",
-        read: |o, v, p| Ok(o.key = Some(super::value::non_empty(v, p)?)),
-    },
-    Opt {
-        name: "perBuyer",
-        read: |o, v, p| Ok(o.per_buyer = units(v, p, 0)?),
-    },
-    Opt {
-        name: "task",
-        read: |o, v, p| Ok(o.task = Some(super::value::non_empty(v, p)?)),
-    },
-    Opt {
-        name: "payload",
-        read: |o, v, p| Ok(o.payload = Some(v.bytes(p)?)),
-    },
+    opt!("key" => key = |v, p| super::value::non_empty(v, p).map(Some)),
+    opt!("perBuyer" => per_buyer = |v, p| units(v, p, 0)),
+    opt!("task" => task = |v, p| super::value::non_empty(v, p).map(Some)),
+    opt!("payload" => payload = |v: &Value, p| v.bytes(p).map(Some)),
 ];
 
 /// A stock, from `RedisLock\Client::stock()` (not constructible with `new`).

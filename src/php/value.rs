@@ -483,6 +483,21 @@ pub struct Opt<T> {
     pub read: fn(&mut T, &Value, &str) -> PhpResult<()>,
 }
 
+/// The [`Opt`] `name` whose value, read by `read(value, param)`, is what
+/// the method builds' `field`.
+macro_rules! opt {
+    ($name:literal => $field:tt = $read:expr) => {
+        $crate::php::value::Opt {
+            name: $name,
+            read: |o, v, p| {
+                o.$field = ($read)(v, p)?;
+                Ok(())
+            },
+        }
+    };
+}
+pub(crate) use opt;
+
 /// Reads `options` (null, or an array) into `into` by `table`.
 pub fn read_options<T>(
     options: &Value,

@@ -17,7 +17,7 @@ final class Cli
           retry NAME [ID...]   dead letters back to the queue (all without ids)
           purge NAME [ID...]   dead letters removed with their payloads (all without ids)
           locks [PATTERN]      locks (glob on names) with holder, lease left, token, waiters
-          unlock NAME --force  frees a lock (of RedisLock\Client::lock(), or a Laravel lock) whoever holds it
+          unlock NAME --force  frees a lock (RedisLock\Client::lock()'s, Laravel's or a drop-in RedisLock's) whoever holds it
           move NAME [TO]       the tasks queued on NAME to queue TO (default NAME) of --to-url
           metrics              the Prometheus text exposition
 

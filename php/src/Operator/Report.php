@@ -161,24 +161,28 @@ final class Report
         ));
     }
 
-    /** Frees a lock whoever holds it; false if it was free. */
+    /**
+     * Frees the lock `$name` whoever holds it: a `RedisLock\Client::lock()`
+     * lock, and an exact-key lock (Laravel's) or a drop-in `RedisLock` lock
+     * of that name as `locks` lists them (any key could be named: only those
+     * the extension took are locks). False if none was held.
+     */
     public function unlock(string $name): bool
     {
-        if ($this->client->lock($name)->forceRelease()) {
-            return true;
-        }
-        // An exact-key lock (Laravel's), only as `locks` lists it: any key
-        // could be named, and only those this API took are locks.
+        $kinds = ['lock'];
         try {
-            $found = $this->client->locks(addcslashes($name, '*?[]\\'), 10);
-        } catch (\ValueError) {
-            return false; // a Cluster: not listed
-        }
-        foreach ($found as $lock) {
-            if ($lock['kind'] === 'exact' && $lock['name'] === $name) {
-                return $this->client->lock($name, ['exactKey' => true])->forceRelease();
+            foreach ($this->client->locks(addcslashes($name, '*?[]\\'), 10) as $lock) {
+                if ($lock['name'] === $name && $lock['held']) {
+                    $kinds[] = $lock['kind'];
+                }
             }
+        } catch (\ValueError) {
+            // A Cluster: locks are not listed, only lock() locks are freed.
         }
-        return false;
+        $freed = false;
+        foreach (array_unique($kinds) as $kind) {
+            $freed = $this->client->forceRelease($name, $kind) || $freed;
+        }
+        return $freed;
     }
 }
