@@ -276,7 +276,7 @@ fn single(config: &Config, info: &ConnectionInfo) -> RedisResult<Conn> {
     conn.set_write_timeout(Some(config.read_timeout))?;
     // `CLIENT LIST` then shows which process owns each connection. An error
     // reply (an ACL user may not name itself) is fine; a broken stream is not.
-    let name = format!("redislock-{}", std::process::id());
+    let name = format!("redislock-{}", crate::process::id());
     // NOAUTH here means no password was given where one is needed: said
     // plainly now, rather than by the next command (Redis answers a larger
     // unauthenticated request with a protocol error and hangs up).
@@ -327,18 +327,20 @@ pub fn adopt(lent: Lent) {
 /// Takes this process's connection for `config` out of the pool, opening one
 /// if there is none (or only one inherited from a parent process).
 fn take(config: &Config, key: &str) -> Result<Conn, Error> {
-    let pid = std::process::id();
+    let pid = crate::process::id();
     let slot = POOL.with(|pool| pool.borrow_mut().remove(key));
     match slot {
         // A connection inherited through fork() shares its socket with the
         // parent: dropping our copy closes only our descriptor.
         Some(slot) if slot.pid == pid => Ok(slot.conn),
-        _ => connect(config).map_err(|e| classify(config, e)),
+        // Connecting (and asking sentinels) holds signals back: the
+        // `redis` crate's own reads do not resume after EINTR.
+        _ => signals::held(|| connect(config)).map_err(|e| classify(config, e)),
     }
 }
 
 fn put(key: String, conn: Conn) {
-    let pid = std::process::id();
+    let pid = crate::process::id();
     POOL.with(|pool| {
         pool.borrow_mut().insert(key, Slot { pid, conn });
     });
@@ -352,10 +354,9 @@ const MOVED_PAUSE: Duration = Duration::from_millis(100);
 
 /// Runs `f` on this process's connection to `config`'s deployment; the
 /// connection goes back to the pool unless `f` failed in a way that leaves
-/// its state unknown. Asynchronous signals are held back meanwhile (see
+/// its state unknown. A read or write a signal interrupts is resumed (see
 /// `signals`).
 pub fn with<T>(config: &Config, f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Result<T, Error> {
-    let _held = signals::hold();
     run(config, f)
 }
 
@@ -366,7 +367,7 @@ pub fn with_signals_open<T>(
     config: &Config,
     f: impl FnMut(&mut Conn) -> RedisResult<T>,
 ) -> Result<T, Error> {
-    run(config, f)
+    signals::open(|| run(config, f))
 }
 
 fn run<T>(config: &Config, mut f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Result<T, Error> {

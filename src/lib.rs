@@ -8,6 +8,7 @@ pub mod config;
 pub mod conn;
 pub mod keys;
 pub mod lock;
+pub mod process;
 pub mod queue;
 mod scripts;
 pub mod signals;

@@ -1,12 +1,15 @@
 //! Signals and Redis round trips. A socket with a receive timeout returns
-//! EINTR on any caught signal, whatever SA_RESTART says, and the `redis`
-//! crate reports that as an I/O error although the reply is still coming.
-//! So asynchronous signals are held back (blocked, never lost) while a
-//! command is sent and its reply read: the call completes, and the signal
-//! is delivered when it returns, where PHP's handler runs as usual.
+//! EINTR on any caught signal, whatever SA_RESTART says, although the reply
+//! is still coming. So a round trip resumes a read or write a signal
+//! interrupted ([`resume`]): the handler has run (PHP's records the signal
+//! for the script), the command is never sent twice, and the call
+//! completes. As phpredis does, and without a system call per round trip.
 //!
 //! A blocking wait is the exception: like PHP's own `sleep()`, it is left
-//! open to signals, and a caught signal ends it (see `wait`).
+//! open to signals ([`open`]), and a caught signal ends it (see `wait`).
+//! Between its blocking calls, a wait's tries hold signals back ([`held`]:
+//! blocked, never lost, delivered when the try returns), so that a signal
+//! that comes while no system call runs is noticed too.
 //!
 //! Threads of our own (lease renewal, Redlock's per-node threads) are
 //! started with every asynchronous signal blocked for their whole life, so
@@ -16,9 +19,28 @@ use std::cell::Cell;
 use std::mem::MaybeUninit;
 
 thread_local! {
-    /// Whether a signal with a handler was held back and delivered since
-    /// the last [`take_caught`].
+    /// Whether a signal with a handler was delivered during a round trip
+    /// (held back, or interrupting it) since the last [`take_caught`].
     static CAUGHT: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread's round trip is open to signals (see [`open`]).
+    static OPEN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` open to signals: a read or write a caught signal interrupts
+/// fails (EINTR) instead of resuming, ending a blocking command.
+pub fn open<T>(f: impl FnOnce() -> T) -> T {
+    let before = OPEN.with(|o| o.replace(true));
+    let out = f();
+    OPEN.with(|o| o.set(before));
+    out
+}
+
+/// Whether a read or write a signal interrupted (EINTR) is to be tried
+/// again: yes, unless the round trip is [`open`] to signals. Either way the
+/// signal's handler has run; a wait under way notices ([`take_caught`]).
+pub fn resume() -> bool {
+    CAUGHT.with(|c| c.set(true));
+    !OPEN.with(Cell::get)
 }
 
 /// The signals a fault raises on the faulting thread: never held back.
@@ -101,14 +123,14 @@ fn caught_pending() -> bool {
     }
 }
 
-/// Whether a signal with a handler was delivered after being held back
-/// since the last call (which forgets it).
+/// Whether a signal with a handler was delivered during a round trip since
+/// the last call (which forgets it).
 pub fn take_caught() -> bool {
     CAUGHT.with(|c| c.replace(false))
 }
 
-/// Runs `f` with asynchronous signals held back; a thread it starts keeps
-/// them blocked for its whole life (threads inherit the mask).
+/// Runs `f` with asynchronous signals held back (a wait's try); a thread it
+/// starts keeps them blocked for its whole life (threads inherit the mask).
 pub fn held<T>(f: impl FnOnce() -> T) -> T {
     let _held = hold();
     f()

@@ -78,7 +78,14 @@ pub fn until<T>(
     signals::take_caught();
     let mut pass = Pass::First;
     loop {
-        let later = match waiter.attempt(pass)? {
+        // A try of a real wait holds signals back: one that comes while no
+        // system call runs ends the wait too (signals::held).
+        let tried = if timeout.is_zero() {
+            waiter.attempt(pass)
+        } else {
+            signals::held(|| waiter.attempt(pass))
+        };
+        let later = match tried? {
             Try::Done(value) => return Ok(Some(value)),
             Try::Later(later) => later,
         };

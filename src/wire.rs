@@ -28,6 +28,8 @@ use redis::{
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
+use crate::signals;
+
 /// What a connection needs beyond its `ConnectionInfo`: the certificates
 /// (the crate keeps its own in a private field) and the reply bound.
 #[derive(Clone)]
@@ -173,15 +175,21 @@ impl Read for Budget<'_> {
                 ),
             ));
         }
-        if self.reads > 0 && self.deadline.is_some() {
-            let left = self.time_left()?;
-            self.stream.set_read_timeout(left)?;
-        }
-        self.reads += 1;
         let room = buf
             .len()
             .min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        let n = self.stream.read(&mut buf[..room]).map_err(named)?;
+        let n = loop {
+            if self.reads > 0 && self.deadline.is_some() {
+                let left = self.time_left()?;
+                self.stream.set_read_timeout(left)?;
+            }
+            self.reads += 1;
+            match self.stream.read(&mut buf[..room]) {
+                // A signal's handler ran; the reply is still coming.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted && signals::resume() => {}
+                read => break read.map_err(named)?,
+            }
+        };
         self.left -= n as u64;
         let keep = n.min(self.head.len() - self.head_len);
         self.head[self.head_len..self.head_len + keep].copy_from_slice(&buf[..keep]);
@@ -302,7 +310,7 @@ impl Wire {
     fn send_within(&mut self, mut bytes: &[u8]) -> RedisResult<()> {
         let timeout = self.write_timeout.get();
         let deadline = timeout.map(|t| Instant::now() + t);
-        let mut first = true;
+        let (mut first, mut shortened) = (true, false);
         while !bytes.is_empty() {
             if !first && let Some(deadline) = deadline {
                 let left = deadline
@@ -310,16 +318,25 @@ impl Wire {
                     .filter(|d| !d.is_zero())
                     .ok_or_else(|| io::Error::new(io::ErrorKind::TimedOut, "write timed out"))?;
                 self.stream.set_write_timeout(Some(left))?;
+                shortened = true;
             }
             first = false;
             match self.stream.write(bytes) {
                 Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
                 Ok(n) => bytes = &bytes[n..],
+                // A signal's handler ran before anything was written.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted && signals::resume() => {}
                 Err(e) => return Err(e.into()),
             }
         }
-        self.stream.flush()?;
-        if !first {
+        loop {
+            match self.stream.flush() {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted && signals::resume() => {}
+                flushed => break flushed?,
+            }
+        }
+        // The socket's timeout is set again only when a partial write cut it.
+        if shortened {
             self.stream.set_write_timeout(timeout)?;
         }
         Ok(())

@@ -29,6 +29,7 @@ mkdir -p bench
   echo "## Results"
   echo
   "${php[@]}" php/bench/cycles.php "$REDIS_URL"
+  "${php[@]}" php/bench/syscalls.php "$REDIS_URL"
   "${php[@]}" php/bench/handoff.php "$REDIS_URL"
   echo
   "${php[@]}" php/bench/contention.php "$REDIS_URL"

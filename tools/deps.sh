@@ -7,7 +7,7 @@
 #                   the frameworks, the stubs' checker (PHPStan's PHPDoc parser), composer,
 #                   promtool (the metrics' checker), Chromium and its WebDriver (the
 #                   dashboard's browser tests, over php-curl), php-gd (their screenshots' checks)
-#   deps.sh bench   and the peers and tools the benchmarks run
+#   deps.sh bench   and the peers and tools the benchmarks run (strace counts system calls)
 # The PHP packages are the distribution's default PHP (php-dev, php-fpm...),
 # unless PHP_CONFIG names another PHP: then that PHP is used as it is.
 set -euo pipefail
@@ -44,7 +44,7 @@ if [ "$mode" = test ] || [ "$mode" = bench ]; then
   optional+=(php-nrk-predis)
 fi
 if [ "$mode" = bench ]; then
-  packages+=(nginx-light wrk php-nrk-predis)
+  packages+=(nginx-light wrk php-nrk-predis strace)
 fi
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 known() { apt-cache show "$1" >/dev/null 2>&1; }

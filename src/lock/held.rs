@@ -37,7 +37,7 @@ impl Held {
             config,
             keys,
             token,
-            pid: std::process::id(),
+            pid: crate::process::id(),
             fence: 0,
             count: 1,
             renewal: None,
@@ -129,7 +129,7 @@ pub fn take_all() -> Vec<Held> {
 /// unreachable its other locks are not tried (each try could cost a connect
 /// timeout while the request is ending). Returns how many were released.
 pub fn end(locks: Vec<Held>, release: bool) -> usize {
-    let pid = std::process::id();
+    let pid = crate::process::id();
     let mut unreachable: Vec<String> = Vec::new();
     let mut released = 0;
     for h in locks.into_iter().filter(|h| h.pid == pid) {

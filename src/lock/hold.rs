@@ -180,7 +180,7 @@ impl Hold {
 
     /// The registry's record of this lock for its owner, in this process.
     fn record(&self) -> Option<Held> {
-        held::get(self.owner, &self.entry).filter(|h| h.pid == std::process::id())
+        held::get(self.owner, &self.entry).filter(|h| h.pid == crate::process::id())
     }
 
     /// The record, if this object holds the lock.

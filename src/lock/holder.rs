@@ -54,7 +54,7 @@ fn key(id: &str) -> Vec<u8> {
 /// This process's id, new after a fork; with `f`, its record of when it
 /// last described itself to each server.
 fn me<T>(f: impl FnOnce(&mut Me) -> T) -> T {
-    let pid = std::process::id();
+    let pid = crate::process::id();
     ME.with_borrow_mut(|me| {
         let me = match me {
             Some(me) if me.pid == pid => me,

@@ -78,7 +78,7 @@ thread_local! {
 fn watchdogs<T>(f: impl FnOnce(&[Watchdog]) -> T) -> T {
     WATCHDOGS.with(|w| {
         let mut w = w.borrow_mut();
-        if w.iter().any(|dog| dog.pid != std::process::id()) {
+        if w.iter().any(|dog| dog.pid != crate::process::id()) {
             std::mem::forget(std::mem::take(&mut *w));
         }
         f(&w)
@@ -117,7 +117,7 @@ pub fn start(lease: Lease) -> std::io::Result<u64> {
             })?;
             WATCHDOGS.with(|w| {
                 w.borrow_mut().push(Watchdog {
-                    pid: std::process::id(),
+                    pid: crate::process::id(),
                     server: server.clone(),
                     shared: shared.clone(),
                     thread,
@@ -174,7 +174,7 @@ pub fn stop(id: u64) -> Option<String> {
 /// outlive the code it runs).
 pub fn shutdown() {
     let dogs = WATCHDOGS.with(|w| std::mem::take(&mut *w.borrow_mut()));
-    if dogs.iter().any(|dog| dog.pid != std::process::id()) {
+    if dogs.iter().any(|dog| dog.pid != crate::process::id()) {
         std::mem::forget(dogs);
         return;
     }

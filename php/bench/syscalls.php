@@ -1,0 +1,111 @@
+<?php
+/**
+ * System calls per operation, counted by `strace -c` (deterministic, unlike
+ * time): redislock against phpredis doing the same round trips. Each
+ * contender runs twice in a process of its own, for N and N + 1000
+ * operations; the difference over 1000 is what one operation costs, start-up
+ * and shutdown cancelled out. Prints markdown.
+ *
+ *   php -d extension=... php/bench/syscalls.php [redis-url]
+ *   php -d extension=... php/bench/syscalls.php [redis-url] run NAME COUNT   (one loop)
+ */
+
+$url = $argv[1] ?? (getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
+$p = parse_url($url);
+[$host, $port] = [$p['host'], $p['port'] ?? 6379];
+
+/** name => [what it is compared with, a function of the connection(s) returning the operation] */
+$contenders = [
+    'redislock `RedisLock::lock/unlock`' => ['lock cycle', function () use ($url) {
+        $rl = new RedisLock($url);
+        return fn () => $rl->lock('sys') && $rl->unlock('sys');
+    }],
+    'redislock `RedisLock\Lock::acquire/release`' => ['lock cycle', function () use ($url) {
+        $lock = (new RedisLock\Client($url))->lock('sys-api');
+        return fn () => $lock->acquire() && $lock->release();
+    }],
+    'phpredis `SET NX PX` + `EVALSHA` compare-and-delete' => ['lock cycle', function () use ($host, $port) {
+        $r = new Redis();
+        $r->connect($host, $port);
+        $sha = $r->script('load', "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
+        return function () use ($r, $sha) {
+            $token = bin2hex(random_bytes(16));
+            return $r->set('sys-floor', $token, ['NX', 'PX' => 30000]) && $r->evalSha($sha, ['sys-floor', $token], 1);
+        };
+    }],
+    'redislock `RedisQueue::enqueue` (one task)' => ['enqueue', function () use ($url) {
+        $q = new RedisQueue($url);
+        $i = 0;
+        return fn () => $q->enqueue('sys', 't' . $i++);
+    }],
+    'phpredis `ZADD`' => ['enqueue', function () use ($host, $port) {
+        $r = new Redis();
+        $r->connect($host, $port);
+        $i = 0;
+        return fn () => $r->zAdd('sys-zadd', microtime(true), 't' . $i++);
+    }],
+    'redislock `RedisQueue::pop` (one task)' => ['pop', function () use ($url) {
+        $q = new RedisQueue($url);
+        $q->enqueue('sys-pop', array_map(fn ($i) => "t$i", range(1, 5000)));
+        return fn () => $q->pop('sys-pop');
+    }],
+    'phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => ['pop', function () use ($host, $port) {
+        $r = new Redis();
+        $r->connect($host, $port);
+        for ($i = 1; $i <= 5000; $i++) {
+            $r->zAdd('sys-pop-floor', 0, "t$i");
+        }
+        $sha = $r->script('load', "local t = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1) if t[1] then redis.call('ZREM', KEYS[1], t[1]) end return t");
+        return fn () => $r->evalSha($sha, ['sys-pop-floor', (string) microtime(true)], 1);
+    }],
+];
+
+if (($argv[2] ?? '') === 'run') {
+    $op = $contenders[$argv[3]][1]();
+    for ($i = 0, $n = (int) $argv[4]; $i < $n; $i++) {
+        $op();
+    }
+    exit(0);
+}
+
+/** strace's count per system call of one loop of $count operations of $name. */
+function counted(string $url, string $name, int $count): array
+{
+    $out = tempnam(sys_get_temp_dir(), 'syscalls');
+    $cmd = ['strace', '-f', '-c', '-o', $out, __DIR__ . '/../../tools/php.sh', __FILE__, $url, 'run', $name, (string) $count];
+    $p = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
+    if (proc_close($p) !== 0) {
+        throw new RuntimeException("the loop of $name failed");
+    }
+    $calls = [];
+    foreach (file($out) as $line) {
+        // % time  seconds  usecs/call  calls  [errors]  syscall
+        if (preg_match('/^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$/', $line, $m) && $m[2] !== 'total') {
+            $calls[$m[2]] = (int) $m[1];
+        }
+    }
+    unlink($out);
+    return $calls;
+}
+
+$flush = new Redis();
+$flush->connect($host, $port);
+$flush->flushAll();
+
+echo "### System calls per operation (`strace -c`, one process, the difference of 1,200 and 200 operations)\n\n";
+echo "| operation | contender | system calls | of which |\n|---|---|---:|---|\n";
+foreach ($contenders as $name => [$what]) {
+    $few = counted($url, $name, 200);
+    $many = counted($url, $name, 1200);
+    $per = [];
+    foreach ($many as $call => $n) {
+        $d = ($n - ($few[$call] ?? 0)) / 1000;
+        if ($d >= 0.05) {
+            $per[$call] = $d;
+        }
+    }
+    arsort($per);
+    $parts = array_map(fn ($c, $d) => sprintf('%s %.1f', $c, $d), array_keys($per), $per);
+    printf("| %s | %s | %.1f | %s |\n", $what, $name, array_sum($per), implode(', ', $parts));
+}
+echo "\n";
