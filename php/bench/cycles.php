@@ -94,6 +94,7 @@ $lockApi = $client->lock('bench');
 $seedLock = new Seed\RedisLock($phpredis);
 $symfony = (new LockFactory(new RedisStore($phpredis)));
 $release = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+$releaseSha = $phpredis->script('load', $release);
 $lockRows = measureInTurns([
     'redislock `RedisLock::lock/unlock`' => fn () => $rl->lock('bench') && $rl->unlock('bench'),
     'redislock `Lock_Service::addLock/releaseLock`' => fn () => Lock_Service::releaseLock(42, Lock_Service::addLock(42)),
@@ -110,6 +111,11 @@ $lockRows = measureInTurns([
         $predis->set('bench-predis', $token, 'PX', 15000, 'NX');
         $predis->eval($release, 1, 'bench-predis', $token);
     },
+    'phpredis `SET NX PX` + `EVALSHA` compare-and-delete (safe, 2 round trips)' => function () use ($phpredis, $releaseSha) {
+        $token = bin2hex(random_bytes(16));
+        $phpredis->set('bench-safe', $token, ['nx', 'px' => 15000]);
+        $phpredis->evalSha($releaseSha, ['bench-safe', $token], 1);
+    },
     'floor: phpredis `SET NX PX` + `DEL` (2 round trips)' => function () use ($phpredis) {
         $phpredis->set('bench-floor', '1', ['nx', 'px' => 15000]);
         $phpredis->del('bench-floor');
@@ -117,6 +123,7 @@ $lockRows = measureInTurns([
 ], 2 * $seconds);
 table('Lock cycle (acquire + release, uncontended)', $lockRows, 'redislock `RedisLock::lock/unlock`', [
     'floor: phpredis `SET NX PX` + `DEL` (2 round trips)' => 'vs the raw phpredis floor (target >= 0.9x)',
+    'phpredis `SET NX PX` + `EVALSHA` compare-and-delete (safe, 2 round trips)' => 'vs phpredis at equal round trips (target >= 1.0x)',
     'seed userland `Lock_Service` (phpredis, connects per call)' => 'redislock `Lock_Service` vs the seed `Lock_Service` (target >= 3x) uses the row below',
     'symfony/lock `RedisStore` (phpredis)' => 'vs symfony/lock (target >= 6x)',
 ]);
