@@ -72,7 +72,9 @@ if (($argv[2] ?? '') === 'run') {
 function counted(string $url, string $name, int $count): array
 {
     $out = tempnam(sys_get_temp_dir(), 'syscalls');
-    $cmd = ['strace', '-f', '-c', '-o', $out, __DIR__ . '/../../tools/php.sh', __FILE__, $url, 'run', $name, (string) $count];
+    // This PHP with the same ini (tools/php.sh exported its scan dir), and
+    // not the wrapper, whose start-up reads vary from run to run.
+    $cmd = ['strace', '-f', '-c', '-o', $out, PHP_BINARY, '-d', 'extension=' . getenv('REDISLOCK_SO'), __FILE__, $url, 'run', $name, (string) $count];
     $p = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
     if (proc_close($p) !== 0) {
         throw new RuntimeException("the loop of $name failed");
