@@ -72,7 +72,7 @@ pub struct Held {
 }
 
 /// Holds back asynchronous signals on this thread until the guard drops.
-pub fn hold() -> Held {
+fn hold() -> Held {
     let set = asynchronous();
     let mut previous = MaybeUninit::<libc::sigset_t>::uninit();
     // SAFETY: both sets are valid; pthread_sigmask cannot fail with

@@ -239,13 +239,11 @@ impl Client {
     /// release, also of the drop-in `RedisLock`'s locks. True if it was
     /// held. The holder's next release or extend finds it lost.
     pub fn force_release(&self, name: Arg<Text>, kind: Arg<NullableText>) -> PhpResult<bool> {
-        const M: &str = "RedisLock\\Client::forceRelease()";
-        let kind = inspect::kind(&kind, &format!("{M}: Argument #2 ($kind)"))?;
         inspect::force_release(
             &self.config,
             &name,
-            kind,
-            &format!("{M}: Argument #1 ($name)"),
+            &kind,
+            "RedisLock\\Client::forceRelease()",
         )
     }
 
@@ -263,14 +261,7 @@ impl Client {
     /// null or 'lock' for `lock()`'s locks, 'exact' for those with
     /// `exactKey`, 'seed' for the drop-in `RedisLock`'s.
     pub fn lock_state(&self, name: Arg<Text>, kind: Arg<NullableText>) -> PhpResult<Zval> {
-        const M: &str = "RedisLock\\Client::lockState()";
-        let kind = inspect::kind(&kind, &format!("{M}: Argument #2 ($kind)"))?;
-        inspect::lock_state(
-            &self.config,
-            &name,
-            kind,
-            &format!("{M}: Argument #1 ($name)"),
-        )
+        inspect::lock_state(&self.config, &name, &kind, "RedisLock\\Client::lockState()")
     }
 
     /// Up to `$limit` (1 to 10000) locks whose names match the glob

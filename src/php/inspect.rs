@@ -25,7 +25,7 @@ pub fn queues(config: &Config) -> PhpResult<Zval> {
 
 /// A lock kind parameter: null or 'lock' for `RedisLock\Lock`, 'exact' for
 /// one with `exactKey`, 'seed' for the seed's `RedisLock`.
-pub fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
+fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
     match value {
         Value::Null => Ok(Kind::Lock),
         Value::Str(s) if s == b"lock" => Ok(Kind::Lock),
@@ -69,15 +69,22 @@ fn add_state(out: &mut ZendHashTable, state: State) -> PhpResult<()> {
     Ok(())
 }
 
-pub fn lock_state(config: &Config, name: &Value, kind: Kind, param: &str) -> PhpResult<Zval> {
-    let name = non_empty(name, param)?;
+/// The lock a `($name, $kind)` pair of `method`'s arguments names.
+fn named(name: &Value, kind: &Value, method: &str) -> PhpResult<(Vec<u8>, Kind)> {
+    let kind = self::kind(kind, &format!("{method}: Argument #2 ($kind)"))?;
+    let name = non_empty(name, &format!("{method}: Argument #1 ($name)"))?;
+    Ok((name, kind))
+}
+
+pub fn lock_state(config: &Config, name: &Value, kind: &Value, method: &str) -> PhpResult<Zval> {
+    let (name, kind) = named(name, kind, method)?;
     let mut out = ZendHashTable::new();
     add_state(&mut out, engine(inspect::state(config, kind, &name))?)?;
     Ok(array(out))
 }
 
-pub fn force_release(config: &Config, name: &Value, kind: Kind, param: &str) -> PhpResult<bool> {
-    let name = non_empty(name, param)?;
+pub fn force_release(config: &Config, name: &Value, kind: &Value, method: &str) -> PhpResult<bool> {
+    let (name, kind) = named(name, kind, method)?;
     engine(inspect::force_release(config, kind, &name))
 }
 

@@ -42,10 +42,6 @@ impl Lock {
         &self.hold
     }
 
-    pub fn name(&self) -> &[u8] {
-        &self.name
-    }
-
     /// What it is and its name, for messages: `lock 'orders'`.
     pub fn display_name(&self) -> String {
         display_name(&self.hold, &self.name)
