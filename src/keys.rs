@@ -220,8 +220,10 @@ mod tests {
         Kind::ExactRwLock,
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) too.
-    const ROLES: [&str; 15] = [
+    const ROLES: [&str; 17] = [
         ":payloads",
+        ":failures",
+        ":dead-failures",
         ":attempts",
         ":leased",
         ":leases",

@@ -430,12 +430,12 @@ namespace RedisLock {
         /**
          * Sends a task to the dead letters now, whatever its attempts: for a
          * task no worker can handle (a payload that cannot be decoded), kept
-         * there to be looked at, retried or purged. False if the lease is no
-         * longer this task's.
+         * there to be looked at, retried or purged, with `$reason` (as for
+         * `nack()`). False if the lease is no longer this task's.
          *
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function bury(Task $task): bool {}
+        public function bury(Task $task, ?string $reason = null): bool {}
 
         /**
          * Removes every task waiting in the queue (see `remove()`), 1000 per
@@ -449,10 +449,11 @@ namespace RedisLock {
 
         /**
          * The oldest dead letters, up to `$limit` (1 to 1000), with the server
-         * time they died at.
+         * time they died at and why (their last nack's or bury's reason, or
+         * 'lease ran out'; null when none was given).
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, payload: string|null, attempts: int, diedAt: float}>
+         * @return list<array{id: string, payload: string|null, attempts: int, diedAt: float, reason: string|null}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function dead(int $limit = 100): mixed {}
@@ -497,10 +498,11 @@ namespace RedisLock {
          * The task with id `$id`, wherever it is, without taking it, or null
          * when there is no such task. `at`, in server time: when it is due
          * (state 'queued'), when its lease ends ('leased'), when it died
-         * ('dead').
+         * ('dead'). `reason`: why its last attempt failed (a dead letter: why
+         * it died), or null.
          *
          * @param non-empty-string $id
-         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float}|null
+         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float, reason: string|null}|null
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function find(string $id): mixed {}
@@ -531,12 +533,14 @@ namespace RedisLock {
 
         /**
          * Gives a task back, due again after `$delay` seconds, or to the dead
-         * letters when it has used up `maxAttempts`; false if the lease is no
-         * longer this task's.
+         * letters when it has used up `maxAttempts`; `$reason` says why this
+         * attempt failed (its first 1000 bytes are kept, shown by `find()`,
+         * `peek()` and the dead letter). False if the lease is no longer this
+         * task's.
          *
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function nack(Task $task, float $delay = 0): bool {}
+        public function nack(Task $task, float $delay = 0, ?string $reason = null): bool {}
 
         /**
          * The queue's name.
@@ -548,10 +552,10 @@ namespace RedisLock {
         /**
          * The queued tasks (due now or later), earliest due first, up to
          * `$limit` (1 to 1000), without taking them; `at` is when each is due,
-         * in server time.
+         * in server time, and `reason` why its last attempt failed (or null).
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued', at: float}>
+         * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued', at: float, reason: string|null}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function peek(int $limit = 100): mixed {}

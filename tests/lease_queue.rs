@@ -184,7 +184,7 @@ fn an_expired_lease_is_handed_to_the_next_worker_and_the_stale_ack_refused() {
         .unwrap()
     );
     assert_eq!(
-        lease::nack(&config, &keys, &first.id, &first.token, 0.0, 3).unwrap(),
+        lease::nack(&config, &keys, &first.id, &first.token, 0.0, 3, b"").unwrap(),
         Nack::NotLeased
     );
     assert!(
@@ -227,7 +227,7 @@ fn a_poison_task_dies_after_its_attempts_and_can_be_retried_or_purged() {
             Nack::Dead
         };
         assert_eq!(
-            lease::nack(&config, &keys, &bad.id, &bad.token, 0.0, 3).unwrap(),
+            lease::nack(&config, &keys, &bad.id, &bad.token, 0.0, 3, b"").unwrap(),
             expected
         );
         std::thread::sleep(Duration::from_millis(80));

@@ -85,7 +85,7 @@ fn every_state(server: &RedisServer, config: &Config, keys: &Keys) -> Leased {
     put(config, keys, "dead", "d", Policy::Keep);
     let d = reserve(config, keys, terms(30_000, 1)).remove(0);
     assert_eq!(
-        lease::nack(config, keys, &d.id, &d.token, 0.0, 1).unwrap(),
+        lease::nack(config, keys, &d.id, &d.token, 0.0, 1, b"").unwrap(),
         Nack::Dead
     );
     put(config, keys, "gone", "g", Policy::Keep);
@@ -171,11 +171,11 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ),
         (
             "nack",
-            Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 0).map(drop)),
+            Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 0, b"why").map(drop)),
         ),
         (
             "nack dead",
-            Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 1).map(drop)),
+            Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 1, b"why").map(drop)),
         ),
         (
             "extend",
@@ -193,7 +193,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ),
         (
             "bury",
-            Box::new(|c, k, r| lease::bury(c, k, &r.id, &r.token).map(drop)),
+            Box::new(|c, k, r| lease::bury(c, k, &r.id, &r.token, b"why").map(drop)),
         ),
         (
             "remove",
@@ -222,6 +222,8 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("dead letters", keys.graves.clone()),
         ("line", keys.line.clone()),
         ("stats", keys.stats.clone()),
+        ("failures", keys.failures.clone()),
+        ("dead failures", keys.dead_failures.clone()),
     ];
     let mut refused = HashSet::new();
     for (role, key) in &roles {
@@ -285,6 +287,10 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("dead letters", "bury"),
         ("reruns", "remove"),
         ("payloads", "clear"),
+        ("failures", "nack"),
+        ("failures", "ack"),
+        ("dead failures", "bury"),
+        ("dead failures", "retry dead"),
     ] {
         assert!(refused.contains(&expected), "{expected:?} was not refused");
     }
@@ -329,7 +335,7 @@ fn a_task_enqueued_while_it_runs_runs_once_more_after_never_beside() {
         Status::Updated
     );
     assert_eq!(
-        lease::nack(&config, &keys, b"t", &second.token, 0.0, 0).unwrap(),
+        lease::nack(&config, &keys, b"t", &second.token, 0.0, 0, b"").unwrap(),
         Nack::Requeued
     );
     let third = reserve(&config, &keys, terms(30, 0)).remove(0);
@@ -347,7 +353,7 @@ fn a_task_enqueued_while_it_runs_runs_once_more_after_never_beside() {
     // A task that dies leaves its dead letter, and its rerun runs.
     put(&config, &keys, "t", "v5", Policy::Keep);
     assert_eq!(
-        lease::nack(&config, &keys, b"t", &fourth[0].token, 0.0, 1).unwrap(),
+        lease::nack(&config, &keys, b"t", &fourth[0].token, 0.0, 1, b"").unwrap(),
         Nack::Dead
     );
     let dead = lease::dead(&config, &keys, 10).unwrap();
@@ -371,7 +377,7 @@ fn a_dead_letter_keeps_its_own_payload_beside_a_new_task_of_its_id() {
         put(&config, &keys, "t", payload, Policy::Keep);
         let t = reserve(&config, &keys, long).remove(0);
         assert_eq!(
-            lease::nack(&config, &keys, b"t", &t.token, 0.0, 1).unwrap(),
+            lease::nack(&config, &keys, b"t", &t.token, 0.0, 1, b"").unwrap(),
             Nack::Dead
         );
     };
@@ -668,13 +674,13 @@ fn a_buried_task_is_a_dead_letter_at_its_first_attempt() {
     let keys = Keys::new(b"", b"buried");
     put(&config, &keys, "bad", "undecodable", Policy::Keep);
     let t = reserve(&config, &keys, terms(30_000, 0)).remove(0);
-    assert!(!lease::bury(&config, &keys, &t.id, "not its token").unwrap());
+    assert!(!lease::bury(&config, &keys, &t.id, "not its token", b"").unwrap());
     assert!(
-        lease::bury(&config, &keys, &t.id, &t.token).unwrap(),
+        lease::bury(&config, &keys, &t.id, &t.token, b"").unwrap(),
         "no attempt limit, buried all the same"
     );
     assert!(
-        !lease::bury(&config, &keys, &t.id, &t.token).unwrap(),
+        !lease::bury(&config, &keys, &t.id, &t.token, b"").unwrap(),
         "its lease is over"
     );
     let dead = lease::dead(&config, &keys, 10).unwrap();

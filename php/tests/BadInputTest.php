@@ -64,6 +64,8 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::ack $task' => fn ($v) => $queue2()->ack($v),
             'Queue::ackMany $tasks' => fn ($v) => $queue2()->ackMany($v),
             'Queue::nack $delay' => [$reserved, fn ($qt, $v) => $qt[0]->nack($qt[1], $v)],
+            'Queue::nack $reason' => [$reserved, fn ($qt, $v) => $qt[0]->nack($qt[1], 0, $v)],
+            'Queue::bury $reason' => [$reserved, fn ($qt, $v) => $qt[0]->bury($qt[1], $v)],
             'Queue::extend $lease' => [$reserved, fn ($qt, $v) => $qt[0]->extend($qt[1], $v)],
             'Queue::dead $limit' => fn ($v) => $queue2()->dead($v),
             'Queue::peek $limit' => fn ($v) => $queue2()->peek($v),

@@ -85,8 +85,8 @@ final class DashboardTest extends RedisLockTestCase
         foreach ($mail->reserve(20) as $t) {
             $mail->ack($t);
         }
-        foreach ($mail->reserve(3) as $t) {
-            $mail->nack($t);
+        foreach ($mail->reserve(3) as $i => $t) {
+            $mail->nack($t, 0, $i === 0 ? 'RuntimeException: smtp down <b>' : null);
         }
         $mail->enqueue('later', null, 600);
         $c->queue('reports')->enqueueMany(['a' => null, 'b' => null]);
@@ -129,6 +129,8 @@ final class DashboardTest extends RedisLockTestCase
 
         // Dead letters, newest state after each action.
         $this->assertCount(3, $browser->all('section.dead[data-queue="mail"] tr[data-task]'));
+        $this->assertSame('RuntimeException: smtp down <b>', $browser->text('section.dead tr[data-task="m20"] td.reason'), 'why it died, escaped');
+        $this->assertSame('–', $browser->text('section.dead tr[data-task="m21"] td.reason'));
         $shot = $browser->screenshot(self::SCREENSHOTS . '/dashboard.png');
         $this->assertScreenshotShowsThePage($shot);
 

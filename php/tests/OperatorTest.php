@@ -75,7 +75,7 @@ final class OperatorTest extends RedisLockTestCase
         }
         $mail->enqueue('later', null, 3600);
         [$d1, $d2, $done, $busy] = $mail->reserve(4);
-        $mail->nack($d1);
+        $mail->nack($d1, 0, 'RuntimeException: smtp down');
         $mail->nack($d2);
         $mail->ack($done);
         $reports = $c->queue('reports');
@@ -327,6 +327,11 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(['r1', 'r2', 'later'], array_column($queue['queued'], 'id'));
         $this->assertSame(['d1', 'd2'], array_column(self::json(['dead', 'mail']), 'id'));
         $this->assertSame(['d1'], array_column(self::json(['--limit=1', 'dead', 'mail']), 'id'));
+        $this->assertSame(['RuntimeException: smtp down', null], array_column(self::json(['dead', 'mail']), 'reason'));
+        [, $out] = self::cli(['dead', 'mail']);
+        $this->assertMatchesRegularExpression('/^ID +ATTEMPTS +DIED +PAYLOAD +REASON$/m', $out);
+        $this->assertMatchesRegularExpression('/^d1 +1 +[-0-9: ]+ +first +RuntimeException: smtp down$/m', $out);
+        $this->assertMatchesRegularExpression('/^d2 +1 +[-0-9: ]+ +- +-$/m', $out);
 
         $locks = self::json(['locks']);
         $this->assertSame(['nightly', 'legacy'], array_column($locks, 'name'));

@@ -414,4 +414,75 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertNull($q->find('never'));
         $this->assertSame(['bare', 'later'], array_column($q->peek(), 'id'));
     }
+
+    public function testAFailuresReasonIsKeptWithTheTaskAndGoesWithItToTheDeadLetters(): void
+    {
+        $q = $this->queue('why', ['maxAttempts' => 3]);
+        $q->enqueue('a', 'p');
+        [$t] = $q->reserve();
+        $this->assertNull($q->find('a')['reason'], 'no failure yet');
+        $this->assertTrue($q->nack($t, 0, "RuntimeException: smtp down\0"));
+        $this->assertSame("RuntimeException: smtp down\0", $q->find('a')['reason'], 'binary safe');
+        $this->assertSame("RuntimeException: smtp down\0", $q->peek()[0]['reason']);
+        [$t] = $q->reserve();
+        $this->assertSame("RuntimeException: smtp down\0", $q->find('a')['reason'], 'still the last failure while it runs again');
+        $this->assertTrue($q->nack($t));
+        $this->assertNull($q->find('a')['reason'], 'a failure without a reason is the last one');
+        [$t] = $q->reserve();
+        $this->assertTrue($q->nack($t, 0, 'third'));
+        $dead = $q->dead();
+        $this->assertSame(['a', 3, 'third'], [$dead[0]['id'], $dead[0]['attempts'], $dead[0]['reason']]);
+        $this->assertSame('third', $q->find('a')['reason']);
+
+        // The same id runs again beside its dead letter: each keeps its own.
+        $q->enqueue('a', 'q');
+        [$t] = $q->reserve();
+        $this->assertTrue($q->nack($t, 0, 'fresh'));
+        $this->assertSame('fresh', $q->find('a')['reason']);
+        $this->assertSame('third', $q->dead()[0]['reason']);
+        [$t] = $q->reserve();
+        $this->assertTrue($q->ack($t));
+        $this->assertSame('third', $q->dead()[0]['reason'], 'the ack ends the live failure only');
+        $this->assertSame(1, $q->retryDead());
+        $this->assertNull($q->find('a')['reason'], 'a retried dead letter starts afresh');
+        [$t] = $q->reserve();
+        $this->assertTrue($q->ack($t));
+        $this->assertSame([], $this->snapshot(), 'no reason left behind');
+
+        // A lease that runs out says so; bury takes a reason; '' is none.
+        $q->enqueue('b');
+        $q->reserve(1, 0.05);
+        usleep(100000);
+        [$t] = $q->reserve();
+        $this->assertSame('lease ran out', $q->find('b')['reason']);
+        $this->assertTrue($q->bury($t, 'JsonException: Syntax error'));
+        $q->enqueue('c');
+        [$c] = $q->reserve();
+        $this->assertTrue($q->bury($c, ''));
+        $this->assertSame(['b' => 'JsonException: Syntax error', 'c' => null], array_column($q->dead(), 'reason', 'id'));
+
+        // Long reasons keep their first 1000 bytes, never half a character.
+        $q = $this->queue('why', ['maxAttempts' => 0]);
+        $q->enqueue('d');
+        [$d] = $q->reserve();
+        $this->assertTrue($q->nack($d, 0, str_repeat('é', 600)));
+        $this->assertSame(str_repeat('é', 500), $q->find('d')['reason']);
+        [$d] = $q->reserve();
+        $this->assertTrue($q->nack($d, 0, str_repeat("\xff", 1200)));
+        $this->assertSame(1000, strlen($q->find('d')['reason']), 'not UTF-8: cut at 1000 bytes');
+        [$d] = $q->reserve();
+        $this->assertTrue($q->nack($d, 0, 'dé' . str_repeat('x', 997) . 'é'));
+        $this->assertSame('dé' . str_repeat('x', 997), $q->find('d')['reason'], 'cut before the character at byte 1000');
+
+        // A rerun enqueued while the task ran replaces its retry, and its failure.
+        [$d] = $q->reserve();
+        $q->enqueue('d', 'new');
+        $this->assertTrue($q->nack($d, 0, 'old run failed'));
+        $this->assertSame(['queued', 'new', null, 0], [$q->find('d')['state'], $q->find('d')['payload'], $q->find('d')['reason'], $q->find('d')['attempts']]);
+        $this->assertSame(0, $this->redis->hLen('{Queue:why}:failures'));
+        $this->assertSame(['b'], $this->redis->hKeys('{Queue:why}:dead-failures'), 'only the dead letters with a reason');
+
+        $this->expectException(TypeError::class);
+        $q->nack($q->reserve()[0], 0, []);
+    }
 }

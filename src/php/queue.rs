@@ -381,24 +381,36 @@ impl Queue {
     }
 
     /// Gives a task back, due again after `$delay` seconds, or to the dead
-    /// letters when it has used up `maxAttempts`; false if the lease is no
-    /// longer this task's.
+    /// letters when it has used up `maxAttempts`; `$reason` says why this
+    /// attempt failed (kept to its first 1000 bytes, shown by `find()`,
+    /// `peek()` and the dead letter). False if the lease is no longer this
+    /// task's.
     #[php(defaults(delay = 0))]
-    pub fn nack(&self, task: &Task, delay: Arg<Float>) -> PhpResult<bool> {
+    pub fn nack(
+        &self,
+        task: &Task,
+        delay: Arg<Float>,
+        reason: Arg<NullableText>,
+    ) -> PhpResult<bool> {
         let delay = delay_seconds(&delay, "RedisLock\\Queue::nack(): Argument #2 ($delay)")?;
+        let reason = reason.bytes("RedisLock\\Queue::nack(): Argument #3 ($reason)")?;
         let leased = self.own(task, "nack")?;
         let max = self.options.max_attempts;
-        let done = engine(self.queue.nack(&leased.id, &leased.token, delay, max))?;
+        let done = engine(
+            self.queue
+                .nack(&leased.id, &leased.token, delay, max, &reason),
+        )?;
         Ok(done != Nack::NotLeased)
     }
 
     /// Sends a task to the dead letters now, whatever its attempts: for a
     /// task no worker can handle (a payload that cannot be decoded), kept
-    /// there to be looked at, retried or purged. False if the lease is no
-    /// longer this task's.
-    pub fn bury(&self, task: &Task) -> PhpResult<bool> {
+    /// there to be looked at, retried or purged, with `$reason` (as for
+    /// `nack()`). False if the lease is no longer this task's.
+    pub fn bury(&self, task: &Task, reason: Arg<NullableText>) -> PhpResult<bool> {
+        let reason = reason.bytes("RedisLock\\Queue::bury(): Argument #2 ($reason)")?;
         let leased = self.own(task, "bury")?;
-        engine(self.queue.bury(&leased.id, &leased.token))
+        engine(self.queue.bury(&leased.id, &leased.token, &reason))
     }
 
     /// Sets the task's lease to `$lease` seconds from now (default: the
@@ -437,7 +449,8 @@ impl Queue {
     }
 
     /// The oldest dead letters, up to `$limit` (1 to 1000): a list of
-    /// ['id', 'payload' => ?string, 'attempts', 'diedAt' => server time].
+    /// ['id', 'payload' => ?string, 'attempts', 'diedAt' => server time,
+    /// 'reason' => ?string (its last nack's or bury's, or 'lease ran out')].
     #[php(defaults(limit = 100))]
     pub fn dead(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::dead(): Argument #1 ($limit)")?;
@@ -449,6 +462,7 @@ impl Queue {
             row.insert("payload", optional_binary(d.payload.as_deref()))?;
             row.insert("attempts", d.attempts)?;
             row.insert("diedAt", d.died_at)?;
+            row.insert("reason", optional_binary(d.reason.as_deref()))?;
             list.push(array(row))?;
         }
         Ok(array(list))
@@ -456,7 +470,8 @@ impl Queue {
 
     /// The queued tasks (due now or later), earliest due first, up to
     /// `$limit` (1 to 1000), without taking them: a list of ['id', 'payload'
-    /// => ?string, 'attempts', 'state' => 'queued', 'at' => due, server time].
+    /// => ?string, 'attempts', 'state' => 'queued', 'at' => due, server time,
+    /// 'reason' => ?string (why its last attempt failed)].
     #[php(defaults(limit = 100))]
     pub fn peek(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::peek(): Argument #1 ($limit)")?;
@@ -469,7 +484,7 @@ impl Queue {
     }
 
     /// The task with id `$id`, wherever it is, without taking it: ['id',
-    /// 'payload', 'attempts', 'state', 'at'] with state 'queued' (at: due),
+    /// 'payload', 'attempts', 'state', 'at', 'reason'] with state 'queued' (at: due),
     /// 'leased' (at: the lease's end) or 'dead' (at: its death), server
     /// time; null when there is no such task.
     pub fn find(&self, id: Arg<Text>) -> PhpResult<Zval> {
@@ -532,5 +547,6 @@ fn peeked(t: &leased::Peeked) -> PhpResult<Zval> {
     row.insert("attempts", t.attempts)?;
     row.insert("state", t.state.as_str())?;
     row.insert("at", t.at)?;
+    row.insert("reason", optional_binary(t.reason.as_deref()))?;
     Ok(array(row))
 }

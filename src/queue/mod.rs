@@ -58,6 +58,9 @@ pub struct Keys {
     pub graves: Vec<u8>,
     /// What happened to its tasks: counters, and their recent history.
     pub stats: Vec<u8>,
+    /// Why a task's last attempt failed, and why a dead letter died.
+    pub failures: Vec<u8>,
+    pub dead_failures: Vec<u8>,
     /// The line of consumers waiting for tasks, and the prefix of their
     /// keys (see `wait`).
     pub line: Vec<u8>,
@@ -81,6 +84,8 @@ impl Keys {
             dead: place.beside(":dead"),
             graves: place.beside(":dead-tasks"),
             stats: place.beside(":stats"),
+            failures: place.beside(":failures"),
+            dead_failures: place.beside(":dead-failures"),
             line: place.beside(":line"),
             waiters: place.beside(":"),
             queue: place.main,
@@ -102,6 +107,8 @@ impl Keys {
             &self.graves,
             &self.line,
             &self.stats,
+            &self.failures,
+            &self.dead_failures,
         ] {
             call.key(key);
         }

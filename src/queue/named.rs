@@ -76,9 +76,9 @@ impl Queue {
         /// [`lease::ack_many`].
         ack_many => lease::ack_many(tasks: &[(&[u8], &str)]) -> u64;
         /// [`lease::nack`].
-        nack => lease::nack(id: &[u8], token: &str, delay: f64, max_attempts: u64) -> Nack;
+        nack => lease::nack(id: &[u8], token: &str, delay: f64, max_attempts: u64, reason: &[u8]) -> Nack;
         /// [`lease::bury`].
-        bury => lease::bury(id: &[u8], token: &str) -> bool;
+        bury => lease::bury(id: &[u8], token: &str, reason: &[u8]) -> bool;
         /// [`lease::extend`].
         extend => lease::extend(id: &[u8], token: &str, lease: Duration) -> bool;
         /// [`lease::metrics`].

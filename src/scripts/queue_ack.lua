@@ -15,7 +15,7 @@ for i = 3, #ARGV, 2 do
   end
 end
 if #mine == 0 then return 0 end
-queue_need(1, 2, 3, 4, 6, 9, 10)
+queue_need(1, 2, 3, 4, 6, 9, 10, 11)
 local now = queue_now()
 for _, id in ipairs(mine) do
   local due = queue_settle(id, 'done')

@@ -8,7 +8,8 @@
 -- ARGV[1] 'list' | 'retry' | 'purge'; ARGV[2] most tasks; ARGV[3] consumer
 -- key prefix; ARGV[4] how long a wake-up waits for its consumer, in ms;
 -- ARGV[5..] the ids (none: the oldest dead first).
--- list returns {id, payload or false, attempts, time of death, ...};
+-- list returns {id, payload or false, attempts, time of death, why it
+-- died or false, ...};
 -- retry and purge return how many dead letters they took.
 local ids = {}
 if #ARGV > 4 then
@@ -26,16 +27,17 @@ local op = ARGV[1]
 if op == 'list' then
   local out = {}
   for _, id in ipairs(ids) do
-    local attempts, payload = queue_grave(id)
+    local attempts, payload, _, reason = queue_grave(id)
     out[#out + 1] = id
     out[#out + 1] = payload
     out[#out + 1] = attempts
     out[#out + 1] = redis.call('ZSCORE', KEYS[7], id)
+    out[#out + 1] = reason
   end
   return out
 end
 if #ids == 0 then return 0 end
-queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10)
+queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 12)
 local now = queue_now()
 local nowText = string.format('%.17g', now)
 local queued = 0

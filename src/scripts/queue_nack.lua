@@ -6,24 +6,26 @@
 -- ARGV[1] id; ARGV[2] lease token; ARGV[3] delay in seconds;
 -- ARGV[4] maximum attempts (0: no limit; 'bury': to the dead letters now,
 -- whatever its attempts); ARGV[5] consumer key prefix;
--- ARGV[6] how long a wake-up waits for its consumer, in ms.
+-- ARGV[6] how long a wake-up waits for its consumer, in ms; ARGV[7] why
+-- the attempt failed ('': not said).
 -- Returns 'requeued' (due again), 'dead', or 'not leased' when the lease is
 -- not the caller's.
 local id = ARGV[1]
 if redis.call('HGET', KEYS[5], id) ~= ARGV[2] then
   return 'not leased'
 end
-queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10)
+queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12)
 local now = queue_now()
 local max = tonumber(ARGV[4]) or 0
 local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
+local reason = ARGV[7] ~= '' and ARGV[7]
 local dead = ARGV[4] == 'bury' or (max > 0 and attempts >= max)
 local due
 if dead then
-  due = queue_settle(id, 'dead', string.format('%.17g', now))
+  due = queue_settle(id, 'dead', string.format('%.17g', now), reason)
   queue_count(KEYS[10], now, 'dead', 1)
 else
-  due = queue_settle(id, 'retry', string.format('%.17g', now + tonumber(ARGV[3])))
+  due = queue_settle(id, 'retry', string.format('%.17g', now + tonumber(ARGV[3])), reason)
   queue_count(KEYS[10], now, 'nacked', 1)
 end
 if due then queue_wake_for(due, now, ARGV[5], ARGV[6]) end

@@ -3,16 +3,19 @@
 -- or one task by id, wherever it is.
 -- KEYS: see queue_task.lua.
 -- ARGV[1] 'list' (ARGV[2]: how many at most) or 'find' (ARGV[2]: the id).
--- Returns {id, payload or false, attempts, state, time, ...}: state
--- 'queued' (time: due), 'leased' (time: the lease's end) or 'dead' (time:
--- of death), in seconds on the server clock as strings.
+-- Returns {id, payload or false, attempts, state, time, why its last
+-- attempt failed or false, ...}: state 'queued' (time: due), 'leased'
+-- (time: the lease's end) or 'dead' (time: of death), in seconds on the
+-- server clock as strings.
 local out = {}
 local function add(id, state, at)
+  local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
   out[#out + 1] = id
   out[#out + 1] = redis.call('HGET', KEYS[2], id)
-  out[#out + 1] = tonumber(redis.call('HGET', KEYS[3], id)) or 0
+  out[#out + 1] = attempts
   out[#out + 1] = state
   out[#out + 1] = at
+  out[#out + 1] = attempts > 0 and redis.call('HGET', KEYS[11], id)
 end
 if ARGV[1] == 'list' then
   local queued = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
@@ -27,8 +30,8 @@ for _, place in ipairs({{KEYS[1], 'queued'}, {KEYS[4], 'leased'}}) do
     return out
   end
 end
-local attempts, payload = queue_grave(id)
+local attempts, payload, _, reason = queue_grave(id)
 if attempts then
-  return {id, payload, attempts, 'dead', redis.call('ZSCORE', KEYS[7], id)}
+  return {id, payload, attempts, 'dead', redis.call('ZSCORE', KEYS[7], id), reason}
 end
 return out

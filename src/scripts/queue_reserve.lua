@@ -23,7 +23,7 @@ local function dueNow()
 end
 local due = dueNow()
 if #expired > 0 or #due > 0 then
-  queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10)
+  queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12)
 elseif mode ~= '' then
   queue_need(9)
 end
@@ -32,10 +32,10 @@ local died = 0
 for _, id in ipairs(expired) do
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
   if max > 0 and attempts >= max then
-    queue_settle(id, 'dead', nowText)
+    queue_settle(id, 'dead', nowText, 'lease ran out')
     died = died + 1
   else
-    queue_settle(id, 'retry', nowText)
+    queue_settle(id, 'retry', nowText, 'lease ran out')
   end
 end
 queue_count(KEYS[10], now, 'expired', #expired)

@@ -5,19 +5,23 @@
 -- KEYS[3] attempts hash; KEYS[4] leased zset (lease end per id);
 -- KEYS[5] lease tokens hash; KEYS[6] reruns hash; KEYS[7] dead zset (time
 -- of death per id); KEYS[8] dead letters hash; KEYS[9] consumer line list;
--- KEYS[10] stats hash.
+-- KEYS[10] stats hash; KEYS[11] failures hash (why the task's last attempt
+-- failed); KEYS[12] dead letters' failures hash (why each died).
 --
 -- An id is queued, or leased, or neither; payloads and attempts are those of
 -- that task. An id enqueued while it is leased waits in the reruns hash
 -- ('<due>' or '<due> <payload>') until the lease ends, so it never runs
 -- twice at once. A dead letter keeps its own attempts and payload in the
 -- dead letters hash ('<attempts>' or '<attempts> <payload>'): the same id
--- may be queued or leased again beside it.
+-- may be queued or leased again beside it. Why an attempt failed (a nack's
+-- reason, or 'lease ran out') is the task's until it ends, and goes with it
+-- to the dead letters; a task without attempts has none (a failure left
+-- behind by the seed's pop is not read).
 --
 -- Every script reads and checks first and writes last (need.lua):
 -- queue_need() checks the keys it will write before its first write.
 
-local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash'}
+local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash'}
 
 -- Checks the types of the keys KEYS[i], i in ... (need.lua).
 local function queue_need(...)
@@ -47,13 +51,18 @@ local function queue_wins(policy, due, old)
     or (policy == 'latest' and due > old)
 end
 
+-- Sets field of hash to value, or removes it when value is false.
+local function queue_hset_or_del(hash, field, value)
+  if value then
+    redis.call('HSET', hash, field, value)
+  else
+    redis.call('HDEL', hash, field)
+  end
+end
+
 -- Sets the payload of id's task (false: none).
 local function queue_payload(id, payload)
-  if payload then
-    redis.call('HSET', KEYS[2], id, payload)
-  else
-    redis.call('HDEL', KEYS[2], id)
-  end
+  queue_hset_or_del(KEYS[2], id, payload)
 end
 
 -- Queues id (neither queued nor leased) due at dueText as a new task: its
@@ -80,30 +89,35 @@ end
 
 -- Ends the lease of id (its token checked, or run out): the task is done
 -- ('done'), due again at atText ('retry'), or a dead letter since atText
--- ('dead'). A rerun enqueued meanwhile then takes the task's place in the
--- queue (it is the newer task: it replaces a retry, and starts without
--- attempts). Returns the due time of what was queued, or nil.
-local function queue_settle(id, outcome, atText)
+-- ('dead'); reason (or false) says why a retried or dead task failed. A
+-- rerun enqueued meanwhile then takes the task's place in the queue (it is
+-- the newer task: it replaces a retry, and starts without attempts or
+-- failure). Returns the due time of what was queued, or nil.
+local function queue_settle(id, outcome, atText, reason)
   redis.call('ZREM', KEYS[4], id)
   redis.call('HDEL', KEYS[5], id)
   if outcome == 'dead' then
     local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
     redis.call('ZADD', KEYS[7], atText, id)
     redis.call('HSET', KEYS[8], id, queue_join(string.format('%d', attempts), redis.call('HGET', KEYS[2], id)))
+    queue_hset_or_del(KEYS[12], id, reason)
   end
   local rerun = redis.call('HGET', KEYS[6], id)
   if rerun then
     redis.call('HDEL', KEYS[6], id)
+    redis.call('HDEL', KEYS[11], id)
     local dueText, payload = queue_split(rerun)
     queue_add(id, dueText, payload)
     return tonumber(dueText) or 0
   end
   if outcome == 'retry' then
     redis.call('ZADD', KEYS[1], atText, id)
+    queue_hset_or_del(KEYS[11], id, reason)
     return tonumber(atText)
   end
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[3], id)
+  redis.call('HDEL', KEYS[11], id)
   return nil
 end
 
@@ -114,12 +128,14 @@ local function queue_drop(id)
   if redis.call('ZREM', KEYS[1], id) == 1 then
     redis.call('HDEL', KEYS[2], id)
     redis.call('HDEL', KEYS[3], id)
+    redis.call('HDEL', KEYS[11], id)
     return 1
   end
   return redis.call('HDEL', KEYS[6], id)
 end
 
--- The dead letter of id, if it is one: its attempts and payload (or false).
+-- The dead letter of id, if it is one: its attempts, payload (or false),
+-- whether its fields are the task's own (below) and why it died (or false).
 -- A dead letter of a release before the dead letters hash kept them in the
 -- task's own fields; they are its while the id is neither queued nor leased.
 local function queue_grave(id)
@@ -127,12 +143,12 @@ local function queue_grave(id)
   local grave = redis.call('HGET', KEYS[8], id)
   if grave then
     local attempts, payload = queue_split(grave)
-    return tonumber(attempts) or 0, payload, false
+    return tonumber(attempts) or 0, payload, false, redis.call('HGET', KEYS[12], id)
   end
   if redis.call('ZSCORE', KEYS[1], id) or redis.call('ZSCORE', KEYS[4], id) then
-    return 0, false, false
+    return 0, false, false, false
   end
-  return tonumber(redis.call('HGET', KEYS[3], id)) or 0, redis.call('HGET', KEYS[2], id), true
+  return tonumber(redis.call('HGET', KEYS[3], id)) or 0, redis.call('HGET', KEYS[2], id), true, false
 end
 
 -- Before id is queued anew: an old dead letter's fields (see queue_grave)
@@ -149,6 +165,7 @@ end
 local function queue_unbury(id, old)
   redis.call('ZREM', KEYS[7], id)
   redis.call('HDEL', KEYS[8], id)
+  redis.call('HDEL', KEYS[12], id)
   if old then
     redis.call('HDEL', KEYS[2], id)
     redis.call('HDEL', KEYS[3], id)

@@ -9,11 +9,16 @@ use RedisLock\Task;
 
 /**
  * A job leased to this worker. `delete()` acks it; `release($delay)` puts it
- * back, due after `$delay` seconds; `attempts()` counts its deliveries, this
- * one included (a delivery to a worker that died counts too).
+ * back, due after `$delay` seconds, with the class and message of the
+ * exception the worker met (`failedWith()`, from the service provider's
+ * JobExceptionOccurred listener) as the failure's reason; `attempts()`
+ * counts its deliveries, this one included (a delivery to a worker that
+ * died counts too).
  */
 class Job extends BaseJob implements JobContract
 {
+    private ?string $failure = null;
+
     public function __construct(Container $container, private Queue $redislock, private Task $task,
         string $connectionName, string $queue)
     {
@@ -46,7 +51,13 @@ class Job extends BaseJob implements JobContract
     public function release($delay = 0)
     {
         parent::release($delay);
-        $this->redislock->queue($this->queue)->nack($this->task, max(0, (float) $delay));
+        $this->redislock->queue($this->queue)->nack($this->task, max(0, (float) $delay), $this->failure);
+    }
+
+    /** Records why this attempt failed: the reason `release()` gives the queue. */
+    public function failedWith(\Throwable $e): void
+    {
+        $this->failure = $e::class . ': ' . $e->getMessage();
     }
 
     /** A new lease of `$seconds` (default: `retry_after`) for a long job; false when it was lost. */

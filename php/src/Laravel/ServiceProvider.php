@@ -2,12 +2,14 @@
 
 namespace RedisLock\Laravel;
 
+use Illuminate\Queue\Events\JobExceptionOccurred;
 use Illuminate\Support\ServiceProvider as BaseServiceProvider;
 
 /**
  * Registers the `redislock` cache driver (Laravel's Redis cache store with
  * its locks on redislock) and the `redislock` queue driver (the leased
- * queue). Auto-discovered through the package's composer.json.
+ * queue), and hands a failed job's exception to the job, so its release
+ * records why. Auto-discovered through the package's composer.json.
  */
 class ServiceProvider extends BaseServiceProvider
 {
@@ -23,6 +25,13 @@ class ServiceProvider extends BaseServiceProvider
         });
         $this->callAfterResolving('queue', function ($queue, $app): void {
             $queue->addConnector('redislock', fn () => new QueueConnector($app['config']['database.redis'] ?? []));
+        });
+        $this->callAfterResolving('events', function ($events): void {
+            $events->listen(JobExceptionOccurred::class, function (JobExceptionOccurred $event): void {
+                if ($event->job instanceof Job) {
+                    $event->job->failedWith($event->exception);
+                }
+            });
         });
     }
 }

@@ -242,8 +242,8 @@ final class Cli
                 ),
                 'queue' => self::queueText($data),
                 'dead' => $data['list'] === [] ? "no dead letters\n" : self::table(
-                    ['ID', 'ATTEMPTS', 'DIED', 'PAYLOAD'],
-                    array_map(fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload'])], $data['list']),
+                    ['ID', 'ATTEMPTS', 'DIED', 'PAYLOAD', 'REASON'],
+                    array_map(fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload']), $t['reason'] ?? '-'], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'dead letters'),
                 'locks' => $data === [] ? "no locks\n" : self::table(
                     ['LOCK', 'KIND', 'HELD', 'LEFT', 'TOKEN', 'WAITING', 'HOLDER'],

@@ -254,12 +254,13 @@ final class Dashboard
                 . ' <small>' . $q['dead'] . ' dead</small> '
                 . $this->form('retry', 'Retry all', $fields, 'retry-all')
                 . $this->form('purge', 'Purge all', $fields, 'purge-all danger') . '</h3>'
-                . '<table><tr><th>Task</th><th>Attempts</th><th>Died</th><th>Payload</th><th></th></tr>';
+                . '<table><tr><th>Task</th><th>Attempts</th><th>Died</th><th>Why</th><th>Payload</th><th></th></tr>';
             foreach ($report->dead($q['name'], self::DEAD_SHOWN) as $t) {
                 $one = $fields + ['id' => $t['id']];
                 $payload = $t['payload'] === null ? '–' : (strlen($t['payload']) > 80 ? substr($t['payload'], 0, 80) . '…' : $t['payload']);
                 $html .= '<tr data-task="' . self::h($t['id']) . '"><td>' . self::h($t['id']) . '</td><td class="n">' . $t['attempts']
-                    . '</td><td>' . date('Y-m-d H:i:s', (int) $t['diedAt']) . '</td><td><code>' . self::h($payload) . '</code></td><td>'
+                    . '</td><td>' . date('Y-m-d H:i:s', (int) $t['diedAt']) . '</td><td class="reason">' . self::h($t['reason'] ?? '–')
+                    . '</td><td><code>' . self::h($payload) . '</code></td><td>'
                     . $this->form('retry', 'Retry', $one, 'retry') . $this->form('purge', 'Purge', $one, 'purge danger') . '</td></tr>';
             }
             $html .= '</table></section>';

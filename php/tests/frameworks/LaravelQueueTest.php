@@ -231,6 +231,17 @@ final class LaravelQueueTest extends TestCase
         $this->assertLessThan(10, (float) $seconds);
     }
 
+    /** Laravel's worker meets an exception: the release records its class and message. */
+    public function testAReleasedJobRecordsWhyItFailed(): void
+    {
+        $queue = Queue::connection('redislock');
+        $id = $queue->push(new RecordedJob(7, 0, 1));
+        $options = new Illuminate\Queue\WorkerOptions(name: 'default', backoff: 0, memory: 512, timeout: 0, sleep: 0, maxTries: 5);
+        app('queue.worker')->runNextJob('redislock', 'default', $options);
+        $row = $queue->queue()->find($id);
+        $this->assertSame(['queued', 1, 'RuntimeException: job 7 fails attempt 1'], [$row['state'], $row['attempts'], $row['reason']]);
+    }
+
     public function testLaravelsWorkerLosesNothingWhenWorkersAreKilled(): void
     {
         $jobs = 60;

@@ -156,6 +156,8 @@ final class SymfonyMessengerTest extends RedisLockTestCase
         $this->assertCount(1, $dead);
         $this->assertSame(1, $dead[0]['attempts']);
         $this->assertStringContainsString('GoneAfterDeploy', $dead[0]['payload'], 'kept to be looked at');
+        $this->assertStringStartsWith('Symfony\\Component\\Messenger\\Exception\\MessageDecodingFailedException: ', $dead[0]['reason'], 'and why it died');
+        $this->assertStringContainsString('GoneAfterDeploy', $dead[0]['reason']);
         $this->assertSame(1, $t->getMessageCount(), 'the other message waits');
         $this->assertSame(0, $t->queue('messages')->metrics()['leased']);
 

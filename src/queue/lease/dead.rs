@@ -21,6 +21,8 @@ pub struct DeadTask {
     pub attempts: i64,
     /// When it died, in seconds on the server's clock.
     pub died_at: f64,
+    /// Why it died: its last nack's or bury's reason, or `lease ran out`.
+    pub reason: Option<Vec<u8>>,
 }
 
 /// `queue_dead.lua` doing `op` on up to `limit` dead letters (the given
@@ -47,15 +49,16 @@ fn dead_call<T: FromRedisValue>(
 
 /// The oldest dead letters, up to `limit` (at most [`BATCH`]).
 pub fn dead(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<DeadTask>, Error> {
-    let rows: Vec<(Vec<u8>, Option<Vec<u8>>, i64, f64)> =
+    let rows: Vec<(Vec<u8>, Option<Vec<u8>>, i64, f64, Option<Vec<u8>>)> =
         dead_call(config, keys, "list", limit, &[])?;
     Ok(rows
         .into_iter()
-        .map(|(id, payload, attempts, died_at)| DeadTask {
+        .map(|(id, payload, attempts, died_at, reason)| DeadTask {
             id,
             payload,
             attempts,
             died_at,
+            reason,
         })
         .collect())
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 pub use dead::{DeadTask, dead, purge_dead, retry_dead};
 pub use reserve::{RECHECK, Reserve, reserve};
-pub use settle::{Nack, ack, ack_many, bury, extend, nack};
+pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};
 pub use waiting::{Peeked, clear, find, queued, remove};
 

@@ -48,8 +48,28 @@ pub enum Nack {
     NotLeased,
 }
 
+/// The most bytes of a failure's reason kept (a longer one is cut at a
+/// character boundary when it is UTF-8).
+pub const REASON_MAX: usize = 1000;
+
+/// `reason` as kept: at most [`REASON_MAX`] bytes, never a UTF-8 character
+/// cut in two; an empty reason is none.
+pub fn kept_reason(reason: &[u8]) -> &[u8] {
+    if reason.len() <= REASON_MAX {
+        return reason;
+    }
+    let mut end = REASON_MAX;
+    if std::str::from_utf8(reason).is_ok() {
+        while end > 0 && (reason[end] & 0xC0) == 0x80 {
+            end -= 1;
+        }
+    }
+    &reason[..end]
+}
+
 /// Gives a task back, due after `delay` seconds, or to the dead letters
-/// when it has used up `max_attempts` (0: no limit).
+/// when it has used up `max_attempts` (0: no limit). `reason` says why this
+/// attempt failed (empty: not said); see [`kept_reason`].
 pub fn nack(
     config: &Config,
     keys: &Keys,
@@ -57,14 +77,30 @@ pub fn nack(
     token: &str,
     delay: f64,
     max_attempts: u64,
+    reason: &[u8],
 ) -> Result<Nack, Error> {
-    give_back(config, keys, id, token, delay, &max_attempts.to_string())
+    give_back(
+        config,
+        keys,
+        id,
+        token,
+        delay,
+        &max_attempts.to_string(),
+        reason,
+    )
 }
 
 /// Sends a leased task to the dead letters now, whatever its attempts (a
-/// task no worker can handle); false when the lease is not the caller's.
-pub fn bury(config: &Config, keys: &Keys, id: &[u8], token: &str) -> Result<bool, Error> {
-    Ok(give_back(config, keys, id, token, 0.0, "bury")? == Nack::Dead)
+/// task no worker can handle), with why (empty: not said); false when the
+/// lease is not the caller's.
+pub fn bury(
+    config: &Config,
+    keys: &Keys,
+    id: &[u8],
+    token: &str,
+    reason: &[u8],
+) -> Result<bool, Error> {
+    Ok(give_back(config, keys, id, token, 0.0, "bury", reason)? == Nack::Dead)
 }
 
 /// `queue_nack.lua`, with its maximum attempts as the script takes them.
@@ -75,6 +111,7 @@ fn give_back(
     token: &str,
     delay: f64,
     max_attempts: &str,
+    reason: &[u8],
 ) -> Result<Nack, Error> {
     let outcome: String = conn::with(config, |c| {
         keys.call(&NACK)
@@ -84,6 +121,7 @@ fn give_back(
             .arg(max_attempts)
             .arg(&keys.waiters)
             .arg(wake_ms())
+            .arg(kept_reason(reason))
             .invoke(c)
     })?;
     Ok(match outcome.as_str() {

@@ -26,19 +26,22 @@ pub struct Peeked {
     /// When it is due (queued), its lease ends (leased) or it died (dead),
     /// in seconds on the server's clock.
     pub at: f64,
+    /// Why its last attempt failed (a dead letter: why it died), if said.
+    pub reason: Option<Vec<u8>>,
 }
 
 fn peek(config: &Config, keys: &Keys, op: &str, arg: &[u8]) -> Result<Vec<Peeked>, Error> {
-    let rows: Vec<(Vec<u8>, Option<Vec<u8>>, i64, String, f64)> =
+    let rows: Vec<(Vec<u8>, Option<Vec<u8>>, i64, String, f64, Option<Vec<u8>>)> =
         conn::with(config, |c| keys.call(&PEEK).arg(op).arg(arg).invoke(c))?;
     Ok(rows
         .into_iter()
-        .map(|(id, payload, attempts, state, at)| Peeked {
+        .map(|(id, payload, attempts, state, at, reason)| Peeked {
             id,
             payload,
             attempts,
             state,
             at,
+            reason,
         })
         .collect())
 }

@@ -148,7 +148,7 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
         try {
             $envelope = $this->decoded($task->id(), $task->payload());
         } catch (MessageDecodingFailedException $e) {
-            $this->queue($task->queue())->bury($task);
+            $this->queue($task->queue())->bury($task, $e::class . ': ' . $e->getMessage());
             throw $e;
         }
         return $envelope->with(new ReceivedStamp($task, $task->queue()));
