@@ -520,13 +520,14 @@ namespace RedisLock {
         /**
          * Counts at one instant: `ready` (due now), `delayed`, `leased`,
          * `dead`, `oldestDueAge` (seconds the oldest due task has waited,
-         * null when none is due), and `totals`: what happened to its tasks
+         * null when none is due), `paused` (when `pause()` paused its
+         * consumers, server time; null when they take tasks), and `totals`: what happened to its tasks
          * since the queue was first used (`enqueued`; `acked`, the drop-in `RedisQueue`'s
          * pop and dequeue included; `nacked` back to the queue; `retried`
          * from the dead letters; `dead` out of attempts; `expired` leases
          * that ran out).
          *
-         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}
+         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, paused: float|null, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function metrics(): mixed {}
@@ -548,6 +549,16 @@ namespace RedisLock {
          * @return non-empty-string
          */
         public function name(): mixed {}
+
+        /**
+         * Stops the queue's consumers taking tasks: `reserve()` (a waiting one
+         * keeps waiting) and the drop-in `RedisQueue::pop()` get none until
+         * `resume()`. Leased tasks finish as usual; enqueues go on. False when
+         * it was paused already.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function pause(): bool {}
 
         /**
          * The queued tasks (due now or later), earliest due first, up to
@@ -594,6 +605,14 @@ namespace RedisLock {
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function reserve(int $count = 1, ?float $lease = null, float $wait = 0): mixed {}
+
+        /**
+         * Lets the queue's consumers take tasks again, waking the waiting
+         * ones. False when it was not paused.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function resume(): bool {}
 
         /**
          * Puts dead letters back in the queue, due now with their attempts

@@ -202,6 +202,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             }),
         ),
         ("clear", Box::new(|c, k, _| lease::clear(c, k).map(drop))),
+        ("pause", Box::new(|c, k, _| lease::pause(c, k).map(drop))),
         ("pop", Box::new(|c, k, _| queue::pop(c, k, 10).map(drop))),
         (
             "dequeue",
@@ -288,6 +289,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("reruns", "remove"),
         ("payloads", "clear"),
         ("failures", "nack"),
+        ("stats", "pause"),
         ("failures", "ack"),
         ("dead failures", "bury"),
         ("dead failures", "retry dead"),

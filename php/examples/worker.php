@@ -66,7 +66,7 @@ while (!$stop) {
             echo "done {$task->id()}\n";
         } catch (Throwable $e) {
             $backoff = min(300, 2 ** $task->attempts());
-            $queue->nack($task, $backoff);
+            $queue->nack($task, $backoff, $e::class . ": " . $e->getMessage()); // why: find() and the dead letters show it
             echo "failed {$task->id()} (attempt {$task->attempts()}): {$e->getMessage()}\n";
         }
     }

@@ -96,7 +96,7 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertSame(['bad', 'boom', 3], [$dead[0]['id'], $dead[0]['payload'], $dead[0]['attempts']]);
         $this->assertEqualsWithDelta(microtime(true), $dead[0]['diedAt'], 5);
         $this->assertSame([
-            'ready' => 0, 'delayed' => 0, 'leased' => 0, 'dead' => 1, 'oldestDueAge' => null,
+            'ready' => 0, 'delayed' => 0, 'leased' => 0, 'dead' => 1, 'oldestDueAge' => null, 'paused' => null,
             // Two nacks back to the queue, the third one to the dead letters.
             'totals' => ['enqueued' => 1, 'acked' => 0, 'nacked' => 2, 'retried' => 0, 'dead' => 1, 'expired' => 0],
         ], $q->metrics());
@@ -484,5 +484,58 @@ final class QueueApiTest extends RedisLockTestCase
 
         $this->expectException(TypeError::class);
         $q->nack($q->reserve()[0], 0, []);
+    }
+
+    public function testAPausedQueueHandsOutNothingAndResumingWakesItsWaitingWorkers(): void
+    {
+        $q = $this->queue('paused', ['lease' => 30]);
+        $q->enqueueMany(['r' => null, 's' => null]);
+        [$running] = $q->reserve();
+        $this->assertTrue($q->pause());
+        $this->assertFalse($q->pause(), 'paused already');
+        $this->assertEqualsWithDelta(microtime(true), $q->metrics()['paused'], 5);
+        $this->assertSame([], $q->reserve(), 'nothing handed out');
+        $this->assertSame([], (new Client())->reserve([$q]));
+        $this->assertSame((new RedisQueue())->pop('empty'), (new RedisQueue())->pop('paused'), "the drop-in's pop too, as from an empty queue");
+        $this->assertSame('s', (new RedisQueue())->top('paused')['id'], 'a look still shows it');
+        $this->assertTrue($q->ack($running), 'a running task finishes');
+        $this->assertSame('added', $q->enqueue('b'), 'producers go on');
+        $other = $this->queue('other');
+        $other->enqueue('x');
+        $tasks = (new Client())->reserve([$q, $other]);
+        $this->assertSame([['other', 'x']], array_map(fn ($t) => [$t->queue(), $t->id()], $tasks), 'several queues: the paused one is passed over');
+
+        // Workers waiting on it while producers enqueue: none gets a task
+        // until the resume, then every task runs once.
+        $workers = [];
+        for ($i = 0; $i < 4; $i++) {
+            $workers[] = self::start('$q = (new RedisLock\Client())->queue("paused");
+                $seen = 0;
+                while ($seen < 20) {
+                    $tasks = $q->reserve(1, null, 2);
+                    if ($tasks === []) { break; }
+                    foreach ($tasks as $t) { echo $t->id(), " ", (new RedisLock\Client())->queue("paused")->metrics()["paused"] === null ? "running" : "PAUSED", "\n"; $q->ack($t); }
+                    $seen++;
+                }');
+        }
+        for ($i = 0; $i < 40; $i++) {
+            $q->enqueue("t$i");
+        }
+        usleep(500000);
+        $this->assertSame(42, $q->metrics()['ready'], 'nothing taken while paused');
+        $this->assertTrue($q->resume());
+        $this->assertFalse($q->resume(), 'running already');
+        $this->assertNull($q->metrics()['paused']);
+        $lines = [];
+        foreach ($workers as $w) {
+            $lines = array_merge($lines, array_filter(explode("\n", self::finish($w))));
+        }
+        $ids = array_map(fn ($l) => explode(' ', $l)[0], $lines);
+        sort($ids);
+        $expected = array_merge(['b', 's'], array_map(fn ($i) => "t$i", range(0, 39)));
+        sort($expected);
+        $this->assertSame($expected, $ids, 'every task once, after the resume');
+        $this->assertSame([], preg_grep('/PAUSED$/', $lines), 'no task handed out while paused');
+        $this->assertSame(0, $q->metrics()['ready']);
     }
 }

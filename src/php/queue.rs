@@ -104,6 +104,11 @@ fn metrics_array(m: &leased::Metrics) -> PhpResult<Zval> {
         age.set_double(ms as f64 / 1000.0);
     }
     out.insert("oldestDueAge", age)?;
+    let mut paused = Zval::new();
+    if let Some(ms) = m.paused_at_ms {
+        paused.set_double(ms as f64 / 1000.0);
+    }
+    out.insert("paused", paused)?;
     out.insert("totals", array(counts(&m.totals, None)?))?;
     Ok(array(out))
 }
@@ -427,7 +432,8 @@ impl Queue {
 
     /// Counts at one instant: ['ready' => due now, 'delayed', 'leased',
     /// 'dead', 'oldestDueAge' => seconds the oldest due task has waited, or
-    /// null, 'totals' => what happened to its tasks since the queue was
+    /// null, 'paused' => when `pause()` paused it (server time), or null,
+    /// 'totals' => what happened to its tasks since the queue was
     /// first used: ['enqueued', 'acked' (the seed's pop and dequeue count
     /// too), 'nacked' (back to the queue), 'retried' (from the dead
     /// letters), 'dead' (out of attempts), 'expired' (leases that ran out)]].
@@ -531,6 +537,20 @@ impl Queue {
     pub fn clear(&self) -> PhpResult<i64> {
         let n = engine(self.queue.clear())?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
+    /// Stops the queue's consumers taking tasks: `reserve()` (a waiting one
+    /// keeps waiting) and the drop-in `RedisQueue::pop()` get none until
+    /// `resume()`. Leased tasks finish as usual; enqueues go on. False when
+    /// it was paused already.
+    pub fn pause(&self) -> PhpResult<bool> {
+        engine(self.queue.pause())
+    }
+
+    /// Lets the queue's consumers take tasks again, waking the waiting
+    /// ones. False when it was not paused.
+    pub fn resume(&self) -> PhpResult<bool> {
+        engine(self.queue.resume())
     }
 
     /// The queue's name.

@@ -99,6 +99,10 @@ impl Queue {
         remove => lease::remove(ids: &[Vec<u8>]) -> u64;
         /// [`lease::clear`].
         clear => lease::clear() -> u64;
+        /// [`lease::pause`].
+        pause => lease::pause() -> bool;
+        /// [`lease::resume`].
+        resume => lease::resume() -> bool;
     }
 }
 

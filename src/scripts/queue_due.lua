@@ -3,8 +3,10 @@
 -- the first ARGV[3], and remove them when ARGV[2] is '1' (pop) rather than
 -- '0' (top).
 -- Popped tasks count as acked: the seed's pop is its consumer's only step.
+-- A paused queue (queue_pause.lua) pops nothing; top still shows its tasks.
 -- KEYS[1] queue zset; KEYS[2] stats hash.
 -- Returns a flat list: id, score, id, score, ...
+if ARGV[2] == '1' and redis.call('HEXISTS', KEYS[2], 'paused') == 1 then return {} end
 local now = queue_now()
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.17g', now), 'WITHSCORES', 'LIMIT', ARGV[3], ARGV[1])
 -- The due tasks are the lowest ranks, so one range removal takes them all.

@@ -1,7 +1,8 @@
 -- include: queue_task.lua
--- Lease up to ARGV[1] due tasks (server time), earliest first. Leases that
--- ran out are settled first, in a bounded batch: back to the queue, or to
--- the dead letters once the task used up its attempts (queue_settle).
+-- Lease up to ARGV[1] due tasks (server time), earliest first; none while
+-- the queue is paused (queue_pause.lua). Leases that ran out are settled
+-- first, in a bounded batch: back to the queue, or to the dead letters once
+-- the task used up its attempts (queue_settle).
 -- KEYS: see queue_task.lua.
 -- ARGV[1] count; ARGV[2] lease in seconds; ARGV[3] lease token prefix (the
 -- task's rank is appended); ARGV[4] maximum attempts (0: no limit);
@@ -10,15 +11,17 @@
 -- kept, in ms; ARGV[9] how it waits: '' not at all, 'fresh' joining the
 -- line at its end (first try, or just woken), 'keep' keeping its place.
 -- Returns {ms until a task may be due or a lease ends (-1: nothing
--- scheduled, or not first in line; 0 when tasks follow), id, payload or
--- false, attempts, token, ...}.
+-- scheduled, paused, or not first in line; 0 when tasks follow), id,
+-- payload or false, attempts, token, ...}.
 local now = queue_now()
 local nowText = string.format('%.17g', now)
 local max = tonumber(ARGV[4])
 local p, me, place, mode = ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[5]))
+local paused = redis.call('HEXISTS', KEYS[10], 'paused') == 1
 local function dueNow()
+  if paused then return {} end
   return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[1]))
 end
 local due = dueNow()
@@ -77,6 +80,10 @@ if #due > 0 then
 end
 if mode ~= '' and not line_keep(KEYS[9], p, me, place, mode == 'fresh') then
   -- Not first in line: the first one keeps the timer.
+  return {-1}
+end
+if paused then
+  -- Woken by the resume (or looking again every RECHECK).
   return {-1}
 end
 do

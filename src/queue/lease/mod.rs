@@ -4,6 +4,7 @@
 //! counting attempts, and a task out of attempts goes to the dead letters.
 
 mod dead;
+mod pause;
 mod reserve;
 mod settle;
 mod stats;
@@ -12,6 +13,7 @@ mod waiting;
 use std::time::Duration;
 
 pub use dead::{DeadTask, dead, purge_dead, retry_dead};
+pub use pause::{pause, resume};
 pub use reserve::{RECHECK, Reserve, reserve};
 pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};

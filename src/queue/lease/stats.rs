@@ -20,6 +20,9 @@ pub struct Metrics {
     pub dead: u64,
     /// How long the oldest due task has been due, in ms.
     pub oldest_due_ms: Option<u64>,
+    /// When its consumers were paused, in ms on the server's clock (None:
+    /// they take tasks); see [`super::pause`].
+    pub paused_at_ms: Option<u64>,
     /// What happened to its tasks since it was first used.
     pub totals: Counts,
 }
@@ -69,7 +72,8 @@ fn metrics_of(m: &[i64]) -> Metrics {
         leased: at(2),
         dead: at(3),
         oldest_due_ms: m.get(4).and_then(|&age| u64::try_from(age).ok()),
-        totals: counts_at(m, 5),
+        paused_at_ms: m.get(5).and_then(|&at| u64::try_from(at).ok()),
+        totals: counts_at(m, 6),
     }
 }
 
@@ -81,7 +85,7 @@ pub fn metrics(config: &Config, keys: &Keys) -> Result<Metrics, Error> {
 /// [`PERIOD`] seconds, oldest first (the last one is still running).
 pub fn history(config: &Config, keys: &Keys) -> Result<(Metrics, Vec<Period>), Error> {
     let m = metrics_call(config, keys, true)?;
-    let from = 5 + COUNTERS.len();
+    let from = 6 + COUNTERS.len();
     let current = u64::try_from(m.get(from).copied().unwrap_or(0)).unwrap_or(0);
     let periods = m
         .get(from + 1..)
