@@ -90,6 +90,7 @@ final class DashboardTest extends RedisLockTestCase
         }
         $mail->enqueue('later', null, 600);
         $c->queue('reports')->enqueueMany(['a' => null, 'b' => null]);
+        $c->queue('reports')->pause();
         $this->children[] = $holder = self::start('$l = (new RedisLock\Client())->lock("nightly", ["ttl" => 300]); $l->acquire(); echo getmypid(), "\n"; sleep(60);');
         $this->assertSame((string) $holder[2], trim(fgets($holder[1][1])));
         $this->children[] = self::start('$l = (new RedisLock\Client())->lock("nightly"); $l->acquire(60); sleep(60);');
@@ -115,6 +116,7 @@ final class DashboardTest extends RedisLockTestCase
         $browser->type('#password', self::PASSWORD);
         $browser->click('#sign-in');
         $this->assertSame('redislock · redislock', $browser->title());
+        $this->assertSame('127.0.0.1:' . RedisServer::$main->port, $browser->text('header span'), 'which Redis: host and port');
 
         // The queues: counts as seeded, and a chart with bars.
         $row = fn (string $queue, string $cell) => $browser->text("#queues tr[data-queue=\"$queue\"] td.$cell");
@@ -150,6 +152,34 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertSame(0, $c->queue('mail')->metrics()['dead']);
         $this->assertSame('No dead letters.', $browser->text('#no-dead'));
         $browser->screenshot(self::SCREENSHOTS . '/dashboard-after-purge.png');
+
+        // Pause, resume and clear ask first too, and the state shows.
+        $this->assertSame('paused', $browser->text('#queues tr[data-queue="reports"] span.state'));
+        $this->assertSame([], $browser->all('#queues tr[data-queue="mail"] span.state'));
+        $browser->click('#queues tr[data-queue="reports"] button.resume');
+        $this->assertSame("Resume queue 'reports'? Its workers take tasks again.", $browser->text('#question'));
+        $browser->click('#cancel');
+        $this->assertNotNull($c->queue('reports')->metrics()['paused'], 'cancelled');
+        $browser->click('#queues tr[data-queue="reports"] button.resume');
+        $browser->click('button.confirm');
+        $this->assertSame("Queue 'reports' resumed.", $browser->text('#flash'));
+        $this->assertNull($c->queue('reports')->metrics()['paused']);
+        $this->assertSame([], $browser->all('#queues tr[data-queue="reports"] span.state'));
+        $browser->click('#queues tr[data-queue="mail"] button.pause');
+        $this->assertSame("Pause queue 'mail'? Its workers take no new tasks until it is resumed; running tasks finish.", $browser->text('#question'));
+        $browser->click('button.confirm');
+        $this->assertSame("Queue 'mail' paused.", $browser->text('#flash'));
+        $this->assertSame([], $c->queue('mail')->reserve());
+        $this->assertSame('paused', $browser->text('#queues tr[data-queue="mail"] span.state'));
+        $browser->click('#queues tr[data-queue="reports"] button.clear');
+        $this->assertSame("Clear queue 'reports': remove all 2 waiting task(s), for good? Running tasks finish; dead letters stay.", $browser->text('#question'));
+        $browser->click('#cancel');
+        $this->assertSame('2', $row('reports', 'ready'));
+        $browser->click('#queues tr[data-queue="reports"] button.clear');
+        $browser->click('button.confirm');
+        $this->assertSame("2 task(s) removed from queue 'reports'.", $browser->text('#flash'));
+        $this->assertSame('0', $row('reports', 'ready'));
+        $this->assertTrue($c->queue('mail')->resume());
 
         // A POST without the session's CSRF token changes nothing, even
         // with the signed-in session's cookie.
@@ -191,6 +221,15 @@ final class DashboardTest extends RedisLockTestCase
         [$status] = self::post($url, ['action' => 'purge', 'queue' => 'mail']);
         $this->assertStringContainsString('503', $status);
         $this->assertSame(3, (new Client())->queue('mail')->metrics()['dead']);
+    }
+
+    public function testTheHeaderSaysWhichRedisNeverItsPassword(): void
+    {
+        $port = RedisServer::$main->port;
+        $url = self::serve(self::PASSWORD, true, "redis://app:s3cret@127.0.0.1:$port/3?prefix=app:&timeout=1");
+        $page = file_get_contents($url);
+        $this->assertStringContainsString("<span>127.0.0.1:$port db 3 prefix app:</span>", $page);
+        $this->assertStringNotContainsString('s3cret', $page);
     }
 
     /** A signed-out session's cookie and CSRF token, read from the sign-in page. */

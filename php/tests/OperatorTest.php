@@ -330,8 +330,8 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(['RuntimeException: smtp down', null], array_column(self::json(['dead', 'mail']), 'reason'));
         [, $out] = self::cli(['dead', 'mail']);
         $this->assertMatchesRegularExpression('/^ID +ATTEMPTS +DIED +PAYLOAD +REASON$/m', $out);
-        $this->assertMatchesRegularExpression('/^d1 +1 +[-0-9: ]+ +first +RuntimeException: smtp down$/m', $out);
-        $this->assertMatchesRegularExpression('/^d2 +1 +[-0-9: ]+ +- +-$/m', $out);
+        $this->assertMatchesRegularExpression('/^d1 +1 +[-0-9]+ [0-9:]+ ' . date('T') . ' +first +RuntimeException: smtp down$/m', $out);
+        $this->assertMatchesRegularExpression('/^d2 +1 +[-0-9]+ [0-9:]+ ' . date('T') . ' +- +-$/m', $out);
 
         $locks = self::json(['locks']);
         $this->assertSame(['nightly', 'legacy'], array_column($locks, 'name'));
@@ -341,17 +341,47 @@ final class OperatorTest extends RedisLockTestCase
 
         [$status, $out] = self::cli(['status']);
         $this->assertSame(0, $status);
-        $this->assertMatchesRegularExpression('/^QUEUE +READY +DELAYED +LEASED +DEAD/', $out);
-        $this->assertMatchesRegularExpression('/^mail +2 +1 +1 +2 /m', $out);
+        $this->assertMatchesRegularExpression('/^QUEUE +STATE +READY +DELAYED +LEASED +DEAD/', $out);
+        $this->assertMatchesRegularExpression('/^mail +running +2 +1 +1 +2 /m', $out);
         [, $out] = self::cli(['locks']);
         $this->assertMatchesRegularExpression('/^nightly +lock +yes +\d+\.\ds +\d+ +2 +' . preg_quote(gethostname()) . ' pid ' . $pid . ' /m', $out);
+    }
+
+    public function testPauseResumeAndClearFromTheCli(): void
+    {
+        [$c, $mail, $busy] = $this->seed();
+        [$status, $out, $err] = self::cli(['pause', 'mail'], "y\n");
+        $this->assertSame([0, "queue 'mail' paused\n"], [$status, $out]);
+        $this->assertStringContainsString("Pause queue 'mail': its workers take no new tasks until resume (running ones finish)? [y/N]", $err);
+        $this->assertSame("queue 'mail' was paused already\n", self::cli(['pause', 'mail', '--yes'])[1]);
+        $this->assertSame([], $mail->reserve(), 'its workers get nothing');
+        $this->assertMatchesRegularExpression('/^mail +paused +2 +1 +1 +2 /m', self::cli(['status'])[1]);
+        $this->assertMatchesRegularExpression('/^reports +running +3 /m', self::cli(['status'])[1]);
+        $this->assertEqualsWithDelta(microtime(true), self::json(['status'])[0]['paused'], 5);
+        $this->assertNull(self::json(['status'])[1]['paused']);
+        $this->assertMatchesRegularExpression('/^queue mail \(paused since [-0-9]+ [0-9:]+ ' . date('T') . '\)$/m', self::cli(['queue', 'mail'])[1]);
+
+        $this->assertSame(['resumed' => true], self::json(['resume', 'mail', '--yes']));
+        $this->assertSame("queue 'mail' was not paused\n", self::cli(['resume', 'mail', '--yes'])[1]);
+        $this->assertMatchesRegularExpression('/^queue mail \(running\)$/m', self::cli(['queue', 'mail'])[1]);
+
+        $this->assertSame([0, "3 task(s) removed from queue 'mail'\n"], array_slice(self::cli(['clear', 'mail', '--yes']), 0, 2));
+        $m = $mail->metrics();
+        $this->assertSame([0, 0, 1, 2], [$m['ready'], $m['delayed'], $m['leased'], $m['dead']], 'the running task and the dead letters stay');
+        $this->assertTrue($mail->ack($busy));
+
+        [$status, , $err] = self::cli(['pause', 'mial', '--yes']);
+        $this->assertSame(1, $status);
+        $this->assertStringContainsString("no queue 'mial': did you mean 'mail'?", $err);
+        $this->assertSame(2, self::cli(['pause'])[0], 'pause needs a name');
+        $this->assertSame(2, self::cli(['clear', 'mail', 'reports'])[0], 'one queue at a time');
     }
 
     public function testDestructiveCommandsAskFirstAndDoNothingUnlessConfirmed(): void
     {
         [$c, $mail, , $pid] = $this->seed();
         foreach (['', "n\n", "whatever\n"] as $answer) {
-            foreach ([['retry', 'mail'], ['purge', 'mail'], ['unlock', 'nightly', '--force'], ['move', 'mail', 'elsewhere']] as $args) {
+            foreach ([['retry', 'mail'], ['purge', 'mail'], ['pause', 'mail'], ['clear', 'mail'], ['unlock', 'nightly', '--force'], ['move', 'mail', 'elsewhere']] as $args) {
                 // (Not DEBUG DIGEST: the waiters renew their places.)
                 $before = $this->snapshot();
                 [$status, $out, $err] = self::cli($args, $answer);
@@ -529,7 +559,7 @@ final class OperatorTest extends RedisLockTestCase
         foreach (explode("\n", trim($out)) as $line) {
             $this->assertLessThan(150, strlen($line), $line);
         }
-        $this->assertMatchesRegularExpression('/^qxxx+\.\.\. +1 +0 /m', $out);
+        $this->assertMatchesRegularExpression('/^qxxx+\.\.\. +running +1 +0 /m', $out);
 
         [, $out] = self::cli(['--limit=1', 'dead', 'mail']);
         $this->assertStringEndsWith("showing 1 of 2 dead letters (--limit=N shows more, up to 1000)\n", $out);
@@ -579,6 +609,7 @@ final class OperatorTest extends RedisLockTestCase
     public function testThePrometheusExpositionPassesPromtoolAndHoldsTheSeededState(): void
     {
         [$c] = $this->seed();
+        $c->queue('reports')->pause();
         // A queue name that needs escaping in a label.
         $c->queue("we\"ird\\name\n")->enqueue('t');
         [$status, $out, $err] = self::cli(['metrics']);
@@ -599,6 +630,8 @@ final class OperatorTest extends RedisLockTestCase
             'redislock_queue_enqueued_total{queue="mail"} 7',
             'redislock_queue_acked_total{queue="mail"} 1',
             'redislock_queue_dead_total{queue="mail"} 2',
+            'redislock_queue_paused{queue="mail"} 0',
+            'redislock_queue_paused{queue="reports"} 1',
             'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',
             '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock), exact (exactKey: Laravel\'s locks) or seed (RedisLock); of the first 10000 locks found.',
             'redislock_locks_held{kind="lock"} 1',

@@ -11,11 +11,15 @@ final class Cli
         Usage: redislock [options] <command> [arguments]
 
         Commands:
-          status               every queue: ready, delayed, leased, dead, oldest due, rates
+          status               every queue: paused or running, ready, delayed, leased, dead,
+                               oldest due, rates
           queue NAME           one queue: counts, totals, rates, the first queued tasks
-          dead NAME            its dead letters, oldest first
+          dead NAME            its dead letters, oldest first, with why each died
           retry NAME [ID...]   dead letters back to the queue (all without ids)
           purge NAME [ID...]   dead letters removed with their payloads (all without ids)
+          pause NAME           its workers take no new tasks (running ones finish)
+          resume NAME          its workers take tasks again
+          clear NAME           removes every task waiting in it (running ones finish)
           locks [PATTERN]      locks (glob on names) with holder, lease left, token, waiters
           unlock NAME --force  frees a lock (RedisLock\Client::lock()'s, Laravel's or a drop-in RedisLock's) whoever holds it
           move NAME [TO]       the tasks queued on NAME to queue TO (default NAME) of --to-url
@@ -30,15 +34,18 @@ final class Cli
           --limit=N            at most N dead letters, tasks or locks (default 100)
           --to-url=DSN         where move puts the tasks (default: --url): another
                                prefix (?prefix=...), database or server
-          --yes                do not ask before retry, purge, unlock and move
+          --yes                do not ask before retry, purge, pause, resume, clear,
+                               unlock and move
           -h, --help           this text
 
         Exit status: 0 done, 1 failed, declined or no such queue, 2 wrong usage.
 
         TXT;
 
-    private const COMMANDS = ['status', 'queue', 'dead', 'retry', 'purge', 'locks', 'unlock', 'move', 'metrics'];
-    private const DESTRUCTIVE = ['retry', 'purge', 'unlock', 'move'];
+    private const COMMANDS = ['status', 'queue', 'dead', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics'];
+    private const DESTRUCTIVE = ['retry', 'purge', 'pause', 'resume', 'clear', 'unlock', 'move'];
+    /** The commands that name a queue, which must exist. */
+    private const ON_A_QUEUE = ['queue', 'dead', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
 
     /** @param resource $in @param resource $out @param resource $err */
     public function __construct(private $in = STDIN, private $out = STDOUT, private $err = STDERR)
@@ -59,7 +66,7 @@ final class Cli
         }
         try {
             $report = new Report(new Client($options['url']));
-            if (in_array($command, ['queue', 'dead', 'retry', 'purge', 'move'], true) && !$report->exists($args[0])) {
+            if (in_array($command, self::ON_A_QUEUE, true) && !$report->exists($args[0])) {
                 $like = $report->like($args[0]);
                 fwrite($this->err, "redislock: no queue '" . self::clean($args[0]) . "'"
                     . ($like ? ": did you mean '" . implode("' or '", array_map(self::clean(...), $like)) . "'?" : ' (redislock status lists the queues)') . "\n");
@@ -128,13 +135,13 @@ final class Cli
         if (!in_array($command, self::COMMANDS, true)) {
             throw new \InvalidArgumentException("unknown command '$command'");
         }
-        $needsName = in_array($command, ['queue', 'dead', 'retry', 'purge', 'unlock', 'move'], true);
+        $needsName = in_array($command, [...self::ON_A_QUEUE, 'unlock'], true);
         if ($needsName && ($rest[0] ?? '') === '') {
             throw new \InvalidArgumentException("$command needs a name");
         }
         $takes = match ($command) {
             'status', 'metrics' => 0,
-            'queue', 'dead', 'unlock', 'locks' => 1,
+            'queue', 'dead', 'pause', 'resume', 'clear', 'unlock', 'locks' => 1,
             'move' => 2,
             default => PHP_INT_MAX,
         };
@@ -184,6 +191,9 @@ final class Cli
         $what = match ($command) {
             'retry' => ($ids ? count($ids) . ' dead letter(s)' : 'every dead letter') . " of queue '$name' back to the queue",
             'purge' => ($ids ? count($ids) . ' dead letter(s)' : 'every dead letter') . " of queue '$name', with their payloads, for good",
+            'pause' => "queue '$name': its workers take no new tasks until resume (running ones finish)",
+            'resume' => "queue '$name': its workers take tasks again",
+            'clear' => "queue '$name': remove every task waiting in it, for good (running ones finish)",
             'unlock' => "lock '$name', whoever holds it",
             'move' => "the tasks queued on '$name' to queue '" . ($args[1] ?? $name) . "'"
                 . ($options['toUrl'] !== null ? ' of --to-url' : ''),
@@ -199,6 +209,9 @@ final class Cli
         $result = match ($command) {
             'retry' => ['retried' => $report->retry($name, $ids)],
             'purge' => ['purged' => $report->purge($name, $ids)],
+            'pause' => ['paused' => $report->pause($name)],
+            'resume' => ['resumed' => $report->resume($name)],
+            'clear' => ['cleared' => $report->clear($name)],
             'unlock' => ['unlocked' => $report->unlock($name)],
             'move' => ['moved' => $report->move($name, new Client($options['toUrl'] ?? $options['url']), $args[1] ?? $name)],
         };
@@ -209,6 +222,9 @@ final class Cli
             fwrite($this->out, match ($command) {
                 'retry' => "$n dead letter(s) back in queue '$name'\n",
                 'purge' => "$n dead letter(s) purged from queue '$name'\n",
+                'pause' => $n ? "queue '$name' paused\n" : "queue '$name' was paused already\n",
+                'resume' => $n ? "queue '$name' resumed\n" : "queue '$name' was not paused\n",
+                'clear' => "$n task(s) removed from queue '$name'\n",
                 'unlock' => $n ? "lock '$name' freed\n" : "lock '$name' was not held\n",
                 'move' => "$n task(s) moved\n",
             });
@@ -234,9 +250,9 @@ final class Cli
             $text = match ($command) {
                 'metrics' => $data,
                 'status' => $data === [] ? "no queues yet\n" : self::table(
-                    ['QUEUE', 'READY', 'DELAYED', 'LEASED', 'DEAD', 'OLDEST DUE', 'IN/MIN', 'DONE/MIN', 'FAILED/MIN'],
+                    ['QUEUE', 'STATE', 'READY', 'DELAYED', 'LEASED', 'DEAD', 'OLDEST DUE', 'IN/MIN', 'DONE/MIN', 'FAILED/MIN'],
                     array_map(fn (array $q) => [
-                        $q['name'], $q['ready'], $q['delayed'], $q['leased'], $q['dead'], self::age($q['oldestDueAge']),
+                        $q['name'], $q['paused'] === null ? 'running' : 'paused', $q['ready'], $q['delayed'], $q['leased'], $q['dead'], self::age($q['oldestDueAge']),
                         $q['perMinute']['enqueued'], $q['perMinute']['acked'], $q['perMinute']['dead'],
                     ], $data),
                 ),
@@ -285,7 +301,8 @@ final class Cli
             $rows[] = [$state, $q[$state], '', ''];
         }
         $rows[] = ['oldest due', self::age($q['oldestDueAge']), '', ''];
-        $text = "queue {$q['name']}\n\n" . self::table(['NOW', 'TASKS', '', ''], $rows) . "\n";
+        $state = $q['paused'] === null ? 'running' : 'paused since ' . self::time($q['paused']);
+        $text = "queue {$q['name']} ($state)\n\n" . self::table(['NOW', 'TASKS', '', ''], $rows) . "\n";
         $rows = [];
         foreach ($q['totals'] as $counter => $total) {
             $rows[] = [$counter, $total, $q['perMinute'][$counter]];
@@ -338,7 +355,7 @@ final class Cli
 
     private static function time(float $at): string
     {
-        return date('Y-m-d H:i:s', (int) $at);
+        return date('Y-m-d H:i:s T', (int) $at);
     }
 
     private static function cut(?string $payload): string

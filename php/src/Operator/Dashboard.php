@@ -6,7 +6,8 @@ use RedisLock\Client;
 
 /**
  * The dashboard page (php/web/index.php): queues with their depth and
- * throughput over the last 10 minutes, dead letters with retry and purge,
+ * throughput over the last 10 minutes, pause, resume and clear, dead
+ * letters with why they died, retry and purge,
  * locks with holders and waiters. Behind a password; every change is a POST
  * carrying the session's CSRF token, answered with a redirect.
  */
@@ -142,30 +143,35 @@ final class Dashboard
     }
 
     /**
-     * What a change that cannot be taken back (a purge) or that moves a
-     * whole queue's dead letters (retry all) asks before it is made, as the
-     * CLI asks: a page with the question, a confirming form and a way back;
-     * null for a change made at once.
+     * What a change that cannot be taken back (a purge, a clear), that
+     * moves a whole queue's dead letters (retry all) or that stops or starts
+     * a queue's workers asks before it is made, as the CLI asks: a page with
+     * the question, a confirming form and a way back; null for a change
+     * made at once.
      */
     private function question(Report $report, string $action): ?string
     {
-        if (!in_array($action, ['purge', 'retry'], true)) {
+        if (!in_array($action, ['purge', 'retry', 'pause', 'resume', 'clear'], true)) {
             return null;
         }
         $queue = (string) ($_POST['queue'] ?? '');
         $id = isset($_POST['id']) ? (string) $_POST['id'] : null;
-        $what = $id !== null ? "dead letter '$id'" : 'all ' . $report->queue($queue)['dead'] . ' dead letter(s)';
+        $counts = $report->queue($queue);
+        $what = $id !== null ? "dead letter '$id'" : "all {$counts['dead']} dead letter(s)";
         $question = match ($action) {
             'purge' => "Purge $what of queue '$queue', with their payloads, for good?",
             'retry' => $id === null ? "Retry $what of queue '$queue' now?" : null,
-            default => null,
+            'pause' => "Pause queue '$queue'? Its workers take no new tasks until it is resumed; running tasks finish.",
+            'resume' => "Resume queue '$queue'? Its workers take tasks again.",
+            'clear' => 'Clear queue \'' . $queue . '\': remove all ' . ($counts['ready'] + $counts['delayed'])
+                . ' waiting task(s), for good? Running tasks finish; dead letters stay.',
         };
         if ($question === null) {
             return null;
         }
         $fields = ['queue' => $queue, 'confirm' => 'yes'] + ($id === null ? [] : ['id' => $id]);
         return '<p id="question">' . self::h($question) . '</p><p>'
-            . $this->form($action, ucfirst($action), $fields, 'confirm' . ($action === 'purge' ? ' danger' : ''))
+            . $this->form($action, ucfirst($action), $fields, 'confirm' . (in_array($action, ['purge', 'clear'], true) ? ' danger' : ''))
             . ' <a href="?" id="cancel">Cancel</a></p>';
     }
 
@@ -178,6 +184,9 @@ final class Dashboard
             'logout' => $this->logout(),
             'retry' => $report->retry($queue, $ids) . " $what of queue '$queue' retried.",
             'purge' => $report->purge($queue, $ids) . " $what of queue '$queue' purged.",
+            'pause' => $report->pause($queue) ? "Queue '$queue' paused." : "Queue '$queue' was paused already.",
+            'resume' => $report->resume($queue) ? "Queue '$queue' resumed." : "Queue '$queue' was not paused.",
+            'clear' => $report->clear($queue) . " task(s) removed from queue '$queue'.",
             default => "Unknown action '$action': nothing was changed.",
         };
     }
@@ -229,16 +238,21 @@ final class Dashboard
         } else {
             $html .= '<table id="queues"><tr><th>Queue</th><th>Ready</th><th>Delayed</th><th>Leased</th><th>Dead</th>'
                 . '<th>Oldest due</th><th>In / min</th><th>Done / min</th><th>Last 10 minutes '
-                . '<span class="in">■ enqueued</span> <span class="done">■ acked</span></th></tr>';
+                . '<span class="in">■ enqueued</span> <span class="done">■ acked</span></th><th></th></tr>';
             foreach ($queues as $q) {
-                $html .= '<tr data-queue="' . self::h($q['name']) . '"><td>' . self::h($q['name']) . '</td>';
+                $paused = $q['paused'] !== null;
+                $html .= '<tr data-queue="' . self::h($q['name']) . '"' . ($paused ? ' class="paused"' : '') . '><td>' . self::h($q['name'])
+                    . ($paused ? ' <span class="state" title="since ' . date('Y-m-d H:i:s T', (int) $q['paused']) . '">paused</span>' : '') . '</td>';
                 foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
                     $alert = $state === 'dead' && $q['dead'] > 0 ? ' alert' : '';
                     $html .= '<td class="n ' . $state . $alert . '">' . $q[$state] . '</td>';
                 }
                 $html .= '<td class="n">' . ($q['oldestDueAge'] === null ? '–' : sprintf('%.1f s', $q['oldestDueAge'])) . '</td>'
                     . '<td class="n">' . $q['perMinute']['enqueued'] . '</td><td class="n">' . $q['perMinute']['acked'] . '</td>'
-                    . '<td>' . self::chart($q['history']) . '</td></tr>';
+                    . '<td>' . self::chart($q['history']) . '</td><td class="actions">'
+                    . ($paused ? $this->form('resume', 'Resume', ['queue' => $q['name']], 'resume')
+                        : $this->form('pause', 'Pause', ['queue' => $q['name']], 'pause'))
+                    . $this->form('clear', 'Clear', ['queue' => $q['name']], 'clear danger') . '</td></tr>';
             }
             $html .= '</table>';
         }
@@ -259,7 +273,7 @@ final class Dashboard
                 $one = $fields + ['id' => $t['id']];
                 $payload = $t['payload'] === null ? '–' : (strlen($t['payload']) > 80 ? substr($t['payload'], 0, 80) . '…' : $t['payload']);
                 $html .= '<tr data-task="' . self::h($t['id']) . '"><td>' . self::h($t['id']) . '</td><td class="n">' . $t['attempts']
-                    . '</td><td>' . date('Y-m-d H:i:s', (int) $t['diedAt']) . '</td><td class="reason">' . self::h($t['reason'] ?? '–')
+                    . '</td><td>' . date('Y-m-d H:i:s T', (int) $t['diedAt']) . '</td><td class="reason">' . self::h($t['reason'] ?? '–')
                     . '</td><td><code>' . self::h($payload) . '</code></td><td>'
                     . $this->form('retry', 'Retry', $one, 'retry') . $this->form('purge', 'Purge', $one, 'purge danger') . '</td></tr>';
             }
@@ -292,7 +306,7 @@ final class Dashboard
 
     private function footer(): string
     {
-        return '<footer>Read at ' . date('Y-m-d H:i:s') . ', refreshed every 15 s. '
+        return '<footer>Read at ' . date('Y-m-d H:i:s T') . ', refreshed every 15 s. '
             . $this->form('logout', 'Sign out', [], 'logout') . '</footer>';
     }
 
@@ -319,11 +333,31 @@ final class Dashboard
     private function page(string $title, string $body): string
     {
         $refresh = empty($_SESSION['in']) ? '' : '<meta http-equiv="refresh" content="15">';
-        $where = $this->url === null ? 'the default Redis (redislock.default_dsn)' : (parse_url($this->url, PHP_URL_HOST) ?: 'Redis');
+        $where = $this->url === null ? 'the default Redis (redislock.default_dsn)' : self::where($this->url);
         return '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">' . $refresh
             . '<meta name="viewport" content="width=device-width, initial-scale=1"><title>' . self::h($title) . ' · redislock</title>'
             . '<style>' . self::STYLE . '</style></head><body><header><h1>redislock</h1><span>' . self::h($where) . '</span></header>'
             . '<main>' . $body . '</main></body></html>';
+    }
+
+    /**
+     * Which Redis a DSN names, as the header shows it: host:port, the
+     * database when it is not 0 and the prefix (never the user or
+     * password); 'Redis' for
+     * a DSN this cannot read (several nodes).
+     */
+    private static function where(string $dsn): string
+    {
+        $parts = parse_url($dsn);
+        if (!is_array($parts) || !isset($parts['host'])) {
+            return 'Redis';
+        }
+        $db = trim($parts['path'] ?? '', '/');
+        parse_str($parts['query'] ?? '', $query);
+        $db = $db !== '' ? $db : (string) ($query['database'] ?? '');
+        $prefix = (string) ($query['prefix'] ?? '');
+        return $parts['host'] . ':' . ($parts['port'] ?? 6379) . ($db !== '' && $db !== '0' ? " db $db" : '')
+            . ($prefix !== '' ? " prefix $prefix" : '');
     }
 
     private static function h(string $text): string
@@ -346,6 +380,8 @@ final class Dashboard
         th { background: #eef0f3; font-weight: 600; }
         td.n { text-align: right; font-variant-numeric: tabular-nums; }
         td.alert { color: #b42318; font-weight: 600; }
+        span.state { background: #fef0c7; color: #93370d; border-radius: 4px; padding: 0 6px; font-size: 12px; font-weight: 600; }
+        td.actions { white-space: nowrap; }
         .chart .in, span.in { fill: #2f6fdf; color: #2f6fdf; }
         .chart .done, span.done { fill: #1a9a5b; color: #1a9a5b; }
         .chart .axis { stroke: #c4c9d0; }

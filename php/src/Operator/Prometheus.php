@@ -5,7 +5,7 @@ namespace RedisLock\Operator;
 /**
  * The Prometheus text exposition (format 0.0.4) of queues and locks, as
  * Report reads them: per queue, its tasks by state, the age of its oldest
- * due task and a counter per event; locks held and waiters, by kind. Lock
+ * due task, whether it is paused, and a counter per event; locks held and waiters, by kind. Lock
  * names are not labels: one series per lock would grow without bound.
  */
 final class Prometheus
@@ -48,15 +48,17 @@ final class Prometheus
                 $samples,
             )];
         };
-        $tasks = $age = [];
+        $tasks = $age = $paused = [];
         foreach ($queues as $q) {
             foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
                 $tasks[] = [['queue' => $q['name'], 'state' => $state], $q[$state]];
             }
             $age[] = [['queue' => $q['name']], $q['oldestDueAge'] ?? 0];
+            $paused[] = [['queue' => $q['name']], $q['paused'] === null ? 0 : 1];
         }
         $family('redislock_queue_tasks', 'gauge', 'Tasks in a queue by state: ready (due), delayed, leased, dead.', $tasks);
         $family('redislock_queue_oldest_due_age_seconds', 'gauge', 'How long the oldest due task has waited (0: none due).', $age);
+        $family('redislock_queue_paused', 'gauge', 'Whether the queue is paused (1): its workers take no new tasks.', $paused);
         foreach (self::EVENTS as $event => $help) {
             $family(
                 "redislock_queue_{$event}_total",

@@ -61,6 +61,24 @@ final class Report
         return $this->client->queue($name)->purgeDead($ids ?: null);
     }
 
+    /** Pauses a queue's consumers; false when it was paused already. */
+    public function pause(string $name): bool
+    {
+        return $this->client->queue($name)->pause();
+    }
+
+    /** Lets a queue's consumers take tasks again; false when it was not paused. */
+    public function resume(string $name): bool
+    {
+        return $this->client->queue($name)->resume();
+    }
+
+    /** Removes every task waiting in a queue (leased ones finish); how many. */
+    public function clear(string $name): int
+    {
+        return $this->client->queue($name)->clear();
+    }
+
     /**
      * Moves the tasks queued on queue $name (due now or later) to queue
      * $toName of $to (another prefix, database or server), 1000 per round:
