@@ -7,7 +7,10 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PHP");
     println!("cargo:rerun-if-env-changed=PHP_CONFIG");
     println!("cargo:rerun-if-changed=src/scripts");
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/scripts");
+    // At run time: a build script cached from a copy of the tree elsewhere
+    // (phpize builds share a target dir) must read this tree's scripts.
+    let root = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
+    let dir = std::path::Path::new(&root).join("src/scripts");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .expect("src/scripts/")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())

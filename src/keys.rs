@@ -220,10 +220,12 @@ mod tests {
         Kind::ExactRwLock,
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) too.
-    const ROLES: [&str; 17] = [
+    const ROLES: [&str; 19] = [
         ":payloads",
         ":failures",
         ":dead-failures",
+        ":workers",
+        ":workers-done",
         ":attempts",
         ":leased",
         ":leases",

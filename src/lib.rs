@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod conn;
+pub mod holder;
 pub mod keys;
 pub mod lock;
 pub mod process;

@@ -518,6 +518,19 @@ namespace RedisLock {
         public function history(): mixed {}
 
         /**
+         * The tasks leased to workers now, the earliest lease end first, up to
+         * `$limit` (1 to 1000): why its last attempt failed (`reason`), when
+         * it was reserved (`leasedAt`, null for a lease of an earlier
+         * release) and its lease ends (`until`), server time, and its worker
+         * (null when the process is not described).
+         *
+         * @param int<1, 1000> $limit
+         * @return list<array{id: string, payload: string|null, attempts: int, reason: string|null, leasedAt: float|null, until: float, worker: array{host: string, pid: int, process: string}|null}>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function leased(int $limit = 100): mixed {}
+
+        /**
          * Counts at one instant: `ready` (due now), `delayed`, `leased`,
          * `dead`, `oldestDueAge` (seconds the oldest due task has waited,
          * null when none is due), `paused` (when `pause()` paused its
@@ -623,6 +636,20 @@ namespace RedisLock {
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function retryDead(?array $ids = null): int {}
+
+        /**
+         * The processes consuming the queue, the last seen first, up to
+         * `$limit` (1 to 1000): `id` (the process's id in its tokens), its
+         * `host`, `pid` and `process` (null once its description expired),
+         * `since` (when it started using redislock, its own clock), `seen`
+         * (when it last reserved, server time) and `done` (tasks it acked).
+         * A worker not seen for a day is forgotten.
+         *
+         * @param int<1, 1000> $limit
+         * @return list<array{id: string, host: string|null, pid: int|null, process: string|null, since: float|null, seen: float, done: int<0, max>}>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function workers(int $limit = 100): mixed {}
     }
 
     /**

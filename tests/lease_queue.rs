@@ -54,8 +54,9 @@ fn score(server: &RedisServer, id: &str) -> f64 {
         .unwrap()
 }
 
-/// The keys left besides the queue registry and the queues' stats hashes,
-/// which outlive the tasks by design; and each of those is there.
+/// The keys left besides the operator records, which outlive the tasks by
+/// design: the queue registry, the queues' stats hashes and workers, the
+/// workers' descriptions; and each of those is there.
 fn keys_left(server: &RedisServer) -> Vec<String> {
     let mut keys: Vec<String> = redis::cmd("KEYS")
         .arg("*")
@@ -64,7 +65,14 @@ fn keys_left(server: &RedisServer) -> Vec<String> {
     keys.sort();
     assert!(keys.iter().any(|k| k == "redislock:queues"), "{keys:?}");
     assert!(keys.iter().any(|k| k.ends_with("}:stats")), "{keys:?}");
-    keys.retain(|k| k != "redislock:queues" && !k.ends_with("}:stats"));
+    assert!(keys.iter().any(|k| k.ends_with("}:workers")), "{keys:?}");
+    keys.retain(|k| {
+        k != "redislock:queues"
+            && !k.starts_with("redislock:holder:")
+            && !k.ends_with("}:stats")
+            && !k.ends_with("}:workers")
+            && !k.ends_with("}:workers-done")
+    });
     keys
 }
 

@@ -225,6 +225,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("stats", keys.stats.clone()),
         ("failures", keys.failures.clone()),
         ("dead failures", keys.dead_failures.clone()),
+        ("workers done", keys.worked.clone()),
     ];
     let mut refused = HashSet::new();
     for (role, key) in &roles {
@@ -290,6 +291,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("payloads", "clear"),
         ("failures", "nack"),
         ("stats", "pause"),
+        ("workers done", "ack"),
         ("failures", "ack"),
         ("dead failures", "bury"),
         ("dead failures", "retry dead"),

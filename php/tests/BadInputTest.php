@@ -69,6 +69,8 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::extend $lease' => [$reserved, fn ($qt, $v) => $qt[0]->extend($qt[1], $v)],
             'Queue::dead $limit' => fn ($v) => $queue2()->dead($v),
             'Queue::peek $limit' => fn ($v) => $queue2()->peek($v),
+            'Queue::leased $limit' => fn ($v) => $queue2()->leased($v),
+            'Queue::workers $limit' => fn ($v) => $queue2()->workers($v),
             'Queue::find $id' => fn ($v) => $queue2()->find($v),
             'Queue::retryDead $ids' => fn ($v) => $queue2()->retryDead($v),
             'Queue::purgeDead $ids' => fn ($v) => $queue2()->purgeDead($v),

@@ -538,4 +538,58 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertSame([], preg_grep('/PAUSED$/', $lines), 'no task handed out while paused');
         $this->assertSame(0, $q->metrics()['ready']);
     }
+
+    public function testLeasedTasksAndWorkersSayWhoRunsWhatSinceWhen(): void
+    {
+        $q = $this->queue('busy');
+        $q->enqueueMany(['a' => 'pa', 'b' => null, 'c' => null]);
+        $workers = [];
+        foreach ([1, 2] as $_) {
+            $workers[] = $w = self::start('$q = (new RedisLock\Client())->queue("busy");
+                [$t] = $q->reserve(1, 30);
+                echo $t->id(), "\n";
+                usleep(800000);
+                $q->ack($t);');
+        }
+        $ids = [trim(fgets($workers[0][1][1])), trim(fgets($workers[1][1][1]))];
+        $before = microtime(true);
+        $leased = $q->leased();
+        $this->assertSame($ids, array_column($leased, 'id'), 'the earliest lease end first');
+        $byId = array_column($leased, null, 'id');
+        foreach ([0, 1] as $i) {
+            $row = $byId[$ids[$i]];
+            $this->assertSame(['host' => gethostname(), 'pid' => $workers[$i][2], 'process' => 'cli Standard input code'], $row['worker']);
+            $this->assertEqualsWithDelta($before, $row['leasedAt'], 5);
+            $this->assertEqualsWithDelta($row['leasedAt'] + 30, $row['until'], 0.01);
+            $this->assertSame(1, $row['attempts']);
+            $this->assertNull($row['reason']);
+        }
+        $this->assertSame('pa', $byId['a']['payload']);
+        $this->assertCount(1, $q->leased(1));
+
+        $seen = $q->workers();
+        $this->assertEqualsCanonicalizing([$workers[0][2], $workers[1][2]], array_column($seen, 'pid'));
+        foreach ($seen as $w) {
+            $this->assertSame([gethostname(), 'cli Standard input code', 0], [$w['host'], $w['process'], $w['done']]);
+            $this->assertMatchesRegularExpression('/^[0-9a-f]{12}$/', $w['id']);
+            $this->assertEqualsWithDelta($before, $w['seen'], 5);
+            $this->assertEqualsWithDelta(time(), $w['since'], 5);
+        }
+        foreach ($workers as $w) {
+            self::finish($w);
+        }
+        $this->assertSame([], $q->leased());
+        $this->assertSame([1, 1], array_column($q->workers(), 'done'), 'each acked one');
+
+        // This process reserves and acks too: a third worker, with its count.
+        foreach ($q->reserve(10) as $t) {
+            $q->ack($t);
+        }
+        // (Its description may be missing: an earlier test flushed it, and
+        // a process renews it once a minute.)
+        $mine = array_values(array_filter($q->workers(), fn ($w) => !in_array($w['pid'], [$workers[0][2], $workers[1][2]], true)));
+        $this->assertSame(1, $mine[0]['done']);
+        $this->assertCount(3, $q->workers());
+        $this->assertCount(1, $q->workers(1));
+    }
 }

@@ -179,6 +179,11 @@ final class StubsTest extends RedisLockTestCase
         }
         $this->call($q, 'find', $tasks[0]->id());
         $this->call($q, 'metrics');
+        $this->call($q, 'leased');
+        $this->call($q, 'workers');
+        $q->pause();
+        $this->call($q, 'metrics');
+        $q->resume();
         $q->enqueue('c');
         $this->assertCount(1, $this->call($c, 'reserve', [$q]));
         $this->call($q, 'ackMany', [$tasks[0]]);

@@ -36,8 +36,10 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
     {
         $keys = array_filter(
             $this->redis->keys('*'),
-            fn (string $k) => !str_starts_with($k, 'redislock:holder:')
-                && $k !== 'redislock:queues' && !str_ends_with($k, '}:stats'),
+            // Operator records: process descriptions, the queue registry,
+            // a queue's counters and its workers.
+            fn (string $k) => !str_starts_with($k, 'redislock:holder:') && $k !== 'redislock:queues'
+                && !str_ends_with($k, '}:stats') && !str_ends_with($k, '}:workers') && !str_ends_with($k, '}:workers-done'),
         );
         sort($keys);
         $out = [];

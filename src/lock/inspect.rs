@@ -8,9 +8,9 @@ use std::time::Duration;
 use redis::Script;
 
 use super::Keys;
-use super::holder::{self, Holder};
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
+use crate::holder::{self, Holder};
 use crate::keys;
 use crate::scripts::script;
 use crate::wait;

@@ -5,7 +5,6 @@
 
 pub mod held;
 pub mod hold;
-pub mod holder;
 pub mod inspect;
 pub mod multi;
 pub mod order;
@@ -14,6 +13,7 @@ pub mod redlock;
 pub mod renew;
 pub mod seed;
 
+use crate::holder;
 use std::sync::LazyLock;
 use std::time::Duration;
 

@@ -27,7 +27,7 @@ impl SeedLocks {
     /// Takes lock `name` for `lease`, waiting as `wait` says; true if taken.
     pub fn acquire(&self, name: &[u8], lease: Duration, wait: Wait) -> Result<bool, Error> {
         let keys = Keys::seed(&self.config.prefix, name);
-        let token = super::holder::token();
+        let token = crate::holder::token();
         let acquired = super::acquire(&self.config, &keys, &token, lease, wait)?.is_some();
         if acquired {
             let held = Held::new(self.config.clone(), keys, token);

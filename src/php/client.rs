@@ -231,7 +231,7 @@ impl Client {
     /// `owner` option with it speaks for one holder in any request, and an
     /// inspection finds this process behind it (`lockState()`'s 'holder').
     pub fn new_owner(&self) -> String {
-        crate::lock::holder::token()
+        crate::holder::token()
     }
 
     /// Releases the lock `$name` of `$kind` (as `lockState()`'s) whoever

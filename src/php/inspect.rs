@@ -6,8 +6,9 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::engine;
 use super::value::{Value, non_empty, type_error, value_error};
-use super::value::{array, binary};
+use super::value::{array, binary, optional_float};
 use crate::config::Config;
+use crate::holder::Holder;
 use crate::lock::inspect::{self, Kind, State};
 use crate::queue;
 
@@ -46,27 +47,30 @@ fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
 /// 'waiting'.
 fn add_state(out: &mut ZendHashTable, state: State) -> PhpResult<()> {
     out.insert("held", state.token.is_some())?;
-    let mut remaining = Zval::new();
-    if let Some(left) = state.remaining {
-        remaining.set_double(left.as_secs_f64());
-    }
-    out.insert("remaining", remaining)?;
+    out.insert(
+        "remaining",
+        optional_float(state.remaining.map(|left| left.as_secs_f64())),
+    )?;
     let mut fence = Zval::new();
     if let Some(f) = state.fence.filter(|_| state.token.is_some()) {
         fence.set_long(f);
     }
     out.insert("token", fence)?;
-    let mut holder = Zval::new();
-    if let Some(h) = state.holder {
-        let mut table = ZendHashTable::new();
-        table.insert("host", h.host)?;
-        table.insert("pid", i64::from(h.pid))?;
-        table.insert("process", h.process)?;
-        holder = array(table);
-    }
-    out.insert("holder", holder)?;
+    out.insert("holder", holder(state.holder)?)?;
     out.insert("waiting", i64::try_from(state.waiting).unwrap_or(i64::MAX))?;
     Ok(())
+}
+
+/// A process as PHP sees it: ['host', 'pid', 'process'], or null.
+pub fn holder(h: Option<Holder>) -> PhpResult<Zval> {
+    let Some(h) = h else {
+        return Ok(Zval::new());
+    };
+    let mut table = ZendHashTable::new();
+    table.insert("host", h.host)?;
+    table.insert("pid", i64::from(h.pid))?;
+    table.insert("process", h.process)?;
+    Ok(array(table))
 }
 
 /// The lock a `($name, $kind)` pair of `method`'s arguments names.

@@ -12,9 +12,9 @@ use super::errors::{Class, exception};
 use super::task::Task;
 use super::value::{
     Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Text, Value, array, binary,
-    non_empty, optional_binary, type_error, value_error,
+    non_empty, optional_binary, optional_float, type_error, value_error,
 };
-use super::{engine, lease, positive_seconds, wait_seconds};
+use super::{engine, inspect, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::queue::lease::{self as leased, BATCH, Leased, Nack, Reserve, Terms};
 use crate::queue::{self, NewTask, Policy, Put, Status};
@@ -99,16 +99,9 @@ fn metrics_array(m: &leased::Metrics) -> PhpResult<Zval> {
     ] {
         out.insert(name, int(n))?;
     }
-    let mut age = Zval::new();
-    if let Some(ms) = m.oldest_due_ms {
-        age.set_double(ms as f64 / 1000.0);
-    }
-    out.insert("oldestDueAge", age)?;
-    let mut paused = Zval::new();
-    if let Some(ms) = m.paused_at_ms {
-        paused.set_double(ms as f64 / 1000.0);
-    }
-    out.insert("paused", paused)?;
+    let seconds = |ms: Option<u64>| optional_float(ms.map(|ms| ms as f64 / 1000.0));
+    out.insert("oldestDueAge", seconds(m.oldest_due_ms))?;
+    out.insert("paused", seconds(m.paused_at_ms))?;
     out.insert("totals", array(counts(&m.totals, None)?))?;
     Ok(array(out))
 }
@@ -537,6 +530,58 @@ impl Queue {
     pub fn clear(&self) -> PhpResult<i64> {
         let n = engine(self.queue.clear())?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
+    /// The tasks leased to workers now, the earliest lease end first, up to
+    /// `$limit` (1 to 1000): a list of ['id', 'payload' => ?string,
+    /// 'attempts', 'reason' => ?string, 'leasedAt' => ?float (when it was
+    /// reserved), 'until' => float (when its lease ends), 'worker' =>
+    /// ?array{host, pid, process}], times in server time.
+    #[php(defaults(limit = 100))]
+    pub fn leased(&self, limit: Arg<Int>) -> PhpResult<Zval> {
+        let limit = count(&limit, "RedisLock\\Queue::leased(): Argument #1 ($limit)")?;
+        let tasks = engine(self.queue.leased(limit))?;
+        let mut list = ZendHashTable::with_capacity(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
+        for (t, worker) in tasks {
+            let mut row = ZendHashTable::new();
+            row.insert("id", binary(&t.id))?;
+            row.insert("payload", optional_binary(t.payload.as_deref()))?;
+            row.insert("attempts", t.attempts)?;
+            row.insert("reason", optional_binary(t.reason.as_deref()))?;
+            row.insert("leasedAt", optional_float(t.since))?;
+            row.insert("until", t.at)?;
+            row.insert("worker", inspect::holder(worker)?)?;
+            list.push(array(row))?;
+        }
+        Ok(array(list))
+    }
+
+    /// The processes consuming the queue, the last seen first, up to
+    /// `$limit` (1 to 1000): a list of ['id' (the process's id in its
+    /// tokens), 'host' => ?string, 'pid' => ?int, 'process' => ?string,
+    /// 'since' => ?float (when it started using redislock, its own clock),
+    /// 'seen' => float (when it last reserved, server time), 'done' => int
+    /// (tasks it acked, told every few seconds)]. A worker not seen for a
+    /// day is forgotten.
+    #[php(defaults(limit = 100))]
+    pub fn workers(&self, limit: Arg<Int>) -> PhpResult<Zval> {
+        let limit = count(&limit, "RedisLock\\Queue::workers(): Argument #1 ($limit)")?;
+        let workers = engine(self.queue.workers(limit))?;
+        let mut list =
+            ZendHashTable::with_capacity(u32::try_from(workers.len()).unwrap_or(u32::MAX));
+        for w in workers {
+            let mut row = ZendHashTable::new();
+            let since = w.holder.as_ref().map(|h| h.since).filter(|&s| s > 0);
+            row.insert("id", w.id.as_str())?;
+            row.insert("host", w.holder.as_ref().map(|h| h.host.clone()))?;
+            row.insert("pid", w.holder.as_ref().map(|h| i64::from(h.pid)))?;
+            row.insert("process", w.holder.as_ref().map(|h| h.process.clone()))?;
+            row.insert("since", optional_float(since.map(|s| s as f64)))?;
+            row.insert("seen", w.seen)?;
+            row.insert("done", int(w.done))?;
+            list.push(array(row))?;
+        }
+        Ok(array(list))
     }
 
     /// Stops the queue's consumers taking tasks: `reserve()` (a waiting one

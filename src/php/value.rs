@@ -423,6 +423,15 @@ pub fn binary(bytes: &[u8]) -> Zval {
 }
 
 /// A PHP string of any bytes, or null.
+/// A float, or null.
+pub fn optional_float(value: Option<f64>) -> Zval {
+    let mut zv = Zval::new();
+    if let Some(v) = value {
+        zv.set_double(v);
+    }
+    zv
+}
+
 pub fn optional_binary(bytes: Option<&[u8]>) -> Zval {
     bytes.map_or_else(Zval::new, binary)
 }

@@ -61,6 +61,10 @@ pub struct Keys {
     /// Why a task's last attempt failed, and why a dead letter died.
     pub failures: Vec<u8>,
     pub dead_failures: Vec<u8>,
+    /// The processes consuming it: when each was last seen, and the tasks
+    /// each acked (see `lease::workers`).
+    pub workers: Vec<u8>,
+    pub worked: Vec<u8>,
     /// The line of consumers waiting for tasks, and the prefix of their
     /// keys (see `wait`).
     pub line: Vec<u8>,
@@ -86,6 +90,8 @@ impl Keys {
             stats: place.beside(":stats"),
             failures: place.beside(":failures"),
             dead_failures: place.beside(":dead-failures"),
+            workers: place.beside(":workers"),
+            worked: place.beside(":workers-done"),
             line: place.beside(":line"),
             waiters: place.beside(":"),
             queue: place.main,

@@ -6,10 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::lease::{self, DeadTask, Leased, Metrics, Nack, Peeked, Period, Reserve, Terms};
+use super::lease::{self, DeadTask, Leased, Metrics, Nack, Peeked, Period, Reserve, Terms, Worker};
 use super::{Keys, NewTask, Policy, Put, Task};
 use crate::config::Config;
 use crate::conn::Error;
+use crate::holder::Holder;
 
 #[derive(Clone, Debug)]
 pub struct Queue {
@@ -89,6 +90,10 @@ impl Queue {
         dead => lease::dead(limit: u64) -> Vec<DeadTask>;
         /// [`lease::queued`].
         queued => lease::queued(limit: u64) -> Vec<Peeked>;
+        /// [`lease::leased`].
+        leased => lease::leased(limit: u64) -> Vec<(Peeked, Option<Holder>)>;
+        /// [`lease::workers`].
+        workers => lease::workers(limit: u64) -> Vec<Worker>;
         /// [`lease::find`].
         find => lease::find(id: &[u8]) -> Option<Peeked>;
         /// [`lease::retry_dead`].

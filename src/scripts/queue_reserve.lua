@@ -4,8 +4,9 @@
 -- first, in a bounded batch: back to the queue, or to the dead letters once
 -- the task used up its attempts (queue_settle).
 -- KEYS: see queue_task.lua.
--- ARGV[1] count; ARGV[2] lease in seconds; ARGV[3] lease token prefix (the
--- task's rank is appended); ARGV[4] maximum attempts (0: no limit);
+-- ARGV[1] count; ARGV[2] lease in seconds; ARGV[3] lease token prefix (a
+-- task's token is it, the task's rank, '@' and the server time of the
+-- reserve in ms); ARGV[4] maximum attempts (0: no limit);
 -- ARGV[5] most expired leases settled by this call; ARGV[6] consumer key
 -- prefix; ARGV[7] the consumer's token; ARGV[8] how long a place in line is
 -- kept, in ms; ARGV[9] how it waits: '' not at all, 'fresh' joining the
@@ -48,11 +49,12 @@ if #expired > 0 then due = dueNow() end
 local out = {0}
 if #due > 0 then
   local leaseEnd = string.format('%.17g', now + tonumber(ARGV[2]))
+  local stamp = string.format('@%d', math.floor(now * 1000))
   local payloads = redis.call('HMGET', KEYS[2], unpack(due))
   local attempts = redis.call('HMGET', KEYS[3], unpack(due))
   local tokens, ends, counts = {}, {}, {}
   for i, id in ipairs(due) do
-    local token = ARGV[3] .. i
+    local token = ARGV[3] .. i .. stamp
     local n = (tonumber(attempts[i]) or 0) + 1
     tokens[#tokens + 1] = id
     tokens[#tokens + 1] = token

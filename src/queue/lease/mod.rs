@@ -9,6 +9,7 @@ mod reserve;
 mod settle;
 mod stats;
 mod waiting;
+mod workers;
 
 use std::time::Duration;
 
@@ -17,7 +18,8 @@ pub use pause::{pause, resume};
 pub use reserve::{RECHECK, Reserve, reserve};
 pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};
-pub use waiting::{Peeked, clear, find, queued, remove};
+pub use waiting::{Peeked, clear, find, leased, queued, remove};
+pub use workers::{KEEP, NOTE, Worker, workers};
 
 /// The most tasks one script call moves: bounds its run time (Redis runs
 /// nothing else meanwhile).

@@ -93,7 +93,8 @@ fn try_reserve(
     token: &str,
     mode: &str,
 ) -> Result<Try<Vec<Leased>>, Error> {
-    let prefix = format!("{}:", crate::token::new_token());
+    // The process's own token: a leased task's worker can be told.
+    let prefix = format!("{}:", crate::holder::token());
     let reply: Reserved = conn::with(config, |c| {
         keys.call(&RESERVE)
             .arg(how.count.clamp(1, BATCH))
@@ -163,6 +164,9 @@ impl Consumer<'_> {
 impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
     fn attempt(&mut self, pass: Pass) -> Result<Try<(usize, Vec<Leased>)>, Error> {
         let waits = !self.how.wait.is_zero();
+        for (keys, _) in self.queues {
+            super::workers::seen(self.config, keys);
+        }
         let mut soonest = Duration::MAX;
         for (index, &queue) in self.queues.iter().enumerate() {
             let mode = mode(pass, index, waits);

@@ -28,7 +28,10 @@ pub fn ack_many(config: &Config, keys: &Keys, tasks: &[(&[u8], &str)]) -> Result
     for chunk in tasks.chunks(BATCH as usize) {
         let n: u64 = conn::with(config, |c| {
             let mut call = keys.call(&ACK);
-            call.arg(&keys.waiters).arg(wake_ms());
+            call.key(&keys.worked)
+                .arg(&keys.waiters)
+                .arg(wake_ms())
+                .arg(crate::holder::my_id());
             for (id, token) in chunk {
                 call.arg(*id).arg(*token);
             }

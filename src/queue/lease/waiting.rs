@@ -8,6 +8,7 @@ use redis::Script;
 use super::BATCH;
 use crate::config::Config;
 use crate::conn::{self, Error};
+use crate::holder::{self, Holder};
 use crate::queue::Keys;
 use crate::scripts::script;
 
@@ -28,20 +29,54 @@ pub struct Peeked {
     pub at: f64,
     /// Why its last attempt failed (a dead letter: why it died), if said.
     pub reason: Option<Vec<u8>>,
+    /// A leased task's worker: the id of the process (see `holder`), when
+    /// its token tells.
+    pub worker: Option<String>,
+    /// When a leased task was reserved, in seconds on the server's clock
+    /// (None for a lease of a release that did not say).
+    pub since: Option<f64>,
+}
+
+/// The worker and reserve time a lease token tells (see
+/// `queue_reserve.lua`).
+fn lease_of(token: Option<&str>) -> (Option<String>, Option<f64>) {
+    let Some(token) = token else {
+        return (None, None);
+    };
+    let worker =
+        crate::holder::id_of(token.as_bytes()).map(|id| String::from_utf8_lossy(id).into_owned());
+    let since = token
+        .rsplit_once('@')
+        .and_then(|(_, ms)| ms.parse::<u64>().ok())
+        .map(|ms| ms as f64 / 1000.0);
+    (worker, since)
 }
 
 fn peek(config: &Config, keys: &Keys, op: &str, arg: &[u8]) -> Result<Vec<Peeked>, Error> {
-    let rows: Vec<(Vec<u8>, Option<Vec<u8>>, i64, String, f64, Option<Vec<u8>>)> =
-        conn::with(config, |c| keys.call(&PEEK).arg(op).arg(arg).invoke(c))?;
+    type Row = (
+        Vec<u8>,
+        Option<Vec<u8>>,
+        i64,
+        String,
+        f64,
+        Option<Vec<u8>>,
+        Option<String>,
+    );
+    let rows: Vec<Row> = conn::with(config, |c| keys.call(&PEEK).arg(op).arg(arg).invoke(c))?;
     Ok(rows
         .into_iter()
-        .map(|(id, payload, attempts, state, at, reason)| Peeked {
-            id,
-            payload,
-            attempts,
-            state,
-            at,
-            reason,
+        .map(|(id, payload, attempts, state, at, reason, token)| {
+            let (worker, since) = lease_of(token.as_deref());
+            Peeked {
+                id,
+                payload,
+                attempts,
+                state,
+                at,
+                reason,
+                worker,
+                since,
+            }
         })
         .collect())
 }
@@ -55,6 +90,28 @@ pub fn queued(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Peeked>, E
         "list",
         limit.clamp(1, BATCH).to_string().as_bytes(),
     )
+}
+
+/// The leased tasks (running now), the earliest lease end first, up to
+/// `limit` (at most [`BATCH`]), each with its worker's description when
+/// there is one (see `holder`).
+pub fn leased(
+    config: &Config,
+    keys: &Keys,
+    limit: u64,
+) -> Result<Vec<(Peeked, Option<Holder>)>, Error> {
+    let tasks = peek(
+        config,
+        keys,
+        "leased",
+        limit.clamp(1, BATCH).to_string().as_bytes(),
+    )?;
+    let ids: Vec<Option<&[u8]>> = tasks
+        .iter()
+        .map(|t| t.worker.as_deref().map(str::as_bytes))
+        .collect();
+    let holders = holder::of_processes(config, &ids)?;
+    Ok(tasks.into_iter().zip(holders).collect())
 }
 
 /// The task with `id`: queued, leased or dead; None when there is none.

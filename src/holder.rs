@@ -1,10 +1,11 @@
-//! Who holds a lock. The owner tokens a process makes start with an id of
-//! the process (12 hex digits, new after a fork), and the process describes
-//! itself once per server in a hash of its own, `redislock:holder:<id>`:
-//! host, pid and what the process runs (the SAPI and the script's file
-//! name: never its command line, which can carry a password). An
-//! inspection finds the holder of a token there; an acquire costs nothing
-//! more (one write per process and server, renewed every [`RENEW`]).
+//! Who holds a lock or a lease. The owner and lease tokens a process makes
+//! start with an id of the process (12 hex digits, new after a fork), and
+//! the process describes itself once per server in a hash of its own,
+//! `redislock:holder:<id>`: host, pid, since when (its first description)
+//! and what the process runs (the SAPI and the script's file name: never
+//! its command line, which can carry a password). An inspection finds the
+//! holder of a token there; an acquire or a reserve costs nothing more (one
+//! write per process and server, renewed every [`RENEW`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -29,11 +30,16 @@ pub struct Holder {
     pub pid: u32,
     /// What it runs: `cli worker.php`, `fpm-fcgi index.php`, ...
     pub process: String,
+    /// When it first described itself (Unix seconds, its own clock; 0 when
+    /// a release before this one described it).
+    pub since: u64,
 }
 
 struct Me {
     pid: u32,
     id: String,
+    /// When this process was first described (Unix seconds).
+    since: u64,
     /// When this process last described itself, per server and prefix.
     published: HashMap<(String, Vec<u8>), Instant>,
 }
@@ -61,6 +67,9 @@ fn me<T>(f: impl FnOnce(&mut Me) -> T) -> T {
             _ => me.insert(Me {
                 pid,
                 id: hex(&uuid::Uuid::new_v4().as_bytes()[..ID_LEN / 2]),
+                since: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
                 published: HashMap::new(),
             }),
         };
@@ -79,7 +88,7 @@ pub fn token() -> String {
 }
 
 /// Describes this process on the server of `config` when it has not lately;
-/// called once a lock is taken. Best effort: a lock whose holder is not
+/// called once a lock or a lease is taken. Best effort: a lock whose holder is not
 /// described is still held, and the lock's own calls report a server that
 /// fails.
 pub fn introduce(config: &Config) {
@@ -92,14 +101,14 @@ pub fn introduce(config: &Config) {
         if due {
             me.published.insert(place, Instant::now());
         }
-        due.then(|| (me.id.clone(), me.pid))
+        due.then(|| (me.id.clone(), me.pid, me.since))
     });
-    if let Some((id, pid)) = due {
-        publish(config, &id, pid);
+    if let Some((id, pid, since)) = due {
+        publish(config, &id, pid, since);
     }
 }
 
-fn publish(config: &Config, id: &str, pid: u32) {
+fn publish(config: &Config, id: &str, pid: u32, since: u64) {
     let key = config.key(&key(id));
     let _ = conn::with(config, |c| {
         redis::pipe()
@@ -111,6 +120,8 @@ fn publish(config: &Config, id: &str, pid: u32) {
             .arg(pid)
             .arg("process")
             .arg(process())
+            .arg("since")
+            .arg(since)
             .ignore()
             .cmd("PEXPIRE")
             .arg(&key)
@@ -120,46 +131,78 @@ fn publish(config: &Config, id: &str, pid: u32) {
     });
 }
 
-/// The process id in `token`, if [`token`] made it.
-fn id_of(token: &[u8]) -> Option<&[u8]> {
+/// The process id in `token`, if [`token`] made it (a lease token is
+/// such a token, then `:` and more).
+pub fn id_of(token: &[u8]) -> Option<&[u8]> {
+    let token = match token.get(32) {
+        Some(b':') => &token[..32],
+        _ => token,
+    };
     token
         .get(..ID_LEN)
         .filter(|_| token.len() == 32 && token.iter().all(u8::is_ascii_hexdigit))
+}
+
+/// This process's id, as its tokens start with it.
+pub fn my_id() -> String {
+    me(|me| me.id.clone())
 }
 
 /// The processes behind `tokens` (those [`token`] made whose process is
 /// still described on the server): each process looked up once, all of
 /// them in one round trip.
 pub fn of(config: &Config, tokens: &[Option<&[u8]>]) -> Result<Vec<Option<Holder>>, conn::Error> {
-    let mut ids: Vec<&[u8]> = tokens.iter().flatten().filter_map(|t| id_of(t)).collect();
-    ids.sort_unstable();
-    ids.dedup();
+    let ids: Vec<Option<&[u8]>> = tokens.iter().map(|t| t.and_then(id_of)).collect();
+    of_processes(config, &ids)
+}
+
+/// The descriptions of the processes `ids` (see [`of`]).
+pub fn of_processes(
+    config: &Config,
+    ids: &[Option<&[u8]>],
+) -> Result<Vec<Option<Holder>>, conn::Error> {
+    let mut unique: Vec<&[u8]> = ids.iter().flatten().copied().collect();
+    unique.sort_unstable();
+    unique.dedup();
+    let holders: HashMap<&[u8], Holder> = unique
+        .iter()
+        .copied()
+        .zip(of_ids(config, &unique)?)
+        .filter_map(|(id, holder)| Some((id, holder?)))
+        .collect();
+    Ok(ids
+        .iter()
+        .map(|id| id.and_then(|id| holders.get(id)).cloned())
+        .collect())
+}
+
+/// The descriptions of the processes `ids` (in their order), in one round
+/// trip; None for a process not (or no longer) described.
+fn of_ids(config: &Config, ids: &[&[u8]]) -> Result<Vec<Option<Holder>>, conn::Error> {
     if ids.is_empty() {
-        return Ok(vec![None; tokens.len()]);
+        return Ok(Vec::new());
     }
     let described: Vec<HashMap<String, String>> = conn::with(config, |c| {
         let mut pipe = redis::pipe();
-        for id in &ids {
+        for id in ids {
             pipe.cmd("HGETALL")
                 .arg(config.key(&key(&String::from_utf8_lossy(id))));
         }
         pipe.query(c)
     })?;
-    let holders: HashMap<&[u8], Holder> = ids
-        .iter()
-        .zip(described)
-        .filter_map(|(id, fields)| {
-            let holder = Holder {
+    Ok(described
+        .into_iter()
+        .map(|fields| {
+            Some(Holder {
                 host: fields.get("host")?.clone(),
                 pid: fields.get("pid").and_then(|p| p.parse().ok()).unwrap_or(0),
                 process: fields.get("process").cloned().unwrap_or_default(),
-            };
-            Some((*id, holder))
+                since: fields
+                    .get("since")
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0),
+            })
         })
-        .collect();
-    Ok(tokens
-        .iter()
-        .map(|t| t.and_then(id_of).and_then(|id| holders.get(id)).cloned())
         .collect())
 }
 

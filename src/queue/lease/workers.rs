@@ -1,0 +1,102 @@
+//! Who consumes a queue. A process that reserves from a queue notes itself
+//! there at most every [`NOTE`]: its id (the one its tokens start with, see
+//! `holder`) and when it was last seen reserving; its acks count the tasks
+//! it did. Its host, pid, since when and what it runs are its `holder`
+//! description. Workers not seen for [`KEEP`] are forgotten.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+use redis::Script;
+
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::holder::{self, Holder};
+use crate::queue::Keys;
+use crate::scripts::script;
+
+static WORKERS: LazyLock<Script> = script!("queue_workers.lua");
+
+/// How often a reserving process notes itself on a queue, at most.
+pub const NOTE: Duration = Duration::from_secs(5);
+/// How long a worker is remembered after it was last seen.
+pub const KEEP: Duration = Duration::from_secs(24 * 3600);
+
+/// A process consuming a queue.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Worker {
+    /// Its id: the first 12 hex digits of its tokens.
+    pub id: String,
+    /// When it last reserved (or waited to), seconds on the server's clock.
+    pub seen: f64,
+    /// The tasks it acked.
+    pub done: u64,
+    /// Its description; None once it expired (or was never written).
+    pub holder: Option<Holder>,
+}
+
+thread_local! {
+    /// This process's id, and when it last noted itself on each queue (per
+    /// server); forgotten after a fork (another id).
+    static NOTED: RefCell<(String, HashMap<(String, Vec<u8>), Instant>)> =
+        RefCell::new((String::new(), HashMap::new()));
+}
+
+/// Notes this process as a worker of the queue when it has not lately (and
+/// describes it, see `holder`). Best effort: a worker that cannot note
+/// itself still reserves, and the reserve reports a server that fails.
+pub(super) fn seen(config: &Config, keys: &Keys) {
+    let id = holder::my_id();
+    let due = NOTED.with_borrow_mut(|(mine, noted)| {
+        if *mine != id {
+            *mine = id.clone();
+            noted.clear();
+        }
+        let place = (config.id.clone(), keys.queue.clone());
+        if noted.get(&place).is_some_and(|at| at.elapsed() < NOTE) {
+            return false;
+        }
+        noted.insert(place, Instant::now());
+        true
+    });
+    if !due {
+        return;
+    }
+    holder::introduce(config);
+    let _ = conn::with(config, |c| {
+        WORKERS
+            .key(&keys.workers)
+            .key(&keys.worked)
+            .arg("seen")
+            .arg(&id)
+            .arg(KEEP.as_secs())
+            .invoke::<i64>(c)
+    });
+}
+
+/// The workers of the queue, the last seen first, up to `limit` (at most
+/// [`super::BATCH`]).
+pub fn workers(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Worker>, Error> {
+    let rows: Vec<(String, f64, u64)> = conn::with(config, |c| {
+        WORKERS
+            .key(&keys.workers)
+            .key(&keys.worked)
+            .arg("list")
+            .arg(limit.clamp(1, super::BATCH))
+            .invoke(c)
+    })?;
+    let ids: Vec<Option<&[u8]>> = rows.iter().map(|(id, _, _)| Some(id.as_bytes())).collect();
+    let holders = holder::of_processes(config, &ids)?;
+    Ok(rows
+        .into_iter()
+        .zip(holders)
+        .map(|((id, seen, done), holder)| Worker {
+            id,
+            seen,
+            done,
+            holder,
+        })
+        .collect())
+}
