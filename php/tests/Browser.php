@@ -106,6 +106,12 @@ final class Browser
         return $this->call('GET', '/element/' . $this->one($css) . '/text');
     }
 
+    /** The texts of every element matching a CSS selector. */
+    public function texts(string $css): array
+    {
+        return array_map(fn (string $e) => $this->call('GET', "/element/$e/text"), $this->all($css));
+    }
+
     /** Clicks what submits a form or follows a link, and waits for the next page. */
     public function click(string $css): void
     {

@@ -95,6 +95,9 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertSame((string) $holder[2], trim(fgets($holder[1][1])));
         $this->children[] = self::start('$l = (new RedisLock\Client())->lock("nightly"); $l->acquire(60); sleep(60);');
         $this->lineReaches('lock:{nightly}:line', 1);
+        // A worker running one task of mail.
+        $this->children[] = $worker = self::start('[$t] = (new RedisLock\Client())->queue("mail")->reserve(1, 300); echo $t->id(), "\n"; sleep(60);');
+        $this->assertSame("m23\n", fgets($worker[1][1]));
         return $c;
     }
 
@@ -120,10 +123,17 @@ final class DashboardTest extends RedisLockTestCase
 
         // The queues: counts as seeded, and a chart with bars.
         $row = fn (string $queue, string $cell) => $browser->text("#queues tr[data-queue=\"$queue\"] td.$cell");
-        $this->assertSame(['7', '1', '0', '3'], [$row('mail', 'ready'), $row('mail', 'delayed'), $row('mail', 'leased'), $row('mail', 'dead')]);
+        $this->assertSame(['6', '1', '1', '3'], [$row('mail', 'ready'), $row('mail', 'delayed'), $row('mail', 'leased'), $row('mail', 'dead')]);
         $this->assertSame(['2', '0', '0', '0'], [$row('reports', 'ready'), $row('reports', 'delayed'), $row('reports', 'leased'), $row('reports', 'dead')]);
         $this->assertNotEmpty($browser->all('#queues tr[data-queue="mail"] svg rect.in'), 'enqueued bars');
         $this->assertNotEmpty($browser->all('#queues tr[data-queue="mail"] svg rect.done'), 'acked bars');
+
+        // The task running, and its worker.
+        $worker = $this->children[2][2];
+        $this->assertStringContainsString("pid $worker", $browser->text('#running tr[data-task="m23"] td.worker'));
+        // (This process reserved and acked the seed's tasks: mail's other worker.)
+        $workers = array_combine($browser->texts('#workers tr[data-queue="mail"] td.worker'), $browser->texts('#workers tr[data-queue="mail"] td.done'));
+        $this->assertSame(['0'], array_values(array_filter($workers, fn ($w) => str_ends_with($w, "pid $worker"), ARRAY_FILTER_USE_KEY)));
 
         // The lock, its holder and its waiter.
         $this->assertSame('1', $browser->text('#locks tr[data-lock="nightly"] td.waiting'));
@@ -152,6 +162,21 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertSame(0, $c->queue('mail')->metrics()['dead']);
         $this->assertSame('No dead letters.', $browser->text('#no-dead'));
         $browser->screenshot(self::SCREENSHOTS . '/dashboard-after-purge.png');
+
+        // Force unlock asks first, then hands the lock to its waiter.
+        $holder = $c->lockState('nightly')['holder']['pid'];
+        $browser->click('#locks tr[data-lock="nightly"] button.unlock');
+        $this->assertSame("Force unlock lock lock 'nightly', whoever holds it? The next waiter in line gets it.", $browser->text('#question'));
+        $browser->click('#cancel');
+        $this->assertSame($holder, $c->lockState('nightly')['holder']['pid'], 'cancelled');
+        $browser->click('#locks tr[data-lock="nightly"] button.unlock');
+        $browser->click('button.confirm');
+        $this->assertSame("Lock 'nightly' freed.", $browser->text('#flash'));
+        $deadline = microtime(true) + 5;
+        while (($c->lockState('nightly')['holder']['pid'] ?? $holder) === $holder && microtime(true) < $deadline) {
+            usleep(20000);
+        }
+        $this->assertSame($this->children[1][2], $c->lockState('nightly')['holder']['pid'], 'the waiter has it');
 
         // Pause, resume and clear ask first too, and the state shows.
         $this->assertSame('paused', $browser->text('#queues tr[data-queue="reports"] span.state'));

@@ -51,6 +51,23 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertStringNotContainsString('redislock: redislock:', $err);
     }
 
+    /**
+     * A process of its own that is seen as a worker of $queue (a reserve
+     * while the queue is paused: it takes nothing) and ends; its pid. (This
+     * process's own notes are at most one per 5 s: an earlier test's may
+     * hide a new one after the flush.)
+     */
+    private function seenWorker(string $queue): int
+    {
+        $q = (new Client())->queue($queue);
+        $paused = $q->pause();
+        $pid = (int) self::php('(new RedisLock\Client())->queue(' . var_export($queue, true) . ')->reserve(); echo getmypid();');
+        if ($paused) {
+            $q->resume();
+        }
+        return $pid;
+    }
+
     private static function json(array $args): mixed
     {
         [$status, $out, $err] = self::cli(['--json', ...$args]);
@@ -377,6 +394,59 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(2, self::cli(['clear', 'mail', 'reports'])[0], 'one queue at a time');
     }
 
+    public function testRunningAndWorkersSayWhoDoesWhat(): void
+    {
+        $this->seed();
+        $this->waiters[] = $worker = self::start('$q = (new RedisLock\Client())->queue("reports"); [$t] = $q->reserve(1, 60); echo $t->id(), "\n"; sleep(60);');
+        $this->assertSame("a\n", fgets($worker[1][1]));
+        $host = preg_quote(gethostname());
+        [$status, $out] = self::cli(['running', 'reports']);
+        $this->assertSame(0, $status);
+        $this->assertMatchesRegularExpression('/^ID +WORKER +RUNNING FOR +LEASE LEFT +ATTEMPTS +PAYLOAD$/m', $out);
+        $this->assertMatchesRegularExpression("/^a +$host pid {$worker[2]} +\\d+\\.\\ds +(59|60)\\.\\ds +1 +-$/m", $out);
+        $running = self::json(['running', 'reports']);
+        $this->assertSame([['a', $worker[2]]], array_map(fn ($t) => [$t['id'], $t['worker']['pid']], $running));
+        (new Client())->queue('idle')->enqueue('x');
+        $this->assertSame([0, "nothing running\n"], array_slice(self::cli(['running', 'idle']), 0, 2));
+
+        [$status, $out] = self::cli(['workers', 'reports']);
+        $this->assertSame(0, $status);
+        $this->assertMatchesRegularExpression('/^WORKER +SINCE +LAST SEEN +DONE +PROCESS$/m', $out);
+        $this->assertMatchesRegularExpression("/^$host pid {$worker[2]} +[-0-9]+ [0-9:]+ \\w+ +\\d+\\.\\ds ago +0 +cli Standard input code$/m", $out);
+        $this->assertSame([$worker[2]], array_column(self::json(['workers', 'reports']), 'pid'));
+        $this->assertSame(1, self::cli(['workers', 'nope'])[0]);
+    }
+
+    public function testCheckExitsByThresholdsForCronProbesAndNagios(): void
+    {
+        $this->seed(); // mail: 2 ready, 2 dead; reports: 3 ready
+        $this->seenWorker('mail');
+        $this->assertSame([0, "OK: 2 queue(s) within the thresholds\n"], array_slice(self::cli(['check']), 0, 2));
+        $this->assertSame([0, "OK: 1 queue(s) within the thresholds\n"], array_slice(self::cli(['check', '--ready=3', '--dead=2', '--oldest=3600', '--idle=3600', 'mail']), 0, 2));
+        [$status, $out] = self::cli(['check', '--ready=2']);
+        $this->assertSame([1, "PROBLEM queue 'reports': 3 tasks ready (over 2)\n"], [$status, $out]);
+        [$status, $out] = self::cli(['check', 'mail', '--ready=2', '--dead=1', '--oldest=0']);
+        $this->assertSame(1, $status);
+        $this->assertMatchesRegularExpression("/^PROBLEM queue 'mail': 2 dead letters \\(over 1\\)\n/m", $out);
+        $this->assertMatchesRegularExpression("/^PROBLEM queue 'mail': \\d+\\.\\d s the oldest due task waited \\(over 0\\)$/m", $out);
+        $this->assertStringNotContainsString('reports', $out, 'only the queue named');
+        [$status, $out] = self::cli(['check', '--idle=60']);
+        $this->assertSame([1, "PROBLEM queue 'reports': no worker seen (over 60)\n"], [$status, $out], 'mail has its worker');
+        [$status, $out] = self::cli(['--json', 'check', '--ready=2', '--dead=1']);
+        $this->assertSame(1, $status);
+        $json = json_decode($out, true, 512, JSON_THROW_ON_ERROR);
+        $this->assertSame(['ok' => false, 'queues' => 2], array_slice($json, 0, 2));
+        $this->assertSame([['mail', 'dead', 2, 1.0], ['reports', 'ready', 3, 2.0]], array_map(fn ($p) => array_values($p), $json['problems']));
+
+        [$status, , $err] = self::cli(['check', 'nope']);
+        $this->assertSame(3, $status, 'a queue that is not there: the check could not look');
+        $this->assertStringContainsString("no queue 'nope'", $err);
+        $this->assertSame(3, self::cli(['--url=redis://127.0.0.1:1', 'check'])[0], 'Redis out of reach');
+        foreach ([['check', '--ready=-1'], ['check', '--idle=x'], ['check', '--dead'], ['status', '--ready=1'], ['check', '--watch']] as $args) {
+            $this->assertSame(2, self::cli($args)[0], implode(' ', $args));
+        }
+    }
+
     public function testDestructiveCommandsAskFirstAndDoNothingUnlessConfirmed(): void
     {
         [$c, $mail, , $pid] = $this->seed();
@@ -609,6 +679,7 @@ final class OperatorTest extends RedisLockTestCase
     public function testThePrometheusExpositionPassesPromtoolAndHoldsTheSeededState(): void
     {
         [$c] = $this->seed();
+        $pid = $this->seenWorker('mail');
         $c->queue('reports')->pause();
         // A queue name that needs escaping in a label.
         $c->queue("we\"ird\\name\n")->enqueue('t');
@@ -632,6 +703,9 @@ final class OperatorTest extends RedisLockTestCase
             'redislock_queue_dead_total{queue="mail"} 2',
             'redislock_queue_paused{queue="mail"} 0',
             'redislock_queue_paused{queue="reports"} 1',
+            'redislock_queue_workers{queue="mail"} 1',
+            'redislock_queue_workers{queue="reports"} 0',
+            '# TYPE redislock_queue_worker_acked_total counter',
             'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',
             '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock), exact (exactKey: Laravel\'s locks) or seed (RedisLock); of the first 10000 locks found.',
             'redislock_locks_held{kind="lock"} 1',
@@ -644,5 +718,8 @@ final class OperatorTest extends RedisLockTestCase
             $this->assertStringContainsString("\n$line\n", "\n$out", $line);
         }
         $this->assertMatchesRegularExpression('/^redislock_queue_oldest_due_age_seconds\{queue="reports"\} \d+\.\d+$/m', $out);
+        $worker = preg_quote(gethostname() . " pid $pid");
+        $this->assertMatchesRegularExpression('/^redislock_queue_worker_acked_total\{queue="mail",worker="' . $worker . '"\} 0$/m', $out);
+        $this->assertMatchesRegularExpression('/^redislock_queue_worker_seen_age_seconds\{queue="mail",worker="' . $worker . '"\} \d+(\.\d+)?$/m', $out);
     }
 }

@@ -15,6 +15,8 @@ final class Cli
                                oldest due, rates
           queue NAME           one queue: counts, totals, rates, the first queued tasks
           dead NAME            its dead letters, oldest first, with why each died
+          running NAME         its tasks running now: worker, for how long, lease left
+          workers NAME         the processes consuming it: host, pid, since, last seen, done
           retry NAME [ID...]   dead letters back to the queue (all without ids)
           purge NAME [ID...]   dead letters removed with their payloads (all without ids)
           pause NAME           its workers take no new tasks (running ones finish)
@@ -24,6 +26,8 @@ final class Cli
           unlock NAME --force  frees a lock (RedisLock\Client::lock()'s, Laravel's or a drop-in RedisLock's) whoever holds it
           move NAME [TO]       the tasks queued on NAME to queue TO (default NAME) of --to-url
           metrics              the Prometheus text exposition
+          check [NAME...]      every queue (or those named) against the thresholds below;
+                               exit 1 when one is crossed (for cron, probes, Nagios)
 
         Options:
           --url=DSN            the Redis to look at (default: $REDISLOCK_URL, else the
@@ -31,21 +35,28 @@ final class Cli
           --json               JSON instead of tables and text (one document per line)
           --watch[=SECONDS]    repeat every SECONDS (default 2) until interrupted; into a
                                pipe or file, each round starts with a line '--- <time>'
-          --limit=N            at most N dead letters, tasks or locks (default 100)
+          --limit=N            at most N dead letters, tasks, workers or locks (default 100)
           --to-url=DSN         where move puts the tasks (default: --url): another
                                prefix (?prefix=...), database or server
           --yes                do not ask before retry, purge, pause, resume, clear,
                                unlock and move
+          --ready=N            check: more than N tasks ready (due) is a problem
+          --oldest=SECONDS     check: a due task waiting longer is a problem
+          --dead=N             check: more than N dead letters is a problem
+          --idle=SECONDS       check: no worker seen reserving for longer is a problem
           -h, --help           this text
 
-        Exit status: 0 done, 1 failed, declined or no such queue, 2 wrong usage.
+        Exit status: 0 done, 1 failed, declined or no such queue (check: a threshold
+        crossed), 2 wrong usage, 3 check could not look (Redis out of reach, no such queue).
 
         TXT;
 
-    private const COMMANDS = ['status', 'queue', 'dead', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics'];
+    private const COMMANDS = ['status', 'queue', 'dead', 'running', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check'];
+    /** check's thresholds: option => what crossing it says. */
+    private const THRESHOLDS = ['ready' => 'tasks ready', 'oldest' => 's the oldest due task waited', 'dead' => 'dead letters', 'idle' => 's since a worker was seen'];
     private const DESTRUCTIVE = ['retry', 'purge', 'pause', 'resume', 'clear', 'unlock', 'move'];
     /** The commands that name a queue, which must exist. */
-    private const ON_A_QUEUE = ['queue', 'dead', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
+    private const ON_A_QUEUE = ['queue', 'dead', 'running', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
 
     /** @param resource $in @param resource $out @param resource $err */
     public function __construct(private $in = STDIN, private $out = STDOUT, private $err = STDERR)
@@ -75,6 +86,9 @@ final class Cli
             if (in_array($command, self::DESTRUCTIVE, true)) {
                 return $this->change($report, $command, $args, $options);
             }
+            if ($command === 'check') {
+                return $this->check($report, $args, $options);
+            }
             do {
                 $this->show($command, $this->look($report, $command, $args, $options['limit'], $options['json']), $options);
                 $again = $options['watch'] !== null;
@@ -85,8 +99,53 @@ final class Cli
             return 0;
         } catch (\RedisLock\RedisLockException | \ValueError | \TypeError $e) {
             fwrite($this->err, self::message($e) . "\n");
-            return 1;
+            return $command === 'check' ? 3 : 1;
         }
+    }
+
+    /**
+     * `check`: each queue (all, or those named) against the thresholds;
+     * one line per problem, or one saying all is well. Exit 0, 1 (a
+     * threshold crossed) or 3 (a named queue does not exist).
+     */
+    private function check(Report $report, array $names, array $options): int
+    {
+        foreach ($names as $name) {
+            if (!$report->exists($name)) {
+                fwrite($this->err, "redislock: no queue '" . self::clean($name) . "'\n");
+                return 3;
+            }
+        }
+        $queues = $names === [] ? $report->queues() : array_map(fn (string $name) => $report->queue($name), $names);
+        $problems = [];
+        foreach ($queues as $q) {
+            $values = [
+                'ready' => $q['ready'],
+                'oldest' => $q['oldestDueAge'] ?? 0.0,
+                'dead' => $q['dead'],
+            ];
+            if (isset($options['thresholds']['idle'])) {
+                $seen = $report->workers($q['name'], 1)[0]['seen'] ?? null;
+                $values['idle'] = $seen === null ? INF : max(0, microtime(true) - $seen);
+            }
+            foreach ($options['thresholds'] as $check => $max) {
+                if ($values[$check] > $max) {
+                    $problems[] = ['queue' => $q['name'], 'check' => $check, 'value' => is_finite($values[$check]) ? $values[$check] : null, 'threshold' => $max];
+                }
+            }
+        }
+        if ($options['json']) {
+            fwrite($this->out, self::json(['ok' => $problems === [], 'queues' => count($queues), 'problems' => $problems]) . "\n");
+        } elseif ($problems === []) {
+            fwrite($this->out, 'OK: ' . count($queues) . " queue(s) within the thresholds\n");
+        } else {
+            foreach ($problems as $p) {
+                $value = $p['value'] === null ? ($p['check'] === 'idle' ? 'no worker seen' : '-')
+                    : (is_float($p['value']) ? sprintf('%.1f', $p['value']) : $p['value']) . ' ' . self::THRESHOLDS[$p['check']];
+                fwrite($this->out, "PROBLEM queue '" . self::clean($p['queue']) . "': $value (over " . $p['threshold'] . ")\n");
+            }
+        }
+        return $problems === [] ? 0 : 1;
     }
 
     /** An error's message, said once as redislock's (the extension's own say so already). */
@@ -99,7 +158,7 @@ final class Cli
     /** @return array{string, list<string>, array} the command, its arguments, the options */
     private function parse(array $words): array
     {
-        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false];
+        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'thresholds' => []];
         $rest = [];
         foreach ($words as $i => $word) {
             if ($word === '--') {
@@ -122,6 +181,7 @@ final class Cli
                 'to-url' => $options['toUrl'] = $value ?? throw new \InvalidArgumentException('--to-url needs a value: --to-url=DSN'),
                 'watch' => $options['watch'] = self::positive($value ?? '2', '--watch'),
                 'limit' => $options['limit'] = (int) self::positive($value ?? '', '--limit'),
+                'ready', 'oldest', 'dead', 'idle' => $options['thresholds'][$name] = self::threshold($value, "--$name"),
                 default => throw new \InvalidArgumentException("unknown option --$name"),
             };
             if ($rest === ['help']) {
@@ -141,14 +201,15 @@ final class Cli
         }
         $takes = match ($command) {
             'status', 'metrics' => 0,
-            'queue', 'dead', 'pause', 'resume', 'clear', 'unlock', 'locks' => 1,
+            'check' => PHP_INT_MAX,
+            'queue', 'dead', 'running', 'workers', 'pause', 'resume', 'clear', 'unlock', 'locks' => 1,
             'move' => 2,
             default => PHP_INT_MAX,
         };
         if (count($rest) > $takes) {
             throw new \InvalidArgumentException("too many arguments for $command");
         }
-        if ($options['watch'] !== null && in_array($command, self::DESTRUCTIVE, true)) {
+        if ($options['watch'] !== null && in_array($command, [...self::DESTRUCTIVE, 'check'], true)) {
             throw new \InvalidArgumentException("--watch is for commands that look, not $command");
         }
         if ($command === 'move' && $options['toUrl'] === null && ($rest[1] ?? $rest[0]) === $rest[0]) {
@@ -157,10 +218,21 @@ final class Cli
         if ($options['toUrl'] !== null && $command !== 'move') {
             throw new \InvalidArgumentException("--to-url is for move, not $command");
         }
+        if ($options['thresholds'] !== [] && $command !== 'check') {
+            throw new \InvalidArgumentException('--' . array_key_first($options['thresholds']) . " is for check, not $command");
+        }
         if ($command === 'unlock' && !$options['force']) {
             throw new \InvalidArgumentException('unlock frees a lock another process holds: say so with --force');
         }
         return [$command, $rest, $options];
+    }
+
+    private static function threshold(?string $value, string $option): float
+    {
+        if ($value === null || !is_numeric($value) || (float) $value < 0 || !is_finite((float) $value)) {
+            throw new \InvalidArgumentException("$option needs a number >= 0, '" . ($value ?? '') . "' given");
+        }
+        return (float) $value;
     }
 
     private static function positive(string $value, string $option): float
@@ -178,7 +250,10 @@ final class Cli
             'queue' => $report->queue($args[0]) + ['queued' => $report->queued($args[0], min($limit, 1000))],
             'dead' => $json ? $report->dead($args[0], min($limit, 1000))
                 : ['list' => $report->dead($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['dead']],
+            'running' => $json ? $report->running($args[0], min($limit, 1000))
+                : ['list' => $report->running($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['leased']],
             // One more than shown, to know whether there are more.
+            'workers' => $report->workers($args[0], min($limit + 1, 1000)),
             'locks' => $report->locks($args[0] ?? null, min($limit + 1, 10000)),
             'metrics' => $json ? $report->metricFamilies() : $report->metrics(),
         };
@@ -240,7 +315,7 @@ final class Cli
     private function show(string $command, mixed $data, array $options): void
     {
         $limit = $options['limit'];
-        $more = $command === 'locks' && count($data) > $limit;
+        $more = in_array($command, ['locks', 'workers'], true) && count($data) > $limit;
         if ($more) {
             $data = array_slice($data, 0, $limit);
         }
@@ -261,6 +336,22 @@ final class Cli
                     ['ID', 'ATTEMPTS', 'DIED', 'PAYLOAD', 'REASON'],
                     array_map(fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload']), $t['reason'] ?? '-'], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'dead letters'),
+                'running' => $data['list'] === [] ? "nothing running\n" : self::table(
+                    ['ID', 'WORKER', 'RUNNING FOR', 'LEASE LEFT', 'ATTEMPTS', 'PAYLOAD'],
+                    array_map(fn (array $t) => [
+                        $t['id'], $t['worker'] ? "{$t['worker']['host']} pid {$t['worker']['pid']}" : '-',
+                        $t['leasedAt'] === null ? '-' : self::age(max(0, microtime(true) - $t['leasedAt'])),
+                        self::age(max(0, $t['until'] - microtime(true))), $t['attempts'], self::cut($t['payload']),
+                    ], $data['list']),
+                ) . self::showing(count($data['list']), $data['total'], 'running tasks'),
+                'workers' => $data === [] ? "no workers seen in the last day\n" : self::table(
+                    ['WORKER', 'SINCE', 'LAST SEEN', 'DONE', 'PROCESS'],
+                    array_map(fn (array $w) => [
+                        $w['host'] === null ? $w['id'] : "{$w['host']} pid {$w['pid']}",
+                        $w['since'] === null ? '-' : self::time($w['since']),
+                        self::age(max(0, microtime(true) - $w['seen'])) . ' ago', $w['done'], $w['process'] ?? '-',
+                    ], $data),
+                ) . ($more ? "showing the first $limit workers; there are more (--limit=N shows up to 999)\n" : ''),
                 'locks' => $data === [] ? "no locks\n" : self::table(
                     ['LOCK', 'KIND', 'HELD', 'LEFT', 'TOKEN', 'WAITING', 'HOLDER'],
                     array_map(fn (array $l) => [

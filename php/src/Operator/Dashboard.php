@@ -15,6 +15,8 @@ final class Dashboard
 {
     /** Dead letters shown per queue. */
     private const DEAD_SHOWN = 20;
+    /** Locks shown. */
+    private const LOCKS_SHOWN = 200;
 
     public function __construct(private readonly string $password, private readonly ?string $url)
     {
@@ -151,6 +153,13 @@ final class Dashboard
      */
     private function question(Report $report, string $action): ?string
     {
+        if ($action === 'unlock') {
+            $name = (string) ($_POST['name'] ?? '');
+            $kind = (string) ($_POST['kind'] ?? '');
+            return '<p id="question">' . self::h("Force unlock $kind lock '$name', whoever holds it? The next waiter in line gets it.") . '</p><p>'
+                . $this->form('unlock', 'Force unlock', ['name' => $name, 'kind' => $kind, 'confirm' => 'yes'], 'confirm danger')
+                . ' <a href="?" id="cancel">Cancel</a></p>';
+        }
         if (!in_array($action, ['purge', 'retry', 'pause', 'resume', 'clear'], true)) {
             return null;
         }
@@ -187,6 +196,8 @@ final class Dashboard
             'pause' => $report->pause($queue) ? "Queue '$queue' paused." : "Queue '$queue' was paused already.",
             'resume' => $report->resume($queue) ? "Queue '$queue' resumed." : "Queue '$queue' was not paused.",
             'clear' => $report->clear($queue) . " task(s) removed from queue '$queue'.",
+            'unlock' => $report->release((string) ($_POST['name'] ?? ''), (string) ($_POST['kind'] ?? ''))
+                ? "Lock '{$_POST['name']}' freed." : "Lock '{$_POST['name']}' was not held.",
             default => "Unknown action '$action': nothing was changed.",
         };
     }
@@ -256,6 +267,7 @@ final class Dashboard
             }
             $html .= '</table>';
         }
+        $html .= $this->running($report, $queues) . $this->workers($report, $queues);
         $html .= '<h2>Dead letters</h2>';
         $any = false;
         foreach ($queues as $q) {
@@ -277,31 +289,96 @@ final class Dashboard
                     . '</td><td><code>' . self::h($payload) . '</code></td><td>'
                     . $this->form('retry', 'Retry', $one, 'retry') . $this->form('purge', 'Purge', $one, 'purge danger') . '</td></tr>';
             }
-            $html .= '</table></section>';
+            $html .= '</table>' . ($q['dead'] > self::DEAD_SHOWN
+                ? '<p class="more">Showing the oldest ' . self::DEAD_SHOWN . " of {$q['dead']} dead letters (the CLI's <code>dead NAME --limit=N</code> lists more).</p>" : '')
+                . '</section>';
         }
         if (!$any) {
             $html .= '<p id="no-dead">No dead letters.</p>';
         }
         $html .= '<h2>Locks</h2>';
         try {
-            $locks = $report->locks(null, 200);
+            // One more than shown, to know whether there are more.
+            $locks = $report->locks(null, self::LOCKS_SHOWN + 1);
         } catch (\ValueError $e) {
             return $html . '<p>' . self::h($e->getMessage()) . '</p>' . $this->footer();
         }
         if ($locks === []) {
             $html .= '<p>No locks.</p>';
         } else {
-            $html .= '<table id="locks"><tr><th>Lock</th><th>Kind</th><th>Held</th><th>Lease left</th><th>Fencing token</th><th>Waiting</th><th>Holder</th></tr>';
-            foreach ($locks as $l) {
+            $more = count($locks) > self::LOCKS_SHOWN;
+            $html .= '<table id="locks"><tr><th>Lock</th><th>Kind</th><th>Held</th><th>Lease left</th><th>Fencing token</th><th>Waiting</th><th>Holder</th><th></th></tr>';
+            foreach (array_slice($locks, 0, self::LOCKS_SHOWN) as $l) {
                 $holder = $l['holder'] ? "{$l['holder']['host']} · pid {$l['holder']['pid']} · {$l['holder']['process']}" : '–';
                 $left = !$l['held'] ? '–' : ($l['remaining'] === null ? 'no expiry' : sprintf('%.1f s', $l['remaining']));
                 $html .= '<tr data-lock="' . self::h($l['name']) . '"><td>' . self::h($l['name']) . '</td><td>' . $l['kind'] . '</td><td>'
                     . ($l['held'] ? 'yes' : 'no') . '</td><td class="n">' . $left . '</td><td class="n">' . ($l['token'] ?? '–')
-                    . '</td><td class="n waiting">' . $l['waiting'] . '</td><td class="holder">' . self::h($holder) . '</td></tr>';
+                    . '</td><td class="n waiting">' . $l['waiting'] . '</td><td class="holder">' . self::h($holder) . '</td><td>'
+                    . ($l['held'] ? $this->form('unlock', 'Force unlock', ['name' => $l['name'], 'kind' => $l['kind']], 'unlock danger') : '')
+                    . '</td></tr>';
             }
-            $html .= '</table>';
+            $html .= '</table>' . ($more ? '<p class="more">Showing the first ' . self::LOCKS_SHOWN
+                . " locks; there are more (the CLI's <code>locks PATTERN --limit=N</code> lists up to 10000).</p>" : '');
         }
         return $html . $this->footer();
+    }
+
+    /** Rows shown per list of running tasks and of workers. */
+    private const ROWS_SHOWN = 20;
+
+    /** The tasks running now (leased), per queue: worker, for how long, lease left. */
+    private function running(Report $report, array $queues): string
+    {
+        $rows = '';
+        $shown = $total = 0;
+        $now = microtime(true);
+        foreach ($queues as $q) {
+            $total += $q['leased'];
+            if ($q['leased'] === 0 || $shown >= self::ROWS_SHOWN) {
+                continue;
+            }
+            foreach ($report->running($q['name'], self::ROWS_SHOWN - $shown) as $t) {
+                $shown++;
+                $worker = $t['worker'] ? "{$t['worker']['host']} · pid {$t['worker']['pid']} · {$t['worker']['process']}" : '–';
+                $rows .= '<tr data-queue="' . self::h($q['name']) . '" data-task="' . self::h($t['id']) . '"><td>' . self::h($q['name'])
+                    . '</td><td>' . self::h($t['id']) . '</td><td class="worker">' . self::h($worker) . '</td><td class="n">'
+                    . ($t['leasedAt'] === null ? '–' : sprintf('%.1f s', max(0, $now - $t['leasedAt']))) . '</td><td class="n">'
+                    . sprintf('%.1f s', max(0, $t['until'] - $now)) . '</td><td class="n">' . $t['attempts'] . '</td></tr>';
+            }
+        }
+        if ($total === 0) {
+            return '<h2>Running</h2><p id="none-running">Nothing running.</p>';
+        }
+        return '<h2>Running</h2><table id="running"><tr><th>Queue</th><th>Task</th><th>Worker</th><th>For</th><th>Lease left</th><th>Attempts</th></tr>'
+            . $rows . '</table>' . ($shown < $total ? "<p class=\"more\">Showing $shown of $total running tasks (the CLI's <code>running NAME --limit=N</code> lists more).</p>" : '');
+    }
+
+    /** The processes consuming each queue: seen within the last day. */
+    private function workers(Report $report, array $queues): string
+    {
+        $rows = '';
+        $shown = 0;
+        $more = false;
+        $now = microtime(true);
+        foreach ($queues as $q) {
+            $workers = $report->workers($q['name'], self::ROWS_SHOWN + 1);
+            foreach ($workers as $w) {
+                if ($shown >= self::ROWS_SHOWN) {
+                    $more = true;
+                    break 2;
+                }
+                $shown++;
+                $rows .= '<tr data-queue="' . self::h($q['name']) . '" data-worker="' . self::h($w['id']) . '"><td>' . self::h($q['name'])
+                    . '</td><td class="worker">' . self::h($w['host'] === null ? $w['id'] : "{$w['host']} · pid {$w['pid']}") . '</td><td>'
+                    . self::h($w['process'] ?? '–') . '</td><td>' . ($w['since'] === null ? '–' : date('Y-m-d H:i:s T', (int) $w['since']))
+                    . '</td><td class="n seen">' . sprintf('%.1f s ago', max(0, $now - $w['seen'])) . '</td><td class="n done">' . $w['done'] . '</td></tr>';
+            }
+        }
+        if ($shown === 0) {
+            return '<h2>Workers</h2><p id="no-workers">No worker seen in the last day.</p>';
+        }
+        return '<h2>Workers</h2><table id="workers"><tr><th>Queue</th><th>Worker</th><th>Runs</th><th>Since</th><th>Last seen</th><th>Done</th></tr>'
+            . $rows . '</table>' . ($more ? "<p class=\"more\">Showing the first $shown workers (the CLI's <code>workers NAME --limit=N</code> lists more).</p>" : '');
     }
 
     private function footer(): string
@@ -375,7 +452,7 @@ final class Dashboard
         table { border-collapse: collapse; background: #fff; box-shadow: 0 1px 2px #0002; display: block; max-width: 100%; overflow-x: auto; }
         th, td { padding: 6px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: middle; }
         th { white-space: nowrap; }
-        td:first-child, td.holder { min-width: 8em; max-width: 24em; overflow-wrap: anywhere; }
+        td:first-child, td.holder, td.worker { min-width: 8em; max-width: 24em; overflow-wrap: anywhere; }
         h3, p { overflow-wrap: anywhere; }
         th { background: #eef0f3; font-weight: 600; }
         td.n { text-align: right; font-variant-numeric: tabular-nums; }

@@ -21,11 +21,14 @@ final class Prometheus
         'expired' => 'Leases that ran out before an ack or nack.',
     ];
 
+    /** How recently a worker must have been seen to count as one of a queue's workers now. */
+    public const WORKER_NOW = 60;
+
     /** The exposition of families(). */
-    public static function render(array $queues, array $locks): string
+    public static function render(array $queues, array $locks, array $workers = []): string
     {
         $out = [];
-        foreach (self::families($queues, $locks) as $name => $family) {
+        foreach (self::families($queues, $locks, $workers) as $name => $family) {
             $out[] = "# HELP $name " . strtr($family['help'], ['\\' => '\\\\', "\n" => '\\n']);
             $out[] = "# TYPE $name {$family['type']}";
             foreach ($family['samples'] as ['labels' => $labels, 'value' => $value]) {
@@ -37,9 +40,10 @@ final class Prometheus
 
     /**
      * Every metric family: name => ['type', 'help', 'samples' => list of
-     * ['labels' => [name => value], 'value']].
+     * ['labels' => [name => value], 'value']]. $workers: each queue's
+     * Queue::workers(), by name.
      */
-    public static function families(array $queues, array $locks): array
+    public static function families(array $queues, array $locks, array $workers = []): array
     {
         $out = [];
         $family = function (string $name, string $type, string $help, array $samples) use (&$out): void {
@@ -59,6 +63,20 @@ final class Prometheus
         $family('redislock_queue_tasks', 'gauge', 'Tasks in a queue by state: ready (due), delayed, leased, dead.', $tasks);
         $family('redislock_queue_oldest_due_age_seconds', 'gauge', 'How long the oldest due task has waited (0: none due).', $age);
         $family('redislock_queue_paused', 'gauge', 'Whether the queue is paused (1): its workers take no new tasks.', $paused);
+        $now = microtime(true);
+        $active = $done = $seenAge = [];
+        foreach ($queues as $q) {
+            $seen = $workers[$q['name']] ?? [];
+            $active[] = [['queue' => $q['name']], count(array_filter($seen, fn ($w) => $now - $w['seen'] <= self::WORKER_NOW))];
+            foreach ($seen as $w) {
+                $labels = ['queue' => $q['name'], 'worker' => $w['host'] === null ? $w['id'] : "{$w['host']} pid {$w['pid']}"];
+                $done[] = [$labels, $w['done']];
+                $seenAge[] = [$labels, round(max(0, $now - $w['seen']), 3)];
+            }
+        }
+        $family('redislock_queue_workers', 'gauge', 'Processes seen reserving from the queue within the last ' . self::WORKER_NOW . ' s.', $active);
+        $family('redislock_queue_worker_acked_total', 'counter', 'Tasks a worker acked (workers not seen for a day are forgotten).', $done);
+        $family('redislock_queue_worker_seen_age_seconds', 'gauge', 'How long ago a worker last reserved from the queue.', $seenAge);
         foreach (self::EVENTS as $event => $help) {
             $family(
                 "redislock_queue_{$event}_total",

@@ -61,6 +61,18 @@ final class Report
         return $this->client->queue($name)->purgeDead($ids ?: null);
     }
 
+    /** The tasks running now (leased), the earliest lease end first. */
+    public function running(string $name, int $limit = 100): array
+    {
+        return $this->client->queue($name)->leased($limit);
+    }
+
+    /** The processes consuming a queue, the last seen first. */
+    public function workers(string $name, int $limit = 100): array
+    {
+        return $this->client->queue($name)->workers($limit);
+    }
+
     /** Pauses a queue's consumers; false when it was paused already. */
     public function pause(string $name): bool
     {
@@ -139,13 +151,25 @@ final class Report
      */
     public function metrics(): string
     {
-        return Prometheus::render($this->queues(), $this->metricLocks());
+        $queues = $this->queues();
+        return Prometheus::render($queues, $this->metricLocks(), $this->metricWorkers($queues));
     }
 
     /** The metric families of metrics(), as data (Prometheus::families()). */
     public function metricFamilies(): array
     {
-        return Prometheus::families($this->queues(), $this->metricLocks());
+        $queues = $this->queues();
+        return Prometheus::families($queues, $this->metricLocks(), $this->metricWorkers($queues));
+    }
+
+    /** Each queue's workers (up to 1000), by queue name. */
+    private function metricWorkers(array $queues): array
+    {
+        $workers = [];
+        foreach ($queues as $q) {
+            $workers[$q['name']] = $this->workers($q['name'], 1000);
+        }
+        return $workers;
     }
 
     private function metricLocks(): array
@@ -177,6 +201,12 @@ final class Report
             $this->client->queues(),
             fn (string $known) => strlen($known) < 256 && strlen($name) < 256 && levenshtein($known, $name) <= 2,
         ));
+    }
+
+    /** Frees the lock `$name` of `$kind` ('lock', 'exact', 'seed') whoever holds it; false if it was not held. */
+    public function release(string $name, string $kind): bool
+    {
+        return $this->client->forceRelease($name, $kind);
     }
 
     /**
