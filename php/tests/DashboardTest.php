@@ -127,6 +127,8 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertSame(['2', '0', '0', '0'], [$row('reports', 'ready'), $row('reports', 'delayed'), $row('reports', 'leased'), $row('reports', 'dead')]);
         $this->assertNotEmpty($browser->all('#queues tr[data-queue="mail"] svg rect.in'), 'enqueued bars');
         $this->assertNotEmpty($browser->all('#queues tr[data-queue="mail"] svg rect.done'), 'acked bars');
+        $this->assertSame(3, count($browser->all('#queues tr[data-queue="mail"] svg text')), 'a time axis');
+        $this->assertMatchesRegularExpression('/^\d\d:\d\d$/', $browser->texts('#queues tr[data-queue="mail"] svg text')[2]);
 
         // The task running, and its worker.
         $worker = $this->children[2][2];
@@ -177,6 +179,29 @@ final class DashboardTest extends RedisLockTestCase
             usleep(20000);
         }
         $this->assertSame($this->children[1][2], $c->lockState('nightly')['holder']['pid'], 'the waiter has it');
+
+        // A queue's page lists its waiting tasks; a task's page shows it whole; Remove asks first.
+        $c->queue('mail')->enqueue('big', '<script>' . str_repeat('y', 200) . '</script>');
+        $browser->visit($url . '?queue=mail');
+        $this->assertSame('Queue mail · redislock', $browser->title());
+        $this->assertMatchesRegularExpression('/^\d+ ready, 1 delayed, 1 running, 0 dead\.$/', $browser->text('#counts'));
+        $this->assertContains('big', $browser->texts('#tasks td:first-child'));
+        $browser->click('#tasks tr[data-task="big"] a');
+        $this->assertSame('<script>' . str_repeat('y', 200) . '</script>', $browser->text('#payload'), 'whole, escaped');
+        $this->assertSame('queued', $browser->text('#task td.state'));
+        $browser->click('button.remove');
+        $this->assertSame("Remove task 'big' waiting in queue 'mail', for good?", $browser->text('#question'));
+        $browser->click('#cancel');
+        $this->assertSame('Queue mail · redislock', $browser->title(), 'back to the queue');
+        $this->assertSame('queued', $c->queue('mail')->find('big')['state']);
+        $browser->click('#tasks tr[data-task="big"] button.remove');
+        $browser->click('button.confirm');
+        $this->assertSame("Task 'big' removed from queue 'mail'.", $browser->text('#flash'));
+        $this->assertSame('Queue mail · redislock', $browser->title());
+        $this->assertNull($c->queue('mail')->find('big'));
+        $browser->visit($url . '?queue=nope');
+        $this->assertSame("No queue 'nope'.", substr($browser->text('#flash'), 0, 16));
+        $browser->visit($url);
 
         // Pause, resume and clear ask first too, and the state shows.
         $this->assertSame('paused', $browser->text('#queues tr[data-queue="reports"] span.state'));

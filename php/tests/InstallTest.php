@@ -52,13 +52,27 @@ final class InstallTest extends RedisLockTestCase
         $this->assertNotContains('redislock', $modules);
     }
 
-    /** `make deb`: installed, it is enabled for cli and fpm; removed, disabled; purged, nothing is left. */
+    /**
+     * `make deb`: installed, the extension is enabled for cli and fpm and
+     * the tools work; removed, disabled; purged, nothing is left.
+     */
     public function testTheDebIsEnabledOnInstallDisabledOnRemovalAndPurgedWithoutTrace(): void
     {
         [$code, $out] = self::sh('make -s deb', self::root());
         $this->assertSame(0, $code, $out);
-        $deb = trim(substr($out, strrpos(trim($out), "\n") ?: 0));
+        [$tools, $deb] = array_slice(explode("\n", trim($out)), -2);
         $this->assertMatchesRegularExpression('~^target/deb/php\d+\.\d+-redislock_[\d.]+-1_\w+\.deb$~', $deb);
+        $this->assertMatchesRegularExpression('~^target/deb/redislock-tools_[\d.]+-1_all\.deb$~', $tools);
+        foreach ([$deb, $tools] as $package) {
+            exec('dpkg-deb -f ' . escapeshellarg(self::root() . "/$package") . ' Maintainer Version', $fields);
+        }
+        preg_match('/^version = "([^"]+)"/m', file_get_contents(self::root() . '/Cargo.toml'), $m);
+        $version = $m[1];
+        $this->assertSame(2, count(array_keys($fields, "Version: $version-1")), 'both of Cargo.toml\'s version');
+        foreach (preg_grep('/^Maintainer: /', $fields) as $maintainer) {
+            $this->assertMatchesRegularExpression('/^Maintainer: [^<>]+ <[^@\s]+@[^@\s]+\.[a-z]+>$/', $maintainer);
+            $this->assertStringNotContainsString('localhost', $maintainer);
+        }
         exec('dpkg-deb -f ' . escapeshellarg(self::root() . "/$deb") . ' Depends', $depends);
         $this->assertStringContainsString('phpapi-' . trim(shell_exec('php-config --phpapi')), implode('', $depends));
         $out = $this->inThrowawayRoot(<<<SH
@@ -66,12 +80,22 @@ final class InstallTest extends RedisLockTestCase
             ver=\$(php-config --version | cut -d. -f1,2)
             dpkg -i $deb >/dev/null 2>&1
             echo "installed: \$(php -m | grep -x redislock) \$(php-fpm\$ver -m | grep -x redislock)"
+            dpkg -i $tools >/dev/null 2>&1
+            echo "cli: \$(redislock --help | head -1)"
+            echo "classes: \$(php -r 'require "/usr/share/php/RedisLock/autoload.php"; var_export([class_exists(RedisLock\\Operator\\Report::class), class_exists(RedisLock\\Nope::class)]);')"
+            echo "changelog: \$(zcat /usr/share/doc/redislock-tools/changelog.Debian.gz | head -1)"
+            dpkg -r redislock-tools >/dev/null 2>&1
+            echo "tools removed: \$(find /usr/bin /usr/share/php /usr/share/redislock -name '*edis*ock*' | wc -l)"
             dpkg -r php\$ver-redislock >/dev/null 2>&1
             echo "removed: \$(php -m | grep -cx redislock || true) \$(php-fpm\$ver -m | grep -cx redislock || true) \$(find /etc/php/\$ver -name '*redislock*' | wc -l)"
             dpkg -P php\$ver-redislock >/dev/null 2>&1
             echo "purged: \$(find /etc/php /usr/lib/php /var/lib/php -name '*redislock*' | wc -l) \$(dpkg-query -W php\$ver-redislock 2>/dev/null | wc -l)"
             SH);
         $this->assertStringContainsString("installed: redislock redislock\n", $out);
+        $this->assertStringContainsString("cli: Usage: redislock [options] <command> [arguments]\n", $out);
+        $this->assertStringContainsString("classes: array (\n  0 => true,\n  1 => false,\n)\n", $out);
+        $this->assertStringContainsString("changelog: redislock ($version-1) unstable; urgency=medium\n", $out);
+        $this->assertStringContainsString("tools removed: 0\n", $out);
         // Removal keeps the conffile (mods-available/redislock.ini) only.
         $this->assertStringContainsString("removed: 0 0 1\n", $out);
         $this->assertStringContainsString("purged: 0 0\n", $out);

@@ -417,6 +417,32 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(1, self::cli(['workers', 'nope'])[0]);
     }
 
+    public function testOneTaskIsShownWholeAndWaitingTasksCanBeRemoved(): void
+    {
+        [, $mail] = $this->seed();
+        [$status, $out] = self::cli(['task', 'mail', 'r2']);
+        $this->assertSame(0, $status);
+        $this->assertMatchesRegularExpression('/^TASK +r2\nstate +queued\ndue +[-0-9]+ [0-9:]+ \w+\nattempts +0\nreason +-\npayload:\nz\n$/', $out);
+        $this->assertMatchesRegularExpression('/^reason +RuntimeException: smtp down$/m', self::cli(['task', 'mail', 'd1'])[1]);
+        $this->assertSame(['busy', 1, 'leased'], array_values(array_intersect_key(self::json(['task', 'mail', 'busy']), ['id' => 0, 'state' => 0, 'attempts' => 0])));
+        $mail->enqueue('bin', "a\0b\x1b[2J" . str_repeat('x', 300));
+        $this->assertStringEndsWith("payload:\na\\x00b\\x1b[2J" . str_repeat('x', 300) . "\n", self::cli(['task', 'mail', 'bin'])[1], 'whole, control bytes escaped');
+        [$status, , $err] = self::cli(['task', 'mail', 'nope']);
+        $this->assertSame([1, "redislock: no task 'nope' in queue 'mail'\n"], [$status, $err]);
+        $this->assertSame(2, self::cli(['task', 'mail'])[0]);
+        $this->assertSame(2, self::cli(['remove', 'mail'])[0]);
+
+        $before = $this->snapshot();
+        [$status, , $err] = self::cli(['remove', 'mail', 'r1', 'nope']);
+        $this->assertSame(1, $status, 'not confirmed');
+        $this->assertStringContainsString("Remove 2 task(s) waiting in queue 'mail', for good (a running one finishes)? [y/N]", $err);
+        $this->assertSame($before, $this->snapshot());
+        $this->assertSame([0, "1 task(s) removed from queue 'mail'\n"], array_slice(self::cli(['remove', 'mail', 'r1', 'nope'], "y\n"), 0, 2));
+        $this->assertNull($mail->find('r1'));
+        $this->assertSame(['removed' => 0], self::json(['remove', 'mail', 'busy', '--yes']), 'a running task finishes');
+        $this->assertSame('leased', $mail->find('busy')['state']);
+    }
+
     public function testCheckExitsByThresholdsForCronProbesAndNagios(): void
     {
         $this->seed(); // mail: 2 ready, 2 dead; reports: 3 ready

@@ -15,6 +15,9 @@ final class Cli
                                oldest due, rates
           queue NAME           one queue: counts, totals, rates, the first queued tasks
           dead NAME            its dead letters, oldest first, with why each died
+          task NAME ID         one task wherever it is: state, due or lease end, attempts,
+                               why its last attempt failed, its whole payload
+          remove NAME ID...    removes tasks waiting in it (running ones finish)
           running NAME         its tasks running now: worker, for how long, lease left
           workers NAME         the processes consuming it: host, pid, since, last seen, done
           retry NAME [ID...]   dead letters back to the queue (all without ids)
@@ -39,7 +42,7 @@ final class Cli
           --to-url=DSN         where move puts the tasks (default: --url): another
                                prefix (?prefix=...), database or server
           --yes                do not ask before retry, purge, pause, resume, clear,
-                               unlock and move
+                               remove, unlock and move
           --ready=N            check: more than N tasks ready (due) is a problem
           --oldest=SECONDS     check: a due task waiting longer is a problem
           --dead=N             check: more than N dead letters is a problem
@@ -51,12 +54,12 @@ final class Cli
 
         TXT;
 
-    private const COMMANDS = ['status', 'queue', 'dead', 'running', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check'];
+    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check'];
     /** check's thresholds: option => what crossing it says. */
     private const THRESHOLDS = ['ready' => 'tasks ready', 'oldest' => 's the oldest due task waited', 'dead' => 'dead letters', 'idle' => 's since a worker was seen'];
-    private const DESTRUCTIVE = ['retry', 'purge', 'pause', 'resume', 'clear', 'unlock', 'move'];
+    private const DESTRUCTIVE = ['retry', 'purge', 'pause', 'resume', 'clear', 'remove', 'unlock', 'move'];
     /** The commands that name a queue, which must exist. */
-    private const ON_A_QUEUE = ['queue', 'dead', 'running', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
+    private const ON_A_QUEUE = ['queue', 'task', 'remove', 'dead', 'running', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
 
     /** @param resource $in @param resource $out @param resource $err */
     public function __construct(private $in = STDIN, private $out = STDOUT, private $err = STDERR)
@@ -202,6 +205,7 @@ final class Cli
         $takes = match ($command) {
             'status', 'metrics' => 0,
             'check' => PHP_INT_MAX,
+            'task' => 2,
             'queue', 'dead', 'running', 'workers', 'pause', 'resume', 'clear', 'unlock', 'locks' => 1,
             'move' => 2,
             default => PHP_INT_MAX,
@@ -217,6 +221,9 @@ final class Cli
         }
         if ($options['toUrl'] !== null && $command !== 'move') {
             throw new \InvalidArgumentException("--to-url is for move, not $command");
+        }
+        if (in_array($command, ['task', 'remove'], true) && count($rest) < 2) {
+            throw new \InvalidArgumentException("$command needs a queue and a task id");
         }
         if ($options['thresholds'] !== [] && $command !== 'check') {
             throw new \InvalidArgumentException('--' . array_key_first($options['thresholds']) . " is for check, not $command");
@@ -250,6 +257,7 @@ final class Cli
             'queue' => $report->queue($args[0]) + ['queued' => $report->queued($args[0], min($limit, 1000))],
             'dead' => $json ? $report->dead($args[0], min($limit, 1000))
                 : ['list' => $report->dead($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['dead']],
+            'task' => $report->task($args[0], $args[1]) ?? throw new \ValueError("no task '" . self::clean($args[1]) . "' in queue '" . self::clean($args[0]) . "'"),
             'running' => $json ? $report->running($args[0], min($limit, 1000))
                 : ['list' => $report->running($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['leased']],
             // One more than shown, to know whether there are more.
@@ -269,6 +277,7 @@ final class Cli
             'pause' => "queue '$name': its workers take no new tasks until resume (running ones finish)",
             'resume' => "queue '$name': its workers take tasks again",
             'clear' => "queue '$name': remove every task waiting in it, for good (running ones finish)",
+            'remove' => count($ids) . " task(s) waiting in queue '$name', for good (a running one finishes)",
             'unlock' => "lock '$name', whoever holds it",
             'move' => "the tasks queued on '$name' to queue '" . ($args[1] ?? $name) . "'"
                 . ($options['toUrl'] !== null ? ' of --to-url' : ''),
@@ -287,6 +296,7 @@ final class Cli
             'pause' => ['paused' => $report->pause($name)],
             'resume' => ['resumed' => $report->resume($name)],
             'clear' => ['cleared' => $report->clear($name)],
+            'remove' => ['removed' => $report->remove($name, $ids)],
             'unlock' => ['unlocked' => $report->unlock($name)],
             'move' => ['moved' => $report->move($name, new Client($options['toUrl'] ?? $options['url']), $args[1] ?? $name)],
         };
@@ -299,7 +309,7 @@ final class Cli
                 'purge' => "$n dead letter(s) purged from queue '$name'\n",
                 'pause' => $n ? "queue '$name' paused\n" : "queue '$name' was paused already\n",
                 'resume' => $n ? "queue '$name' resumed\n" : "queue '$name' was not paused\n",
-                'clear' => "$n task(s) removed from queue '$name'\n",
+                'clear', 'remove' => "$n task(s) removed from queue '$name'\n",
                 'unlock' => $n ? "lock '$name' freed\n" : "lock '$name' was not held\n",
                 'move' => "$n task(s) moved\n",
             });
@@ -336,6 +346,7 @@ final class Cli
                     ['ID', 'ATTEMPTS', 'DIED', 'PAYLOAD', 'REASON'],
                     array_map(fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload']), $t['reason'] ?? '-'], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'dead letters'),
+                'task' => self::taskText($data),
                 'running' => $data['list'] === [] ? "nothing running\n" : self::table(
                     ['ID', 'WORKER', 'RUNNING FOR', 'LEASE LEFT', 'ATTEMPTS', 'PAYLOAD'],
                     array_map(fn (array $t) => [
@@ -383,6 +394,20 @@ final class Cli
     {
         $name = preg_replace('/[\x00-\x1f\x7f]/', '?', $name);
         return strlen($name) > $max ? substr($name, 0, $max - 3) . '...' : $name;
+    }
+
+    /** One task, every field on a line of its own, the payload whole (control bytes as \xNN). */
+    private static function taskText(array $t): string
+    {
+        $at = ['queued' => 'due', 'leased' => 'lease ends', 'dead' => 'died'][$t['state']];
+        $payload = $t['payload'] === null ? '-'
+            : preg_replace_callback('/[\x00-\x08\x0b-\x1f\x7f]/', fn ($m) => sprintf('\\x%02x', ord($m[0])), $t['payload']);
+        return self::table(['TASK', self::clean($t['id'], 200)], [
+            ['state', $t['state']],
+            [$at, self::time($t['at'])],
+            ['attempts', $t['attempts']],
+            ['reason', $t['reason'] ?? '-'],
+        ]) . "payload:\n$payload\n";
     }
 
     private static function queueText(array $q): string

@@ -64,12 +64,21 @@ final class Dashboard
                     echo $this->page('Confirm', $question);
                     return;
                 }
-                $this->redirect($this->change($report, $action));
+                $flash = $this->change($report, $action);
+                // Back to the queue's page when the change was made there.
+                $this->redirect($flash, isset($_POST['back']) ? ['queue' => (string) $_POST['queue']] : []);
                 return;
             }
             $flash = $_SESSION['flash'] ?? null;
             unset($_SESSION['flash']);
-            echo $this->page('redislock', $this->overview($report, $flash));
+            $queue = isset($_GET['queue']) ? (string) $_GET['queue'] : null;
+            if ($queue !== null && isset($_GET['task'])) {
+                echo $this->page("Task · $queue", $this->taskPage($report, $queue, (string) $_GET['task']));
+            } elseif ($queue !== null) {
+                echo $this->page("Queue $queue", $this->queuePage($report, $queue, $flash));
+            } else {
+                echo $this->page('redislock', $this->overview($report, $flash));
+            }
         } catch (\RedisLock\RedisLockException | \ValueError $e) {
             http_response_code(502);
             echo $this->page('Redis unavailable', '<p class="error">' . self::h($e->getMessage()) . '</p>');
@@ -160,7 +169,7 @@ final class Dashboard
                 . $this->form('unlock', 'Force unlock', ['name' => $name, 'kind' => $kind, 'confirm' => 'yes'], 'confirm danger')
                 . ' <a href="?" id="cancel">Cancel</a></p>';
         }
-        if (!in_array($action, ['purge', 'retry', 'pause', 'resume', 'clear'], true)) {
+        if (!in_array($action, ['purge', 'retry', 'pause', 'resume', 'clear', 'remove'], true)) {
             return null;
         }
         $queue = (string) ($_POST['queue'] ?? '');
@@ -172,16 +181,18 @@ final class Dashboard
             'retry' => $id === null ? "Retry $what of queue '$queue' now?" : null,
             'pause' => "Pause queue '$queue'? Its workers take no new tasks until it is resumed; running tasks finish.",
             'resume' => "Resume queue '$queue'? Its workers take tasks again.",
+            'remove' => "Remove task '$id' waiting in queue '$queue', for good?",
             'clear' => 'Clear queue \'' . $queue . '\': remove all ' . ($counts['ready'] + $counts['delayed'])
                 . ' waiting task(s), for good? Running tasks finish; dead letters stay.',
         };
         if ($question === null) {
             return null;
         }
-        $fields = ['queue' => $queue, 'confirm' => 'yes'] + ($id === null ? [] : ['id' => $id]);
+        $back = isset($_POST['back']) ? ['back' => '1'] : [];
+        $fields = ['queue' => $queue, 'confirm' => 'yes'] + ($id === null ? [] : ['id' => $id]) + $back;
         return '<p id="question">' . self::h($question) . '</p><p>'
-            . $this->form($action, ucfirst($action), $fields, 'confirm' . (in_array($action, ['purge', 'clear'], true) ? ' danger' : ''))
-            . ' <a href="?" id="cancel">Cancel</a></p>';
+            . $this->form($action, ucfirst($action), $fields, 'confirm' . (in_array($action, ['purge', 'clear', 'remove'], true) ? ' danger' : ''))
+            . ' <a href="?' . ($back ? self::h(http_build_query(['queue' => $queue])) : '') . '" id="cancel">Cancel</a></p>';
     }
 
     private function change(Report $report, string $action): string
@@ -196,6 +207,7 @@ final class Dashboard
             'pause' => $report->pause($queue) ? "Queue '$queue' paused." : "Queue '$queue' was paused already.",
             'resume' => $report->resume($queue) ? "Queue '$queue' resumed." : "Queue '$queue' was not paused.",
             'clear' => $report->clear($queue) . " task(s) removed from queue '$queue'.",
+            'remove' => $report->remove($queue, $ids) === 1 ? "Task '{$ids[0]}' removed from queue '$queue'." : "Task '{$ids[0]}' was not waiting in queue '$queue' (running, done or gone).",
             'unlock' => $report->release((string) ($_POST['name'] ?? ''), (string) ($_POST['kind'] ?? ''))
                 ? "Lock '{$_POST['name']}' freed." : "Lock '{$_POST['name']}' was not held.",
             default => "Unknown action '$action': nothing was changed.",
@@ -209,12 +221,70 @@ final class Dashboard
         return 'Signed out.';
     }
 
-    private function redirect(?string $flash): void
+    private function redirect(?string $flash, array $query = []): void
     {
         if ($flash !== null) {
             $_SESSION['flash'] = $flash;
         }
-        header('Location: ' . strtok($_SERVER['REQUEST_URI'] ?? '/', '?'), true, 303);
+        header('Location: ' . strtok($_SERVER['REQUEST_URI'] ?? '/', '?') . ($query === [] ? '' : '?' . http_build_query($query)), true, 303);
+    }
+
+    /** Tasks shown on a queue's page. */
+    private const TASKS_SHOWN = 50;
+
+    /** A queue's page: its counts and its waiting tasks, each with a link to it and Remove. */
+    private function queuePage(Report $report, string $name, ?string $flash): string
+    {
+        if (!$report->exists($name)) {
+            http_response_code(404);
+            return '<p class="error" id="flash">' . self::h("No queue '$name'.") . ' <a href="?">Back to the dashboard</a></p>';
+        }
+        $q = $report->queue($name);
+        $html = ($flash ? '<p class="flash" id="flash">' . self::h($flash) . '</p>' : '')
+            . '<p><a href="?" id="back">← All queues</a></p><h2>Queue ' . self::h($name)
+            . ($q['paused'] !== null ? ' <span class="state">paused</span>' : '') . '</h2>'
+            . "<p id=\"counts\">{$q['ready']} ready, {$q['delayed']} delayed, {$q['leased']} running, {$q['dead']} dead.</p>";
+        $tasks = $report->queued($name, self::TASKS_SHOWN);
+        $waiting = $q['ready'] + $q['delayed'];
+        if ($tasks === []) {
+            return $html . '<p id="no-tasks">No task waiting.</p>' . $this->footer();
+        }
+        $html .= '<table id="tasks"><tr><th>Task</th><th>Due</th><th>Attempts</th><th>Why it failed</th><th>Payload</th><th></th></tr>';
+        foreach ($tasks as $t) {
+            $html .= '<tr data-task="' . self::h($t['id']) . '"><td><a href="?' . self::h(http_build_query(['queue' => $name, 'task' => $t['id']])) . '">'
+                . self::h($t['id']) . '</a></td><td>' . date('Y-m-d H:i:s T', (int) $t['at']) . '</td><td class="n">' . $t['attempts']
+                . '</td><td class="reason">' . self::h($t['reason'] ?? '–') . '</td><td><code>' . self::h(self::cut($t['payload'])) . '</code></td><td>'
+                . $this->form('remove', 'Remove', ['queue' => $name, 'id' => $t['id'], 'back' => '1'], 'remove danger') . '</td></tr>';
+        }
+        return $html . '</table>' . (count($tasks) < $waiting ? '<p class="more">Showing the first ' . count($tasks)
+            . " of $waiting waiting tasks, due first (the CLI's <code>queue NAME --limit=N</code> lists more).</p>" : '') . $this->footer();
+    }
+
+    /** One task wherever it is, its payload whole. */
+    private function taskPage(Report $report, string $name, string $id): string
+    {
+        $t = $report->task($name, $id);
+        $back = '<p><a href="?' . self::h(http_build_query(['queue' => $name])) . '" id="back">← Queue ' . self::h($name) . '</a></p>';
+        if ($t === null) {
+            http_response_code(404);
+            return $back . '<p class="error">' . self::h("No task '$id' in queue '$name'.") . '</p>';
+        }
+        $at = ['queued' => 'Due', 'leased' => 'Lease ends', 'dead' => 'Died'][$t['state']];
+        return $back . '<h2>Task ' . self::h($id) . '</h2><table id="task">'
+            . '<tr><th>State</th><td class="state">' . $t['state'] . '</td></tr>'
+            . "<tr><th>$at</th><td>" . date('Y-m-d H:i:s T', (int) $t['at']) . '</td></tr>'
+            . '<tr><th>Attempts</th><td>' . $t['attempts'] . '</td></tr>'
+            . '<tr><th>Why it failed</th><td class="reason">' . self::h($t['reason'] ?? '–') . '</td></tr></table>'
+            . '<h3>Payload</h3>' . ($t['payload'] === null ? '<p id="payload">No payload.</p>'
+                : '<pre id="payload">' . self::h($t['payload']) . '</pre>')
+            . ($t['state'] === 'queued' ? '<p>' . $this->form('remove', 'Remove', ['queue' => $name, 'id' => $id, 'back' => '1'], 'remove danger') . '</p>' : '')
+            . $this->footer();
+    }
+
+    /** A payload in a table: its first 80 bytes. */
+    private static function cut(?string $payload): string
+    {
+        return $payload === null ? '–' : (strlen($payload) > 80 ? substr($payload, 0, 80) . '…' : $payload);
     }
 
     private function login(): string
@@ -252,7 +322,8 @@ final class Dashboard
                 . '<span class="in">■ enqueued</span> <span class="done">■ acked</span></th><th></th></tr>';
             foreach ($queues as $q) {
                 $paused = $q['paused'] !== null;
-                $html .= '<tr data-queue="' . self::h($q['name']) . '"' . ($paused ? ' class="paused"' : '') . '><td>' . self::h($q['name'])
+                $html .= '<tr data-queue="' . self::h($q['name']) . '"' . ($paused ? ' class="paused"' : '') . '><td><a href="?'
+                    . self::h(http_build_query(['queue' => $q['name']])) . '">' . self::h($q['name']) . '</a>'
                     . ($paused ? ' <span class="state" title="since ' . date('Y-m-d H:i:s T', (int) $q['paused']) . '">paused</span>' : '') . '</td>';
                 foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
                     $alert = $state === 'dead' && $q['dead'] > 0 ? ' alert' : '';
@@ -283,7 +354,7 @@ final class Dashboard
                 . '<table><tr><th>Task</th><th>Attempts</th><th>Died</th><th>Why</th><th>Payload</th><th></th></tr>';
             foreach ($report->dead($q['name'], self::DEAD_SHOWN) as $t) {
                 $one = $fields + ['id' => $t['id']];
-                $payload = $t['payload'] === null ? '–' : (strlen($t['payload']) > 80 ? substr($t['payload'], 0, 80) . '…' : $t['payload']);
+                $payload = self::cut($t['payload']);
                 $html .= '<tr data-task="' . self::h($t['id']) . '"><td>' . self::h($t['id']) . '</td><td class="n">' . $t['attempts']
                     . '</td><td>' . date('Y-m-d H:i:s T', (int) $t['diedAt']) . '</td><td class="reason">' . self::h($t['reason'] ?? '–')
                     . '</td><td><code>' . self::h($payload) . '</code></td><td>'
@@ -403,8 +474,16 @@ final class Dashboard
                 }
             }
         }
-        return '<svg class="chart" width="300" height="40" viewBox="0 0 300 40" role="img" aria-label="enqueued and acked per 10 s, peak ' . $max . '">'
-            . '<line x1="0" y1="39.5" x2="300" y2="39.5" class="axis"/>' . $bars . '</svg>';
+        // A time axis: ticks every 5 minutes, labelled by the end of the period they mark.
+        $axis = '';
+        $end = ($periods === [] ? time() - 10 : $periods[count($periods) - 1]['at']) + 10;
+        foreach ([0 => 'start', 30 => 'middle', 60 => 'end'] as $i => $anchor) {
+            $at = $periods[$i]['at'] ?? $end;
+            $x = min($i * 5, 299.5);
+            $axis .= sprintf('<line x1="%.1f" y1="40" x2="%.1f" y2="43" class="axis"/><text x="%.1f" y="52" text-anchor="%s">%s</text>', $x, $x, $x, $anchor, date('H:i', $at));
+        }
+        return '<svg class="chart" width="300" height="54" viewBox="0 0 300 54" role="img" aria-label="enqueued and acked per 10 s, peak ' . $max . '">'
+            . '<line x1="0" y1="39.5" x2="300" y2="39.5" class="axis"/>' . $bars . $axis . '</svg>';
     }
 
     private function page(string $title, string $body): string
@@ -462,6 +541,7 @@ final class Dashboard
         .chart .in, span.in { fill: #2f6fdf; color: #2f6fdf; }
         .chart .done, span.done { fill: #1a9a5b; color: #1a9a5b; }
         .chart .axis { stroke: #c4c9d0; }
+        .chart text { font-size: 9px; fill: #5b6472; }
         form.inline { display: inline; margin-left: 4px; }
         button { font: inherit; padding: 2px 10px; border: 1px solid #9aa3ae; border-radius: 4px; background: #fff; cursor: pointer; }
         button.danger { border-color: #d92d20; color: #b42318; }

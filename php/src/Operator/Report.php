@@ -61,6 +61,18 @@ final class Report
         return $this->client->queue($name)->purgeDead($ids ?: null);
     }
 
+    /** The task `$id` of a queue wherever it is (Queue::find()), or null. */
+    public function task(string $name, string $id): ?array
+    {
+        return $this->client->queue($name)->find($id);
+    }
+
+    /** Removes the tasks waiting under these ids (Queue::remove()); how many. */
+    public function remove(string $name, array $ids): int
+    {
+        return $this->client->queue($name)->remove($ids);
+    }
+
     /** The tasks running now (leased), the earliest lease end first. */
     public function running(string $name, int $limit = 100): array
     {
