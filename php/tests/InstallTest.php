@@ -85,7 +85,7 @@ final class InstallTest extends RedisLockTestCase
             echo "classes: \$(php -r 'require "/usr/share/php/RedisLock/autoload.php"; var_export([class_exists(RedisLock\\Operator\\Report::class), class_exists(RedisLock\\Nope::class)]);')"
             echo "changelog: \$(zcat /usr/share/doc/redislock-tools/changelog.Debian.gz | head -1)"
             dpkg -r redislock-tools >/dev/null 2>&1
-            echo "tools removed: \$(find /usr/bin /usr/share/php /usr/share/redislock -name '*edis*ock*' | wc -l)"
+            echo "tools removed: \$(ls -d /usr/bin/redislock /usr/share/php/RedisLock /usr/share/redislock 2>/dev/null | wc -l)"
             dpkg -r php\$ver-redislock >/dev/null 2>&1
             echo "removed: \$(php -m | grep -cx redislock || true) \$(php-fpm\$ver -m | grep -cx redislock || true) \$(find /etc/php/\$ver -name '*redislock*' | wc -l)"
             dpkg -P php\$ver-redislock >/dev/null 2>&1

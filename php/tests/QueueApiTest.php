@@ -554,7 +554,11 @@ final class QueueApiTest extends RedisLockTestCase
         $ids = [trim(fgets($workers[0][1][1])), trim(fgets($workers[1][1][1]))];
         $before = microtime(true);
         $leased = $q->leased();
-        $this->assertSame($ids, array_column($leased, 'id'), 'the earliest lease end first');
+        $this->assertEqualsCanonicalizing($ids, array_column($leased, 'id'));
+        $until = array_column($leased, 'until');
+        $sorted = $until;
+        sort($sorted);
+        $this->assertSame($sorted, $until, 'the earliest lease end first');
         $byId = array_column($leased, null, 'id');
         foreach ([0, 1] as $i) {
             $row = $byId[$ids[$i]];
