@@ -47,12 +47,13 @@ namespace RedisLock {
 
         /**
          * Releases the lock `$name` of `$kind` (as `lockState()`'s: null or
-         * `'lock'`, `'exact'`, `'seed'`) whoever holds it, handing it to the
-         * next waiter in line: an operator's forced release, also of the
-         * drop-in `RedisLock`'s locks. True if it was held. The holder's next
-         * release or extend finds it lost.
+         * `'lock'`, `'exact'`, `'seed'`, `'semaphore'`, `'rwlock'`) whoever
+         * holds it (a semaphore or read-write lock: every holder), handing it
+         * to the next waiters in line: an operator's forced release, also of
+         * the drop-in `RedisLock`'s locks. True if it was held. The holder's
+         * next release or extend finds it lost.
          *
-         * @param 'lock'|'exact'|'seed'|null $kind
+         * @param 'lock'|'exact'|'seed'|'semaphore'|'rwlock'|null $kind
          * @throws \ValueError an empty name, or an unknown kind
          * @throws RedisLockException Redis out of reach or answering with an error
          */
@@ -96,12 +97,15 @@ namespace RedisLock {
          * (seconds left of its lease; null when free or without expiry),
          * `token` (the holder's fencing token; null when free, and for drop-in
          * locks), `holder` (host, pid and process title of the process that
-         * holds it; null when free or unknown) and `waiting` (waiters in
-         * line). `$kind`: null or `'lock'` for `lock()`'s locks, `'exact'` for
-         * those with `exactKey`, `'seed'` for the drop-in `RedisLock`'s.
+         * holds it; null when free or unknown), `waiting` (waiters in line)
+         * and `holders` (how many hold it). `$kind`: null or `'lock'` for
+         * `lock()`'s locks, `'exact'` for those with `exactKey`, `'seed'` for
+         * the drop-in `RedisLock`'s, `'semaphore'`, `'rwlock'` (`readLock()`
+         * and `writeLock()` without `exactKey`; of several holders, `holder`
+         * and `remaining` are the one whose lease ends last).
          *
-         * @param 'lock'|'exact'|'seed'|null $kind
-         * @return array{held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>}
+         * @param 'lock'|'exact'|'seed'|'semaphore'|'rwlock'|null $kind
+         * @return array{held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>}
          * @throws \ValueError an empty name, or an unknown kind
          * @throws RedisLockException Redis out of reach or answering with an error
          */
@@ -115,7 +119,7 @@ namespace RedisLock {
          * fencing counters: those held now and taken through this API within
          * an hour of their last lease's end. One server: not on a Cluster.
          *
-         * @return list<array{name: string, kind: 'lock'|'exact'|'seed', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>}>
+         * @return list<array{name: string, kind: 'lock'|'exact'|'seed'|'semaphore'|'rwlock', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>}>
          * @throws \ValueError an empty pattern, a limit out of range, or a Cluster
          * @throws RedisLockException Redis out of reach or answering with an error
          */

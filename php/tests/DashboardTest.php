@@ -382,6 +382,44 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertLessThanOrEqual($inner, $scroll, 'no sideways scrolling at 420 px');
         $this->assertLessThanOrEqual(420, $inner);
         $browser->screenshot(self::SCREENSHOTS . '/dashboard-420px.png');
+        // The queue's page and a task's page keep the width too.
+        $browser->click("#queues tr[data-queue=\"$long\"] a");
+        $browser->visit($url . '?' . http_build_query(['queue' => $long, 'task' => str_repeat('task-', 40)]));
+        $this->assertSame('dead', $browser->text('#task td.state'));
+        [$scroll, $inner] = $browser->run('return [document.documentElement.scrollWidth, window.innerWidth]');
+        $this->assertLessThanOrEqual($inner, $scroll, "no sideways scrolling on a task's page");
+    }
+
+    public function testManyRowsAreCutAndTheCutIsSaid(): void
+    {
+        if (getenv('REDISLOCK_BROWSER') === '0') {
+            $this->markTestSkipped('REDISLOCK_BROWSER=0: no browser here');
+        }
+        $c = new Client();
+        $q = $c->queue('busy', ['maxAttempts' => 1]);
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "d$i", range(1, 30)), null));
+        foreach ($q->reserve(30) as $t) {
+            $q->nack($t, 0, "failure {$t->id()}");
+        }
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => sprintf('w%02d', $i), range(1, 60)), 'p'));
+        $running = $q->reserve(25, 300);
+        $this->assertCount(25, $running);
+        $url = self::serve(self::PASSWORD);
+        $browser = new Browser();
+        $browser->visit($url);
+        $browser->type('#password', self::PASSWORD);
+        $browser->click('#sign-in');
+        $this->assertCount(20, $browser->all('section.dead[data-queue="busy"] tr[data-task]'));
+        $this->assertStringStartsWith('Showing the oldest 20 of 30 dead letters', $browser->text('section.dead[data-queue="busy"] p.more'));
+        $this->assertCount(20, $browser->all('#running tr[data-task]'));
+        $this->assertStringStartsWith('Showing 20 of 25 running tasks', $browser->text('#running + p.more'));
+        $browser->visit($url . '?queue=busy');
+        $this->assertCount(35, $browser->all('#tasks tr[data-task]'), 'all 35 waiting (under 50)');
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "x$i", range(1, 20)), null));
+        $browser->visit($url . '?queue=busy');
+        $this->assertCount(50, $browser->all('#tasks tr[data-task]'));
+        $this->assertStringStartsWith('Showing the first 50 of 55 waiting tasks', $browser->text('p.more'));
+        $browser->screenshot(self::SCREENSHOTS . '/dashboard-queue.png');
     }
 
     /**

@@ -251,7 +251,7 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame('cli Standard input code', $legacy['holder']['process']);
 
         $this->assertSame(
-            ['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0],
+            ['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0],
             $c->lockState('free'),
         );
         $this->assertSame([['nightly', 'lock'], ['legacy', 'seed']], array_map(fn ($l) => [$l['name'], $l['kind']], $c->locks()));
@@ -324,7 +324,7 @@ final class OperatorTest extends RedisLockTestCase
             fn () => $c->locks('*', NAN),
             fn () => $c->locks('*', '5'),
         ]);
-        $this->assertSame(['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0], $c->lockState("a\0b" . str_repeat('x', 100000)));
+        $this->assertSame(['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0], $c->lockState("a\0b" . str_repeat('x', 100000)));
         $this->assertSame([], $c->locks("\0*"));
         $this->assertSame($before, $this->redis->rawCommand('DEBUG', 'DIGEST'));
     }
@@ -441,6 +441,39 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertNull($mail->find('r1'));
         $this->assertSame(['removed' => 0], self::json(['remove', 'mail', 'busy', '--yes']), 'a running task finishes');
         $this->assertSame('leased', $mail->find('busy')['state']);
+    }
+
+    public function testSemaphoresAndReadWriteLocksAreListedAndCanBeFreed(): void
+    {
+        $c = new Client();
+        $this->waiters[] = $a = self::start('$s = (new RedisLock\Client())->semaphore("pool", 3, ["ttl" => 60]); $s->acquire(2); echo "in\n"; sleep(60);');
+        $this->waiters[] = $b = self::start('$s = (new RedisLock\Client())->semaphore("pool", 3, ["ttl" => 90]); $s->acquire(1); echo "in\n"; sleep(60);');
+        $this->waiters[] = $r = self::start('$l = (new RedisLock\Client())->readLock("report", ["ttl" => 60]); $l->acquire(); echo "in\n"; sleep(60);');
+        foreach ([$a, $b, $r] as $p) {
+            $this->assertSame("in\n", fgets($p[1][1]));
+        }
+        $this->waiters[] = self::start('$l = (new RedisLock\Client())->writeLock("report"); $l->acquire(60); sleep(60);');
+        $this->lineReaches('rwlock:{report}:line', 1);
+
+        $pool = $c->lockState('pool', 'semaphore');
+        $this->assertSame([true, 2, 0, $b[2]], [$pool['held'], $pool['holders'], $pool['waiting'], $pool['holder']['pid']], 'the lease that ends last');
+        $this->assertEqualsWithDelta(90, $pool['remaining'], 5);
+        $report = $c->lockState('report', 'rwlock');
+        $this->assertSame([true, 1, 1, $r[2]], [$report['held'], $report['holders'], $report['waiting'], $report['holder']['pid']]);
+        $listed = array_map(fn ($l) => [$l['name'], $l['kind'], $l['holders']], $c->locks());
+        $this->assertSame([['report', 'rwlock', 1], ['pool', 'semaphore', 2]], $listed, 'sorted by kind, then name');
+        $this->assertMatchesRegularExpression('/^pool +semaphore +2 holders +\d+\.\ds +- +0 +' . preg_quote(gethostname()) . ' pid ' . $b[2] . ' /m', self::cli(['locks'])[1]);
+
+        // Forced: every holder's permits go, the waiting writer gets the lock.
+        $this->assertSame(['unlocked' => true], self::json(['unlock', 'report', '--force', '--yes']));
+        $deadline = microtime(true) + 5;
+        while (($c->lockState('report', 'rwlock')['holder']['pid'] ?? $r[2]) === $r[2] && microtime(true) < $deadline) {
+            usleep(20000);
+        }
+        $this->assertNotSame($r[2], $c->lockState('report', 'rwlock')['holder']['pid'], 'the writer has it');
+        $this->assertTrue($c->forceRelease('pool', 'semaphore'));
+        $this->assertFalse($c->lockState('pool', 'semaphore')['held']);
+        $this->assertFalse($c->forceRelease('pool', 'semaphore'));
     }
 
     public function testCheckExitsByThresholdsForCronProbesAndNagios(): void
@@ -729,11 +762,11 @@ final class OperatorTest extends RedisLockTestCase
             'redislock_queue_dead_total{queue="mail"} 2',
             'redislock_queue_paused{queue="mail"} 0',
             'redislock_queue_paused{queue="reports"} 1',
-            'redislock_queue_workers{queue="mail"} 1',
             'redislock_queue_workers{queue="reports"} 0',
             '# TYPE redislock_queue_worker_acked_total counter',
             'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',
-            '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock), exact (exactKey: Laravel\'s locks) or seed (RedisLock); of the first 10000 locks found.',
+            '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock), exact (exactKey: Laravel\'s locks), seed (RedisLock), semaphore or rwlock; of the first 10000 locks found.',
+            'redislock_locks_held{kind="semaphore"} 0',
             'redislock_locks_held{kind="lock"} 1',
             'redislock_locks_held{kind="exact"} 0',
             'redislock_locks_held{kind="seed"} 1',
@@ -744,6 +777,8 @@ final class OperatorTest extends RedisLockTestCase
             $this->assertStringContainsString("\n$line\n", "\n$out", $line);
         }
         $this->assertMatchesRegularExpression('/^redislock_queue_oldest_due_age_seconds\{queue="reports"\} \d+\.\d+$/m', $out);
+        // The child, and this process when its note of mail was not a few seconds old.
+        $this->assertMatchesRegularExpression('/^redislock_queue_workers\{queue="mail"\} [12]$/m', $out);
         $worker = preg_quote(gethostname() . " pid $pid");
         $this->assertMatchesRegularExpression('/^redislock_queue_worker_acked_total\{queue="mail",worker="' . $worker . '"\} 0$/m', $out);
         $this->assertMatchesRegularExpression('/^redislock_queue_worker_seen_age_seconds\{queue="mail",worker="' . $worker . '"\} \d+(\.\d+)?$/m', $out);

@@ -16,6 +16,7 @@ use crate::scripts::script;
 use crate::wait;
 
 static STATE: LazyLock<Script> = script!("lock_state.lua");
+static PERMITS: LazyLock<Script> = script!("permits_inspect.lua");
 
 /// Which API a lock belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +27,21 @@ pub enum Kind {
     Seed,
     /// `RedisLock\Lock` with `exactKey` (key `<name>`, as Laravel's).
     Exact,
+    /// `RedisLock\Semaphore` (holders in `semaphore:{<name>}`).
+    Semaphore,
+    /// `Client::readLock()`/`writeLock()` (holders in `rwlock:{<name>}`; not
+    /// those with `exactKey`, in Symfony's format).
+    RwLock,
 }
+
+/// Every kind, in the order lists are sorted by.
+pub const KINDS: [Kind; 5] = [
+    Kind::Exact,
+    Kind::Lock,
+    Kind::RwLock,
+    Kind::Seed,
+    Kind::Semaphore,
+];
 
 impl Kind {
     pub fn name(self) -> &'static str {
@@ -34,14 +49,26 @@ impl Kind {
             Kind::Lock => "lock",
             Kind::Seed => "seed",
             Kind::Exact => "exact",
+            Kind::Semaphore => "semaphore",
+            Kind::RwLock => "rwlock",
         }
     }
 
+    /// The kind of this name, if any.
+    pub fn named(name: &[u8]) -> Option<Kind> {
+        KINDS.into_iter().find(|k| k.name().as_bytes() == name)
+    }
+
+    /// The keys of a lock of this kind (a hold of permits: the take and
+    /// total do not matter to an operator).
     fn keys(self, config: &Config, name: &[u8]) -> Keys {
+        let prefix = &config.prefix;
         match self {
-            Kind::Lock => Keys::named(&config.prefix, name),
-            Kind::Seed => Keys::seed(&config.prefix, name),
-            Kind::Exact => Keys::exact(&config.prefix, name),
+            Kind::Lock => Keys::named(prefix, name),
+            Kind::Seed => Keys::seed(prefix, name),
+            Kind::Exact => Keys::exact(prefix, name),
+            Kind::Semaphore => Keys::permits(prefix, keys::Kind::Semaphore, name, 1, 1),
+            Kind::RwLock => Keys::permits(prefix, keys::Kind::RwLock, name, 1, 1),
         }
     }
 }
@@ -49,9 +76,10 @@ impl Kind {
 /// How a lock stands.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
-    /// The holder's owner token; None when it is free.
+    /// The holder's owner token (of several, the one whose lease ends
+    /// last); None when it is free.
     pub token: Option<Vec<u8>>,
-    /// What is left of the lease; None when free or without expiry.
+    /// What is left of that lease; None when free or without expiry.
     pub remaining: Option<Duration>,
     /// The fencing token of the last acquire (the holder's, while held).
     pub fence: Option<i64>,
@@ -59,6 +87,11 @@ pub struct State {
     pub holder: Option<Holder>,
     /// The waiters in line.
     pub waiting: u64,
+    /// How many hold it (a lock: 0 or 1).
+    pub holders: u64,
+    /// The permits they hold (a lock: 0 or 1; a write lock: all,
+    /// `permits::UNLIMITED`).
+    pub permits: u64,
 }
 
 /// How the lock `name` of `kind` stands.
@@ -74,7 +107,10 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
     let mut read = Vec::with_capacity(locks.len());
     if !locks.is_empty() {
         // A pipeline does not load its scripts itself.
-        conn::with(config, |c| STATE.prepare_invoke().load(c))?;
+        conn::with(config, |c| {
+            STATE.prepare_invoke().load(c)?;
+            PERMITS.prepare_invoke().load(c)
+        })?;
     }
     for chunk in locks.chunks(1000) {
         let keys: Vec<Keys> = chunk
@@ -93,16 +129,25 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
     states_of(config, &read)
 }
 
-/// What `lock_state.lua` returns: the token, the lease left in ms, the
-/// fencing counter and the waiters.
-type Raw = (Option<Vec<u8>>, i64, Option<i64>, u64);
+/// What `lock_state.lua` and `permits_inspect.lua` return: the token, the
+/// lease left in ms, the fencing counter, the waiters, the holders and the
+/// permits in use.
+type Raw = (Option<Vec<u8>>, i64, Option<i64>, u64, u64, u64);
 
 fn invocation(keys: &Keys) -> redis::ScriptInvocation<'static> {
-    let mut call = STATE.prepare_invoke();
-    call.key(&keys.lock)
-        .key(&keys.fence)
-        .key(&keys.line)
-        .arg(&keys.waiters);
+    let mut call = match &keys.permits {
+        Some(p) => {
+            let mut call = PERMITS.prepare_invoke();
+            call.key(&keys.lock).key(&p.counts);
+            call
+        }
+        None => {
+            let mut call = STATE.prepare_invoke();
+            call.key(&keys.lock);
+            call
+        }
+    };
+    call.key(&keys.fence).key(&keys.line).arg(&keys.waiters);
     call
 }
 
@@ -112,13 +157,17 @@ fn states_of(config: &Config, read: &[(Keys, Raw)]) -> Result<Vec<State>, Error>
     Ok(read
         .iter()
         .zip(holders)
-        .map(|((keys, (token, ms, fence, waiting)), holder)| State {
-            remaining: (token.is_some() && *ms >= 0).then(|| wait::later_ms(*ms)),
-            fence: fence.filter(|_| keys.fenced),
-            holder,
-            token: token.clone(),
-            waiting: *waiting,
-        })
+        .map(
+            |((keys, (token, ms, fence, waiting, holders, permits)), holder)| State {
+                remaining: (token.is_some() && *ms >= 0).then(|| wait::later_ms(*ms)),
+                fence: fence.filter(|_| keys.fenced),
+                holder,
+                token: token.clone(),
+                waiting: *waiting,
+                holders: *holders,
+                permits: *permits,
+            },
+        )
         .collect())
 }
 
@@ -157,17 +206,36 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
     let prefix = &config.prefix;
     let seed = Keys::seed(prefix, b"").lock;
     let mut seen = std::collections::HashSet::new();
-    let globs: [(Kind, Vec<u8>); 5] = [
-        // A name without braces: `lock:{<name>}`; with: `lock:{<tag>}#<length>:<name>`.
+    // A name without braces: `<word>{<name>}`; with: `<word>{<tag>}#<length>:<name>`.
+    let named = |kind: Kind, word: &[u8], kept: &'static str| {
+        [
+            (
+                kind,
+                [&literal(prefix)[..], word, b"{", pattern, b"}"].concat(),
+                kept,
+            ),
+            (
+                kind,
+                [&literal(prefix)[..], word, b"{*}#*:", pattern].concat(),
+                kept,
+            ),
+        ]
+    };
+    let [lock, lock_braced] = named(Kind::Lock, b"lock:", "string");
+    let [semaphore, semaphore_braced] = named(Kind::Semaphore, b"semaphore:", "zset");
+    let [rwlock, rwlock_braced] = named(Kind::RwLock, b"rwlock:", "zset");
+    let globs: [(Kind, Vec<u8>, &str); 9] = [
+        lock,
+        lock_braced,
+        semaphore,
+        semaphore_braced,
+        rwlock,
+        rwlock_braced,
         (
-            Kind::Lock,
-            [&literal(prefix)[..], b"lock:{", pattern, b"}"].concat(),
+            Kind::Seed,
+            [&literal(&seed)[..], pattern].concat(),
+            "string",
         ),
-        (
-            Kind::Lock,
-            [&literal(prefix)[..], b"lock:{*}#*:", pattern].concat(),
-        ),
-        (Kind::Seed, [&literal(&seed)[..], pattern].concat()),
         // An exact-key lock's own key is any key: found by its fencing
         // counter, `exactlock:{<prefix><name>}:fence` (or counted out).
         (
@@ -180,6 +248,7 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
                 b"}:fence",
             ]
             .concat(),
+            "string",
         ),
         (
             Kind::Exact,
@@ -190,9 +259,10 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
                 b":fence",
             ]
             .concat(),
+            "string",
         ),
     ];
-    for (kind, glob) in globs {
+    for (kind, glob, kept) in globs {
         let mut cursor = 0u64;
         loop {
             let (next, keys): (u64, Vec<Vec<u8>>) = conn::with(config, |c| {
@@ -203,7 +273,7 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
                     .arg("COUNT")
                     .arg(1000)
                     .arg("TYPE")
-                    .arg("string")
+                    .arg(kept)
                     .query(c)
             })?;
             let mut names: Vec<(Vec<u8>, Vec<u8>)> = keys
@@ -213,6 +283,8 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
                         Kind::Lock => keys::name_of(prefix, keys::Kind::Lock, &key, ""),
                         Kind::Seed => key.strip_prefix(seed.as_slice()).map(<[u8]>::to_vec),
                         Kind::Exact => keys::name_of(prefix, keys::Kind::ExactLock, &key, ":fence"),
+                        Kind::Semaphore => keys::name_of(prefix, keys::Kind::Semaphore, &key, ""),
+                        Kind::RwLock => keys::name_of(prefix, keys::Kind::RwLock, &key, ""),
                     };
                     name.map(|name| (key, name))
                 })

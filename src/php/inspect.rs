@@ -25,17 +25,17 @@ pub fn queues(config: &Config) -> PhpResult<Zval> {
 }
 
 /// A lock kind parameter: null or 'lock' for `RedisLock\Lock`, 'exact' for
-/// one with `exactKey`, 'seed' for the seed's `RedisLock`.
+/// one with `exactKey`, 'seed' for the seed's `RedisLock`, 'semaphore',
+/// 'rwlock'.
 fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
     match value {
         Value::Null => Ok(Kind::Lock),
-        Value::Str(s) if s == b"lock" => Ok(Kind::Lock),
-        Value::Str(s) if s == b"seed" => Ok(Kind::Seed),
-        Value::Str(s) if s == b"exact" => Ok(Kind::Exact),
-        Value::Str(s) => Err(value_error(format!(
-            "{param} must be 'lock', 'exact' or 'seed', {} given",
-            super::value::quoted(s)
-        ))),
+        Value::Str(s) => Kind::named(s).ok_or_else(|| {
+            value_error(format!(
+                "{param} must be 'lock', 'exact', 'seed', 'semaphore' or 'rwlock', {} given",
+                super::value::quoted(s)
+            ))
+        }),
         other => Err(type_error(format!(
             "{param} must be of type ?string, {} given",
             other.type_name()
@@ -44,7 +44,7 @@ fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
 }
 
 /// Adds a lock's state to `out`: 'held', 'remaining', 'token', 'holder',
-/// 'waiting'.
+/// 'waiting', 'holders'.
 fn add_state(out: &mut ZendHashTable, state: State) -> PhpResult<()> {
     out.insert("held", state.token.is_some())?;
     out.insert(
@@ -58,6 +58,7 @@ fn add_state(out: &mut ZendHashTable, state: State) -> PhpResult<()> {
     out.insert("token", fence)?;
     out.insert("holder", holder(state.holder)?)?;
     out.insert("waiting", i64::try_from(state.waiting).unwrap_or(i64::MAX))?;
+    out.insert("holders", i64::try_from(state.holders).unwrap_or(i64::MAX))?;
     Ok(())
 }
 

@@ -5,9 +5,12 @@
 -- KEYS[1] lock; KEYS[2] fencing counter; KEYS[3] waiter line (after
 -- line.lua). ARGV[1] waiter key prefix.
 -- Returns {holder's token or false, ms left of its lease (-1: no expiry,
--- -2: not held), fencing counter or false, waiters}.
+-- -2: not held), fencing counter or false, waiters, holders (0 or 1),
+-- permits in use (the same)}.
 local waiting = 0
 for _, member in ipairs(redis.call('LRANGE', KEYS[3], 0, 999)) do
   waiting = waiting + redis.call('EXISTS', line_alive(ARGV[1], line_token(member)))
 end
-return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]), waiting}
+local token = redis.call('GET', KEYS[1])
+local held = token and 1 or 0
+return {token, redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]), waiting, held, held}

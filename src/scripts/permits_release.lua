@@ -3,12 +3,20 @@
 -- waiters at the head of the line that fit.
 -- KEYS as permits_acquire.lua. ARGV[1] owner token; ARGV[2] how long the
 -- fencing counter outlives the lease in ms ('': none); ARGV[3] waiter key
--- prefix; ARGV[4] how long a place in line is kept, in ms.
--- Returns 1 if released, 0 if the token held nothing (any more).
+-- prefix; ARGV[4] how long a place in line is kept, in ms; ARGV[5] 'force'
+-- to release every holder's permits (an operator's forced release).
+-- Returns 1 if released, 0 if the token (or, forced, anybody) held nothing
+-- (any more).
 local now = permits_now()
-local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not ends or tonumber(ends) <= now then return 0 end
-permits_drop(KEYS[1], KEYS[2], ARGV[1])
+if ARGV[5] == 'force' then
+  local holders = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
+  if #holders == 0 then return 0 end
+  for _, h in ipairs(holders) do permits_drop(KEYS[1], KEYS[2], h) end
+else
+  local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
+  if not ends or tonumber(ends) <= now then return 0 end
+  permits_drop(KEYS[1], KEYS[2], ARGV[1])
+end
 local used = permits_used(KEYS[1], KEYS[2], now)
 permits_grant(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], tonumber(ARGV[4]), used, now)
 return 1

@@ -25,8 +25,10 @@ final class Cli
           pause NAME           its workers take no new tasks (running ones finish)
           resume NAME          its workers take tasks again
           clear NAME           removes every task waiting in it (running ones finish)
-          locks [PATTERN]      locks (glob on names) with holder, lease left, token, waiters
-          unlock NAME --force  frees a lock (RedisLock\Client::lock()'s, Laravel's or a drop-in RedisLock's) whoever holds it
+          locks [PATTERN]      locks, semaphores, read-write locks (glob on names): holder,
+                               lease left, token, waiters
+          unlock NAME --force  frees a lock (RedisLock\Client::lock()'s, Laravel's, a drop-in RedisLock's,
+                               a semaphore, a read-write lock) whoever holds it
           move NAME [TO]       the tasks queued on NAME to queue TO (default NAME) of --to-url
           metrics              the Prometheus text exposition
           check [NAME...]      every queue (or those named) against the thresholds below;
@@ -366,7 +368,7 @@ final class Cli
                 'locks' => $data === [] ? "no locks\n" : self::table(
                     ['LOCK', 'KIND', 'HELD', 'LEFT', 'TOKEN', 'WAITING', 'HOLDER'],
                     array_map(fn (array $l) => [
-                        $l['name'], $l['kind'], $l['held'] ? 'yes' : 'no',
+                        $l['name'], $l['kind'], $l['held'] ? ($l['holders'] > 1 ? "{$l['holders']} holders" : 'yes') : 'no',
                         $l['held'] ? ($l['remaining'] === null ? 'no expiry' : sprintf('%.1fs', $l['remaining'])) : '-',
                         $l['token'] ?? '-', $l['waiting'],
                         $l['holder'] ? "{$l['holder']['host']} pid {$l['holder']['pid']} ({$l['holder']['process']})" : '-',

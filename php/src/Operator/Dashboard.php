@@ -532,7 +532,8 @@ final class Dashboard
         th, td { padding: 6px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: middle; }
         th { white-space: nowrap; }
         td:first-child, td.holder, td.worker { min-width: 8em; max-width: 24em; overflow-wrap: anywhere; }
-        h3, p { overflow-wrap: anywhere; }
+        h2, h3, p { overflow-wrap: anywhere; }
+        pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #fff; padding: 8px 10px; box-shadow: 0 1px 2px #0002; }
         th { background: #eef0f3; font-weight: 600; }
         td.n { text-align: right; font-variant-numeric: tabular-nums; }
         td.alert { color: #b42318; font-weight: 600; }

@@ -1,0 +1,19 @@
+-- include: permits_line.lua
+-- How a hold of permits stands, for an operator (a semaphore, a read-write
+-- lock): the holder whose lease ends last and what is left of it, the last
+-- fencing token, the waiters whose place in line is still kept (at most
+-- the first 1000 are counted), how many hold it and the permits they hold.
+-- KEYS[1] holders zset; KEYS[2] permits per holder; KEYS[3] fencing
+-- counter; KEYS[4] waiter line. ARGV[1] waiter key prefix.
+-- Returns {a holder's token or false, ms left of its lease (-2: not held),
+-- fencing counter or false, waiters, holders, permits in use}.
+local now = permits_now()
+local last = redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, 1)
+local token, left = false, -2
+if last[1] then token, left = last[1], tonumber(last[2]) - now end
+local waiting = 0
+for _, member in ipairs(redis.call('LRANGE', KEYS[4], 0, 999)) do
+  waiting = waiting + redis.call('EXISTS', line_alive(ARGV[1], line_token(member)))
+end
+return {token, left, redis.call('GET', KEYS[3]), waiting,
+  redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf'), permits_in_use(KEYS[1], KEYS[2], now)}
