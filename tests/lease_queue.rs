@@ -409,3 +409,67 @@ fn a_seed_enqueue_never_hands_an_old_payload_to_a_new_task() {
     assert_eq!(queue::enqueue(&config, &keys, &ids, 0.0).unwrap(), 2500);
     assert_eq!(queue::enqueue(&config, &keys, &ids, 0.0).unwrap(), 0);
 }
+
+#[test]
+fn a_queues_workers_stay_bounded_in_time_and_number() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"crowd");
+    let mut c = server.client();
+    let now: f64 = {
+        let (s, us): (f64, f64) = redis::cmd("TIME").query(&mut c).unwrap();
+        s + us / 1e6
+    };
+    // 50 workers gone for two days, and more than the most remembered that
+    // were seen a minute ago, each with a count.
+    let mut zadd = redis::cmd("ZADD");
+    zadd.arg(&keys.workers);
+    for i in 0..50 {
+        zadd.arg(now - 2.0 * 86400.0).arg(format!("old{i}"));
+    }
+    for i in 0..lease::MOST + 20 {
+        zadd.arg(now - 60.0 + i as f64 / 1e4)
+            .arg(format!("w{i:05}"));
+    }
+    zadd.query::<()>(&mut c).unwrap();
+    redis::cmd("HSET")
+        .arg(&keys.worked)
+        .arg("old0")
+        .arg(3)
+        .arg("w00000")
+        .arg(5)
+        .query::<()>(&mut c)
+        .unwrap();
+
+    // This process reserves (nothing is queued): it notes itself.
+    assert!(reserve(&config, &keys, how(1, 30_000, 0)).is_empty());
+    let left: u64 = redis::cmd("ZCARD")
+        .arg(&keys.workers)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(
+        left,
+        lease::MOST,
+        "the old ones and the longest unseen went"
+    );
+    let old: u64 = redis::cmd("ZCOUNT")
+        .arg(&keys.workers)
+        .arg("-inf")
+        .arg(now - 86400.0)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(old, 0);
+    let counts: Vec<String> = redis::cmd("HKEYS").arg(&keys.worked).query(&mut c).unwrap();
+    assert!(counts.is_empty(), "their counts went with them: {counts:?}");
+    let listed = lease::workers(&config, &keys, 3).unwrap();
+    assert_eq!(listed.len(), 3);
+    assert_eq!(
+        listed[0].id,
+        redislock::holder::my_id(),
+        "this process, seen last"
+    );
+    assert_eq!(
+        listed[0].holder.as_ref().map(|h| h.pid),
+        Some(std::process::id())
+    );
+}

@@ -19,7 +19,7 @@ pub use reserve::{RECHECK, Reserve, reserve};
 pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};
 pub use waiting::{Peeked, clear, find, leased, queued, remove};
-pub use workers::{KEEP, NOTE, Worker, workers};
+pub use workers::{KEEP, MOST, NOTE, Worker, workers};
 
 /// The most tasks one script call moves: bounds its run time (Redis runs
 /// nothing else meanwhile).

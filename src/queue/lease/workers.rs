@@ -2,7 +2,8 @@
 //! there at most every [`NOTE`]: its id (the one its tokens start with, see
 //! `holder`) and when it was last seen reserving; its acks count the tasks
 //! it did. Its host, pid, since when and what it runs are its `holder`
-//! description. Workers not seen for [`KEEP`] are forgotten.
+//! description. Workers not seen for [`KEEP`] are forgotten, and a queue
+//! remembers at most [`MOST`].
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -23,6 +24,8 @@ static WORKERS: LazyLock<Script> = script!("queue_workers.lua");
 pub const NOTE: Duration = Duration::from_secs(5);
 /// How long a worker is remembered after it was last seen.
 pub const KEEP: Duration = Duration::from_secs(24 * 3600);
+/// The most workers a queue remembers: past it, the longest unseen go.
+pub const MOST: u64 = 10_000;
 
 /// A process consuming a queue.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,6 +75,7 @@ pub(super) fn seen(config: &Config, keys: &Keys) {
             .arg("seen")
             .arg(&id)
             .arg(KEEP.as_secs())
+            .arg(MOST)
             .invoke::<i64>(c)
     });
 }
