@@ -17,7 +17,7 @@ ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
 RUN     := env REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps test-deps build so demo test test-rust test-php test-chroot faults bench check-stubs install uninstall deb clean
+.PHONY: all deps test-deps build so demo test test-rust test-php test-servers test-chroot faults bench check-stubs install uninstall deb clean
 
 all: build
 
@@ -43,6 +43,11 @@ demo: build
 	tools/with-redis.sh $(RUN) php/examples/flash_sale.php
 
 test: test-deps build test-rust test-php
+
+# The same tests against the other servers users run (Redis 6.2, Valkey 9;
+# tools/servers.sh fetches them): SERVERS="redis-6.2.5" make test-servers.
+test-servers: test-deps build
+	tools/servers.sh
 
 # The fault suite in its long form (longer outages, more requests); its
 # fast form runs in `make test`. docs/faults.md lists what each case proves.

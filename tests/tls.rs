@@ -15,6 +15,9 @@ fn config(dsn: &str) -> Config {
 
 #[test]
 fn an_acl_user_locks_over_tls() {
+    if !common::has(common::features().tls, "TLS (built without it)") {
+        return;
+    }
     let tls = TlsServer::start();
     let config = config(&tls.dsn("app:s3cret", true));
     assert_eq!(config.server, format!("127.0.0.1:{} (TLS)", tls.tls_port));
@@ -38,6 +41,9 @@ fn an_acl_user_locks_over_tls() {
 
 #[test]
 fn a_wrong_password_is_a_clear_error_without_the_password() {
+    if !common::has(common::features().tls, "TLS (built without it)") {
+        return;
+    }
     let tls = TlsServer::start();
     let err = lock::holds(&config(&tls.dsn("app:wrong-pw", true)), b"k", "t").unwrap_err();
     let text = err.to_string();
@@ -54,6 +60,9 @@ fn a_wrong_password_is_a_clear_error_without_the_password() {
 
 #[test]
 fn certificates_are_checked_both_ways() {
+    if !common::has(common::features().tls, "TLS (built without it)") {
+        return;
+    }
     let tls = TlsServer::start();
     // No client certificate: the server refuses the handshake.
     assert!(lock::holds(&config(&tls.dsn("app:s3cret", false)), b"k", "t").is_err());

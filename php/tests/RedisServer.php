@@ -1,9 +1,57 @@
 <?php
 
-/** A redis-server process on a free loopback port in a temp dir. */
+/**
+ * A redis-server process on a free loopback port in a temp dir. Whatever
+ * `redis-server` is first on PATH: Redis 6.0 and later, Valkey, Redict
+ * (`make test-servers` puts each in front); the arguments follow what it
+ * can do (see features()).
+ */
 final class RedisServer
 {
     public static ?RedisServer $main = null;
+
+    /** @var array{name: string, version: string, debugCommand: bool, clusterPort: bool, aclChannels: bool, pauseWrite: bool, tls: bool}|null */
+    private static ?array $features = null;
+
+    /**
+     * What the redis-server on PATH is and can do: its name and version
+     * (`redis-server --version`), the DEBUG command needing
+     * `--enable-debug-command` (>= 7.0), `--cluster-port` (>= 7.0; before,
+     * the bus is the port + 10000), ACL channel rules `&*` (>= 6.2), `CLIENT
+     * PAUSE ms WRITE` (>= 6.2), and TLS (some builds have none: asked).
+     */
+    public static function features(): array
+    {
+        if (self::$features !== null) {
+            return self::$features;
+        }
+        $said = (string) shell_exec('redis-server --version 2>&1');
+        if (!preg_match('/^(\w+) server v=(\d+)\.(\d+)\.(\d+)/', $said, $m)) {
+            throw new RuntimeException("redis-server --version said: $said");
+        }
+        $at = fn (int $major, int $minor) => [(int) $m[2], (int) $m[3]] >= [$major, $minor];
+        // A build without TLS does not know the directive; one with TLS
+        // complains of the missing key file instead. Neither starts.
+        $tls = (string) shell_exec('timeout 10 redis-server --port 0 --tls-port ' . self::freePort() . ' 2>&1');
+        return self::$features = [
+            'name' => $m[1],
+            'version' => "$m[2].$m[3].$m[4]",
+            'debugCommand' => $at(7, 0),
+            'clusterPort' => $at(7, 0),
+            'aclChannels' => $at(6, 2),
+            'pauseWrite' => $at(6, 2),
+            'tls' => !str_contains($tls, 'Bad directive'),
+        ];
+    }
+
+    /** Skips the running test, saying which server lacks what. */
+    public static function requires(string $feature, string $what): void
+    {
+        if (!self::features()[$feature]) {
+            $f = self::features();
+            \PHPUnit\Framework\Assert::markTestSkipped("{$f['name']} {$f['version']} has no $what");
+        }
+    }
 
     private $process;
     private string $dir;
@@ -22,12 +70,24 @@ final class RedisServer
         $this->spawn();
     }
 
-    public static function freePort(): int
+    /**
+     * A free loopback port; with $bus, one whose port + 10000 is free too
+     * (a cluster node's bus before `--cluster-port`).
+     */
+    public static function freePort(bool $bus = false): int
     {
-        $socket = stream_socket_server('tcp://127.0.0.1:0');
-        $port = (int) substr(strrchr(stream_socket_get_name($socket, false), ':'), 1);
-        fclose($socket);
-        return $port;
+        while (true) {
+            $socket = stream_socket_server('tcp://127.0.0.1:0');
+            $port = (int) substr(strrchr(stream_socket_get_name($socket, false), ':'), 1);
+            fclose($socket);
+            if (!$bus) {
+                return $port;
+            }
+            if ($port <= 55535 && ($probe = @stream_socket_server('tcp://127.0.0.1:' . ($port + 10000))) !== false) {
+                fclose($probe);
+                return $port;
+            }
+        }
     }
 
     public static function start(): self
@@ -36,9 +96,9 @@ final class RedisServer
     }
 
     /** A server with further arguments (an array, or a function of its directory returning them). */
-    public static function startWith(array|Closure $args): self
+    public static function startWith(array|Closure $args, ?int $port = null): self
     {
-        return new self(self::freePort(), $args);
+        return new self($port ?? self::freePort(), $args);
     }
 
     public function dir(): string
@@ -49,8 +109,10 @@ final class RedisServer
     private function spawn(): void
     {
         $cmd = ['redis-server', ...$this->args, '--port', (string) $this->port, '--bind', '127.0.0.1',
-                '--save', '', '--appendonly', 'no', '--dir', $this->dir, '--enable-debug-command', 'local'];
-        $this->process = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
+                '--save', '', '--appendonly', 'no', '--dir', $this->dir,
+                ...(self::features()['debugCommand'] ? ['--enable-debug-command', 'local'] : [])];
+        $log = "{$this->dir}/server.log";
+        $this->process = proc_open($cmd, [1 => ['file', $log, 'a'], 2 => ['file', $log, 'a']], $pipes);
         for ($i = 0; $i < 200; $i++) {
             try {
                 $r = $this->client();
@@ -59,9 +121,15 @@ final class RedisServer
                 }
             } catch (Throwable) {
             }
+            if (!proc_get_status($this->process)['running']) {
+                break;
+            }
             usleep(20000);
         }
-        throw new RuntimeException("redis-server on port {$this->port} did not start");
+        $said = trim(implode("\n", array_slice(file($log, FILE_IGNORE_NEW_LINES) ?: [], -5)));
+        $this->stop();
+        $this->removeDir();
+        throw new RuntimeException("redis-server on port {$this->port} did not start: $said");
     }
 
     public function dsn(): string
@@ -108,6 +176,11 @@ final class RedisServer
             return;
         }
         $this->stop();
+        $this->removeDir();
+    }
+
+    private function removeDir(): void
+    {
         @array_map('unlink', glob($this->dir . '/*') ?: []);
         @rmdir($this->dir);
     }

@@ -8,11 +8,14 @@ final class ClusterNodes
 
     public function __construct()
     {
+        $busPort = RedisServer::features()['clusterPort'];
         for ($i = 0; $i < 6; $i++) {
-            // The bus port is set: port + 10000 may not exist.
+            // The bus port is set where the server can (>= 7.0): port +
+            // 10000 may not exist. Before, the port is one whose + 10000 is free.
             $this->nodes[] = RedisServer::startWith(['--cluster-enabled', 'yes',
                 '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000',
-                '--cluster-port', (string) RedisServer::freePort()]);
+                ...($busPort ? ['--cluster-port', (string) RedisServer::freePort()] : [])],
+                $busPort ? null : RedisServer::freePort(true));
         }
         $cmd = ['redis-cli', '--cluster', 'create'];
         foreach ($this->nodes as $n) {
@@ -69,6 +72,7 @@ final class TlsServer
 
     public function __construct()
     {
+        RedisServer::requires('tls', 'TLS (built without it)');
         $this->tlsPort = RedisServer::freePort();
         $this->server = RedisServer::startWith(function (string $dir) {
             $run = function (string $cmd) use ($dir) {
@@ -83,7 +87,8 @@ final class TlsServer
             $run('openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile server.ext');
             return ['--tls-port', (string) $this->tlsPort, '--tls-cert-file', "$dir/server.crt",
                 '--tls-key-file', "$dir/server.key", '--tls-ca-cert-file', "$dir/ca.crt",
-                '--tls-auth-clients', 'no', '--user', 'app', 'on', '>s3cret', '~*', '&*', '+@all'];
+                '--tls-auth-clients', 'no', '--user', 'app', 'on', '>s3cret', '~*',
+                ...(RedisServer::features()['aclChannels'] ? ['&*'] : []), '+@all'];
         });
     }
 

@@ -1,4 +1,7 @@
-//! A private redis-server per test, on a free loopback port in a temp dir.
+//! A private redis-server per test, on a free loopback port in a temp dir:
+//! whatever `redis-server` is first on PATH (Redis 6.0 and later, Valkey,
+//! Redict; `make test-servers` puts each in front), its arguments following
+//! what it can do ([`features`]).
 #![allow(dead_code)]
 
 use std::net::TcpListener;
@@ -33,6 +36,85 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// A free port whose port + 10000 is free too: a cluster node's bus on a
+/// server without `--cluster-port`.
+fn free_bus_port() -> u16 {
+    loop {
+        let port = free_port();
+        if port <= 55535 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// What the redis-server on PATH is and can do (as php/tests/RedisServer.php
+/// reads it).
+#[derive(Debug)]
+pub struct Features {
+    /// `Redis`, `Valkey`, `Redict`.
+    pub name: String,
+    pub version: (u32, u32, u32),
+    /// `--cluster-port` (>= 7.0; before, the bus is the port + 10000).
+    pub cluster_port: bool,
+    /// ACL channel rules, `&*` (>= 6.2).
+    pub acl_channels: bool,
+    /// `CLIENT PAUSE ms WRITE` (>= 6.2).
+    pub pause_write: bool,
+    /// TLS: some builds have none (asked of the server).
+    pub tls: bool,
+}
+
+pub fn features() -> &'static Features {
+    static FEATURES: std::sync::OnceLock<Features> = std::sync::OnceLock::new();
+    FEATURES.get_or_init(|| {
+        let out = Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .expect("redis-server must be installed (make deps)");
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        let name = said.split(' ').next().unwrap_or_default().to_owned();
+        let v: Vec<u32> = said
+            .split("v=")
+            .nth(1)
+            .and_then(|v| v.split(' ').next())
+            .unwrap_or_default()
+            .split('.')
+            .map(|n| n.parse().unwrap_or(0))
+            .collect();
+        let version = (v[0], *v.get(1).unwrap_or(&0), *v.get(2).unwrap_or(&0));
+        let at = |major, minor| (version.0, version.1) >= (major, minor);
+        // A build without TLS does not know the directive; one with TLS
+        // complains of the missing key file. Neither starts.
+        let tls = Command::new("redis-server")
+            .args(["--port", "0", "--tls-port", &free_port().to_string()])
+            .output()
+            .map(|o| {
+                let said = [o.stdout, o.stderr].concat();
+                !String::from_utf8_lossy(&said).contains("Bad directive")
+            })
+            .unwrap_or(false);
+        Features {
+            name,
+            version,
+            cluster_port: at(7, 0),
+            acl_channels: at(6, 2),
+            pause_write: at(6, 2),
+            tls,
+        }
+    })
+}
+
+/// Whether the server has `feature`: when not, says that the test is
+/// skipped, and why, where the test output shows it.
+pub fn has(feature: bool, what: &str) -> bool {
+    if !feature {
+        let f = features();
+        let (a, b, c) = f.version;
+        eprintln!("SKIPPED: {} {a}.{b}.{c} has no {what}", f.name);
+    }
+    feature
+}
+
 impl RedisServer {
     pub fn start() -> Self {
         Self::start_with(|_, _| Vec::new())
@@ -41,7 +123,11 @@ impl RedisServer {
     /// A server started with the options `args(port, dir)` returns (besides
     /// the plain port, which stays open for the harness).
     pub fn start_with(args: impl FnOnce(u16, &PathBuf) -> Vec<String>) -> Self {
-        let port = free_port();
+        Self::start_on(free_port(), args)
+    }
+
+    /// As [`Self::start_with`], on `port`.
+    pub fn start_on(port: u16, args: impl FnOnce(u16, &PathBuf) -> Vec<String>) -> Self {
         let dir =
             std::env::temp_dir().join(format!("redislock-test-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -62,6 +148,14 @@ impl RedisServer {
     }
 
     fn spawn(&mut self) {
+        let log_file = self.dir.join("server.log");
+        let log = || {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log_file)
+                .map_or_else(|_| Stdio::null(), Stdio::from)
+        };
         let sentinel = self.args.iter().any(|a| a == "--sentinel");
         let mut command = Command::new("redis-server");
         command
@@ -77,8 +171,8 @@ impl RedisServer {
             } else {
                 vec!["--dir".into(), self.dir.clone()]
             })
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stdout(log())
+            .stderr(log());
         // The server dies with the thread that started it, also when the
         // test binary is killed or panics past its destructors: no server
         // outlives a run.
@@ -100,9 +194,24 @@ impl RedisServer {
                     return;
                 }
             }
+            if self
+                .child
+                .as_mut()
+                .is_some_and(|c| c.try_wait().ok().flatten().is_some())
+            {
+                break;
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("redis-server on port {} did not start", self.port);
+        let said = std::fs::read_to_string(&log_file).unwrap_or_default();
+        let tail: Vec<&str> = said.lines().rev().take(5).collect();
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        panic!(
+            "redis-server on port {} did not start: {}",
+            self.port,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+        );
     }
 
     pub fn url(&self) -> String {
@@ -175,8 +284,15 @@ pub fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
 }
 
 /// redis-server arguments adding the ACL user `app` (password `s3cret`),
-/// allowed everything.
-pub const ACL_USER: [&str; 7] = ["--user", "app", "on", ">s3cret", "~*", "&*", "+@all"];
+/// allowed everything (channels too where the server has channel rules).
+pub fn acl_user() -> Vec<String> {
+    ["--user", "app", "on", ">s3cret", "~*"]
+        .into_iter()
+        .chain(features().acl_channels.then_some("&*"))
+        .chain(["+@all"])
+        .map(String::from)
+        .collect()
+}
 
 /// redis-server arguments for a TLS port with the certificates that
 /// [`make_certs`] made in `certs`.
@@ -213,10 +329,18 @@ impl Cluster {
     /// has a TLS port, and the nodes talk to each other over TLS.
     pub fn start_with_tls(certs: Option<&std::path::Path>) -> Self {
         let mut tls_ports = Vec::new();
+        let bus_port = features().cluster_port;
         let nodes: Vec<RedisServer> = (0..6)
             .map(|_| {
-                RedisServer::start_with(|_, _| {
-                    // The bus port is set: port + 10000 may not exist.
+                // The bus port is set where the server can (>= 7.0): port +
+                // 10000 may not exist. Before, the port is one whose + 10000
+                // is free.
+                let port = if bus_port {
+                    free_port()
+                } else {
+                    free_bus_port()
+                };
+                RedisServer::start_on(port, |_, _| {
                     let mut args: Vec<String> = [
                         "--cluster-enabled",
                         "yes",
@@ -224,13 +348,14 @@ impl Cluster {
                         "nodes.conf",
                         "--cluster-node-timeout",
                         "1000",
-                        "--cluster-port",
-                        &free_port().to_string(),
                     ]
                     .into_iter()
-                    .chain(ACL_USER)
                     .map(String::from)
                     .collect();
+                    if bus_port {
+                        args.extend(["--cluster-port".into(), free_port().to_string()]);
+                    }
+                    args.extend(acl_user());
                     if let Some(dir) = certs {
                         let tls_port = free_port();
                         tls_ports.push(tls_port);
@@ -501,7 +626,7 @@ impl TlsServer {
             make_certs(dir);
             certs = dir.clone();
             let mut args = tls_args(dir, tls_port, "yes");
-            args.extend(ACL_USER.map(String::from));
+            args.extend(acl_user());
             args
         });
         TlsServer {
