@@ -67,9 +67,25 @@ pub fn files(file: &'static str, extra: &[&'static str]) -> Vec<&'static str> {
     order
 }
 
-/// The source of the script `file` (see [`files`]).
+/// The source of the script `file` (see [`files`]): its includes, then its
+/// own text as a function run under `pcall`. An error a script raises as
+/// `{err = ...}` (need.lua's) is then its reply on every server: Redis
+/// before 7.0 cannot raise a table (its error handler fails on it, with
+/// a Lua trace instead of the message). Any other error is raised again
+/// as it was.
 pub fn source(file: &'static str, extra: &[&'static str]) -> String {
-    files(file, extra).into_iter().map(text).collect()
+    let mut parts: Vec<&str> = files(file, extra).into_iter().map(text).collect();
+    let main = parts.pop().unwrap_or_default();
+    let mut source: String = parts.concat();
+    source.push_str("local function redislock_script()\n");
+    source.push_str(main);
+    source.push_str(
+        "\nend\nlocal ok, reply = pcall(redislock_script)\n\
+         if ok then return reply end\n\
+         if type(reply) == 'table' and reply.err then return reply end\n\
+         error(reply, 0)\n",
+    );
+    source
 }
 
 #[cfg(test)]
