@@ -68,11 +68,14 @@ pub fn files(file: &'static str, extra: &[&'static str]) -> Vec<&'static str> {
 }
 
 /// The source of the script `file` (see [`files`]): its includes, then its
-/// own text as a function run under `pcall`. An error a script raises as
-/// `{err = ...}` (need.lua's) is then its reply on every server: Redis
-/// before 7.0 cannot raise a table (its error handler fails on it, with
-/// a Lua trace instead of the message). Any other error is raised again
-/// as it was.
+/// own text as a function. On Redis 7 and later (and the servers that
+/// speak as it) the function is simply run. Before 7.0 it runs under
+/// `pcall`, so that errors read as on Redis 7: an error raised as `{err =
+/// ...}` (need.lua's) is the reply (those servers' error handler fails on a
+/// table, with a Lua trace instead of the message), and a command's error,
+/// which they hand the script as `@user_script: <line>: -<error>`, is
+/// replied as `<error>` (`READONLY You can't write against a read only
+/// replica.`). Any other error is raised again as it was.
 pub fn source(file: &'static str, extra: &[&'static str]) -> String {
     let mut parts: Vec<&str> = files(file, extra).into_iter().map(text).collect();
     let main = parts.pop().unwrap_or_default();
@@ -80,9 +83,12 @@ pub fn source(file: &'static str, extra: &[&'static str]) -> String {
     source.push_str("local function redislock_script()\n");
     source.push_str(main);
     source.push_str(
-        "\nend\nlocal ok, reply = pcall(redislock_script)\n\
-         if ok then return reply end\n\
-         if type(reply) == 'table' and reply.err then return reply end\n\
+        "\nend\n\
+         if redis.REDIS_VERSION_NUM then return redislock_script() end\n\
+         local ok, reply = pcall(redislock_script)\n\
+         if ok or (type(reply) == 'table' and reply.err) then return reply end\n\
+         local said = type(reply) == 'string' and string.match(reply, '^@user_script:%s*%d+:%s*%-(.+)$')\n\
+         if said then return {err = said} end\n\
          error(reply, 0)\n",
     );
     source
