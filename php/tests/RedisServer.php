@@ -30,8 +30,9 @@ final class RedisServer
             throw new RuntimeException("redis-server --version said: $said");
         }
         $at = fn (int $major, int $minor) => [(int) $m[2], (int) $m[3]] >= [$major, $minor];
-        // A build without TLS does not know the directive; one with TLS
-        // complains of the missing key file instead. Neither starts.
+        // A build without TLS does not know the directive (Redis) or has no
+        // TLS connection type (Valkey); one with TLS complains of the
+        // missing key file instead. None starts.
         $tls = (string) shell_exec('timeout 10 redis-server --port 0 --tls-port ' . self::freePort() . ' 2>&1');
         return self::$features = [
             'name' => $m[1],
@@ -40,7 +41,7 @@ final class RedisServer
             'clusterPort' => $at(7, 0),
             'aclChannels' => $at(6, 2),
             'pauseWrite' => $at(6, 2),
-            'tls' => !str_contains($tls, 'Bad directive'),
+            'tls' => !str_contains($tls, 'Bad directive') && !str_contains($tls, 'Failed finding TLS support'),
         ];
     }
 

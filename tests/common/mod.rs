@@ -83,14 +83,15 @@ pub fn features() -> &'static Features {
             .collect();
         let version = (v[0], *v.get(1).unwrap_or(&0), *v.get(2).unwrap_or(&0));
         let at = |major, minor| (version.0, version.1) >= (major, minor);
-        // A build without TLS does not know the directive; one with TLS
-        // complains of the missing key file. Neither starts.
+        // A build without TLS does not know the directive (Redis) or has
+        // no TLS connection type (Valkey); one with TLS complains of the
+        // missing key file. None starts.
         let tls = Command::new("redis-server")
             .args(["--port", "0", "--tls-port", &free_port().to_string()])
             .output()
             .map(|o| {
-                let said = [o.stdout, o.stderr].concat();
-                !String::from_utf8_lossy(&said).contains("Bad directive")
+                let said = String::from_utf8_lossy(&[o.stdout, o.stderr].concat()).into_owned();
+                !said.contains("Bad directive") && !said.contains("Failed finding TLS support")
             })
             .unwrap_or(false);
         Features {
