@@ -26,8 +26,13 @@ local function dueNow()
   return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[1]))
 end
 local due = dueNow()
-if #expired > 0 or #due > 0 then
+if #expired > 0 then
   queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12)
+elseif #due > 0 then
+  -- Leasing due tasks writes the queue, attempts and leased keys after
+  -- reading them (a wrong type fails there, before any write); these two
+  -- it writes unread.
+  queue_need(5, 9)
 elseif mode ~= '' then
   queue_need(9)
 end
