@@ -207,7 +207,9 @@ final class Dashboard
             'pause' => $report->pause($queue) ? "Queue '$queue' paused." : "Queue '$queue' was paused already.",
             'resume' => $report->resume($queue) ? "Queue '$queue' resumed." : "Queue '$queue' was not paused.",
             'clear' => $report->clear($queue) . " task(s) removed from queue '$queue'.",
-            'remove' => $report->remove($queue, $ids) === 1 ? "Task '{$ids[0]}' removed from queue '$queue'." : "Task '{$ids[0]}' was not waiting in queue '$queue' (running, done or gone).",
+            'remove' => $ids === [] ? 'No task named: nothing was changed.'
+                : ($report->remove($queue, $ids) === 1 ? "Task '{$ids[0]}' removed from queue '$queue'."
+                    : "Task '{$ids[0]}' was not waiting in queue '$queue' (running, done or gone)."),
             'unlock' => $report->release((string) ($_POST['name'] ?? ''), (string) ($_POST['kind'] ?? ''))
                 ? "Lock '{$_POST['name']}' freed." : "Lock '{$_POST['name']}' was not held.",
             default => "Unknown action '$action': nothing was changed.",
