@@ -615,7 +615,8 @@ namespace RedisLock {
          * `$lease` seconds (default: the queue's `lease`), waiting up to `$wait`
          * seconds for one in the queue's line of consumers (woken by an enqueue,
          * one consumer per task, or a due time; INF: no limit). None when none
-         * came or a signal with a handler ended the wait.
+         * came or a signal with a handler ended the wait; none while the queue
+         * is paused (`pause()`: a waiting call keeps waiting for the resume).
          *
          * @param int<1, 1000> $count
          * @return list<Task>

@@ -338,7 +338,8 @@ impl Queue {
     /// seconds for one in the queue's line of consumers (woken by an enqueue,
     /// one consumer per task, or a due time; INF: no limit). Returns a list
     /// of `RedisLock\Task`, empty when none came or a signal with a handler
-    /// ended the wait.
+    /// ended the wait, and while the queue is paused (a waiting call keeps
+    /// waiting for the resume).
     #[php(defaults(count = 1, wait = 0))]
     pub fn reserve(
         &self,
