@@ -7,6 +7,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -41,23 +42,27 @@ pub struct Worker {
 }
 
 thread_local! {
-    /// This process's id, and when it last noted itself on each queue (per
-    /// server); forgotten after a fork (another id).
-    static NOTED: RefCell<(String, HashMap<(String, Vec<u8>), Instant>)> =
-        RefCell::new((String::new(), HashMap::new()));
+    /// When this process last noted itself on each queue (by a hash of the
+    /// server and the queue's key: no allocation per reserve), and the pid
+    /// it was noted for: forgotten after a fork.
+    static NOTED: RefCell<(u32, HashMap<u64, Instant>)> = RefCell::new((0, HashMap::new()));
 }
 
 /// Notes this process as a worker of the queue when it has not lately (and
 /// describes it, see `holder`). Best effort: a worker that cannot note
 /// itself still reserves, and the reserve reports a server that fails.
 pub(super) fn seen(config: &Config, keys: &Keys) {
-    let id = holder::my_id();
-    let due = NOTED.with_borrow_mut(|(mine, noted)| {
-        if *mine != id {
-            *mine = id.clone();
+    let pid = crate::process::id();
+    let place = {
+        let mut h = std::hash::DefaultHasher::new();
+        (&config.id, &keys.queue).hash(&mut h);
+        h.finish()
+    };
+    let due = NOTED.with_borrow_mut(|(noted_pid, noted)| {
+        if *noted_pid != pid {
+            *noted_pid = pid;
             noted.clear();
         }
-        let place = (config.id.clone(), keys.queue.clone());
         if noted.get(&place).is_some_and(|at| at.elapsed() < NOTE) {
             return false;
         }
@@ -67,6 +72,7 @@ pub(super) fn seen(config: &Config, keys: &Keys) {
     if !due {
         return;
     }
+    let id = holder::my_id();
     holder::introduce(config);
     let _ = conn::with(config, |c| {
         WORKERS
