@@ -53,8 +53,25 @@ final class History
     }
 
     /**
+     * Writes that reached the resource after it had taken one with a
+     * higher token: what a fence must refuse, and all it may refuse.
+     */
+    public static function staleWrites(array $writes): int
+    {
+        $n = 0;
+        $max = PHP_INT_MIN;
+        foreach ($writes as $w) {
+            $n += $w['token'] < $max ? 1 : 0;
+            $max = $w['accepted'] ? max($max, $w['token']) : $max;
+        }
+        return $n;
+    }
+
+    /**
      * Writes made after another process had acquired the lock with a
      * higher token: each would have overlapped that hold without fencing.
+     * The fence refuses those made once that process has written; the
+     * few between its acquire and its first write are not stale yet.
      */
     public static function lateWrites(array $writes, array $holds): int
     {
