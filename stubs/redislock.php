@@ -715,6 +715,37 @@ namespace RedisLock {
     }
 
     /**
+     * The request boundary of runtimes whose process serves many requests
+     * (RoadRunner, FrankenPHP's worker mode, Laravel Octane, Swoole, queue
+     * workers): PHP's own request end never comes there, so the loop calls
+     * `endRequest()` after each request.
+     */
+    class Runtime {
+        /** Not constructible with `new`: its methods are static. */
+        private function __construct() {}
+
+        /**
+         * Ends the request for the locks, as the end of a PHP-FPM or CLI
+         * request does: stops every lease renewal, releases every lock
+         * still held (unless `redislock.release_at_request_end` is off, or
+         * the lock was made with `releaseAtRequestEnd` false: those are
+         * left to their leases) and forgets reentrant holds. Lock objects
+         * that live on (in a static, a service) hold nothing afterwards.
+         *
+         * @return int<0, max> how many locks were released
+         */
+        public static function endRequest(): int {}
+
+        /**
+         * The Redis keys of the locks this process holds now (a lock taken
+         * twice, reentrantly, once): what the next `endRequest()` lets go of.
+         *
+         * @return list<non-empty-string>
+         */
+        public static function held(): mixed {}
+    }
+
+    /**
      * A semaphore, from `Client::semaphore()`. Permits held when the object
      * goes away or the request ends are given back.
      */

@@ -57,7 +57,7 @@ final class StubsTest extends RedisLockTestCase
                     new $class('x', 1);
                     $this->fail("new $class() works: its stub constructor must be public");
                 } catch (Error $x) {
-                    $this->assertMatchesRegularExpression('/^Cannot create ' . preg_quote($class, '/') . ' with new: .*\$(client|queue)->[a-zA-Z]+\(/', $x->getMessage());
+                    $this->assertMatchesRegularExpression('/^Cannot create ' . preg_quote($class, '/') . ' with new: .*(\$(client|queue)->|RedisLock\\\\Runtime::)[a-zA-Z]+\(/', $x->getMessage());
                 }
                 $s['methods']['__construct'] = $e['methods']['__construct'];
                 $private++;
@@ -71,7 +71,7 @@ final class StubsTest extends RedisLockTestCase
             }
             $this->assertEquals(self::withoutDocs($e), self::withoutDocs($s), $class);
         }
-        $this->assertSame(6, $private, 'Lock, MultiLock, Queue, Semaphore, Stock and Task');
+        $this->assertSame(7, $private, 'Lock, MultiLock, Queue, Runtime, Semaphore, Stock and Task');
     }
 
     public function testThePhpDocParsesFitsTheNativeTypesAndNamesClassesThatExist(): void
@@ -159,6 +159,10 @@ final class StubsTest extends RedisLockTestCase
     public function testEveryMethodReturnsWhatItsReturnTagSays(): void
     {
         $c = new Client();
+        $held = $c->lock('runtime');
+        $held->acquire();
+        $this->assertSame(['lock:{runtime}'], $this->call(RedisLock\Runtime::class, 'held'));
+        $this->assertSame(1, $this->call(RedisLock\Runtime::class, 'endRequest'));
         $q = $c->queue('jobs', ['maxAttempts' => 2]);
         $this->call($q, 'name');
         $this->call($q, 'enqueue', 'a', "pay\0load");

@@ -116,11 +116,31 @@ pub fn take_owner(owner: u64) -> Vec<Held> {
 }
 
 /// Forgets and returns every lock of every owner.
-pub fn take_all() -> Vec<Held> {
+fn take_all() -> Vec<Held> {
     HELD.with(|h| std::mem::take(&mut *h.borrow_mut()))
         .into_values()
         .flat_map(HashMap::into_values)
         .collect()
+}
+
+/// The Redis keys of the locks this process holds, in no order.
+pub fn keys() -> Vec<Vec<u8>> {
+    let pid = crate::process::id();
+    HELD.with(|h| {
+        h.borrow()
+            .values()
+            .flat_map(HashMap::values)
+            .filter(|held| held.pid == pid)
+            .map(|held| held.keys.lock.clone())
+            .collect()
+    })
+}
+
+/// Request end: lets go of every lock of every owner, as [`end`] does;
+/// `release` is the `release_at_request_end` setting. Returns how many
+/// were released.
+pub fn end_request(release: bool) -> usize {
+    end(take_all(), release)
 }
 
 /// Lets go of the given locks: stops their lease renewals and, if

@@ -12,6 +12,7 @@ mod queue;
 mod redis_lock;
 mod redis_queue;
 mod redlock;
+mod runtime;
 mod semaphore;
 mod stock;
 mod task;
@@ -142,7 +143,7 @@ extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
 /// handler holding a lock still holds it when PHP writes the session.
 unsafe extern "C" fn post_deactivate() -> i32 {
     let _ = std::panic::catch_unwind(|| {
-        held::end(held::take_all(), ini::settings().release_at_request_end);
+        held::end_request(ini::settings().release_at_request_end);
     });
     0
 }
@@ -206,6 +207,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<stock::Stock>()
         .class::<semaphore::Semaphore>()
         .class::<multi_lock::MultiLock>()
+        .class::<runtime::Runtime>()
         .request_startup_function(request_startup)
         .post_deactivate_function(post_deactivate)
         .shutdown_function(shutdown)

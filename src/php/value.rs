@@ -422,7 +422,6 @@ pub fn binary(bytes: &[u8]) -> Zval {
     zv
 }
 
-/// A PHP string of any bytes, or null.
 /// A float, or null.
 pub fn optional_float(value: Option<f64>) -> Zval {
     let mut zv = Zval::new();
@@ -432,6 +431,7 @@ pub fn optional_float(value: Option<f64>) -> Zval {
     zv
 }
 
+/// A PHP string of any bytes, or null.
 pub fn optional_binary(bytes: Option<&[u8]>) -> Zval {
     bytes.map_or_else(Zval::new, binary)
 }
