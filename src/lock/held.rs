@@ -53,6 +53,12 @@ pub const PROCESS: u64 = 0;
 thread_local! {
     static HELD: RefCell<HashMap<u64, HashMap<Vec<u8>, Held>>> = RefCell::new(HashMap::new());
     static NEXT_OWNER: Cell<u64> = const { Cell::new(1) };
+    static REQUEST: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The request this process serves: a count of request ends.
+pub fn request() -> u64 {
+    REQUEST.with(Cell::get)
 }
 
 /// A new owner id.
@@ -140,6 +146,7 @@ pub fn keys() -> Vec<Vec<u8>> {
 /// `release` is the `release_at_request_end` setting. Returns how many
 /// were released.
 pub fn end_request(release: bool) -> usize {
+    REQUEST.with(|r| r.set(r.get() + 1));
     end(take_all(), release)
 }
 

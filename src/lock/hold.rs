@@ -81,6 +81,9 @@ pub struct Hold {
     entry: Vec<u8>,
     /// How many of the holds were taken through this object.
     mine: u32,
+    /// The request they were taken in ([`held::request`]): a request
+    /// boundary ends them, though the object lives on.
+    request: u64,
     /// The owner token of a caller-named owner ([`Options::owner`]).
     named: Option<String>,
 }
@@ -151,6 +154,7 @@ impl Hold {
             owner,
             entry,
             mine: 0,
+            request: 0,
             named,
         }
     }
@@ -185,13 +189,26 @@ impl Hold {
 
     /// The record, if this object holds the lock.
     fn mine(&self) -> Option<Held> {
-        if self.mine == 0 { None } else { self.record() }
+        if self.mine == 0 || self.request != held::request() {
+            None
+        } else {
+            self.record()
+        }
+    }
+
+    /// Counts this object's holds from 0 when a request boundary ended them.
+    fn in_this_request(&mut self) {
+        let request = held::request();
+        if self.request != request {
+            self.request = request;
+            self.mine = 0;
+        }
     }
 
     /// The token of a caller-named owner, when this object did not take the
     /// lock itself: it then speaks for that owner, wherever it took the lock.
     fn by_name(&self) -> Option<&str> {
-        self.named.as_deref().filter(|_| self.mine == 0)
+        self.named.as_deref().filter(|_| self.mine().is_none())
     }
 
     /// The record of a lock this object must hold.
@@ -207,6 +224,7 @@ impl Hold {
     /// acquired in time. A reentrant lock already held by the process is
     /// taken again once Redis confirms it still holds it.
     pub fn acquire(&mut self, wait: Wait) -> Result<bool, Refused> {
+        self.in_this_request();
         if let Some(h) = self.record().filter(|_| !self.options.reentrant) {
             // Held by this object: refused, unless it was lost meanwhile
             // (lease ran out, forced release); then it is taken anew.
@@ -240,6 +258,7 @@ impl Hold {
     /// with others by [`super::acquire_all`]) this object's hold: replicas
     /// confirmed, renewal started, recorded for release at request end.
     pub fn adopt(&mut self, token: String, fence: i64) -> Result<(), Refused> {
+        self.in_this_request();
         let lease = self.options.lease;
         if self.options.replicas > 0 {
             let (wanted, timeout) = (self.options.replicas, self.options.replica_timeout);
@@ -424,10 +443,8 @@ impl Hold {
     /// The object goes away: gives back its holds, releasing the lock (if
     /// `release`) when they were the last. Never fails.
     pub fn end(&mut self, release: bool) {
-        if self.mine == 0 {
-            return;
-        }
-        let Some(h) = self.record() else {
+        let Some(h) = self.mine() else {
+            self.mine = 0;
             return;
         };
         if h.count > self.mine {
