@@ -3,16 +3,34 @@
 namespace RedisLock\Laravel;
 
 use Illuminate\Queue\Events\JobExceptionOccurred;
+use Illuminate\Queue\Events\Looping;
 use Illuminate\Support\ServiceProvider as BaseServiceProvider;
+use RedisLock\Runtime;
 
 /**
  * Registers the `redislock` cache driver (Laravel's Redis cache store with
  * its locks on redislock) and the `redislock` queue driver (the leased
  * queue), and hands a failed job's exception to the job, so its release
- * records why. Auto-discovered through the package's composer.json.
+ * records why. In processes that serve many requests it ends each one for
+ * the locks (`RedisLock\Runtime::endRequest()`): a queue worker's job at
+ * the next turn of its loop, an Octane request, task or tick when Octane
+ * says it terminated. Auto-discovered through the package's composer.json.
  */
 class ServiceProvider extends BaseServiceProvider
 {
+    /**
+     * The events after which no lock of the request or job may remain: the
+     * queue worker's loop turning to the next job (`queue:work`, Horizon;
+     * never fired where a job runs inside a request, as with the `sync`
+     * queue), and Octane's ends of a request, task and tick.
+     */
+    public const REQUEST_ENDS = [
+        Looping::class,
+        'Laravel\Octane\Events\RequestTerminated',
+        'Laravel\Octane\Events\TaskTerminated',
+        'Laravel\Octane\Events\TickTerminated',
+    ];
+
     public function boot(): void
     {
         $this->callAfterResolving('cache', function ($cache, $app): void {
@@ -31,6 +49,9 @@ class ServiceProvider extends BaseServiceProvider
                 if ($event->job instanceof Job) {
                     $event->job->failedWith($event->exception);
                 }
+            });
+            $events->listen(self::REQUEST_ENDS, static function (): void {
+                Runtime::endRequest();
             });
         });
     }

@@ -19,6 +19,7 @@ final class LaravelQueueTest extends TestCase
     {
         parent::setUp();
         require_once __DIR__ . '/laravel/RecordedJob.php';
+        require_once __DIR__ . '/laravel/LockingJob.php';
         $this->redis = RedisServer::$main->client();
         $this->redis->select(5);
         $this->redis->flushDb();
@@ -240,6 +241,60 @@ final class LaravelQueueTest extends TestCase
         app('queue.worker')->runNextJob('redislock', 'default', $options);
         $row = $queue->queue()->find($id);
         $this->assertSame(['queued', 1, 'RuntimeException: job 7 fails attempt 1'], [$row['state'], $row['attempts'], $row['reason']]);
+    }
+
+    /**
+     * Laravel's worker is a process serving many jobs: each job's locks end
+     * with it (the service provider's request boundary), though the job
+     * left its lock in a static or threw while holding it. Every job takes
+     * the lock at once, and none is left while the worker waits on.
+     */
+    public function testEachJobOfLaravelsWorkerEndsItsLocks(): void
+    {
+        $queue = Queue::connection('redislock');
+        $jobs = 20;
+        for ($n = 1; $n <= $jobs; $n++) {
+            $queue->push(new LockingJob($n));
+        }
+        $worker = self::worker(60.0, 1.0);
+        $deadline = microtime(true) + 30;
+        while ($this->redis->lLen('locking') < $jobs * 3 / 2) {
+            $this->assertLessThan($deadline, microtime(true), 'jobs ran: ' . $this->redis->lLen('locking'));
+            usleep(50000);
+        }
+        $locks = RedisServer::$main->client();
+        for ($i = 0; $i < 100 && $locks->exists('lock:{job-lock}'); $i++) {
+            usleep(20000);
+        }
+        $left = $locks->exists('lock:{job-lock}');
+        posix_kill($worker[2], SIGTERM);
+        $out = self::finish($worker);
+        $runs = $this->redis->lRange('locking', 0, -1);
+        $this->assertCount($jobs * 3 / 2, $runs, $out);
+        foreach ($runs as $run) {
+            [$n, $attempt, $held, $took] = array_map('intval', explode(' ', $run));
+            $this->assertSame([0, 1], [$held, $took], "job $n, attempt $attempt: it held nothing when it started, and took the lock");
+        }
+        $this->assertSame(0, $left, 'no lock left while the worker waits for jobs');
+        $this->assertSame(0, $queue->size());
+    }
+
+    /**
+     * Octane's ends of a request, task and tick end the locks (Octane is
+     * not packaged here: its events are dispatched by name, as Laravel's
+     * dispatcher files an event object under its class name).
+     */
+    public function testOctanesRequestTaskAndTickEndsEndTheLocks(): void
+    {
+        $client = new RedisLock\Client(RedisServer::$main->dsn());
+        foreach (RedisLock\Laravel\ServiceProvider::REQUEST_ENDS as $event) {
+            $lock = $client->lock('octane', ['ttl' => 30]);
+            $this->assertTrue($lock->acquire(), $event);
+            app('events')->dispatch($event);
+            $this->assertSame([], RedisLock\Runtime::held(), $event);
+            $this->assertFalse($lock->isHeld(), $event);
+            $this->assertFalse($client->lockState('octane')['held'], $event);
+        }
     }
 
     public function testLaravelsWorkerLosesNothingWhenWorkersAreKilled(): void

@@ -1,11 +1,20 @@
 <?php
 
 use RedisLock\Client;
+use RedisLock\Symfony\RequestBoundary;
 use RedisLock\Symfony\Messenger\QueueStamp;
 use RedisLock\Symfony\Messenger\ReceivedStamp;
 use RedisLock\Symfony\Messenger\Transport;
 use RedisLock\Symfony\Messenger\TransportFactory;
+use Symfony\Component\EventDispatcher\EventDispatcher;
+use Symfony\Component\HttpKernel\DependencyInjection\ServicesResetter;
 use Symfony\Component\Messenger\Envelope;
+use Symfony\Component\Messenger\EventListener\ResetServicesListener;
+use Symfony\Component\Messenger\EventListener\StopWorkerOnMessageLimitListener;
+use Symfony\Component\Messenger\Handler\HandlersLocator;
+use Symfony\Component\Messenger\MessageBus;
+use Symfony\Component\Messenger\Middleware\HandleMessageMiddleware;
+use Symfony\Component\Messenger\Worker;
 use Symfony\Component\Messenger\Stamp\DelayStamp;
 use Symfony\Component\Messenger\Stamp\TransportMessageIdStamp;
 use Symfony\Component\Messenger\Transport\Serialization\PhpSerializer;
@@ -59,6 +68,45 @@ final class SymfonyMessengerTest extends RedisLockTestCase
         $this->assertSame(1, $t->getMessageCount());
         $this->assertSame([], iterator_to_array($t->getFromQueues(['low'])));
         $this->assertNull($t->find($id), 'acked: gone');
+    }
+
+    /**
+     * Messenger's worker is a process serving many messages: with the
+     * request boundary registered for `kernel.reset`, Symfony's services
+     * resetter ends each message's locks, though the handler left its lock
+     * in a variable that outlives it or threw while holding it.
+     */
+    public function testMessengersWorkerEndsEachMessagesLocksByResettingServices(): void
+    {
+        require_once '/usr/share/php/Symfony/Component/HttpKernel/autoload.php';
+        $t = self::transport();
+        for ($n = 1; $n <= 10; $n++) {
+            $t->send(new Envelope(new Recorded($n)));
+        }
+        $client = new Client(RedisServer::$main->dsn());
+        $parked = null;
+        $runs = [];
+        $bus = new MessageBus([new HandleMessageMiddleware(new HandlersLocator([Recorded::class => [
+            function (Recorded $m) use ($client, &$parked, &$runs): void {
+                $held = count(RedisLock\Runtime::held());
+                $parked = $client->lock('message-lock', ['ttl' => 30]);
+                $runs[] = [$m->n, $held, $parked->acquire()];
+                if ($m->n % 2 === 1) {
+                    throw new RuntimeException("message {$m->n} fails while holding the lock");
+                }
+            },
+        ]]))]);
+        $events = new EventDispatcher();
+        $events->addSubscriber(new ResetServicesListener(new ServicesResetter(
+            new ArrayIterator(['redislock.request_boundary' => new RequestBoundary()]),
+            ['redislock.request_boundary' => 'reset'],
+        )));
+        $events->addSubscriber(new StopWorkerOnMessageLimitListener(10));
+        (new Worker(['redislock' => $t], $bus, $events))->run(['sleep' => 0]);
+        $this->assertSame(array_map(fn ($n) => [$n, 0, true], range(1, 10)), $runs,
+            'each message held nothing when it started, and took the lock');
+        $this->assertFalse($client->lockState('message-lock')['held']);
+        $this->assertSame([], RedisLock\Runtime::held());
     }
 
     public function testAMessageLeftUnackedIsDeliveredAgainAfterItsLease(): void
