@@ -146,4 +146,62 @@ final class RuntimeTest extends RedisLockTestCase
             echo var_export($old->acquire(), true), " ", json_encode(RedisLock\Runtime::held()), "\n";');
         $this->assertSame("not held\ntrue true\ntrue [\"lock:{r}\"]\n", $out);
     }
+
+    /**
+     * Coroutines interleave between redislock's calls, never inside one:
+     * a call runs to its reply on the process's connection before anything
+     * else runs (what Swoole's coroutines see too, its hooks not reaching
+     * the extension's sockets). 20 PHP Fibers suspending between every call
+     * share one client: a lock still excludes (no two fibers inside), and
+     * every task reserved is one enqueued, with its own payload, acked once.
+     */
+    public function testFibersInterleavingBetweenCallsShareOneClientSafely(): void
+    {
+        $out = self::php('
+            $c = new RedisLock\Client();
+            $q = $c->queue("fibers");
+            $inside = $overlaps = $took = $acked = $crossed = 0;
+            $fibers = [];
+            for ($f = 0; $f < 20; $f++) {
+                $fibers[] = new Fiber(function () use ($c, $q, $f, &$inside, &$overlaps, &$took, &$acked, &$crossed): void {
+                    for ($i = 0; $i < 50; $i++) {
+                        $l = $c->lock("shared", ["ttl" => 30]);
+                        if ($l->acquire()) {
+                            $took++;
+                            $overlaps += $inside++ > 0 ? 1 : 0;
+                            Fiber::suspend();
+                            $inside--;
+                            $l->release();
+                        }
+                        $q->enqueue("$f-$i", "payload of $f-$i");
+                        Fiber::suspend();
+                        foreach ($q->reserve(2) as $task) {
+                            $crossed += $task->payload() === "payload of " . $task->id() ? 0 : 1;
+                            Fiber::suspend();
+                            $acked += $q->ack($task) ? 1 : 0;
+                        }
+                    }
+                });
+            }
+            foreach ($fibers as $fiber) {
+                $fiber->start();
+            }
+            while ($fibers = array_filter($fibers, fn ($fiber) => !$fiber->isTerminated())) {
+                foreach ($fibers as $fiber) {
+                    $fiber->resume();
+                }
+            }
+            foreach ($q->reserve(1000) as $task) {
+                $crossed += $task->payload() === "payload of " . $task->id() ? 0 : 1;
+                $acked += $q->ack($task) ? 1 : 0;
+            }
+            echo json_encode(compact("overlaps", "took", "acked", "crossed") + ["left" => $q->metrics()["ready"]]);');
+        $r = json_decode($out, true);
+        $this->assertIsArray($r, $out);
+        $this->assertSame(0, $r['overlaps'], 'no two fibers inside the lock at once');
+        $this->assertGreaterThan(50, $r['took'], 'fibers took the lock in turn');
+        $this->assertSame(1000, $r['acked'], 'every task acked once');
+        $this->assertSame(0, $r['crossed'], 'every task came with its own payload');
+        $this->assertSame(0, $r['left']);
+    }
 }
