@@ -86,6 +86,47 @@ function table(string $title, array $rows, string $ours, array $peers): void
 
 $flush = fn () => $phpredis->flushAll();
 
+/**
+ * The `EVALSHA` calls (sha, number of keys, keys and arguments) one run of
+ * `$op` sends, read with `MONITOR` once its scripts are loaded: replayed
+ * through phpredis, they are the same round trips and the same server work
+ * from another client.
+ */
+function scriptCalls(callable $op, string $host, int $port): array
+{
+    $op();
+    $monitor = stream_socket_client("tcp://$host:$port");
+    fwrite($monitor, "MONITOR\r\n");
+    fgets($monitor);
+    $op();
+    stream_set_timeout($monitor, 0, 300000);
+    $calls = [];
+    while (($line = fgets($monitor)) !== false) {
+        preg_match_all('/"((?:[^"\\\\]|\\\\.)*)"/', $line, $m);
+        $words = array_map('stripcslashes', $m[1]);
+        if (strtoupper($words[0] ?? '') === 'EVALSHA') {
+            $calls[] = array_slice($words, 1);
+        }
+    }
+    fclose($monitor);
+    return $calls;
+}
+
+/**
+ * Replays `$calls` of scriptCalls() through phpredis, with a new owner
+ * token of the same length in place of `$token`.
+ */
+function replay(Redis $redis, array $calls, string $token): bool
+{
+    $new = substr($token, 0, -12) . bin2hex(random_bytes(6));
+    $ok = true;
+    foreach ($calls as $call) {
+        $args = array_map(fn ($a) => str_replace($token, $new, $a), array_slice($call, 2));
+        $ok = $redis->evalSha($call[0], $args, (int) $call[1]) !== false && $ok;
+    }
+    return $ok;
+}
+
 // ---- lock cycle: acquire + release of one uncontended lock
 $flush();
 $rl = new RedisLock();
@@ -95,6 +136,11 @@ $seedLock = new Seed\RedisLock($phpredis);
 $symfony = (new LockFactory(new RedisStore($phpredis)));
 $release = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 $releaseSha = $phpredis->script('load', $release);
+// The server work of a redislock cycle (its two scripts, with the fair
+// line's check and, for `RedisLock\Lock`, the fencing token), sent by phpredis.
+$seedCalls = scriptCalls(fn () => $rl->lock('bench') && $rl->unlock('bench'), $host, $port);
+$lockCalls = scriptCalls(fn () => $lockApi->acquire() && $lockApi->release(), $host, $port);
+$tokenOf = fn (array $calls) => $calls[0][2 + (int) $calls[0][1]];
 $lockRows = measureInTurns([
     'redislock `RedisLock::lock/unlock`' => fn () => $rl->lock('bench') && $rl->unlock('bench'),
     'redislock `Lock_Service::addLock/releaseLock`' => fn () => Lock_Service::releaseLock(42, Lock_Service::addLock(42)),
@@ -120,13 +166,18 @@ $lockRows = measureInTurns([
         $phpredis->set('bench-floor', '1', ['nx', 'px' => 15000]);
         $phpredis->del('bench-floor');
     },
+    'phpredis sending `RedisLock::lock/unlock`\'s two `EVALSHA` (same server work)' => fn () => replay($phpredis, $seedCalls, $tokenOf($seedCalls)),
+    'phpredis sending `RedisLock\Lock::acquire/release`\'s two `EVALSHA` (same server work)' => fn () => replay($phpredis, $lockCalls, $tokenOf($lockCalls)),
 ], 2 * $seconds);
 table('Lock cycle (acquire + release, uncontended)', $lockRows, 'redislock `RedisLock::lock/unlock`', [
     'floor: phpredis `SET NX PX` + `DEL` (2 round trips)' => 'vs the raw phpredis floor (target >= 0.9x)',
     'phpredis `SET NX PX` + `EVALSHA` compare-and-delete (safe, 2 round trips)' => 'vs phpredis at equal round trips (target >= 1.0x)',
+    'phpredis sending `RedisLock::lock/unlock`\'s two `EVALSHA` (same server work)' => 'vs phpredis doing the same server work (the client alone)',
     'seed userland `Lock_Service` (phpredis, connects per call)' => 'redislock `Lock_Service` vs the seed `Lock_Service` (target >= 3x) uses the row below',
     'symfony/lock `RedisStore` (phpredis)' => 'vs symfony/lock (target >= 6x)',
 ]);
+printf("- redislock `RedisLock\\Lock` / phpredis doing its server work: %.2fx\n",
+    $lockRows['redislock `RedisLock\Lock::acquire/release`'] / $lockRows['phpredis sending `RedisLock\Lock::acquire/release`\'s two `EVALSHA` (same server work)']);
 printf("- redislock `Lock_Service` / seed `Lock_Service`: %.2fx\n\n",
     $lockRows['redislock `Lock_Service::addLock/releaseLock`'] / $lockRows['seed userland `Lock_Service` (phpredis, connects per call)']);
 

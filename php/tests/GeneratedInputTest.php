@@ -58,6 +58,8 @@ final class GeneratedInputTest extends RedisLockTestCase
             fn (\$a) => new RedisLock(\$a[0]),
             fn (\$a) => (new RedisLock())->lock(\$a[0], \$a[1], \$a[2], \$a[3]),
             fn (\$a) => (new RedisLock())->unlock(\$a[0]),
+            fn (\$a) => RedisLock\\Runtime::endRequest(\$a[0]),
+            fn (\$a) => RedisLock\\Runtime::held(\$a[0]),
             fn (\$a) => (new RedisLock())->expire(\$a[0], \$a[1]),
             fn (\$a) => (new RedisLock())->isLocking(\$a[0]),
             fn (\$a) => new RedisQueue(\$a[0]),
