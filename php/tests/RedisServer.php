@@ -139,6 +139,16 @@ final class RedisServer
     }
 
     /** A phpredis connection, to look at what the extension left in Redis. */
+    /**
+     * Whether this server's Lua has the library `$global` (Redis ships
+     * cjson in every version; Debian 11's build links it but does not
+     * expose it).
+     */
+    public function luaHas(string $global): bool
+    {
+        return $this->client()->eval('return type(rawget(_G, ARGV[1]))', [$global], 0) === 'table';
+    }
+
     public function client(): Redis
     {
         $r = new Redis();

@@ -92,8 +92,15 @@ final class LaravelQueueTest extends TestCase
         $port = RedisServer::$main->port;
         $shop = laravel_app('127.0.0.1', $port, [], 'shop_database_');
         $blog = laravel_app('127.0.0.1', $port, [], 'blog_database_');
+        $drivers = ['redis', 'redislock'];
+        if (!RedisServer::$main->luaHas('cjson')) {
+            // Laravel's own pop script decodes the job with cjson.
+            $f = RedisServer::features();
+            fwrite(STDERR, "\nSKIPPED: Laravel's own driver as the reference: {$f['name']} {$f['version']} has no cjson in Lua\n");
+            $drivers = ['redislock'];
+        }
         try {
-            foreach (['redis', 'redislock'] as $driver) {
+            foreach ($drivers as $driver) {
                 $mine = $shop['queue']->connection($driver);
                 $theirs = $blog['queue']->connection($driver);
                 $mine->pushRaw(json_encode(['id' => "$driver-1", 'uuid' => "$driver-1", 'attempts' => 0, 'job' => 'x', 'data' => []]));
