@@ -17,7 +17,7 @@ ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
 RUN     := env REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps test-deps build so demo test test-rust test-php test-servers test-chroot faults bench check-stubs install uninstall deb clean
+.PHONY: all deps test-deps build so demo test test-rust test-php test-servers test-zts test-chroot faults bench check-stubs install uninstall deb clean
 
 all: build
 
@@ -69,6 +69,11 @@ test-rust: test-deps
 test-php: test-deps build
 	tools/frameworks.sh
 	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml
+
+# The phpunit suite under a ZTS PHP built from Debian's php source package
+# (tools/zts.sh; needs root for apt). Not in CI: building PHP takes minutes.
+test-zts: test-deps
+	tools/zts.sh
 
 # The phpunit suite against another Debian release's PHP (DIST=trixie: PHP
 # 8.4), in a debootstrap chroot with a target/ of its own (tools/chroot.sh;
