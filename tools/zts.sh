@@ -6,8 +6,8 @@
 # with the extensions the suite uses, with Debian's php.ini for the CLI and
 # phpredis (Debian's php-redis source) for the tests' own Redis client.
 # Then the extension is built against it (target/zts/cargo) and the suite
-# runs. What this PHP lacks is skipped and said: the browser tests (no curl
-# or gd here) and the PHP-FPM tests (no ZTS php-fpm).
+# runs, its PHP-FPM tests on this PHP's own (ZTS) php-fpm. What this PHP
+# lacks is skipped and said: the browser tests (no curl or gd here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -15,7 +15,7 @@ zts=$repo/target/zts
 php=$zts/php/bin/php
 
 if [ ! -x "$php" ]; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpkg-dev libxml2-dev libonig-dev libssl-dev pkg-config >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpkg-dev libxml2-dev libonig-dev libssl-dev libicu-dev pkg-config >/dev/null
   apt=$zts/apt
   rm -rf "$zts/src" && mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$zts/src"
   release=$(. /etc/os-release && echo "$VERSION_CODENAME")
@@ -32,7 +32,7 @@ if [ ! -x "$php" ]; then
     ./configure --prefix="$zts/php" --enable-zts --disable-all --enable-cli --disable-cgi --disable-phpdbg \
       --enable-pcntl --enable-posix --enable-sockets --with-libxml --enable-dom --enable-xml --enable-xmlwriter \
       --enable-xmlreader --enable-simplexml --enable-tokenizer --enable-ctype --enable-filter --enable-session \
-      --enable-mbstring --with-openssl --enable-phar --enable-fileinfo \
+      --enable-mbstring --enable-intl --with-openssl --enable-phar --enable-fileinfo --enable-fpm \
       --with-config-file-scan-dir="$zts/php/conf.d" >"$zts/configure.log" 2>&1 &&
     make -j"$(nproc)" >"$zts/make.log" 2>&1 && make install >>"$zts/make.log" 2>&1) ||
     { tail -20 "$zts/make.log" "$zts/configure.log" >&2 2>/dev/null; exit 1; }

@@ -131,19 +131,21 @@ final class InstallTest extends RedisLockTestCase
         $root = self::root();
         $this->assertSame(1, preg_match('/^RUN (cd ext && phpize .*)$/m', file_get_contents("$root/docs/Dockerfile"), $m));
         $copy = sys_get_temp_dir() . '/redislock-phpize-' . getmypid();
+        // The phpize and php-config of the PHP running the tests first.
+        $path = dirname(PHP_BINARY) . ':' . getenv('PATH');
         [$code, $out] = self::sh("mkdir -p $copy && git ls-files -co --exclude-standard | grep -v '^target/' | tar -cf - -T - | tar -xf - -C $copy", $root);
         $this->assertSame(0, $code, $out);
         try {
             // make install before make: a clear message, nothing installed.
-            [$code, $out] = self::sh('cd ext && phpize >/dev/null && ./configure >/dev/null && make install', $copy, ['INSTALL_ROOT' => "$copy/root"]);
+            [$code, $out] = self::sh('cd ext && phpize >/dev/null && ./configure >/dev/null && make install', $copy, ['INSTALL_ROOT' => "$copy/root", 'PATH' => $path]);
             $this->assertNotSame(0, $code);
             $this->assertStringContainsString('modules/redislock.so is not built', $out);
             $this->assertDirectoryDoesNotExist("$copy/root");
             // CARGO_TARGET_DIR: cargo's cache stays in the repository between runs.
             [$code, $out] = self::sh($m[1], $copy, ['INSTALL_ROOT' => "$copy/root", 'CARGO_TARGET_DIR' => "$root/target/phpize",
-                'PATH' => getenv('PATH') . ':' . getenv('HOME') . '/.cargo/bin']);
+                'PATH' => $path . ':' . getenv('HOME') . '/.cargo/bin']);
             $this->assertSame(0, $code, $out);
-            $installed = $copy . '/root' . trim(shell_exec('php-config --extension-dir')) . '/redislock.so';
+            $installed = $copy . '/root' . trim(shell_exec('PATH=' . escapeshellarg($path) . ' php-config --extension-dir')) . '/redislock.so';
             $this->assertFileExists($installed, $out);
             $script = "\$lock = (new RedisLock\\Client())->lock('phpize-built');"
                 . "var_dump(\$lock->acquire(), \$lock->token() > 0, \$lock->release(), phpversion('redislock'));";

@@ -87,6 +87,16 @@ trait Processes
      * with -n: the shared extensions it requires (trixie's needs igbinary)
      * first.
      */
+    /**
+     * Of the extensions `$names`, those a `php -n` child must load: the
+     * shared ones (a PHP built with them in, as the ZTS build, has them).
+     */
+    protected static function shared(string ...$names): array
+    {
+        $dir = ini_get('extension_dir');
+        return array_values(array_filter($names, fn (string $ext) => is_file("$dir/$ext.so")));
+    }
+
     protected static function phpredisExtensions(): array
     {
         $dir = ini_get('extension_dir');

@@ -170,7 +170,7 @@ final class LaravelCacheLockTest extends LaravelRedisCacheLockTestCase
                     $redis->rPush("turns", "' . $store . '");
                 });
             }
-            echo "done";', ['extension' => ['mbstring', ...self::phpredisExtensions()]]);
+            echo "done";', ['extension' => [...self::shared('mbstring'), ...self::phpredisExtensions()]]);
         $workers = [$worker('stock'), $worker('redis'), $worker('stock'), $worker('redis')];
         $outs = array_map(fn ($w) => self::finish($w), $workers);
         $this->assertSame(['done', 'done', 'done', 'done'], $outs, 'every worker had all its turns in time');

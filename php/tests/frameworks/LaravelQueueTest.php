@@ -29,7 +29,7 @@ final class LaravelQueueTest extends TestCase
     /** What Laravel's processes load: Predis where the release has it (trixie has not), else phpredis. */
     private static function laravelIni(): array
     {
-        return ['extension' => ['mbstring', ...(class_exists(Predis\Client::class) ? [] : self::phpredisExtensions())]];
+        return ['extension' => [...self::shared('mbstring'), ...(class_exists(Predis\Client::class) ? [] : self::phpredisExtensions())]];
     }
 
     private static function worker(float $retryAfter, float $blockFor): array
@@ -159,7 +159,7 @@ final class LaravelQueueTest extends TestCase
         // Symfony's console measures text with intl; Laravel 10's renders
         // its lines with Termwind, which needs dom.
         $ini = self::laravelIni();
-        array_push($ini['extension'], 'intl', 'dom');
+        array_push($ini['extension'], ...self::shared('intl', 'dom'));
         $out = self::php('$argv = ' . $argv . '; require "' . __DIR__ . '/laravel/artisan.php";', $ini, $exit);
         return [$exit, $out];
     }

@@ -135,7 +135,7 @@ final class SymfonyMessengerTest extends RedisLockTestCase
     {
         $argv = var_export(array_merge(['console', $dsn, $file], $args, ['--no-interaction']), true);
         // Symfony's console needs intl and mbstring (or polyfills) for text.
-        $out = self::php('$argv = ' . $argv . '; require "' . __DIR__ . '/messenger/console.php";', ['extension' => ['intl', 'mbstring']], $exit);
+        $out = self::php('$argv = ' . $argv . '; require "' . __DIR__ . '/messenger/console.php";', ['extension' => self::shared('intl', 'mbstring')], $exit);
         return [$exit, $out];
     }
 
