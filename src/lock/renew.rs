@@ -64,7 +64,33 @@ struct Watchdog {
     pid: u32,
     server: String,
     shared: Arc<Shared>,
-    thread: JoinHandle<()>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watchdog {
+    /// Asks the thread to stop (it does once its current renewal is
+    /// answered or timed out).
+    fn stop(&self) {
+        self.shared.state().stop = true;
+        self.shared.wake.notify_one();
+    }
+}
+
+/// A watchdog goes away with the thread that started it (module shutdown,
+/// or the end of a PHP thread under ZTS): its thread stops and is waited
+/// for, so that no renewal thread outlives the code it runs.
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if self.pid != crate::process::id() {
+            // Inherited through fork(): no thread to stop, and its mutex
+            // may have been held by that thread at the fork.
+            return;
+        }
+        self.stop();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 thread_local! {
@@ -120,7 +146,7 @@ pub fn start(lease: Lease) -> std::io::Result<u64> {
                     pid: crate::process::id(),
                     server: server.clone(),
                     shared: shared.clone(),
-                    thread,
+                    thread: Some(thread),
                 });
             });
             shared
@@ -178,13 +204,11 @@ pub fn shutdown() {
         std::mem::forget(dogs);
         return;
     }
+    // All asked first, then each waited for (as each goes away).
     for dog in &dogs {
-        dog.shared.state().stop = true;
-        dog.shared.wake.notify_one();
+        dog.stop();
     }
-    for dog in dogs {
-        let _ = dog.thread.join();
-    }
+    drop(dogs);
 }
 
 /// How many renewals this process runs.
