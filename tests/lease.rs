@@ -260,3 +260,50 @@ fn a_server_that_stops_answering_does_not_hold_up_renewals_on_another() {
     renew::stop(id);
     renew::shutdown();
 }
+
+/// The renewal threads named `redislock-renew` this process runs now.
+fn renewal_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.trim() == "redislock-renew")
+        .count()
+}
+
+/// Under ZTS each PHP thread has its own held locks, connections and
+/// renewal threads (thread-local): threads renewing locks at once each keep
+/// theirs, and when a thread ends, its renewal thread is stopped and waited
+/// for, not left running the extension's code.
+#[test]
+fn each_thread_renews_its_own_locks_and_its_renewal_thread_ends_with_it() {
+    let server = RedisServer::start();
+    let before = renewal_threads();
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let key = format!("lock:{{t{i}}}");
+            let config = server.config();
+            std::thread::spawn(move || {
+                let token = redislock::token::new_token();
+                acquire(&config, &key, &token, Duration::from_millis(300));
+                let id = renew::start(Lease {
+                    config: Arc::new(config.clone()),
+                    keys: common::lock_keys(key.as_bytes()),
+                    token: token.clone(),
+                    lease: Duration::from_millis(300),
+                    until: Instant::now() + Duration::from_secs(60),
+                    max_hold: Duration::from_secs(60),
+                })
+                .unwrap();
+                assert_eq!(renew::active(), 1, "only this thread's renewal");
+                std::thread::sleep(Duration::from_millis(1000));
+                let held = lock::holds(&config, key.as_bytes(), &token).unwrap();
+                assert_eq!(renew::stop(id), None);
+                held
+            })
+        })
+        .collect();
+    for t in threads {
+        assert!(t.join().unwrap(), "held after 3 leases, renewed by its own thread");
+    }
+    assert_eq!(renewal_threads(), before, "every renewal thread ended with its thread");
+}
