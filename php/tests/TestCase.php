@@ -111,7 +111,9 @@ trait Processes
     protected static function command(string $code, array $ini = []): array
     {
         $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
-        $ini += ['redislock.default_dsn' => RedisServer::$main->dsn()];
+        // The parent's include_path: a PHP whose built-in one differs from
+        // Debian's (the ZTS build) still finds the frameworks.
+        $ini += ['redislock.default_dsn' => RedisServer::$main->dsn(), 'include_path' => get_include_path()];
         $cmd = [PHP_BINARY, '-n', '-d', "extension=$so"];
         foreach ($ini as $k => $values) {
             foreach ((array) $values as $v) {
