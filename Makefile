@@ -44,8 +44,8 @@ demo: build
 
 test: test-deps build test-rust test-php
 
-# The same tests against the other servers users run (Redis 6.0, 6.2 and
-# 7.4, Valkey 8.0 to 9.1, Redict 7.3; tools/servers.sh fetches them):
+# The same tests against the other servers users run (Redis 6.0 to 7.4,
+# Valkey 8.0 to 9.1, Redict 7.3; tools/servers.sh fetches them):
 # SERVERS="redis-6.2.5" make test-servers runs one.
 test-servers: test-deps build
 	tools/servers.sh
