@@ -303,7 +303,14 @@ fn each_thread_renews_its_own_locks_and_its_renewal_thread_ends_with_it() {
         })
         .collect();
     for t in threads {
-        assert!(t.join().unwrap(), "held after 3 leases, renewed by its own thread");
+        assert!(
+            t.join().unwrap(),
+            "held after 3 leases, renewed by its own thread"
+        );
     }
-    assert_eq!(renewal_threads(), before, "every renewal thread ended with its thread");
+    assert_eq!(
+        renewal_threads(),
+        before,
+        "every renewal thread ended with its thread"
+    );
 }

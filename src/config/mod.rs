@@ -289,13 +289,13 @@ fn prefix_of(
             None => defaults.prefix.clone(),
         },
     };
-    if matches!(topology, Topology::Cluster { .. }) {
-        if let Some(problem) = crate::keys::cluster_prefix_problem(&prefix) {
-            bail!(
-                "prefix {}: {problem}",
-                shown(&String::from_utf8_lossy(&prefix))
-            );
-        }
+    if matches!(topology, Topology::Cluster { .. })
+        && let Some(problem) = crate::keys::cluster_prefix_problem(&prefix)
+    {
+        bail!(
+            "prefix {}: {problem}",
+            shown(&String::from_utf8_lossy(&prefix))
+        );
     }
     Ok(prefix)
 }

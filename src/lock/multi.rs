@@ -135,10 +135,10 @@ impl MultiHold {
     fn release_held(&mut self) -> Option<Failed> {
         let mut first = None;
         for (at, (_, h)) in self.holds.iter_mut().enumerate().rev() {
-            if h.is_mine() {
-                if let Err(refused) = h.release() {
-                    first.get_or_insert(Failed { at, refused });
-                }
+            if h.is_mine()
+                && let Err(refused) = h.release()
+            {
+                first.get_or_insert(Failed { at, refused });
             }
         }
         first

@@ -49,8 +49,9 @@ fn dead_call<T: FromRedisValue>(
 
 /// The oldest dead letters, up to `limit` (at most [`BATCH`]).
 pub fn dead(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<DeadTask>, Error> {
-    let rows: Vec<(Vec<u8>, Option<Vec<u8>>, i64, f64, Option<Vec<u8>>)> =
-        dead_call(config, keys, "list", limit, &[])?;
+    // id, payload, attempts, died at, reason
+    type Row = (Vec<u8>, Option<Vec<u8>>, i64, f64, Option<Vec<u8>>);
+    let rows: Vec<Row> = dead_call(config, keys, "list", limit, &[])?;
     Ok(rows
         .into_iter()
         .map(|(id, payload, attempts, died_at, reason)| DeadTask {
