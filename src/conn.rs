@@ -13,8 +13,8 @@ use std::time::Duration;
 use redis::cluster::{ClusterClientBuilder, ClusterConnection};
 use redis::sentinel::{SentinelClientBuilder, SentinelServerType};
 use redis::{
-    Cmd, ConnectionInfo, ConnectionLike, ErrorKind, RedisError, RedisResult, ServerErrorKind,
-    TlsMode, Value,
+    Cmd, ConnectionInfo, ConnectionLike, ErrorKind, FromRedisValue, RedisError, RedisResult,
+    ServerErrorKind, TlsMode, Value,
 };
 
 use crate::config::{Config, Topology};
@@ -103,12 +103,26 @@ pub enum Conn {
 }
 
 impl Conn {
-    /// How long a reply may take (a blocking command needs longer).
-    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> RedisResult<()> {
-        match self {
-            Conn::Single(c) => c.set_read_timeout(timeout),
-            Conn::Cluster(c) => c.set_read_timeout(timeout),
-        }
+    /// Runs a blocking command (BLPOP) whose own timeout is `nap`: its
+    /// reply comes within `read_timeout` of the nap's end. A single server
+    /// is nudged at the nap's end (see [`Wire::blocking`]); a cluster
+    /// node's reply may come at the node's next cron tick.
+    pub fn blocking<T: FromRedisValue>(
+        &mut self,
+        cmd: &Cmd,
+        nap: Duration,
+        read_timeout: Duration,
+    ) -> RedisResult<T> {
+        let reply = match self {
+            Conn::Single(c) => c.blocking(&cmd.get_packed_command(), nap)?,
+            Conn::Cluster(c) => {
+                c.set_read_timeout(Some(nap + read_timeout))?;
+                let reply = c.req_command(cmd)?;
+                c.set_read_timeout(Some(read_timeout))?;
+                reply
+            }
+        };
+        Ok(redis::from_redis_value(reply.extract_error()?)?)
     }
 }
 

@@ -133,22 +133,12 @@ enum Blocked {
 
 /// Blocks on the wake lists for up to `nap`, open to signals.
 fn block(config: &Config, keys: &[Vec<u8>], nap: Duration) -> Result<Blocked, Error> {
+    let mut blpop = redis::cmd("BLPOP");
+    blpop.arg(keys).arg(format!("{:.3}", nap.as_secs_f64()));
     let mut cut = false;
-    // The reply may take the whole nap: the read timeout must cover it, and
-    // a nap longer than half of it gets a longer one for this command.
-    let longer = nap * 2 > config.read_timeout;
     let reply = conn::with_signals_open(config, |c| {
-        if longer {
-            c.set_read_timeout(Some(nap + config.read_timeout))?;
-        }
-        let reply: redis::RedisResult<Option<(Vec<u8>, Vec<u8>)>> = redis::cmd("BLPOP")
-            .arg(keys)
-            .arg(format!("{:.3}", nap.as_secs_f64()))
-            .query(c);
+        let reply = c.blocking::<Option<(Vec<u8>, Vec<u8>)>>(&blpop, nap, config.read_timeout);
         cut = reply.as_ref().is_err_and(signals::interrupted);
-        if longer {
-            c.set_read_timeout(Some(config.read_timeout))?;
-        }
         reply
     });
     match reply {

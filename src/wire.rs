@@ -16,6 +16,7 @@
 use std::cell::{Cell, RefCell};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -91,6 +92,14 @@ impl Stream {
             Stream::Tcp(s) => s.set_write_timeout(write),
             Stream::Unix(s) => s.set_write_timeout(write),
             Stream::Tls(s) => s.sock.set_write_timeout(write),
+        }
+    }
+
+    fn fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.sock.as_raw_fd(),
         }
     }
 }
@@ -198,6 +207,13 @@ impl Read for Budget<'_> {
     }
 }
 
+/// How long a blocking command's reply may be late before the server is
+/// nudged (see [`Wire::blocking`]), and how many nudges it gets, each twice
+/// as late as the one before (1, 2, 4 ... 64 ms: past a default cron tick).
+const NUDGE: Duration = Duration::from_millis(1);
+const NUDGES: u32 = 7;
+const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
+
 /// A connection to one server. See the module comment.
 pub struct Wire {
     stream: Stream,
@@ -295,6 +311,63 @@ impl Wire {
         self.stream.set_write_timeout(timeout)?;
         self.write_timeout.set(timeout);
         Ok(())
+    }
+
+    /// Sends a blocking command (BLPOP) whose own timeout is `nap`, and reads
+    /// its reply within the read timeout after the nap.
+    ///
+    /// A server answers a blocked client whose timeout has passed only when
+    /// its event loop turns, which on an idle server is its next cron tick
+    /// (every 100 ms at the default `hz`), however short the timeout. So
+    /// when the nap is over and no reply has come, a PING follows on the
+    /// same connection: the server reads it (it runs nothing else for a
+    /// blocked client), its loop turns and finds the timeout passed, and it
+    /// answers the command, then the PING. Nothing is lost or taken for
+    /// another reply: the command's reply comes first whatever it is, and
+    /// every PONG is read after it.
+    pub fn blocking(&mut self, cmd: &[u8], nap: Duration) -> RedisResult<Value> {
+        self.send(cmd)?;
+        let (mut pings, mut wait) = (0, nap + NUDGE);
+        while pings < NUDGES && !self.readable(wait)? {
+            self.send(PING)?;
+            pings += 1;
+            wait = NUDGE * (1 << pings);
+        }
+        let reply = self.receive()?;
+        for _ in 0..pings {
+            self.receive()?;
+        }
+        Ok(reply)
+    }
+
+    /// Whether a reply starts to arrive within `wait` (nothing is read).
+    fn readable(&mut self, wait: Duration) -> RedisResult<bool> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ms = i32::try_from(left.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
+            let mut fd = libc::pollfd {
+                fd: self.stream.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, for a socket this Wire owns.
+            match unsafe { libc::poll(&mut fd, 1, ms) } {
+                0 => return Ok(false),
+                // Readable, or closed or failed: the read tells which.
+                n if n > 0 => return Ok(true),
+                _ => {
+                    let err = io::Error::last_os_error();
+                    if err.kind() == io::ErrorKind::Interrupted && signals::resume() {
+                        continue;
+                    }
+                    // A signal ends the wait (or poll failed): the reply
+                    // is unread, the stream out of step.
+                    self.open = false;
+                    return Err(err.into());
+                }
+            }
+        }
     }
 
     fn send(&mut self, bytes: &[u8]) -> RedisResult<()> {

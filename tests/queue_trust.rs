@@ -532,25 +532,7 @@ fn big_batches_run_as_bounded_scripts() {
     let server = RedisServer::start();
     let config = server.config();
     let keys = Keys::new(b"", b"big");
-    let scripts = || -> u64 {
-        let info: String = redis::cmd("INFO")
-            .arg("commandstats")
-            .query(&mut server.client())
-            .unwrap();
-        info.lines()
-            .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
-            .map(|l| {
-                l.split("calls=")
-                    .nth(1)
-                    .unwrap()
-                    .split(',')
-                    .next()
-                    .unwrap()
-                    .parse::<u64>()
-                    .unwrap()
-            })
-            .sum()
-    };
+    let scripts = || server.calls(&["evalsha", "eval"]);
     let ids: Vec<Vec<u8>> = (0..2500).map(|i| format!("{i}").into_bytes()).collect();
     // Loads the scripts (the first call of each is sent twice).
     queue::enqueue(&config, &keys, &ids[..1], 0.0).unwrap();

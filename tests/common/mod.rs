@@ -249,6 +249,21 @@ impl RedisServer {
             .unwrap()
     }
 
+    /// How many times the server ran each of `commands` since it started
+    /// (`INFO commandstats`), summed.
+    pub fn calls(&self, commands: &[&str]) -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query(&mut self.client())
+            .unwrap();
+        info.lines()
+            .filter_map(|l| l.strip_prefix("cmdstat_"))
+            .filter_map(|l| l.split_once(":calls="))
+            .filter(|(name, _)| commands.contains(name))
+            .map(|(_, rest)| rest.split(',').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    }
+
     /// The server's process id (for SIGSTOP/SIGCONT).
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map_or(0, Child::id)
