@@ -24,6 +24,7 @@ mkdir -p bench
   echo "- $("$php_bin" -r 'echo "PHP ", PHP_VERSION, ", phpredis ", phpversion("redis"), ", opcache.enable_cli ", ini_get("opcache.enable_cli") ?: "0";')"
   echo "- $(redis-server --version | cut -d' ' -f1-3)"
   echo "- symfony/lock $(dpkg-query -W -f='${Version}' php-symfony-lock), predis $(dpkg-query -W -f='${Version}' php-nrk-predis), nginx $(dpkg-query -W -f='${Version}' nginx-light), wrk $(dpkg-query -W -f='${Version}' wrk)"
+  echo "- Laravel (illuminate) $(dpkg-query -W -f='${Version}' php-laravel-framework), BullMQ $(node -p 'require("./bench/bullmq/node_modules/bullmq/package.json").version') on Node.js $(node --version)"
   echo "- redislock $(grep -m1 '^version' Cargo.toml | cut -d'"' -f2), $(rustc --version)"
   echo
   echo "## Results"
@@ -39,6 +40,7 @@ mkdir -p bench
   "${php[@]}" php/bench/primitives.php "$REDIS_URL"
   echo
   "${php[@]}" php/bench/throughput.php "$REDIS_URL"
+  "${php[@]}" php/bench/workers.php "$REDIS_URL"
   "$php_bin" php/bench/fpm.php "$REDIS_URL"
   "${php[@]}" php/bench/memory.php "$REDIS_URL"
   cat bench/targets.md

@@ -7,7 +7,8 @@
 #                   the frameworks, the stubs' checker (PHPStan's PHPDoc parser), composer,
 #                   promtool (the metrics' checker), Chromium and its WebDriver (the
 #                   dashboard's browser tests, over php-curl), php-gd (their screenshots' checks)
-#   deps.sh bench   and the peers and tools the benchmarks run (strace counts system calls)
+#   deps.sh bench   and the peers and tools the benchmarks run (strace counts system calls;
+#                   Node.js and BullMQ from npm, bench/bullmq's lock file)
 # The PHP packages are the distribution's default PHP (php-dev, php-fpm...),
 # unless PHP_CONFIG names another PHP: then that PHP is used as it is.
 set -euo pipefail
@@ -45,6 +46,8 @@ if [ "$mode" = test ] || [ "$mode" = bench ]; then
 fi
 if [ "$mode" = bench ]; then
   packages+=(nginx-light wrk php-nrk-predis strace)
+  # Debian's Node.js, unless one is there already (NodeSource's brings its own npm).
+  command -v npm >/dev/null || packages+=(nodejs npm)
 fi
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 known() { apt-cache show "$1" >/dev/null 2>&1; }
@@ -68,4 +71,11 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
 fi
-
+if [ "$mode" = bench ]; then
+  bullmq=$(dirname "$0")/../bench/bullmq
+  # Installed as the lock file says, again only when it changed.
+  if [ ! -f "$bullmq/node_modules/.package-lock.json" ] || [ "$bullmq/package-lock.json" -nt "$bullmq/node_modules/.package-lock.json" ]; then
+    echo "installing: BullMQ (npm ci in bench/bullmq)"
+    (cd "$bullmq" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+fi
