@@ -617,12 +617,16 @@ namespace RedisLock {
          * one consumer per task, or a due time; INF: no limit). None when none
          * came or a signal with a handler ended the wait; none while the queue
          * is paused (`pause()`: a waiting call keeps waiting for the resume).
+         * `$ack`: tasks this worker finished, acked first as by `ackMany()`
+         * (a task whose lease went to another worker is not), in the same
+         * round trip: a worker loop's one round trip per task.
          *
          * @param int<1, 1000> $count
+         * @param list<Task>|null $ack
          * @return list<Task>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function reserve(int $count = 1, ?float $lease = null, float $wait = 0): mixed {}
+        public function reserve(int $count = 1, ?float $lease = null, float $wait = 0, ?array $ack = null): mixed {}
 
         /**
          * Lets the queue's consumers take tasks again, waking the waiting

@@ -170,6 +170,13 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             Box::new(|c, k, r| lease::ack_many(c, k, &[(&r.id, &r.token), (b"q", "x")]).map(drop)),
         ),
         (
+            "ack and reserve",
+            Box::new(|c, k, r| {
+                let done: &[(&[u8], &str)] = &[(&r.id, &r.token), (b"q", "x")];
+                lease::ack_and_reserve(c, &[(k, terms(30_000, 1))], &NOW, done).map(drop)
+            }),
+        ),
+        (
             "nack",
             Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 0, b"why").map(drop)),
         ),
@@ -295,6 +302,10 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("failures", "ack"),
         ("dead failures", "bury"),
         ("dead failures", "retry dead"),
+        ("dead", "ack and reserve"),
+        ("workers done", "ack and reserve"),
+        ("failures", "ack and reserve"),
+        ("leases", "ack and reserve"),
     ] {
         assert!(refused.contains(&expected), "{expected:?} was not refused");
     }

@@ -90,6 +90,10 @@ fn a_value_pushed_as_the_nap_ends_is_received_once() {
         .unwrap();
     got.extend(left);
     got.sort_unstable();
-    assert_eq!(got, (0..values).collect::<Vec<_>>(), "each value exactly once");
+    assert_eq!(
+        got,
+        (0..values).collect::<Vec<_>>(),
+        "each value exactly once"
+    );
     assert!(server.calls(&["ping"]) > 0, "some naps ended in a nudge");
 }

@@ -4,7 +4,9 @@
  * one Redis: N worker processes (1 job at a time each) drain the same number
  * of small jobs, each taken, run (a no-op) and acknowledged:
  *
- * - redislock `RedisLock\Queue`: reserve(1) + ack() (a lease per job);
+ * - redislock `RedisLock\Queue`: reserve(1) + ack() (a lease per job), and
+ *   reserve(1, ..., $ack) acking the last job in the script that reserves
+ *   the next (one round trip per job);
  * - Laravel's stock Redis queue, `Illuminate\Queue\RedisQueue` (Debian's
  *   Laravel, phpredis): pop() + delete(), as its worker does;
  * - BullMQ (Node, from npm: bench/bullmq), a `Worker` with concurrency 1
@@ -15,7 +17,7 @@
  * are INFO commandstats (script-internal calls included) and INFO cpu
  * deltas over the run, divided by the jobs.
  *
- *   php -d extension=... php/bench/workers.php [redis-url] [jobs] [N,N,...]
+ *   php -d extension=... php/bench/workers.php [redis-url] [jobs] [N,N,...] [kind,kind,...]
  */
 
 $url = ($argv[1] ?? '') ?: (getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
@@ -26,7 +28,8 @@ $host = $parts['host'] ?? '127.0.0.1';
 $port = (int) ($parts['port'] ?? 6379);
 const QUEUE = 'bench-workers';
 const KINDS = [
-    'redislock' => 'redislock `RedisLock\Queue` reserve + ack',
+    'redislock' => 'redislock `RedisLock\Queue` reserve($ack)',
+    'redislock-ack' => 'redislock `RedisLock\Queue` reserve + ack()',
     'laravel' => 'Laravel `Illuminate\Queue\RedisQueue` pop + delete',
     'bullmq' => 'BullMQ `Worker` (Node), concurrency 1',
 ];
@@ -44,7 +47,7 @@ function laravelQueue(string $host, int $port): Illuminate\Queue\RedisQueue
 /** Fills the queue of $kind with $jobs jobs (not timed). */
 function fill(string $kind, string $url, string $host, int $port, int $jobs): void
 {
-    if ($kind === 'redislock') {
+    if (str_starts_with($kind, 'redislock')) {
         $queue = (new RedisLock\Client($url))->queue(QUEUE);
         for ($i = 0; $i < $jobs; $i += 1000) {
             $batch = [];
@@ -91,17 +94,21 @@ function node(string ...$args): array
 function work(string $kind, string $url, string $host, int $port, int $at): void
 {
     [$done, $last] = [0, 0];
-    if ($kind === 'redislock') {
+    if (str_starts_with($kind, 'redislock')) {
         $queue = (new RedisLock\Client($url))->queue(QUEUE);
         $queue->peek(1); // connected before the start
         wait($at);
         // Waits a moment when nothing is due: at the end, the others' last jobs.
-        while ($tasks = $queue->reserve(1, 30, 0.2)) {
+        $finished = [];
+        while ($tasks = $queue->reserve(1, 30, 0.2, $finished)) {
             foreach ($tasks as $task) {
-                $queue->ack($task);
+                if ($kind === 'redislock-ack') {
+                    $queue->ack($task);
+                }
                 $done++;
                 $last = hrtime(true);
             }
+            $finished = $kind === 'redislock' ? $tasks : [];
         }
     } else {
         $queue = laravelQueue($host, $port);
@@ -146,8 +153,9 @@ $php = $so ? [PHP_BINARY, '-d', "extension=$so"] : [PHP_BINARY];
 $redis = new Redis();
 $redis->connect($host, $port);
 $results = [];
+$kinds = array_intersect_key(KINDS, array_flip(explode(',', ($argv[4] ?? '') ?: implode(',', array_keys(KINDS)))));
 foreach ($sizes as $n) {
-    foreach (KINDS as $kind => $label) {
+    foreach ($kinds as $kind => $label) {
         $redis->flushAll();
         fill($kind, $url, $host, $port, $jobs);
         // Time for N processes to start and connect (Node takes longer).
@@ -180,6 +188,6 @@ foreach ($results as [$label, $n, $done, $rate, $cmds, $cpu]) {
     if ($label === KINDS['redislock']) {
         $ours[$n] = $rate;
     }
-    printf("| %-52s | %3d | %6d | %7.0f | %11.2fx | %9.1f | %15.1f |\n", $label, $n, $done, $rate, $ours[$n] / $rate, $cmds, $cpu);
+    printf("| %-52s | %3d | %6d | %7.0f | %11.2fx | %9.1f | %15.1f |\n", $label, $n, $done, $rate, ($ours[$n] ?? $rate) / $rate, $cmds, $cpu);
 }
 echo "\n";

@@ -63,6 +63,8 @@ final class BadInputTest extends RedisLockTestCase
                 fn ($q, $v) => $q->reserve(1, null, $v)],
             'Queue::ack $task' => fn ($v) => $queue2()->ack($v),
             'Queue::ackMany $tasks' => fn ($v) => $queue2()->ackMany($v),
+            // A leased task beside the bad value: it stays leased.
+            'Queue::reserve $ack' => [$reserved, fn ($qt, $v) => $qt[0]->reserve(1, null, 0, is_array($v) ? [$qt[1], ...$v] : $v)],
             'Queue::nack $delay' => [$reserved, fn ($qt, $v) => $qt[0]->nack($qt[1], $v)],
             'Queue::nack $reason' => [$reserved, fn ($qt, $v) => $qt[0]->nack($qt[1], 0, $v)],
             'Queue::bury $reason' => [$reserved, fn ($qt, $v) => $qt[0]->bury($qt[1], $v)],

@@ -44,16 +44,7 @@ final class MultiLockTest extends RedisLockTestCase
         $warm->acquire();
         $warm->release();
         $m = $c->lockMany(['x', 'y', 'z']);
-        $scripts = function (): int {
-            $stats = $this->redis->info('commandstats');
-            $calls = 0;
-            foreach (['cmdstat_evalsha', 'cmdstat_eval'] as $k) {
-                if (isset($stats[$k]) && preg_match('/calls=(\d+)/', $stats[$k], $m)) {
-                    $calls += (int) $m[1];
-                }
-            }
-            return $calls;
-        };
+        $scripts = fn (): int => $this->commandCalls('evalsha', 'eval');
         $before = $scripts();
         $this->assertTrue($m->acquire());
         $this->assertSame(1, $scripts() - $before, 'one script took all three');

@@ -39,6 +39,77 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertSame([], $this->snapshot(), 'nothing left behind');
     }
 
+    /**
+     * reserve($count, $lease, $wait, $ack) acks the finished tasks in the
+     * same round trip: one script for both, the acks as ackMany() makes them
+     * (a stale lease is not acked), before a wait too, and over 1,000 tasks.
+     */
+    public function testReserveAcksTheFinishedTasksInTheSameRoundTrip(): void
+    {
+        $q = $this->queue();
+        $q->enqueueMany(['a' => null, 'b' => null, 'c' => null]);
+        $a = $q->reserve(1, 30);
+        $scripts = $this->commandCalls('evalsha', 'eval');
+        $b = $q->reserve(1, 30, 0, $a);
+        $this->assertSame(1, $this->commandCalls('evalsha', 'eval') - $scripts, 'one script acked a and reserved b');
+        $this->assertSame(['b'], array_map(fn ($t) => $t->id(), $b));
+        $this->assertNull($q->find('a'), 'a is done');
+        $this->assertFalse($q->ack($a[0]), 'a was acked already');
+        $this->assertSame(['b'], array_column($q->leased(), 'id'));
+
+        // A stale lease is not acked: c went to another worker after its lease ran out.
+        $c = $q->reserve(1, 0.2, 0, $b);
+        usleep(300000);
+        $again = $q->reserve(1, 30);
+        $this->assertSame(['c', 2], [$again[0]->id(), $again[0]->attempts()], 'c, to another worker');
+        $this->assertSame([], $q->reserve(1, 30, 0, $c));
+        $this->assertSame(['c'], array_column($q->leased(), 'id'), 'the stale ack left c to its new worker');
+        $this->assertSame([], $q->reserve(1, 30, 0.2, $again), 'acked before a wait that found nothing');
+        $this->assertSame([], $this->snapshot(), 'nothing left behind');
+
+        // Over 1,000 at once: all acked, the last 1,000 with the reserve.
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", range(1, 1001)), null));
+        $many = array_merge($q->reserve(1000), $q->reserve(1));
+        $q->enqueue('next');
+        $this->assertSame(['next'], array_map(fn ($t) => $t->id(), $q->reserve(1, 30, 0, $many)));
+        $this->assertSame(['next'], array_column($q->leased(), 'id'), 'the 1,001 were acked');
+        $this->assertSame([], $q->reserve(ack: []), 'an empty list acks nothing');
+        $this->assertSame(['next'], array_column($q->leased(), 'id'));
+    }
+
+    /**
+     * Four workers drain 2,000 tasks with reserve(..., $ack) alone: every
+     * task runs once, and nothing is left.
+     */
+    public function testWorkersAckingWithTheirNextReserveRunEachTaskOnce(): void
+    {
+        $total = 2000;
+        $q = $this->queue('drain2');
+        foreach (array_chunk(range(1, $total), 1000) as $chunk) {
+            $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", $chunk), null));
+        }
+        $worker = '
+            $q = (new RedisLock\Client())->queue("drain2");
+            $done = [];
+            while ($tasks = $q->reserve(1, 30, 0.3, $done)) {
+                foreach ($tasks as $task) { echo $task->id(), "\n"; }
+                $done = $tasks;
+            }';
+        $procs = [];
+        for ($i = 0; $i < 4; $i++) {
+            $procs[] = proc_open(self::command($worker), [1 => ['pipe', 'w']], $pipes);
+            $outs[] = $pipes[1];
+        }
+        $ran = [];
+        foreach ($procs as $i => $p) {
+            $ran = array_merge($ran, array_filter(explode("\n", stream_get_contents($outs[$i]))));
+            proc_close($p);
+        }
+        $this->assertCount($total, $ran);
+        $this->assertCount($total, array_unique($ran), 'each task ran once');
+        $this->assertSame(['ready' => 0, 'leased' => 0], array_intersect_key($q->metrics(), ['ready' => 1, 'leased' => 1]));
+    }
+
     public function testPoliciesAndBatchResults(): void
     {
         $q = $this->queue();

@@ -51,6 +51,19 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         return $out;
     }
 
+    /** How many times the main server ran each of $commands (`INFO commandstats`), summed. */
+    protected function commandCalls(string ...$commands): int
+    {
+        $stats = $this->redis->info('commandstats');
+        $calls = 0;
+        foreach ($commands as $command) {
+            if (preg_match('/calls=(\d+)/', $stats["cmdstat_$command"] ?? '', $m)) {
+                $calls += (int) $m[1];
+            }
+        }
+        return $calls;
+    }
+
     /**
      * Each case must throw a TypeError or ValueError of PHP's own wording
      * (never one of the extension's "redislock: ..." errors).
@@ -99,9 +112,8 @@ trait Processes
      */
     protected static function phpredisExtensions(): array
     {
-        $dir = ini_get('extension_dir');
         $required = array_keys((new ReflectionExtension('redis'))->getDependencies(), 'Required', true);
-        return [...array_filter($required, fn (string $ext) => is_file("$dir/$ext.so")), 'redis'];
+        return [...self::shared(...$required), 'redis'];
     }
 
     /**

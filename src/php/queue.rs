@@ -185,14 +185,41 @@ impl Queue {
 
     /// The task's lease token, after checking it is one of this queue's.
     fn own<'a>(&self, task: &'a Task, method: &str) -> PhpResult<&'a Leased> {
+        self.own_as(task, method, "Argument #1 ($task)")
+    }
+
+    /// [`Self::own`] for the argument `param`.
+    fn own_as<'a>(&self, task: &'a Task, method: &str, param: &str) -> PhpResult<&'a Leased> {
         if !task.is_of(&self.queue) {
             return Err(value_error(format!(
-                "RedisLock\\Queue::{method}(): Argument #1 ($task) belongs to queue '{}', not '{}'",
+                "RedisLock\\Queue::{method}(): {param} belongs to queue '{}', not '{}'",
                 String::from_utf8_lossy(task.queue_name()),
                 String::from_utf8_lossy(self.queue.name())
             )));
         }
         Ok(task.leased())
+    }
+
+    /// The leases of `tasks`, a list of this queue's tasks (`param` names
+    /// the argument of `method` in errors).
+    fn leases<'t>(
+        &self,
+        tasks: &'t ZendHashTable,
+        method: &str,
+        param: &str,
+    ) -> PhpResult<Vec<(&'t [u8], &'t str)>> {
+        let mut leases = Vec::with_capacity(tasks.len());
+        for (_, zv) in super::value::entries(tasks) {
+            let task = zv.extract::<&Task>().ok_or_else(|| {
+                type_error(format!(
+                    "RedisLock\\Queue::{method}(): {param} must be a list of RedisLock\\Task, {} found",
+                    Value::copy_of(zv).type_name()
+                ))
+            })?;
+            let leased = self.own_as(task, method, param)?;
+            leases.push((leased.id.as_slice(), leased.token.as_str()));
+        }
+        Ok(leases)
     }
 
     pub fn queue(&self) -> &queue::Queue {
@@ -339,19 +366,24 @@ impl Queue {
     /// one consumer per task, or a due time; INF: no limit). Returns a list
     /// of `RedisLock\Task`, empty when none came or a signal with a handler
     /// ended the wait, and while the queue is paused (a waiting call keeps
-    /// waiting for the resume).
+    /// waiting for the resume). `$ack`: tasks this worker finished, acked
+    /// first as by `ackMany()`, in the same round trip.
     #[php(defaults(count = 1, wait = 0))]
     pub fn reserve(
         &self,
         count: Arg<Int>,
         lease: Arg<NullableFloat>,
         wait: Arg<Float>,
+        ack: Option<&ZendHashTable>,
     ) -> PhpResult<Zval> {
         let (how, lease) =
             Self::reserve_how(&count, &lease, &wait, "RedisLock\\Queue::reserve()", 1)?;
-        let queues = [(&*self.queue, self.terms(lease))];
-        let got = engine(queue::reserve(&queues, &how))?;
-        task_list(self, got.map(|(_, tasks)| tasks).unwrap_or_default())
+        let done = match ack {
+            Some(tasks) => self.leases(tasks, "reserve", "Argument #4 ($ack)")?,
+            None => Vec::new(),
+        };
+        let (_, tasks) = engine(self.queue.ack_and_reserve(self.terms(lease), &how, &done))?;
+        task_list(self, tasks)
     }
 
     /// Finishes a task; false if its lease ran out and another worker has
@@ -364,17 +396,7 @@ impl Queue {
     /// Finishes many tasks in one round trip (per 1000); returns how many
     /// were still this worker's (see `ack()`).
     pub fn ack_many(&self, tasks: &ZendHashTable) -> PhpResult<i64> {
-        let mut leases = Vec::with_capacity(tasks.len());
-        for (_, zv) in super::value::entries(tasks) {
-            let task = zv.extract::<&Task>().ok_or_else(|| {
-                type_error(format!(
-                    "RedisLock\\Queue::ackMany(): Argument #1 ($tasks) must be a list of RedisLock\\Task, {} found",
-                    zv.get_type()
-                ))
-            })?;
-            let leased = self.own(task, "ackMany")?;
-            leases.push((leased.id.as_slice(), leased.token.as_str()));
-        }
+        let leases = self.leases(tasks, "ackMany", "Argument #1 ($tasks)")?;
         let n = engine(self.queue.ack_many(&leases))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }

@@ -74,7 +74,7 @@ pub fn insert_keyed(
 }
 
 impl Value {
-    fn copy_of(zv: &Zval) -> Self {
+    pub fn copy_of(zv: &Zval) -> Self {
         Self::copy_at(zv, 0)
     }
 

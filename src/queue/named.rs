@@ -124,3 +124,18 @@ pub fn reserve(
     let keyed: Vec<(&Keys, Terms)> = queues.iter().map(|(q, t)| (&q.keys, *t)).collect();
     lease::reserve(&first.config, &keyed, how)
 }
+
+impl Queue {
+    /// Finishes the tasks `done` and reserves, in one round trip when
+    /// nothing has to be waited for: [`lease::ack_and_reserve`]. How many
+    /// were finished, and the tasks reserved (none when none came in time).
+    pub fn ack_and_reserve(
+        &self,
+        terms: Terms,
+        how: &Reserve,
+        done: &[(&[u8], &str)],
+    ) -> Result<(u64, Vec<Leased>), Error> {
+        let (acked, got) = lease::ack_and_reserve(&self.config, &[(&self.keys, terms)], how, done)?;
+        Ok((acked, got.map(|(_, tasks)| tasks).unwrap_or_default()))
+    }
+}

@@ -8,12 +8,24 @@ local function need_fail(key, what)
   error({err = 'WRONGTYPE key ' .. name .. ' ' .. what})
 end
 
+-- The keys this run of the script checked (or read): a script writes only
+-- the types it checks for, so a key is checked once per run.
+local need_checked = {}
+
+-- Records that a command of the type the script keeps in key read it
+-- without error: it holds that type, or nothing.
+local function need_read(key)
+  need_checked[key] = true
+end
+
 -- Fails when key holds another type than want (somebody wrote it by hand).
 local function need_type(key, want)
+  if need_checked[key] then return end
   local t = redis.call('TYPE', key)['ok']
   if t ~= 'none' and t ~= want then
     need_fail(key, 'holds a ' .. t .. ', where redislock keeps a ' .. want)
   end
+  need_checked[key] = true
 end
 
 -- The whole number that raw (key's value) holds; fails when it holds

@@ -10,10 +10,12 @@
 -- ARGV[5] most expired leases settled by this call; ARGV[6] consumer key
 -- prefix; ARGV[7] the consumer's token; ARGV[8] how long a place in line is
 -- kept, in ms; ARGV[9] how it waits: '' not at all, 'fresh' joining the
--- line at its end (first try, or just woken), 'keep' keeping its place.
+-- line at its end (first try, or just woken), 'keep' keeping its place;
+-- ARGV[10] the process's id and ARGV[11..] id, lease token, ... of tasks
+-- the consumer finished, acked first (queue_ack; KEYS[13] as there).
 -- Returns {ms until a task may be due or a lease ends (-1: nothing
--- scheduled, paused, or not first in line; 0 when tasks follow), id,
--- payload or false, attempts, token, ...}.
+-- scheduled, paused, or not first in line; 0 when tasks follow), how many
+-- tasks were acked, id, payload or false, attempts, token, ...}.
 local now = queue_now()
 local nowText = string.format('%.17g', now)
 local max = tonumber(ARGV[4])
@@ -21,6 +23,21 @@ local p, me, place, mode = ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[5]))
 local paused = redis.call('HEXISTS', KEYS[10], 'paused') == 1
+need_read(KEYS[4])
+need_read(KEYS[10])
+-- The finished tasks are acked before anything else is written: the
+-- keys only the settling of expired leases writes (the dead letters') are
+-- checked before, and an expired lease the worker finished is done.
+if #expired > 0 and #ARGV > 10 then queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12) end
+local finished, acked = queue_ack(11, now, p, place, ARGV[10]), 0
+for _ in pairs(finished) do acked = acked + 1 end
+if acked > 0 and #expired > 0 then
+  local left = {}
+  for _, id in ipairs(expired) do
+    if not finished[id] then left[#left + 1] = id end
+  end
+  expired = left
+end
 local function dueNow()
   if paused then return {} end
   return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[1]))
@@ -51,7 +68,7 @@ queue_count(KEYS[10], now, 'expired', #expired)
 queue_count(KEYS[10], now, 'dead', died)
 if #expired > 0 then due = dueNow() end
 
-local out = {0}
+local out = {0, acked}
 if #due > 0 then
   local leaseEnd = string.format('%.17g', now + tonumber(ARGV[2]))
   local stamp = string.format('@%d', math.floor(now * 1000))
@@ -87,11 +104,11 @@ if #due > 0 then
 end
 if mode ~= '' and not line_keep(KEYS[9], p, me, place, mode == 'fresh') then
   -- Not first in line: the first one keeps the timer.
-  return {-1}
+  return {-1, acked}
 end
 if paused then
   -- Woken by the resume (or looking again every RECHECK).
-  return {-1}
+  return {-1, acked}
 end
 do
   local soonest = -1

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 pub use dead::{DeadTask, dead, purge_dead, retry_dead};
 pub use pause::{pause, resume};
-pub use reserve::{RECHECK, Reserve, reserve};
+pub use reserve::{RECHECK, Reserve, ack_and_reserve, reserve};
 pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};
 pub use waiting::{Peeked, clear, find, leased, queued, remove};

@@ -42,10 +42,12 @@ impl Reserve {
 }
 
 /// The reserve script's reply: the ms until the first in line should look
-/// again (-1: not first, or nothing scheduled), then each task reserved as
-/// id, payload (nil: none), attempts, lease token.
+/// again (-1: not first, or nothing scheduled), how many finished tasks it
+/// acked first, then each task reserved as id, payload (nil: none),
+/// attempts, lease token.
 struct Reserved {
     later: i64,
+    acked: u64,
     tasks: Vec<Leased>,
 }
 
@@ -54,15 +56,17 @@ impl FromRedisValue for Reserved {
         let Value::Array(mut items) = v else {
             return Err(format!("a reserve reply must be an array, not {v:?}").into());
         };
-        if items.is_empty() {
-            return Err("an empty reserve reply".to_owned().into());
+        if items.len() < 2 {
+            return Err(format!("a short reserve reply: {items:?}").into());
         }
-        let tasks = items.split_off(1);
-        let later = i64::from_redis_value(items.remove(0))?;
+        let tasks = items.split_off(2);
+        let acked = u64::from_redis_value(items.pop().unwrap_or(Value::Nil))?;
+        let later = i64::from_redis_value(items.pop().unwrap_or(Value::Nil))?;
         let tasks: Vec<(Vec<u8>, Option<Vec<u8>>, i64, String)> =
             FromRedisValue::from_redis_value(Value::Array(tasks))?;
         Ok(Reserved {
             later,
+            acked,
             tasks: tasks
                 .into_iter()
                 .map(|(id, payload, attempts, token)| Leased {
@@ -86,17 +90,20 @@ fn mode(pass: Pass, index: usize, waits: bool) -> &'static str {
     }
 }
 
+/// One try on one queue, acking the finished tasks `done` first (their
+/// count goes to `acked`).
 fn try_reserve(
     config: &Config,
     (keys, terms): (&Keys, Terms),
     how: &Reserve,
-    token: &str,
-    mode: &str,
+    (token, mode): (&str, &str),
+    (done, acked): (&[(&[u8], &str)], &mut u64),
 ) -> Result<Try<Vec<Leased>>, Error> {
     // The process's own token: a leased task's worker can be told.
     let prefix = format!("{}:", crate::holder::token());
     let reply: Reserved = conn::with(config, |c| {
-        keys.call(&RESERVE)
+        let mut call = keys.call(&RESERVE);
+        call.key(&keys.worked)
             .arg(how.count.clamp(1, BATCH))
             .arg(score_arg(terms.lease.as_secs_f64()))
             .arg(&prefix)
@@ -106,8 +113,13 @@ fn try_reserve(
             .arg(token)
             .arg(wake_ms())
             .arg(mode)
-            .invoke(c)
+            .arg(crate::holder::my_id());
+        for (id, lease) in done {
+            call.arg(*id).arg(*lease);
+        }
+        call.invoke(c)
     })?;
+    *acked += reply.acked;
     Ok(if reply.tasks.is_empty() {
         Try::Later(match reply.later {
             // Not first in line (or nothing scheduled): keeping the place
@@ -144,6 +156,10 @@ struct Consumer<'a> {
     /// Whether it blocks on the first queue's wake list only (a cluster),
     /// and so looks at the others every `how.recheck`.
     first_only: bool,
+    /// Finished tasks of the first queue, acked by the first try.
+    done: &'a [(&'a [u8], &'a str)],
+    /// How many of them were acked.
+    acked: u64,
 }
 
 impl Consumer<'_> {
@@ -170,7 +186,13 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
         let mut soonest = Duration::MAX;
         for (index, &queue) in self.queues.iter().enumerate() {
             let mode = mode(pass, index, waits);
-            match try_reserve(self.config, queue, self.how, &self.token, mode)? {
+            let done = if index == 0 {
+                std::mem::take(&mut self.done)
+            } else {
+                &[]
+            };
+            let (token, acked) = (self.token.as_str(), &mut self.acked);
+            match try_reserve(self.config, queue, self.how, (token, mode), (done, acked))? {
                 Try::Done(tasks) => {
                     // The script took the consumer out of this queue's line.
                     self.leave_lines(Some(index))?;
@@ -212,6 +234,29 @@ pub fn reserve(
     queues: &[(&Keys, Terms)],
     how: &Reserve,
 ) -> Result<Option<(usize, Vec<Leased>)>, Error> {
+    Ok(ack_and_reserve(config, queues, how, &[])?.1)
+}
+
+/// As [`reserve`], after finishing the first queue's tasks `done` whose
+/// lease is still the given token (as [`super::ack_many`]), in the same
+/// round trip as the first try (the last [`BATCH`] of them; any before in
+/// their own). Returns how many were finished, and what [`reserve`] does.
+pub fn ack_and_reserve(
+    config: &Config,
+    queues: &[(&Keys, Terms)],
+    how: &Reserve,
+    done: &[(&[u8], &str)],
+) -> Result<(u64, Option<(usize, Vec<Leased>)>), Error> {
+    // Finished tasks belong to a queue: none without one.
+    let Some((first, _)) = queues.first() else {
+        return Ok((0, None));
+    };
+    let (before, done) = done.split_at(done.len().saturating_sub(BATCH as usize));
+    let acked = if before.is_empty() {
+        0
+    } else {
+        super::ack_many(config, first, before)?
+    };
     let token = crate::token::new_token();
     let mut wake: Vec<Vec<u8>> = queues
         .iter()
@@ -229,6 +274,9 @@ pub fn reserve(
         token,
         joined: false,
         first_only,
+        done,
+        acked,
     };
-    wait::until(config, &wake, how.wait, &mut consumer)
+    let got = wait::until(config, &wake, how.wait, &mut consumer)?;
+    Ok((consumer.acked, got))
 }
