@@ -62,8 +62,8 @@ impl FromRedisValue for Reserved {
         let tasks = items.split_off(2);
         let acked = u64::from_redis_value(items.pop().unwrap_or(Value::Nil))?;
         let later = i64::from_redis_value(items.pop().unwrap_or(Value::Nil))?;
-        let tasks: Vec<(Vec<u8>, Option<Vec<u8>>, i64, String)> =
-            FromRedisValue::from_redis_value(Value::Array(tasks))?;
+        type Row = (Vec<u8>, Option<Vec<u8>>, i64, String);
+        let tasks: Vec<Row> = FromRedisValue::from_redis_value(Value::Array(tasks))?;
         Ok(Reserved {
             later,
             acked,
@@ -224,6 +224,9 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
     }
 }
 
+/// What a reserve got: the index of the queue and its tasks, or nothing.
+pub type Got = Option<(usize, Vec<Leased>)>;
+
 /// Reserves up to `how.count` (at most [`BATCH`]) due tasks from the first
 /// of `queues` that has any, under that queue's terms, waiting up to `how.wait` in their lines for
 /// one: woken by an enqueue (one consumer per task), or, first in line, by
@@ -233,7 +236,7 @@ pub fn reserve(
     config: &Config,
     queues: &[(&Keys, Terms)],
     how: &Reserve,
-) -> Result<Option<(usize, Vec<Leased>)>, Error> {
+) -> Result<Got, Error> {
     Ok(ack_and_reserve(config, queues, how, &[])?.1)
 }
 
@@ -246,7 +249,7 @@ pub fn ack_and_reserve(
     queues: &[(&Keys, Terms)],
     how: &Reserve,
     done: &[(&[u8], &str)],
-) -> Result<(u64, Option<(usize, Vec<Leased>)>), Error> {
+) -> Result<(u64, Got), Error> {
     // Finished tasks belong to a queue: none without one.
     let Some((first, _)) = queues.first() else {
         return Ok((0, None));
