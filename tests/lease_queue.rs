@@ -209,6 +209,34 @@ fn an_expired_lease_is_handed_to_the_next_worker_and_the_stale_ack_refused() {
     assert_eq!(keys_left(&server), Vec::<String>::new());
 }
 
+/// A reserve that acks the finished tasks first counts them, and a task
+/// whose lease ran out but which its worker finished is done: not handed
+/// out again as an expired lease in the same script.
+#[test]
+fn a_reserve_acks_the_finished_tasks_first() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"x");
+    let tasks = [task("a", Some("p")), task("b", None)];
+    queue::put(&config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap();
+    let a = reserve(&config, &keys, how(1, 100, 0)).remove(0);
+    std::thread::sleep(Duration::from_millis(150));
+    let (r, terms) = how(10, 30_000, 0);
+    let done: &[(&[u8], &str)] = &[(&a.id, &a.token)];
+    let (acked, got) = lease::ack_and_reserve(&config, &[(&keys, terms)], &r, done).unwrap();
+    let ids: Vec<&[u8]> = got
+        .iter()
+        .flat_map(|(_, t)| t.iter().map(|t| t.id.as_slice()))
+        .collect();
+    assert_eq!(
+        (acked, ids),
+        (1, vec![b"b".as_slice()]),
+        "a done, b reserved"
+    );
+    let (acked, got) = lease::ack_and_reserve(&config, &[(&keys, terms)], &r, done).unwrap();
+    assert_eq!((acked, got.is_none()), (0, true), "acked once");
+}
+
 #[test]
 fn a_poison_task_dies_after_its_attempts_and_can_be_retried_or_purged() {
     let server = RedisServer::start();

@@ -188,6 +188,19 @@ $api = $client->queue('bench-api');
 $popScript = "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
 if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end return due";
 $popSha = $phpredis->script('load', $popScript);
+// The same pop returning what the seed's pop() returns (each task's score
+// too), shaped as it shapes it: the floor for the same output.
+$shapedScript = "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[2])
+if #due > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #due / 2 - 1) end return due";
+$shapedSha = $phpredis->script('load', $shapedScript);
+$shapedPop = function (string $key, int $size) use ($phpredis, $shapedSha) {
+    $due = $phpredis->evalSha($shapedSha, [$key, (string) microtime(true), $size], 1);
+    $out = [];
+    for ($i = 0, $n = count($due); $i < $n; $i += 2) {
+        $out[] = ['id' => $due[$i], 'score' => (float) $due[$i + 1]];
+    }
+    return $size === 1 ? ($out[0] ?? false) : $out;
+};
 $batch = fn (string $p, int $n) => array_map(fn ($i) => "$p-$n-$i", range(0, 99));
 $queueRows = [];
 foreach ([1, 100] as $size) {
@@ -195,7 +208,7 @@ foreach ([1, 100] as $size) {
     $ids = fn (string $p, int $n) => $size === 1 ? "$p-$n" : $batch($p, $n);
     // Each enqueue loop counts its calls, so each pop loop below stops
     // before its queue runs dry (popping an empty queue is another thing).
-    $calls = ['r' => 0, 's' => 0, 'a' => 0, 'f' => 0];
+    $calls = ['r' => 0, 's' => 0, 'a' => 0, 'f' => 0, 'g' => 0];
     $count = function (string $p, callable $op) use (&$calls) {
         return function ($n) use ($p, $op, &$calls) {
             $calls[$p]++;
@@ -215,9 +228,17 @@ foreach ([1, 100] as $size) {
         }
         $phpredis->zAdd(...$args);
     }), $seconds);
+    // Fills the queue of the same-output pop below (not a row).
+    measure($count('g', function ($n) use ($phpredis, $ids) {
+        $args = ['bench-shaped', ['NX']];
+        foreach ((array) $ids('g', $n) as $id) {
+            array_push($args, microtime(true), $id);
+        }
+        $phpredis->zAdd(...$args);
+    }), $seconds);
     table("Queue enqueue, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls)', $rows,
         'redislock `RedisQueue::enqueue`', [
-            'floor: phpredis `ZADD`' => 'vs the one-round-trip floor (target >= 0.85x)',
+            'floor: phpredis `ZADD`' => 'vs the one-round-trip floor (target >= 0.9x)',
             'seed userland `RedisQueue::enqueue` (phpredis)' => 'vs the seed userland queue (target >= 3x)',
         ]);
     // measure() runs 200 warm-up calls before it counts.
@@ -228,9 +249,12 @@ foreach ([1, 100] as $size) {
         fn () => $api->ackMany($api->reserve($size)), $seconds, $calls['a'] - 200);
     $pops['floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)'] = measure(
         fn () => $phpredis->evalSha($popSha, ['bench-floor', (string) microtime(true), $size], 1), $seconds, $calls['f'] - 200);
+    $pops['phpredis one `EVALSHA` with scores, shaped as the seed\'s `pop()`'] = measure(
+        fn () => $shapedPop('bench-shaped', $size), $seconds, $calls['g'] - 200);
     table("Queue pop, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls; queues filled by the enqueue run above)', $pops,
         'redislock `RedisQueue::pop`', [
-            'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => 'vs the one-round-trip floor (target >= 0.85x)',
+            'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => 'vs the one-round-trip floor (target >= 0.9x)',
+            'phpredis one `EVALSHA` with scores, shaped as the seed\'s `pop()`' => 'vs the same output from phpredis',
             'seed userland `RedisQueue::pop` (phpredis)' => 'vs the seed userland queue (target >= 3x)',
         ]);
 }

@@ -20,8 +20,13 @@ $port = (int) ($parts['port'] ?? 6379);
 
 const PER_BUYER = 50;
 const SALE_SCRIPT = "local s = tonumber(redis.call('GET', KEYS[1]) or '0') if s > 0 then redis.call('DECR', KEYS[1]) redis.call('INCR', KEYS[2]) return 1 end return 0";
+// The ceiling's work, and a buyer's limit as Stock::take's perBuyer keeps it.
+const LIMITED_SCRIPT = "local s = tonumber(redis.call('GET', KEYS[1]) or '0') if s <= 0 then return 0 end
+local had = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0') if had >= tonumber(ARGV[2]) then return 0 end
+redis.call('DECR', KEYS[1]) redis.call('INCR', KEYS[2]) redis.call('HINCRBY', KEYS[3], ARGV[1], 1) return 1";
 const SALE = [
     'lua' => 'one Lua check-and-decrement (no lock: the ceiling)',
+    'lua-limit' => 'the same, with a per-buyer limit (perBuyer\'s ceiling)',
     'stock' => 'redislock Stock::take, perBuyer limit',
     'order' => 'redislock Stock::take + order task, perBuyer',
     'fair' => 'redislock RedisLock\\Lock around GET/SET/INCR',
@@ -60,6 +65,10 @@ function buyer(string $url, string $host, int $port, string $kind, int $at): voi
     while (true) {
         if ($kind === 'lua') {
             if (!$r->eval(SALE_SCRIPT, ['stock:{sale}', 'sale:sold'], 2)) {
+                break;
+            }
+        } elseif ($kind === 'lua-limit') {
+            if (!$r->eval(LIMITED_SCRIPT, ['stock:{sale}', 'sale:sold', 'buyers:{sale}', $me, PER_BUYER], 3)) {
                 break;
             }
         } elseif ($kind === 'stock' || $kind === 'order') {
@@ -156,25 +165,37 @@ $admin = connect($host, $port);
 
 // ----------------------------------------------------------- flash sale
 $buyers = 200;
+$tries = 3;
 foreach ([1000, 5000] as $items) {
-    $rates = [];
-    printf("\n### Flash sale: %d buyer processes, %d items (perBuyer %d where it applies)\n\n", $buyers, $items, PER_BUYER);
-    printf("| %-48s | %9s | %11s | %8s | %10s |\n|%s|%s|%s|%s|%s|\n", 'contender', 'sales/s', 'vs ceiling', 'oversold', 'over limit',
-        str_repeat('-', 50), str_repeat('-', 11), str_repeat('-', 13), str_repeat('-', 10), str_repeat('-', 12));
-    foreach (array_keys(SALE) as $kind) {
-        $admin->flushAll();
-        (new RedisLock\Client($url))->stock('{sale}')->set($items);
-        $at = hrtime(true) + 8_000_000_000;
-        $workers = spawn($url, $seconds, array_fill(0, $buyers, $kind), 'buy', $at);
-        $done = max(array_column($workers, 'done'));
-        $bought = array_sum(array_column($workers, 'bought'));
-        $rates[$kind] = $items / max(1e-6, ($done - $at) / 1e9);
-        $limited = in_array($kind, ['stock', 'order'], true);
-        $over = $limited ? count(array_filter(array_column($workers, 'bought'), fn ($b) => $b > PER_BUYER)) : 0;
-        $orders = $kind === 'order' ? $admin->zCard('Queue:{sale}:orders') : $bought;
-        printf("| %-48s | %9.0f | %10.2fx | %8d | %10s |\n", SALE[$kind], $rates[$kind], $rates[$kind] / $rates['lua'],
-            max(0, $bought - $items) + abs($orders - $bought), $limited ? (string) $over : '-');
+    // Each contender $tries times, in turns (drift hits all alike): its best
+    // rate, and what went wrong in any run.
+    $rates = $wrong = $over = [];
+    for ($try = 0; $try < $tries; $try++) {
+        foreach (array_keys(SALE) as $kind) {
+            $admin->flushAll();
+            (new RedisLock\Client($url))->stock('{sale}')->set($items);
+            $at = hrtime(true) + 8_000_000_000;
+            $workers = spawn($url, $seconds, array_fill(0, $buyers, $kind), 'buy', $at);
+            $done = max(array_column($workers, 'done'));
+            $bought = array_sum(array_column($workers, 'bought'));
+            $rates[$kind] = max($rates[$kind] ?? 0, $items / max(1e-6, ($done - $at) / 1e9));
+            $over[$kind] = ($over[$kind] ?? 0) + count(array_filter(array_column($workers, 'bought'), fn ($b) => $b > PER_BUYER));
+            $orders = $kind === 'order' ? $admin->zCard('Queue:{sale}:orders') : $bought;
+            $wrong[$kind] = ($wrong[$kind] ?? 0) + max(0, $bought - $items) + abs($orders - $bought);
+        }
     }
+    printf("\n### Flash sale: %d buyer processes, %d items (perBuyer %d where it applies), best of %d runs\n\n", $buyers, $items, PER_BUYER, $tries);
+    printf("| %-56s | %9s | %11s | %18s | %8s | %10s |\n|%s|%s|%s|%s|%s|%s|\n", 'contender', 'sales/s', 'vs ceiling',
+        'vs limited ceiling', 'oversold', 'over limit',
+        str_repeat('-', 58), str_repeat('-', 11), str_repeat('-', 13), str_repeat('-', 20), str_repeat('-', 10), str_repeat('-', 12));
+    foreach (array_keys(SALE) as $kind) {
+        $limited = in_array($kind, ['lua-limit', 'stock', 'order'], true);
+        printf("| %-56s | %9.0f | %10.2fx | %18s | %8d | %10s |\n", SALE[$kind], $rates[$kind], $rates[$kind] / $rates['lua'],
+            $limited ? sprintf('%.2fx', $rates[$kind] / $rates['lua-limit']) : '-',
+            $wrong[$kind], $limited ? (string) $over[$kind] : '-');
+    }
+    echo "\nOversold and over limit: summed over the $tries runs. With a per-buyer limit every buyer must get its turn\n";
+    echo "(at 5,000 items, 100 of the 200 buyers buy their 50): the limited ceiling is perBuyer's floor to compare with.\n";
 }
 
 // ----------------------------------------------------------- semaphore

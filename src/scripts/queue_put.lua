@@ -45,13 +45,13 @@ local n = (#ARGV - first + 1) / step
 local hasPayloads = redis.call('EXISTS', KEYS[2]) == 1
 local hasAttempts = redis.call('EXISTS', KEYS[3]) == 1
 local hasLeased = redis.call('EXISTS', KEYS[4]) == 1
-local hasDead = redis.call('EXISTS', KEYS[7]) == 1
 
 -- The seed's enqueue, with nothing an added id could inherit or run beside:
--- one ZADD NX per 500 ids.
+-- one ZADD NX per 500 ids. The first ZADD is the first write: a queue key
+-- of another type fails it before anything changed.
 if not statuses and policy == 'keep' and flags == '' and max == 0
     and not hasPayloads and not hasAttempts and not hasLeased then
-  queue_need(1, 9, 10)
+  queue_need(9, 10)
   local added = 0
   local args = {}
   for i = first, #ARGV do
@@ -66,6 +66,7 @@ if not statuses and policy == 'keep' and flags == '' and max == 0
   return {counted(added), added}
 end
 
+local hasDead = redis.call('EXISTS', KEYS[7]) == 1
 queue_need(1, 2, 3, 4, 6, 9, 10)
 if hasDead then queue_need(7, 8) end
 

@@ -23,6 +23,7 @@ local n, buyer, limit, key = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV
 if key ~= '' then
   local before = redis.call('HGET', takes, key)
   if before then return {'before', tonumber(before)} end
+  need_read(takes)
 end
 local left = redis.call('GET', stock)
 if not left then return {'sold out', 0} end
@@ -31,6 +32,7 @@ if left < n then return {'sold out', left} end
 if buyer ~= '' and limit > 0 then
   local had = tonumber(redis.call('HGET', buyers, buyer)) or 0
   if had + n > limit then return {'limit', had} end
+  need_read(buyers)
 end
 local done = 'taken'
 if KEYS[4] then

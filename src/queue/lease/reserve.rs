@@ -232,11 +232,7 @@ pub type Got = Option<(usize, Vec<Leased>)>;
 /// one: woken by an enqueue (one consumer per task), or, first in line, by
 /// the due time of a delayed task or the end of a lease.
 /// Returns the queue's index and its tasks; none when the wait ran out.
-pub fn reserve(
-    config: &Config,
-    queues: &[(&Keys, Terms)],
-    how: &Reserve,
-) -> Result<Got, Error> {
+pub fn reserve(config: &Config, queues: &[(&Keys, Terms)], how: &Reserve) -> Result<Got, Error> {
     Ok(ack_and_reserve(config, queues, how, &[])?.1)
 }
 
