@@ -209,33 +209,32 @@ foreach ([1, 100] as $size) {
     // Each enqueue loop counts its calls, so each pop loop below stops
     // before its queue runs dry (popping an empty queue is another thing).
     $calls = ['r' => 0, 's' => 0, 'a' => 0, 'f' => 0, 'g' => 0];
+    // Ids come from each loop's own call count: unique across the rounds
+    // of measureInTurns().
     $count = function (string $p, callable $op) use (&$calls) {
-        return function ($n) use ($p, $op, &$calls) {
-            $calls[$p]++;
-            $op($n);
+        return function () use ($p, $op, &$calls) {
+            $op($calls[$p]++);
         };
     };
-    $rows = [];
-    $rows['redislock `RedisQueue::enqueue`'] = measure($count('r', fn ($n) => $queue->enqueue('bench', $ids('r', $n))), $seconds);
-    $rows['seed userland `RedisQueue::enqueue` (phpredis)'] = measure($count('s', fn ($n) => $seedQueue->enqueue('bench-seed', $ids('s', $n))), $seconds);
-    $rows['redislock `RedisLock\Queue::enqueue` / `enqueueMany`'] = $size === 1
-        ? measure($count('a', fn ($n) => $api->enqueue("a-$n")), $seconds)
-        : measure($count('a', fn ($n) => $api->enqueueMany(array_fill_keys($batch('a', $n), null))), $seconds);
-    $rows['floor: phpredis `ZADD`'] = measure($count('f', function ($n) use ($phpredis, $ids) {
-        $args = ['bench-floor', ['NX']];
-        foreach ((array) $ids('f', $n) as $id) {
+    $zadd = fn (string $key, string $p) => $count($p, function ($n) use ($phpredis, $ids, $key, $p) {
+        $args = [$key, ['NX']];
+        foreach ((array) $ids($p, $n) as $id) {
             array_push($args, microtime(true), $id);
         }
         $phpredis->zAdd(...$args);
-    }), $seconds);
-    // Fills the queue of the same-output pop below (not a row).
-    measure($count('g', function ($n) use ($phpredis, $ids) {
-        $args = ['bench-shaped', ['NX']];
-        foreach ((array) $ids('g', $n) as $id) {
-            array_push($args, microtime(true), $id);
-        }
-        $phpredis->zAdd(...$args);
-    }), $seconds);
+    });
+    // In turns (drift hits every row alike); the last op fills the queue
+    // of the same-output pop below, and is not a row.
+    $rows = measureInTurns([
+        'redislock `RedisQueue::enqueue`' => $count('r', fn ($n) => $queue->enqueue('bench', $ids('r', $n))),
+        'seed userland `RedisQueue::enqueue` (phpredis)' => $count('s', fn ($n) => $seedQueue->enqueue('bench-seed', $ids('s', $n))),
+        'redislock `RedisLock\Queue::enqueue` / `enqueueMany`' => $size === 1
+            ? $count('a', fn ($n) => $api->enqueue("a-$n"))
+            : $count('a', fn ($n) => $api->enqueueMany(array_fill_keys($batch('a', $n), null))),
+        'floor: phpredis `ZADD`' => $zadd('bench-floor', 'f'),
+        'fill' => $zadd('bench-shaped', 'g'),
+    ], $seconds);
+    unset($rows['fill']);
     table("Queue enqueue, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls)', $rows,
         'redislock `RedisQueue::enqueue`', [
             'floor: phpredis `ZADD`' => 'vs the one-round-trip floor (target >= 0.9x)',

@@ -47,11 +47,10 @@ local hasAttempts = redis.call('EXISTS', KEYS[3]) == 1
 local hasLeased = redis.call('EXISTS', KEYS[4]) == 1
 
 -- The seed's enqueue, with nothing an added id could inherit or run beside:
--- one ZADD NX per 500 ids. The first ZADD is the first write: a queue key
--- of another type fails it before anything changed.
+-- one ZADD NX per 500 ids.
 if not statuses and policy == 'keep' and flags == '' and max == 0
     and not hasPayloads and not hasAttempts and not hasLeased then
-  queue_need(9, 10)
+  queue_need(1, 9, 10)
   local added = 0
   local args = {}
   for i = first, #ARGV do
