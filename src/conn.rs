@@ -405,7 +405,11 @@ fn run<T>(config: &Config, mut f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Re
         };
         match f(&mut conn) {
             Ok(value) => {
-                put(key, conn);
+                // A call can succeed on a connection it leaves unusable (a
+                // blocking command's nudges unanswered: Wire::blocking).
+                if !matches!(&conn, Conn::Single(wire) if !wire.is_open()) {
+                    put(key, conn);
+                }
                 return Ok(value);
             }
             Err(err) if moved(&err) && tries < MOVED_TRIES && may_move => {
