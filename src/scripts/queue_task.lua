@@ -183,23 +183,23 @@ local function queue_wake_for(due, now, p, ms)
 end
 
 -- Finishes the tasks whose lease is still the caller's (ids and lease
--- tokens in ARGV, from index `from` on: id, token, id, token, ...), at
--- server time now (nil: read when needed): a worker whose lease ran out and was handed to another
--- cannot ack. A rerun enqueued while a task ran is queued now
--- (queue_settle), waking a consumer (consumer key prefix p, wake-ups
--- waiting ms for their consumer). KEYS[13]: the tasks each worker acked
--- (queue_workers.lua), counted for `worker`. Returns the ids finished, as
--- a set.
+-- tokens in ARGV, from index `from` on: id, token, id, token, ...) at
+-- server time now (nil: read when needed): a worker whose lease ran out
+-- and was handed to another cannot ack. A rerun enqueued while a task ran
+-- is queued now (queue_settle), waking a consumer (consumer key prefix p,
+-- wake-ups waiting ms for their consumer). KEYS[13]: the tasks each worker
+-- acked (queue_workers.lua), counted for `worker`. Returns the ids
+-- finished, as a set.
 local function queue_ack(from, now, p, ms, worker)
-  local mine, seen = {}, {}
+  local mine, finished = {}, {}
   for i = from, #ARGV, 2 do
     local id = ARGV[i]
-    if not seen[id] and redis.call('HGET', KEYS[5], id) == ARGV[i + 1] then
-      seen[id] = true
+    if not finished[id] and redis.call('HGET', KEYS[5], id) == ARGV[i + 1] then
+      finished[id] = true
       mine[#mine + 1] = id
     end
   end
-  if #mine == 0 then return seen end
+  if #mine == 0 then return finished end
   need_read(KEYS[5])
   queue_need(1, 2, 3, 4, 6, 9, 10, 11, 13)
   now = now or queue_now()
@@ -209,5 +209,5 @@ local function queue_ack(from, now, p, ms, worker)
   end
   queue_count(KEYS[10], now, 'acked', #mine)
   redis.call('HINCRBY', KEYS[13], worker, #mine)
-  return seen
+  return finished
 end
