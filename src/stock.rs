@@ -122,10 +122,10 @@ impl Stock {
     ) -> Result<Self, SlotsApart> {
         let keys = Keys::new(&config.prefix, &name);
         let orders = orders.map(|q| queue::Queue::new(config.clone(), q));
-        if let Some(queue) = &orders {
-            if !config.one_slot(&[&keys.stock, &queue.keys().queue]) {
-                return Err(SlotsApart);
-            }
+        if let Some(queue) = &orders
+            && !config.one_slot(&[&keys.stock, &queue.keys().queue])
+        {
+            return Err(SlotsApart);
         }
         Ok(Stock {
             config,

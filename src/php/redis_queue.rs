@@ -166,7 +166,9 @@ impl RedisQueue {
             return Ok(empty_list());
         }
         let count = count.number(&format!("RedisQueue::{method}(): Argument #2 ($count)"))?;
-        // pop() refuses `$count <= 0`, top() `$count < 1` (NAN fails both).
+        // pop() refuses `$count <= 0`, top() `$count < 1` (NAN fails both:
+        // the negated comparisons say so).
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
         let refused = if remove {
             !(count > 0.0)
         } else {
