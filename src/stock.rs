@@ -15,6 +15,7 @@ use crate::queue;
 use crate::scripts::script;
 
 static TAKE: LazyLock<Script> = script!("stock_take.lua");
+static TAKE_AND_ORDER: LazyLock<Script> = script!("stock_order.lua");
 static SET: LazyLock<Script> = script!("stock_set.lua");
 static GIVE: LazyLock<Script> = script!("stock_give.lua");
 
@@ -153,7 +154,8 @@ impl Stock {
                 .map_or_else(|| crate::token::new_token().into_bytes(), <[u8]>::to_vec)
         });
         let (outcome, n): (String, i64) = conn::with(&self.config, |c| {
-            let mut call = TAKE.key(&keys.stock);
+            let script = if self.orders.is_some() { &TAKE_AND_ORDER } else { &TAKE };
+            let mut call = script.key(&keys.stock);
             call.key(&keys.buyers)
                 .key(&keys.takes)
                 .arg(take.units)

@@ -311,6 +311,69 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
     }
 }
 
+/// The seed's enqueue into a queue that holds only bare ids (its fast path,
+/// which no state of `every_state` reaches): a key of the wrong type is
+/// refused by name, by the command that reads it or first writes it, and
+/// nothing changes. With a consumer waiting, the line is read too.
+#[test]
+fn the_seed_enqueue_of_bare_ids_refuses_a_key_of_the_wrong_type_by_name() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"bare");
+    let roles: [(&str, &[u8]); 6] = [
+        ("queue", &keys.queue),
+        ("payloads", &keys.payloads),
+        ("attempts", &keys.attempts),
+        ("leased", &keys.leased),
+        ("line", &keys.line),
+        ("stats", &keys.stats),
+    ];
+    for waiting in [false, true] {
+        for (role, key) in roles {
+            redis::cmd("FLUSHALL")
+                .query::<()>(&mut server.client())
+                .unwrap();
+            queue::enqueue(&config, &keys, &[b"old".to_vec()], 0.0).unwrap();
+            if waiting {
+                let member = "consumer";
+                redis::cmd("RPUSH")
+                    .arg(&keys.line)
+                    .arg(member)
+                    .query::<()>(&mut server.client())
+                    .unwrap();
+                let mut alive = keys.waiters.clone();
+                alive.extend_from_slice(format!("a:{member}").as_bytes());
+                redis::cmd("SET")
+                    .arg(alive)
+                    .arg("1")
+                    .query::<()>(&mut server.client())
+                    .unwrap();
+            }
+            redis::cmd("SET")
+                .arg(key)
+                .arg("by hand")
+                .query::<()>(&mut server.client())
+                .unwrap();
+            let before = snapshot(&server);
+            let cause = match queue::enqueue(&config, &keys, &[b"new".to_vec()], 0.0) {
+                Err(Error::Server { cause, .. }) => cause,
+                other => panic!("enqueue with the {role} a string: {other:?}"),
+            };
+            assert!(
+                cause.contains(&format!(
+                    "key {} holds a string, where redislock keeps a",
+                    String::from_utf8_lossy(key)
+                )),
+                "enqueue with the {role} a string: {cause}"
+            );
+            assert!(
+                before == snapshot(&server),
+                "enqueue failed on the {role} but changed Redis"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_task_enqueued_while_it_runs_runs_once_more_after_never_beside() {
     let server = RedisServer::start();

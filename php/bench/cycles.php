@@ -193,8 +193,30 @@ $popSha = $phpredis->script('load', $popScript);
 $shapedScript = "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[2])
 if #due > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #due / 2 - 1) end return due";
 $shapedSha = $phpredis->script('load', $shapedScript);
-$shapedPop = function (string $key, int $size) use ($phpredis, $shapedSha) {
-    $due = $phpredis->evalSha($shapedSha, [$key, (string) microtime(true), $size], 1);
+// The floors of a queue that keeps what redislock's must: due times on the
+// server's clock, and a count per 10 s period (the operator counters). The
+// least one script doing that does: an enqueue of ids (ARGV) ...
+$countedEnqueueSha = $phpredis->script('load', "local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local due = string.format('%.17g', now)
+local args = {}
+for i = 1, #ARGV do args[#args + 1] = due args[#args + 1] = ARGV[i] end
+local added = redis.call('ZADD', KEYS[1], 'NX', unpack(args))
+if added > 0 then redis.call('HINCRBY', KEYS[2], 'enqueued:' .. math.floor(now / 10), added) end
+return added");
+// ... and a pop of at most ARGV[1] tasks due by now, with their scores.
+$countedPopSha = $phpredis->script('load', "local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, ARGV[1])
+if #due > 0 then
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #due / 2 - 1)
+  redis.call('HINCRBY', KEYS[2], 'popped:' .. math.floor(now / 10), #due / 2)
+end
+return due");
+$shapedPop = function (string $key, int $size, bool $counted = false) use ($phpredis, $shapedSha, $countedPopSha) {
+    $due = $counted
+        ? $phpredis->evalSha($countedPopSha, [$key, "$key:stats", $size], 2)
+        : $phpredis->evalSha($shapedSha, [$key, (string) microtime(true), $size], 1);
     $out = [];
     for ($i = 0, $n = count($due); $i < $n; $i += 2) {
         $out[] = ['id' => $due[$i], 'score' => (float) $due[$i + 1]];
@@ -208,7 +230,7 @@ foreach ([1, 100] as $size) {
     $ids = fn (string $p, int $n) => $size === 1 ? "$p-$n" : $batch($p, $n);
     // Each enqueue loop counts its calls, so each pop loop below stops
     // before its queue runs dry (popping an empty queue is another thing).
-    $calls = ['r' => 0, 's' => 0, 'a' => 0, 'f' => 0, 'g' => 0];
+    $calls = ['r' => 0, 's' => 0, 'a' => 0, 'f' => 0, 'c' => 0, 'g' => 0];
     // Ids come from each loop's own call count: unique across the rounds
     // of measureInTurns().
     $count = function (string $p, callable $op) use (&$calls) {
@@ -232,12 +254,15 @@ foreach ([1, 100] as $size) {
             ? $count('a', fn ($n) => $api->enqueue("a-$n"))
             : $count('a', fn ($n) => $api->enqueueMany(array_fill_keys($batch('a', $n), null))),
         'floor: phpredis `ZADD`' => $zadd('bench-floor', 'f'),
+        'floor with a server clock and the counter: phpredis one `EVALSHA` (`TIME`, `ZADD NX`, `HINCRBY`)' => $count('c',
+            fn ($n) => $phpredis->evalSha($countedEnqueueSha, array_merge(['bench-counted', 'bench-counted:stats'], (array) $ids('c', $n)), 2)),
         'fill' => $zadd('bench-shaped', 'g'),
     ], $seconds);
     unset($rows['fill']);
     table("Queue enqueue, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls)', $rows,
         'redislock `RedisQueue::enqueue`', [
             'floor: phpredis `ZADD`' => 'vs the one-round-trip floor (target >= 0.9x)',
+            'floor with a server clock and the counter: phpredis one `EVALSHA` (`TIME`, `ZADD NX`, `HINCRBY`)' => 'vs the floor with a server clock and the counter',
             'seed userland `RedisQueue::enqueue` (phpredis)' => 'vs the seed userland queue (target >= 3x)',
         ]);
     // measure() runs 200 warm-up calls before it counts.
@@ -250,10 +275,13 @@ foreach ([1, 100] as $size) {
         fn () => $phpredis->evalSha($popSha, ['bench-floor', (string) microtime(true), $size], 1), $seconds, $calls['f'] - 200);
     $pops['phpredis one `EVALSHA` with scores, shaped as the seed\'s `pop()`'] = measure(
         fn () => $shapedPop('bench-shaped', $size), $seconds, $calls['g'] - 200);
+    $pops['floor with a server clock and the counter: phpredis one `EVALSHA`, shaped as the seed\'s `pop()`'] = measure(
+        fn () => $shapedPop('bench-counted', $size, true), $seconds, $calls['c'] - 200);
     table("Queue pop, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls; queues filled by the enqueue run above)', $pops,
         'redislock `RedisQueue::pop`', [
             'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => 'vs the one-round-trip floor (target >= 0.9x)',
             'phpredis one `EVALSHA` with scores, shaped as the seed\'s `pop()`' => 'vs the same output from phpredis',
+            'floor with a server clock and the counter: phpredis one `EVALSHA`, shaped as the seed\'s `pop()`' => 'vs the same output with a server clock and the counter',
             'seed userland `RedisQueue::pop` (phpredis)' => 'vs the seed userland queue (target >= 3x)',
         ]);
 }

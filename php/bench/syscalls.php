@@ -1,10 +1,11 @@
 <?php
 /**
  * System calls per operation, counted by `strace -c` (deterministic, unlike
- * time): redislock against phpredis doing the same round trips. Each
- * contender runs twice in a process of its own, for N and N + 1000
- * operations; the difference over 1000 is what one operation costs, start-up
- * and shutdown cancelled out. Prints markdown.
+ * time), and the client's CPU time per operation (user + system, from the
+ * kernel's accounting of the loop's process): redislock against phpredis
+ * doing the same round trips. Each contender runs twice in a process of its
+ * own, for N and N + K operations; the difference over K is what one
+ * operation costs, start-up and shutdown cancelled out. Prints markdown.
  *
  *   php -d extension=... php/bench/syscalls.php [redis-url]
  *   php -d extension=... php/bench/syscalls.php [redis-url] run NAME COUNT   (one loop)
@@ -46,15 +47,17 @@ $contenders = [
     }],
     'redislock `RedisQueue::pop` (one task)' => ['pop', function () use ($url) {
         $q = new RedisQueue($url);
-        $q->enqueue('sys-pop', array_map(fn ($i) => "t$i", range(1, 5000)));
+        $q->enqueue('sys-pop', array_map(fn ($i) => "t$i", range(1, 25000)));
         return fn () => $q->pop('sys-pop');
     }],
     'phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => ['pop', function () use ($host, $port) {
         $r = new Redis();
         $r->connect($host, $port);
-        for ($i = 1; $i <= 5000; $i++) {
-            $r->zAdd('sys-pop-floor', 0, "t$i");
+        $args = [];
+        for ($i = 1; $i <= 25000; $i++) {
+            array_push($args, 0, "t$i");
         }
+        $r->zAdd('sys-pop-floor', ...$args);
         $sha = $r->script('load', "local t = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1) if t[1] then redis.call('ZREM', KEYS[1], t[1]) end return t");
         return fn () => $r->evalSha($sha, ['sys-pop-floor', (string) microtime(true)], 1);
     }],
@@ -90,12 +93,26 @@ function counted(string $url, string $name, int $count): array
     return $calls;
 }
 
+/** The CPU time (user + system, µs) of one loop of $count operations of $name, in its own process. */
+function cpu(string $url, string $name, int $count): float
+{
+    $cmd = [PHP_BINARY, '-d', 'extension=' . getenv('REDISLOCK_SO'), __FILE__, $url, 'run', $name, (string) $count];
+    $before = getrusage(1);
+    $p = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
+    if (proc_close($p) !== 0) {
+        throw new RuntimeException("the loop of $name failed");
+    }
+    $after = getrusage(1);
+    $us = fn (array $r) => $r['ru_utime.tv_sec'] * 1e6 + $r['ru_utime.tv_usec'] + $r['ru_stime.tv_sec'] * 1e6 + $r['ru_stime.tv_usec'];
+    return $us($after) - $us($before);
+}
+
 $flush = new Redis();
 $flush->connect($host, $port);
 $flush->flushAll();
 
-echo "### System calls per operation (`strace -c`, one process, the difference of 1,200 and 200 operations)\n\n";
-echo "| operation | contender | system calls | of which |\n|---|---|---:|---|\n";
+echo "### System calls and client CPU per operation (one process; system calls by `strace -c`, the difference of 1,200 and 200 operations; CPU time the least of 3 differences of 20,200 and 200)\n\n";
+echo "| operation | contender | system calls | of which | client CPU µs (user + system) |\n|---|---|---:|---|---:|\n";
 foreach ($contenders as $name => [$what]) {
     $few = counted($url, $name, 200);
     $many = counted($url, $name, 1200);
@@ -108,6 +125,8 @@ foreach ($contenders as $name => [$what]) {
     }
     arsort($per);
     $parts = array_map(fn ($c, $d) => sprintf('%s %.1f', $c, $d), array_keys($per), $per);
-    printf("| %s | %s | %.1f | %s |\n", $what, $name, array_sum($per), implode(', ', $parts));
+    // CPU time is not deterministic: the least of 3 runs of 20,000.
+    $cpu = min(array_map(fn () => (cpu($url, $name, 20200) - cpu($url, $name, 200)) / 20000, range(1, 3)));
+    printf("| %s | %s | %.1f | %s | %.1f |\n", $what, $name, array_sum($per), implode(', ', $parts), $cpu);
 }
 echo "\n";

@@ -28,6 +28,20 @@ local function need_type(key, want)
   need_checked[key] = true
 end
 
+-- Sends a command whose first argument is key, as the check of key's type
+-- (want) too: for a read, or a script's first write (a command that fails
+-- writes nothing). A key of another type fails as need_type fails, naming
+-- it; any other error is raised as it came. Returns the command's reply.
+local function need_call(want, command, key, ...)
+  local reply = redis.pcall(command, key, ...)
+  if type(reply) == 'table' and reply.err then
+    need_type(key, want)
+    error(reply)
+  end
+  need_checked[key] = true
+  return reply
+end
+
 -- The whole number that raw (key's value) holds; fails when it holds
 -- something else.
 local function need_units(key, raw)

@@ -6,12 +6,12 @@
 -- A paused queue (queue_pause.lua) pops nothing; top still shows its tasks.
 -- KEYS[1] queue zset; KEYS[2] stats hash.
 -- Returns a flat list: id, score, id, score, ...
-if ARGV[2] == '1' and redis.call('HEXISTS', KEYS[2], 'paused') == 1 then return {} end
+-- (Reading the pause flag checks the stats hash's type: need_call.)
+if ARGV[2] == '1' and need_call('hash', 'HEXISTS', KEYS[2], 'paused') == 1 then return {} end
 local now = queue_now()
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.17g', now), 'WITHSCORES', 'LIMIT', ARGV[3], ARGV[1])
 -- The due tasks are the lowest ranks, so one range removal takes them all.
 if ARGV[2] == '1' and #due > 0 then
-  need_type(KEYS[2], 'hash')
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #due / 2 - 1)
   queue_count(KEYS[2], now, 'acked', #due / 2)
 end

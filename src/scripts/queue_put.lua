@@ -42,29 +42,33 @@ local function counted(added)
   return 1
 end
 local n = (#ARGV - first + 1) / step
-local hasPayloads = redis.call('EXISTS', KEYS[2]) == 1
-local hasAttempts = redis.call('EXISTS', KEYS[3]) == 1
-local hasLeased = redis.call('EXISTS', KEYS[4]) == 1
+-- Nothing an added id could inherit or run beside: no payloads, attempts or
+-- leases (one EXISTS for the three).
+local bare = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) == 0
 
--- The seed's enqueue, with nothing an added id could inherit or run beside:
--- one ZADD NX per 500 ids.
-if not statuses and policy == 'keep' and flags == '' and max == 0
-    and not hasPayloads and not hasAttempts and not hasLeased then
-  queue_need(1, 9, 10)
+-- The seed's enqueue: one ZADD NX per 500 ids, and the consumers woken
+-- only when some wait. The line's length and the first ZADD are the checks
+-- of their keys' types (need_call).
+if bare and not statuses and policy == 'keep' and flags == '' and max == 0 then
+  local waiting = need_call(QUEUE_TYPES[9], 'LLEN', KEYS[9]) > 0
+  queue_need(10)
   local added = 0
   local args = {}
   for i = first, #ARGV do
     args[#args + 1] = dueText
     args[#args + 1] = ARGV[i]
     if #args == 1000 or i == #ARGV then
-      added = added + redis.call('ZADD', KEYS[1], 'NX', unpack(args))
+      added = added + need_call(QUEUE_TYPES[1], 'ZADD', KEYS[1], 'NX', unpack(args))
       args = {}
     end
   end
-  wake(added)
+  if waiting then wake(added) end
   return {counted(added), added}
 end
 
+local hasPayloads = not bare and redis.call('EXISTS', KEYS[2]) == 1
+local hasAttempts = not bare and redis.call('EXISTS', KEYS[3]) == 1
+local hasLeased = not bare and redis.call('EXISTS', KEYS[4]) == 1
 local hasDead = redis.call('EXISTS', KEYS[7]) == 1
 queue_need(1, 2, 3, 4, 6, 9, 10)
 if hasDead then queue_need(7, 8) end
