@@ -154,7 +154,11 @@ impl Stock {
                 .map_or_else(|| crate::token::new_token().into_bytes(), <[u8]>::to_vec)
         });
         let (outcome, n): (String, i64) = conn::with(&self.config, |c| {
-            let script = if self.orders.is_some() { &TAKE_AND_ORDER } else { &TAKE };
+            let script = if self.orders.is_some() {
+                &TAKE_AND_ORDER
+            } else {
+                &TAKE
+            };
             let mut call = script.key(&keys.stock);
             call.key(&keys.buyers)
                 .key(&keys.takes)

@@ -75,6 +75,16 @@ fn snapshot(server: &RedisServer) -> BTreeMap<Vec<u8>, Vec<u8>> {
         .collect()
 }
 
+/// Writes a string where redislock keeps another type (as somebody might,
+/// by hand).
+fn by_hand(server: &RedisServer, key: &[u8]) {
+    redis::cmd("SET")
+        .arg(key)
+        .arg("by hand")
+        .query::<()>(&mut server.client())
+        .unwrap();
+}
+
 /// A queue with a task of each kind: queued (`q`, and `later`), leased
 /// with a rerun waiting (`run`), leased and run out (`gone`), and dead
 /// (`dead`). Returns the lease of `run`.
@@ -249,11 +259,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                     .unwrap();
                 std::thread::sleep(Duration::from_millis(30));
             }
-            redis::cmd("SET")
-                .arg(key)
-                .arg("by hand")
-                .query::<()>(&mut server.client())
-                .unwrap();
+            by_hand(&server, key);
             let before = snapshot(&server);
             match call(&config, &keys, &run) {
                 Ok(()) => {}
@@ -349,11 +355,7 @@ fn the_seed_enqueue_of_bare_ids_refuses_a_key_of_the_wrong_type_by_name() {
                     .query::<()>(&mut server.client())
                     .unwrap();
             }
-            redis::cmd("SET")
-                .arg(key)
-                .arg("by hand")
-                .query::<()>(&mut server.client())
-                .unwrap();
+            by_hand(&server, key);
             let before = snapshot(&server);
             let cause = match queue::enqueue(&config, &keys, &[b"new".to_vec()], 0.0) {
                 Err(Error::Server { cause, .. }) => cause,

@@ -41,6 +41,26 @@ final class RedisQueueTest extends RedisLockTestCase
         $this->assertSame($task['score'], $this->redis->zScore('Queue:n', '123'));
     }
 
+    public function testOneObjectKeepsTheTasksOfEachNameApart(): void
+    {
+        // The object keeps the keys of the last queue it used: names that
+        // change from call to call, and an int name, each reach their own.
+        $q = new RedisQueue();
+        foreach (['a', 'b', 'a', 7, '7', 'b', 'a:b', "a\0"] as $i => $name) {
+            $this->assertTrue($q->enqueue($name, "t$i"));
+        }
+        $ids = fn ($name) => array_column($q->top($name, 10), 'id');
+        $this->assertSame(['t0', 't2'], $ids('a'));
+        $this->assertSame(['t1', 't5'], $ids('b'));
+        $this->assertSame(['t3', 't4'], $ids('7'));
+        $this->assertSame(['t6'], $ids('a:b'));
+        $this->assertSame(['t7'], $ids("a\0"));
+        $this->assertSame('t0', $q->pop('a')['id']);
+        $this->assertSame('t3', $q->pop(7)['id']);
+        $this->assertSame(['t2'], $ids('a'));
+        $this->assertSame(1, $this->redis->zCard('Queue:7'));
+    }
+
     public function testAnIdAlreadyQueuedKeepsItsScore(): void
     {
         $q = new RedisQueue();

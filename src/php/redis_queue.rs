@@ -18,11 +18,28 @@ use crate::queue::{Queue, Task};
 #[php(name = "RedisQueue")]
 pub struct RedisQueue {
     config: Arc<Config>,
+    /// The queue of the last call: a worker or producer names the same
+    /// queue call after call, and its keys are built once.
+    last: Option<Queue>,
 }
 
-fn queue(config: &Arc<Config>, name: &Value, method: &str) -> PhpResult<Queue> {
-    let name = name.bytes(&format!("RedisQueue::{method}(): Argument #1 ($name)"))?;
-    Ok(Queue::new(config.clone(), name))
+impl RedisQueue {
+    /// The queue `name` of this object's server.
+    fn queue(&mut self, name: &Value, method: &str) -> PhpResult<&Queue> {
+        let owned;
+        let name: &[u8] = match name {
+            Value::Str(s) => s,
+            other => {
+                owned = other.bytes(&format!("RedisQueue::{method}(): Argument #1 ($name)"))?;
+                &owned
+            }
+        };
+        let queue = match self.last.take() {
+            Some(q) if q.name() == name => q,
+            _ => Queue::new(self.config.clone(), name.to_vec()),
+        };
+        Ok(self.last.insert(queue))
+    }
 }
 
 /// An id that PHP turns into an int when it is an array key: a canonical
@@ -88,6 +105,7 @@ impl RedisQueue {
     pub fn __construct(param: Optional) -> PhpResult<Self> {
         Ok(Self {
             config: config_from_param(param.0, "$param")?,
+            last: None,
         })
     }
 
@@ -116,7 +134,7 @@ impl RedisQueue {
                 .collect::<PhpResult<Vec<_>>>()?,
             single => vec![single.bytes("RedisQueue::enqueue(): Argument #2 ($id)")?],
         };
-        let queue = queue(&self.config, &name, "enqueue")?;
+        let queue = self.queue(&name, "enqueue")?;
         engine(queue.enqueue(&ids, delay))?;
         Ok(true)
     }
@@ -140,7 +158,7 @@ impl RedisQueue {
             return Ok(false);
         }
         let id = id.bytes("RedisQueue::dequeue(): Argument #2 ($id)")?;
-        let queue = queue(&self.config, &name, "dequeue")?;
+        let queue = self.queue(&name, "dequeue")?;
         engine(queue.dequeue(&id, score))
     }
 
@@ -161,7 +179,7 @@ impl RedisQueue {
 }
 
 impl RedisQueue {
-    fn due(&self, name: Value, count: Optional, remove: bool, method: &str) -> PhpResult<Zval> {
+    fn due(&mut self, name: Value, count: Optional, remove: bool, method: &str) -> PhpResult<Zval> {
         if name.is_empty() {
             return Ok(empty_list());
         }
@@ -182,7 +200,7 @@ impl RedisQueue {
                 "RedisQueue::{method}(): Argument #2 ($count) must be finite"
             )));
         }
-        let queue = queue(&self.config, &name, method)?;
+        let queue = self.queue(&name, method)?;
         let tasks = if remove {
             engine(queue.pop(count_of(count)))?
         } else {
