@@ -92,8 +92,9 @@ end
 -- ('dead'); reason (or false) says why a retried or dead task failed. A
 -- rerun enqueued meanwhile then takes the task's place in the queue (it is
 -- the newer task: it replaces a retry, and starts without attempts or
--- failure). Returns the due time of what was queued, or nil.
-local function queue_settle(id, outcome, atText, reason)
+-- failure). rerun: the task's rerun as the caller read it (false: none),
+-- or nil to read it here. Returns the due time of what was queued, or nil.
+local function queue_settle(id, outcome, atText, reason, rerun)
   redis.call('ZREM', KEYS[4], id)
   redis.call('HDEL', KEYS[5], id)
   if outcome == 'dead' then
@@ -102,7 +103,7 @@ local function queue_settle(id, outcome, atText, reason)
     redis.call('HSET', KEYS[8], id, queue_join(string.format('%d', attempts), redis.call('HGET', KEYS[2], id)))
     queue_hset_or_del(KEYS[12], id, reason)
   end
-  local rerun = redis.call('HGET', KEYS[6], id)
+  if rerun == nil then rerun = redis.call('HGET', KEYS[6], id) end
   if rerun then
     redis.call('HDEL', KEYS[6], id)
     redis.call('HDEL', KEYS[11], id)
@@ -201,10 +202,19 @@ local function queue_ack(from, now, p, ms, worker)
   end
   if #mine == 0 then return finished end
   need_read(KEYS[5])
-  queue_need(1, 2, 3, 4, 6, 9, 10, 11, 13)
+  -- The reruns, read before any write: only a rerun queues a task (the
+  -- queue's and the line's types need checking only then).
+  local reruns, any = {}, false
+  for i, id in ipairs(mine) do
+    reruns[i] = redis.call('HGET', KEYS[6], id)
+    any = any or reruns[i] ~= false
+  end
+  need_read(KEYS[6])
+  queue_need(2, 3, 4, 10, 11, 13)
+  if any then queue_need(1, 9) end
   now = now or queue_now()
-  for _, id in ipairs(mine) do
-    local due = queue_settle(id, 'done')
+  for i, id in ipairs(mine) do
+    local due = queue_settle(id, 'done', nil, nil, reruns[i])
     if due then queue_wake_for(due, now, p, ms) end
   end
   queue_count(KEYS[10], now, 'acked', #mine)
