@@ -99,7 +99,7 @@ fn every_state(server: &RedisServer, config: &Config, keys: &Keys) -> Leased {
         Nack::Dead
     );
     put(config, keys, "gone", "g", Policy::Keep);
-    reserve(config, keys, terms(1, 0));
+    reserve(config, keys, terms(30_000, 0));
     put(config, keys, "run", "r1", Policy::Keep);
     let run = reserve(config, keys, terms(30_000, 0)).remove(0);
     put(config, keys, "run", "r2", Policy::Keep);
@@ -113,7 +113,16 @@ fn every_state(server: &RedisServer, config: &Config, keys: &Keys) -> Leased {
         0,
     )
     .unwrap();
-    std::thread::sleep(Duration::from_millis(3));
+    // The lease of `gone` ran out: its end set in the past here, as a short
+    // lease could run out before the reserve of `run`, which would take
+    // `gone` again (it did, on a loaded machine).
+    redis::cmd("ZADD")
+        .arg(&keys.leased)
+        .arg("XX")
+        .arg(1)
+        .arg("gone")
+        .query::<()>(&mut server.client())
+        .unwrap();
     run
 }
 
