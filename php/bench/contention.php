@@ -14,6 +14,8 @@
  * and wakes only it through a per-waiter list it BLPOPs; phpredis).
  */
 
+require __DIR__ . '/server.php';
+
 $url = ($argv[1] ?? '') ?: (getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
 $seconds = (float) ($argv[2] ?? 3);
 $parts = parse_url($url);
@@ -217,27 +219,6 @@ function spawn(string $url, float $seconds, int $n, array $args): array
     return $results;
 }
 
-/** Redis' command calls (script-internal ones included) and CPU seconds. */
-function redisCost(Redis $r): array
-{
-    $calls = [];
-    foreach ($r->info('commandstats') as $cmd => $line) {
-        preg_match('/calls=(\d+)/', $line, $m);
-        $calls[substr($cmd, strlen('cmdstat_'))] = (int) $m[1];
-    }
-    $cpu = $r->info('cpu');
-    return [$calls, $cpu['used_cpu_sys'] + $cpu['used_cpu_user']];
-}
-
-function delta(array $before, array $after): array
-{
-    $calls = [];
-    foreach ($after[0] as $cmd => $n) {
-        $calls[$cmd] = $n - ($before[0][$cmd] ?? 0);
-    }
-    return [$calls, $after[1] - $before[1]];
-}
-
 function pct(array $sorted, float $p): float
 {
     return $sorted ? $sorted[(int) min(count($sorted) - 1, floor($p * count($sorted)))] : 0.0;
@@ -252,10 +233,10 @@ foreach ([0, 2000] as $pauseUs) {
     foreach ([2, 8, 32, 64] as $n) {
         foreach (array_keys(CONTENDERS) as $kind) {
             $admin->flushAll();
-            $before = redisCost($admin);
+            $before = serverCost($admin);
             $at = hrtime(true) + (int) ((0.5 + $n * 0.03) * 1e9);
             $workers = spawn($url, $seconds, $n, ['lock', $kind, (string) $pauseUs, (string) $at]);
-            [$calls, $redisCpu] = delta($before, redisCost($admin));
+            [$calls, $redisCpu] = serverCostSince($before, serverCost($admin));
             $turns = array_map(fn ($w) => count($w['waits'] ?? []), $workers);
             $handoffs = max(1, array_sum($turns));
             $waits = array_merge(...array_map(fn ($w) => $w['waits'] ?? [], $workers));
@@ -337,7 +318,7 @@ foreach ([1, 2, 32] as $consumers) {
     while ($admin->lLen('{Queue:bench-consumers}:line') < $consumers) {
         usleep(10000);
     }
-    $before = redisCost($admin);
+    $before = serverCost($admin);
     for ($i = 0; $i < $tasks; $i++) {
         $queue->enqueue("t$i");
         usleep(2000);
@@ -346,7 +327,7 @@ foreach ([1, 2, 32] as $consumers) {
     while ($admin->exists('Queue:bench-consumers', '{Queue:bench-consumers}:leased') > 0) {
         usleep(5000);
     }
-    [$calls] = delta($before, redisCost($admin));
+    [$calls] = serverCostSince($before, serverCost($admin));
     unset($calls['info'], $calls['exists']);
     $scripts = ($calls['evalsha'] ?? 0) + ($calls['eval'] ?? 0);
     $requests = $scripts + ($calls['blpop'] ?? 0);

@@ -11,6 +11,7 @@
  */
 
 require __DIR__ . '/seed.php';
+require __DIR__ . '/server.php';
 
 $url = ($argv[1] ?? '') ?: (getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
 $seconds = (float) ($argv[2] ?? 3);
@@ -151,14 +152,10 @@ function spawn(string $url, float $seconds, array $kinds, string $mode, int $at)
     return $results;
 }
 
+/** The commands the server has run so far (script-internal ones included). */
 function commands(Redis $r): int
 {
-    $n = 0;
-    foreach ($r->info('commandstats') as $line) {
-        preg_match('/calls=(\d+)/', $line, $m);
-        $n += (int) $m[1];
-    }
-    return $n;
+    return array_sum(serverCost($r)[0]);
 }
 
 $admin = connect($host, $port);

@@ -20,6 +20,8 @@
  *   php -d extension=... php/bench/workers.php [redis-url] [jobs] [N,N,...] [kind,kind,...]
  */
 
+require __DIR__ . '/server.php';
+
 $url = ($argv[1] ?? '') ?: (getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
 $jobs = (int) (($argv[2] ?? '') ?: 20000);
 $sizes = array_map('intval', explode(',', ($argv[3] ?? '') ?: '1,8,32'));
@@ -131,18 +133,6 @@ function wait(int $at): void
     }
 }
 
-/** [commands, CPU seconds] the server has run so far. */
-function serverCost(Redis $redis): array
-{
-    $calls = 0;
-    foreach ($redis->info('commandstats') as $stats) {
-        preg_match('/calls=(\d+)/', $stats, $m);
-        $calls += (int) $m[1];
-    }
-    $cpu = $redis->info('cpu');
-    return [$calls, $cpu['used_cpu_user'] + $cpu['used_cpu_sys']];
-}
-
 if (($argv[4] ?? '') === 'worker') {
     work($argv[5], $url, $host, $port, (int) $argv[6]);
     exit(0);
@@ -160,7 +150,7 @@ foreach ($sizes as $n) {
         fill($kind, $url, $host, $port, $jobs);
         // Time for N processes to start and connect (Node takes longer).
         $at = hrtime(true) + (int) (($kind === 'bullmq' ? 1.0 + 0.15 * $n : 0.5 + 0.02 * $n) * 1e9);
-        [$calls, $cpu] = serverCost($redis);
+        $before = serverCost($redis);
         $workers = [];
         for ($i = 0; $i < $n; $i++) {
             $workers[] = start($kind === 'bullmq'
@@ -174,9 +164,9 @@ foreach ($sizes as $n) {
             $done += $report['done'] ?? 0;
             $last = max($last, (int) ($report['last'] ?? 0));
         }
-        [$calls2, $cpu2] = serverCost($redis);
+        [$calls, $cpu] = serverCostSince($before, serverCost($redis));
         $results[] = [$label, $n, $done, $done / max(1e-9, ($last - $at) / 1e9),
-            ($calls2 - $calls) / max(1, $done), ($cpu2 - $cpu) * 1e6 / max(1, $done)];
+            array_sum($calls) / max(1, $done), $cpu * 1e6 / max(1, $done)];
     }
 }
 
