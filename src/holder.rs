@@ -48,8 +48,10 @@ thread_local! {
     static ME: RefCell<Option<Me>> = const { RefCell::new(None) };
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// The 32 lowercase hex digits of a new random (v4) UUID: digits 12 to 19
+/// carry its version and variant, every other digit is random.
+fn random_hex(buf: &mut [u8; 32]) -> &str {
+    uuid::Uuid::new_v4().simple().encode_lower(buf)
 }
 
 /// The key of a process's description (before the prefix).
@@ -66,7 +68,7 @@ fn me<T>(f: impl FnOnce(&mut Me) -> T) -> T {
             Some(me) if me.pid == pid => me,
             _ => me.insert(Me {
                 pid,
-                id: hex(&uuid::Uuid::new_v4().as_bytes()[..ID_LEN / 2]),
+                id: random_hex(&mut [0; 32])[..ID_LEN].to_owned(),
                 since: std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs()),
@@ -80,11 +82,9 @@ fn me<T>(f: impl FnOnce(&mut Me) -> T) -> T {
 /// A fresh owner token of this process: its id, then 80 random bits (32
 /// hex digits in all, like the seed's tokens).
 pub fn token() -> String {
-    let id = me(|me| me.id.clone());
-    // Bytes 6 and 8 of a v4 UUID carry its version and variant bits.
-    let random = uuid::Uuid::new_v4();
-    let b = random.as_bytes();
-    format!("{id}{}{}", hex(&b[..6]), hex(&b[10..14]))
+    let mut buf = [0; 32];
+    let random = random_hex(&mut buf);
+    me(|me| [me.id.as_str(), &random[..12], &random[20..28]].concat())
 }
 
 /// Describes this process on the server of `config` when it has not lately;
@@ -231,4 +231,34 @@ fn process() -> String {
         .ok()
         .and_then(|exe| Some(exe.file_name()?.to_string_lossy().into_owned()))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_the_process_id_then_random_hex_digits() {
+        let (a, b) = (token(), token());
+        for t in [&a, &b] {
+            assert_eq!(t.len(), 32, "{t}");
+            assert!(
+                t.bytes()
+                    .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)),
+                "{t}"
+            );
+        }
+        assert_eq!(a[..ID_LEN], b[..ID_LEN]);
+        assert_eq!(a[..ID_LEN], me(|me| me.id.clone()));
+        assert_ne!(a[ID_LEN..], b[ID_LEN..]);
+        // No digit of the UUID's version or variant: all 80 are random.
+        let tokens: Vec<String> = (0..64).map(|_| token()).collect();
+        for at in ID_LEN..32 {
+            let first = tokens[0].as_bytes()[at];
+            assert!(
+                tokens.iter().any(|t| t.as_bytes()[at] != first),
+                "digit {at} is fixed"
+            );
+        }
+    }
 }
