@@ -340,16 +340,19 @@ pub fn adopt(lent: Lent) {
 
 /// Takes this process's connection for `config` out of the pool, opening one
 /// if there is none (or only one inherited from a parent process).
-fn take(config: &Config, key: &str) -> Result<Conn, Error> {
+/// The pooled connection of `config` with its pool key, or a new one.
+fn take(config: &Config) -> Result<(String, Conn), Error> {
     let pid = crate::process::id();
-    let slot = POOL.with(|pool| pool.borrow_mut().remove(key));
+    let slot = POOL.with(|pool| pool.borrow_mut().remove_entry(&config.id));
     match slot {
         // A connection inherited through fork() shares its socket with the
         // parent: dropping our copy closes only our descriptor.
-        Some(slot) if slot.pid == pid => Ok(slot.conn),
+        Some((key, slot)) if slot.pid == pid => Ok((key, slot.conn)),
         // Connecting (and asking sentinels) holds signals back: the
         // `redis` crate's own reads do not resume after EINTR.
-        _ => signals::held(|| connect(config)).map_err(|e| classify(config, e)),
+        _ => signals::held(|| connect(config))
+            .map(|conn| (config.id.clone(), conn))
+            .map_err(|e| classify(config, e)),
     }
 }
 
@@ -385,7 +388,6 @@ pub fn with_signals_open<T>(
 }
 
 fn run<T>(config: &Config, mut f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Result<T, Error> {
-    let key = config.id.clone();
     // Cluster node connections opened during the call use our bounds.
     let _scope = matches!(config.topology, Topology::Cluster { .. })
         .then(|| ClusterScope::enter(limits(config)));
@@ -393,7 +395,7 @@ fn run<T>(config: &Config, mut f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Re
     let mut tries = 0;
     loop {
         tries += 1;
-        let mut conn = match take(config, &key) {
+        let (key, mut conn) = match take(config) {
             Ok(conn) => conn,
             // Refused: not sent. A sentinel-named master or a cluster may
             // have another server ready a moment later.
