@@ -318,6 +318,41 @@ fn delayed_tasks_wait_for_their_due_time_and_a_blocking_reserve_wakes_then() {
     );
 }
 
+/// Due tasks a reserve leaves (it took fewer than are due) wake the next
+/// consumer in line, one per task: here the one waiting.
+#[test]
+fn due_tasks_a_reserve_leaves_wake_the_next_consumer_in_line() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"left");
+    let tasks = [task("a", None), task("b", None), task("c", None)];
+    statuses(queue::put(&config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap());
+    // A consumer in line, as a blocked reserve leaves it: its place, kept.
+    let mut c = server.client();
+    let key = |what: &str| [keys.waiters.as_slice(), what.as_bytes()].concat();
+    redis::cmd("RPUSH")
+        .arg(&keys.line)
+        .arg("other")
+        .query::<()>(&mut c)
+        .unwrap();
+    redis::cmd("SET")
+        .arg(key("a:other"))
+        .arg("1")
+        .query::<()>(&mut c)
+        .unwrap();
+
+    assert_eq!(reserve(&config, &keys, how(1, 30_000, 0)).len(), 1);
+    let woken: Vec<Vec<u8>> = redis::cmd("LRANGE")
+        .arg(key("w:other"))
+        .arg(0)
+        .arg(-1)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(woken, [b"1".to_vec()], "the consumer in line is woken");
+    let line: i64 = redis::cmd("LLEN").arg(&keys.line).query(&mut c).unwrap();
+    assert_eq!(line, 0, "and taken out of the line");
+}
+
 #[test]
 fn a_blocking_reserve_on_several_queues_wakes_on_an_enqueue() {
     let server = RedisServer::start();

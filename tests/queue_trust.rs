@@ -305,6 +305,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("reruns", "ack"),
         ("stats", "put"),
         ("line", "reserve waiting"),
+        ("line", "reserve"),
         ("payloads", "retry dead"),
         ("queue", "enqueue"),
         ("stats", "pop"),
@@ -382,6 +383,45 @@ fn the_seed_enqueue_of_bare_ids_refuses_a_key_of_the_wrong_type_by_name() {
                 "enqueue failed on the {role} but changed Redis"
             );
         }
+    }
+}
+
+/// A reserve that leases due tasks while no lease ran out (the worker's
+/// common case, which `every_state`, with a lease run out, does not reach):
+/// each key it reads or writes, of the wrong type, fails the call before
+/// it changes anything.
+#[test]
+fn a_reserve_of_due_tasks_refuses_a_key_of_the_wrong_type_before_it_writes() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"due");
+    // A first reserve records this worker ({Queue:due}:workers), once.
+    try_reserve(&config, &keys, terms(30_000, 0), &NOW).unwrap();
+    let roles: [(&str, &[u8]); 7] = [
+        ("queue", &keys.queue),
+        ("payloads", &keys.payloads),
+        ("attempts", &keys.attempts),
+        ("leased", &keys.leased),
+        ("leases", &keys.leases),
+        ("line", &keys.line),
+        ("stats", &keys.stats),
+    ];
+    for (role, key) in roles {
+        redis::cmd("FLUSHALL")
+            .query::<()>(&mut server.client())
+            .unwrap();
+        put(&config, &keys, "t", "v", Policy::Keep);
+        by_hand(&server, key);
+        let before = snapshot(&server);
+        match try_reserve(&config, &keys, terms(30_000, 0), &NOW) {
+            Err(Error::Server { .. }) => {}
+            other => panic!("reserve with the {role} a string: {other:?}"),
+        }
+        let after = snapshot(&server);
+        assert!(
+            before == after,
+            "reserve failed on the {role} but changed Redis"
+        );
     }
 }
 

@@ -53,8 +53,10 @@ local function line_wake_up(p, token, value, ms)
   redis.call('PEXPIRE', wake, ms)
 end
 
--- Leaves the line and gives up the place.
+-- Leaves the line and gives up the place. Returns how many times member
+-- was in line.
 local function line_leave(line, p, member)
-  redis.call('LREM', line, 0, member)
+  local was = redis.call('LREM', line, 0, member)
   redis.call('DEL', line_alive(p, line_token(member)))
+  return was
 end

@@ -47,9 +47,9 @@ if #expired > 0 then
   queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12)
 elseif #due > 0 then
   -- Leasing due tasks writes the queue, attempts and leased keys after
-  -- reading them (a wrong type fails there, before any write); these two
-  -- it writes unread.
-  queue_need(5, 9)
+  -- reading them, and reads the line before its first write (a wrong type
+  -- fails there, before any write); this one it writes unread.
+  queue_need(5)
 elseif mode ~= '' then
   queue_need(9)
 end
@@ -73,6 +73,7 @@ if #due > 0 then
   local leaseEnd = string.format('%.17g', now + tonumber(ARGV[2]))
   local stamp = string.format('@%d', math.floor(now * 1000))
   local payloads = redis.call('HMGET', KEYS[2], unpack(due))
+  local waiting = need_call('list', 'LLEN', KEYS[9])
   local attempts = redis.call('HMGET', KEYS[3], unpack(due))
   local tokens, ends, counts = {}, {}, {}
   for i, id in ipairs(due) do
@@ -93,10 +94,10 @@ if #due > 0 then
   redis.call('HSET', KEYS[5], unpack(tokens))
   redis.call('ZADD', KEYS[4], unpack(ends))
   redis.call('HSET', KEYS[3], unpack(counts))
-  if mode == 'keep' then line_leave(KEYS[9], p, me) end
+  if mode == 'keep' then waiting = waiting - line_leave(KEYS[9], p, me) end
   -- Due tasks left over (this consumer took fewer than an enqueue woke it
   -- for, or expired leases came back): one more waiter each.
-  if redis.call('LLEN', KEYS[9]) > 0 then
+  if waiting > 0 then
     local left = redis.call('ZCOUNT', KEYS[1], '-inf', nowText)
     queue_wake(KEYS[9], p, left, false, place)
   end
