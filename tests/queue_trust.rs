@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -60,29 +60,6 @@ fn reserve(config: &Config, keys: &Keys, terms: Terms) -> Vec<Leased> {
 
 fn payload(t: &Leased) -> &str {
     std::str::from_utf8(t.payload.as_deref().unwrap_or(b"-")).unwrap()
-}
-
-/// Every key and its serialized value: two snapshots are equal when Redis
-/// holds exactly the same data.
-fn snapshot(server: &RedisServer) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let mut c = server.client();
-    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(&mut c).unwrap();
-    keys.into_iter()
-        .map(|k| {
-            let dump: Vec<u8> = redis::cmd("DUMP").arg(&k).query(&mut c).unwrap();
-            (k, dump)
-        })
-        .collect()
-}
-
-/// Writes a string where redislock keeps another type (as somebody might,
-/// by hand).
-fn by_hand(server: &RedisServer, key: &[u8]) {
-    redis::cmd("SET")
-        .arg(key)
-        .arg("by hand")
-        .query::<()>(&mut server.client())
-        .unwrap();
 }
 
 /// A queue with a task of each kind: queued (`q`, and `later`), leased
@@ -268,8 +245,8 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                     .unwrap();
                 std::thread::sleep(Duration::from_millis(30));
             }
-            by_hand(&server, key);
-            let before = snapshot(&server);
+            server.by_hand(key);
+            let before = server.snapshot();
             match call(&config, &keys, &run) {
                 Ok(()) => {}
                 Err(Error::Server { cause, .. }) => {
@@ -287,7 +264,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                         "{name} with the {role} a string: {cause}"
                     );
                     assert!(
-                        before == snapshot(&server),
+                        before == server.snapshot(),
                         "{name} failed on the {role} but changed Redis"
                     );
                     refused.insert((*role, *name));
@@ -365,8 +342,8 @@ fn the_seed_enqueue_of_bare_ids_refuses_a_key_of_the_wrong_type_by_name() {
                     .query::<()>(&mut server.client())
                     .unwrap();
             }
-            by_hand(&server, key);
-            let before = snapshot(&server);
+            server.by_hand(key);
+            let before = server.snapshot();
             let cause = match queue::enqueue(&config, &keys, &[b"new".to_vec()], 0.0) {
                 Err(Error::Server { cause, .. }) => cause,
                 other => panic!("enqueue with the {role} a string: {other:?}"),
@@ -379,7 +356,7 @@ fn the_seed_enqueue_of_bare_ids_refuses_a_key_of_the_wrong_type_by_name() {
                 "enqueue with the {role} a string: {cause}"
             );
             assert!(
-                before == snapshot(&server),
+                before == server.snapshot(),
                 "enqueue failed on the {role} but changed Redis"
             );
         }
@@ -411,15 +388,14 @@ fn a_reserve_of_due_tasks_refuses_a_key_of_the_wrong_type_before_it_writes() {
             .query::<()>(&mut server.client())
             .unwrap();
         put(&config, &keys, "t", "v", Policy::Keep);
-        by_hand(&server, key);
-        let before = snapshot(&server);
+        server.by_hand(key);
+        let before = server.snapshot();
         match try_reserve(&config, &keys, terms(30_000, 0), &NOW) {
             Err(Error::Server { .. }) => {}
             other => panic!("reserve with the {role} a string: {other:?}"),
         }
-        let after = snapshot(&server);
         assert!(
-            before == after,
+            before == server.snapshot(),
             "reserve failed on the {role} but changed Redis"
         );
     }

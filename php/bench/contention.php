@@ -54,6 +54,9 @@ const SALE_SCRIPT = "local s = tonumber(redis.call('GET', KEYS[1]) or '0') if s 
 /** acquire() and release() closures for a contender, on lock $name. */
 function contender(string $kind, string $url, Redis $r, string $name): array
 {
+    // redislock connects on first use: the process's connection (both of its
+    // APIs share it) is opened now, before the start, as $r's is.
+    (new RedisLock\Client($url))->lockState($name);
     switch ($kind) {
         case 'redislock':
             $lock = (new RedisLock\Client($url))->lock($name, ['ttl' => 10]);

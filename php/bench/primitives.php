@@ -61,6 +61,9 @@ function buyer(string $url, string $host, int $port, string $kind, int $at): voi
         'seed' => new Seed\RedisLock($r),
         default => null,
     };
+    // Every contender's connections are open before the start, as $r's is:
+    // redislock connects on first use.
+    $stock->remaining();
     startAt($at);
     $bought = 0;
     while (true) {

@@ -3,13 +3,15 @@
 
 -- Queues id (neither queued nor leased) in the queue whose due times,
 -- payloads and attempts are the keys queue, payloads and attempts, due at
--- dueText, as a new task: its payload (false: none), no attempts.
-local function queue_add_to(queue, payloads, attempts, id, dueText, payload)
+-- dueText, as a new task: its payload (false: none), no attempts. hadPayload
+-- and hadAttempts: whether id has a payload or attempts there (false: it
+-- has none, nothing to remove; nil: not known).
+local function queue_add_to(queue, payloads, attempts, id, dueText, payload, hadPayload, hadAttempts)
   redis.call('ZADD', queue, dueText, id)
   if payload then
     redis.call('HSET', payloads, id, payload)
-  else
+  elseif hadPayload ~= false then
     redis.call('HDEL', payloads, id)
   end
-  redis.call('HDEL', attempts, id)
+  if hadAttempts ~= false then redis.call('HDEL', attempts, id) end
 end

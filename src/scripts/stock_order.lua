@@ -10,25 +10,31 @@
 -- caller is to register the order queue (queue_count_enqueued), and {'task
 -- exists', 0} when the order task id is already queued or leased.
 local task = ARGV[5]
+-- What the check reads for the write: whether the id has a payload or
+-- attempts left by an earlier task, and how many consumers wait.
+local hadPayload, hadAttempts, waiting
 
--- Refuses a task id already queued or leased; checks the keys it writes.
+-- Refuses a task id already queued or leased. The reads that follow check
+-- their keys' types too (need_call); the stats hash's check is the count,
+-- the take's first write (order_write).
 local function order_check()
   if redis.call('ZSCORE', KEYS[4], task) or redis.call('ZSCORE', KEYS[7], task) then
     return {'task exists', 0}
   end
-  for i, t in pairs({[5] = 'hash', [6] = 'hash', [8] = 'list', [9] = 'hash'}) do
-    need_type(KEYS[i], t)
-  end
+  hadPayload = need_call('hash', 'HEXISTS', KEYS[5], task) == 1
+  hadAttempts = need_call('hash', 'HEXISTS', KEYS[6], task) == 1
+  waiting = need_call('list', 'LLEN', KEYS[8])
 end
 
--- Enqueues the task, due now, and wakes a consumer.
+-- Enqueues the task, due now, and wakes a consumer if one waits.
 local function order_write()
   local now = queue_now()
+  local register = queue_count_enqueued(KEYS[9], now, 1)
   -- Neither queued nor leased (checked above): a new task.
   queue_add_to(KEYS[4], KEYS[5], KEYS[6], task, string.format('%.17g', now),
-    ARGV[6] == '1' and ARGV[7])
-  queue_wake(KEYS[8], ARGV[8], 1, false, ARGV[9])
-  if queue_count_enqueued(KEYS[9], now, 1) then return 'taken, register' end
+    ARGV[6] == '1' and ARGV[7], hadPayload, hadAttempts)
+  if waiting > 0 then queue_wake(KEYS[8], ARGV[8], 1, false, ARGV[9]) end
+  if register then return 'taken, register' end
   return 'taken'
 end
 

@@ -249,6 +249,29 @@ impl RedisServer {
             .unwrap()
     }
 
+    /// Every key and its serialized value: two snapshots are equal when
+    /// Redis holds exactly the same data.
+    pub fn snapshot(&self) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
+        let mut c = self.client();
+        let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(&mut c).unwrap();
+        keys.into_iter()
+            .map(|k| {
+                let dump: Vec<u8> = redis::cmd("DUMP").arg(&k).query(&mut c).unwrap();
+                (k, dump)
+            })
+            .collect()
+    }
+
+    /// Writes a string where redislock keeps another type (as somebody
+    /// might, by hand).
+    pub fn by_hand(&self, key: &[u8]) {
+        redis::cmd("SET")
+            .arg(key)
+            .arg("by hand")
+            .query::<()>(&mut self.client())
+            .unwrap();
+    }
+
     /// How many times the server ran each of `commands` since it started
     /// (`INFO commandstats`), summed.
     pub fn calls(&self, commands: &[&str]) -> u64 {

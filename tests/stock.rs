@@ -1,0 +1,149 @@
+//! The stock engine's take with an order task, against a real redis-server.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::RedisServer;
+use redislock::conn::Error;
+use redislock::queue::Keys as QueueKeys;
+use redislock::queue::lease::{self, Reserve, Terms};
+use redislock::stock::{self, Stock, Take, Taken};
+
+/// A stock `{s}` of 10 units whose takes enqueue on `{s}:orders`, after one
+/// take (its buyer, its idempotency key and its order task exist).
+fn sale(server: &RedisServer) -> (Stock, stock::Keys, QueueKeys) {
+    redis::cmd("FLUSHALL")
+        .query::<()>(&mut server.client())
+        .unwrap();
+    let config = Arc::new(server.config());
+    let stock = Stock::new(config, b"{s}".to_vec(), Some(b"{s}:orders".to_vec())).unwrap();
+    stock.set(10, None).unwrap();
+    let first = Take {
+        units: 1,
+        buyer: Some(b"buyer"),
+        per_buyer: 5,
+        key: Some(b"k0"),
+        payload: Some(b"p0"),
+        ..Take::default()
+    };
+    assert_eq!(stock.take(&first).unwrap(), Taken::Done(9));
+    (
+        stock,
+        stock::Keys::new(b"", b"{s}"),
+        QueueKeys::new(b"", b"{s}:orders"),
+    )
+}
+
+/// A consumer in line, as a blocked reserve leaves it: its place, kept.
+/// Returns its wake-up list.
+fn waiting(server: &RedisServer, q: &QueueKeys) -> Vec<u8> {
+    let mut c = server.client();
+    let key = |what: &str| [q.waiters.as_slice(), what.as_bytes()].concat();
+    redis::cmd("RPUSH")
+        .arg(&q.line)
+        .arg("consumer")
+        .query::<()>(&mut c)
+        .unwrap();
+    redis::cmd("SET")
+        .arg(key("a:consumer"))
+        .arg("1")
+        .query::<()>(&mut c)
+        .unwrap();
+    key("w:consumer")
+}
+
+/// Each key a take with its order reads or writes, of the wrong type,
+/// fails the take before it changes anything: with and without a payload,
+/// with and without a consumer waiting.
+#[test]
+fn a_take_with_its_order_refuses_a_key_of_the_wrong_type_before_it_writes() {
+    let server = RedisServer::start();
+    let (_, keys, q) = sale(&server);
+    let roles: [(&str, &[u8]); 9] = [
+        ("stock", &keys.stock),
+        ("buyers", &keys.buyers),
+        ("takes", &keys.takes),
+        ("queue", &q.queue),
+        ("payloads", &q.payloads),
+        ("attempts", &q.attempts),
+        ("leased", &q.leased),
+        ("line", &q.line),
+        ("stats", &q.stats),
+    ];
+    for consumer in [false, true] {
+        for payload in [None, Some(&b"p1"[..])] {
+            for (role, key) in roles {
+                let (stock, _, q) = sale(&server);
+                if consumer {
+                    waiting(&server, &q);
+                }
+                server.by_hand(key);
+                let before = server.snapshot();
+                let take = Take {
+                    units: 1,
+                    buyer: Some(b"buyer"),
+                    per_buyer: 5,
+                    key: Some(b"k1"),
+                    payload,
+                    ..Take::default()
+                };
+                match stock.take(&take) {
+                    Err(Error::Server { .. }) => {}
+                    other => panic!("take with the {role} a string: {other:?}"),
+                }
+                assert!(
+                    before == server.snapshot(),
+                    "take failed on the {role} but changed Redis (consumer {consumer}, payload {payload:?})"
+                );
+            }
+        }
+    }
+}
+
+/// The order task is new whatever its id held before: no payload or
+/// attempts of an earlier task of the same id; and it wakes the consumer
+/// in line.
+#[test]
+fn a_takes_order_task_starts_anew_and_wakes_a_consumer() {
+    let server = RedisServer::start();
+    let (stock, _, q) = sale(&server);
+    let mut c = server.client();
+    for (key, value) in [(&q.payloads, "old"), (&q.attempts, "3")] {
+        redis::cmd("HSET")
+            .arg(key)
+            .arg("order")
+            .arg(value)
+            .query::<()>(&mut c)
+            .unwrap();
+    }
+    let wake = waiting(&server, &q);
+    let take = Take {
+        units: 2,
+        task: Some(b"order"),
+        ..Take::default()
+    };
+    assert_eq!(stock.take(&take).unwrap(), Taken::Done(7));
+    let woken: Vec<Vec<u8>> = redis::cmd("LRANGE")
+        .arg(&wake)
+        .arg(0)
+        .arg(-1)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(woken, [b"1".to_vec()], "the consumer in line is woken");
+
+    let how = Reserve {
+        count: 10,
+        wait: std::time::Duration::ZERO,
+        recheck: std::time::Duration::from_secs(1),
+    };
+    let terms = Terms {
+        lease: std::time::Duration::from_secs(30),
+        max_attempts: 0,
+    };
+    let (_, tasks) = lease::reserve(&server.config(), &[(&q, terms)], &how)
+        .unwrap()
+        .unwrap();
+    let order = tasks.iter().find(|t| t.id == b"order").unwrap();
+    assert_eq!((order.payload.as_deref(), order.attempts), (None, 1));
+}
