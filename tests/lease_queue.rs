@@ -327,23 +327,12 @@ fn due_tasks_a_reserve_leaves_wake_the_next_consumer_in_line() {
     let keys = Keys::new(b"", b"left");
     let tasks = [task("a", None), task("b", None), task("c", None)];
     statuses(queue::put(&config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap());
-    // A consumer in line, as a blocked reserve leaves it: its place, kept.
+    let wake = server.consumer_in_line(&keys.line, &keys.waiters, "other");
     let mut c = server.client();
-    let key = |what: &str| [keys.waiters.as_slice(), what.as_bytes()].concat();
-    redis::cmd("RPUSH")
-        .arg(&keys.line)
-        .arg("other")
-        .query::<()>(&mut c)
-        .unwrap();
-    redis::cmd("SET")
-        .arg(key("a:other"))
-        .arg("1")
-        .query::<()>(&mut c)
-        .unwrap();
 
     assert_eq!(reserve(&config, &keys, how(1, 30_000, 0)).len(), 1);
     let woken: Vec<Vec<u8>> = redis::cmd("LRANGE")
-        .arg(key("w:other"))
+        .arg(&wake)
         .arg(0)
         .arg(-1)
         .query(&mut c)

@@ -328,19 +328,7 @@ fn the_seed_enqueue_of_bare_ids_refuses_a_key_of_the_wrong_type_by_name() {
                 .unwrap();
             queue::enqueue(&config, &keys, &[b"old".to_vec()], 0.0).unwrap();
             if waiting {
-                let member = "consumer";
-                redis::cmd("RPUSH")
-                    .arg(&keys.line)
-                    .arg(member)
-                    .query::<()>(&mut server.client())
-                    .unwrap();
-                let mut alive = keys.waiters.clone();
-                alive.extend_from_slice(format!("a:{member}").as_bytes());
-                redis::cmd("SET")
-                    .arg(alive)
-                    .arg("1")
-                    .query::<()>(&mut server.client())
-                    .unwrap();
+                server.consumer_in_line(&keys.line, &keys.waiters, "consumer");
             }
             server.by_hand(key);
             let before = server.snapshot();

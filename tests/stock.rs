@@ -35,24 +35,6 @@ fn sale(server: &RedisServer) -> (Stock, stock::Keys, QueueKeys) {
     )
 }
 
-/// A consumer in line, as a blocked reserve leaves it: its place, kept.
-/// Returns its wake-up list.
-fn waiting(server: &RedisServer, q: &QueueKeys) -> Vec<u8> {
-    let mut c = server.client();
-    let key = |what: &str| [q.waiters.as_slice(), what.as_bytes()].concat();
-    redis::cmd("RPUSH")
-        .arg(&q.line)
-        .arg("consumer")
-        .query::<()>(&mut c)
-        .unwrap();
-    redis::cmd("SET")
-        .arg(key("a:consumer"))
-        .arg("1")
-        .query::<()>(&mut c)
-        .unwrap();
-    key("w:consumer")
-}
-
 /// Each key a take with its order reads or writes, of the wrong type,
 /// fails the take before it changes anything: with and without a payload,
 /// with and without a consumer waiting.
@@ -76,7 +58,7 @@ fn a_take_with_its_order_refuses_a_key_of_the_wrong_type_before_it_writes() {
             for (role, key) in roles {
                 let (stock, _, q) = sale(&server);
                 if consumer {
-                    waiting(&server, &q);
+                    server.consumer_in_line(&q.line, &q.waiters, "consumer");
                 }
                 server.by_hand(key);
                 let before = server.snapshot();
@@ -117,7 +99,7 @@ fn a_takes_order_task_starts_anew_and_wakes_a_consumer() {
             .query::<()>(&mut c)
             .unwrap();
     }
-    let wake = waiting(&server, &q);
+    let wake = server.consumer_in_line(&q.line, &q.waiters, "consumer");
     let take = Take {
         units: 2,
         task: Some(b"order"),

@@ -272,6 +272,25 @@ impl RedisServer {
             .unwrap();
     }
 
+    /// Puts the consumer `token` in the line of a queue (its keys `line`
+    /// and `waiters`) as a blocked reserve leaves it: in line, its place
+    /// kept. Returns the list its wake-up is pushed to.
+    pub fn consumer_in_line(&self, line: &[u8], waiters: &[u8], token: &str) -> Vec<u8> {
+        let mut c = self.client();
+        let key = |what: &str| [waiters, what.as_bytes(), token.as_bytes()].concat();
+        redis::cmd("RPUSH")
+            .arg(line)
+            .arg(token)
+            .query::<()>(&mut c)
+            .unwrap();
+        redis::cmd("SET")
+            .arg(key("a:"))
+            .arg("1")
+            .query::<()>(&mut c)
+            .unwrap();
+        key("w:")
+    }
+
     /// How many times the server ran each of `commands` since it started
     /// (`INFO commandstats`), summed.
     pub fn calls(&self, commands: &[&str]) -> u64 {
