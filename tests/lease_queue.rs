@@ -328,18 +328,17 @@ fn due_tasks_a_reserve_leaves_wake_the_next_consumer_in_line() {
     let tasks = [task("a", None), task("b", None), task("c", None)];
     statuses(queue::put(&config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap());
     let wake = server.consumer_in_line(&keys.line, &keys.waiters, "other");
-    let mut c = server.client();
 
     assert_eq!(reserve(&config, &keys, how(1, 30_000, 0)).len(), 1);
-    let woken: Vec<Vec<u8>> = redis::cmd("LRANGE")
-        .arg(&wake)
-        .arg(0)
-        .arg(-1)
-        .query(&mut c)
-        .unwrap();
-    assert_eq!(woken, [b"1".to_vec()], "the consumer in line is woken");
-    let line: i64 = redis::cmd("LLEN").arg(&keys.line).query(&mut c).unwrap();
-    assert_eq!(line, 0, "and taken out of the line");
+    assert_eq!(
+        server.list(&wake),
+        [b"1".to_vec()],
+        "the consumer in line is woken"
+    );
+    assert!(
+        server.list(&keys.line).is_empty(),
+        "and taken out of the line"
+    );
 }
 
 #[test]

@@ -106,13 +106,11 @@ fn a_takes_order_task_starts_anew_and_wakes_a_consumer() {
         ..Take::default()
     };
     assert_eq!(stock.take(&take).unwrap(), Taken::Done(7));
-    let woken: Vec<Vec<u8>> = redis::cmd("LRANGE")
-        .arg(&wake)
-        .arg(0)
-        .arg(-1)
-        .query(&mut c)
-        .unwrap();
-    assert_eq!(woken, [b"1".to_vec()], "the consumer in line is woken");
+    assert_eq!(
+        server.list(&wake),
+        [b"1".to_vec()],
+        "the consumer in line is woken"
+    );
 
     let how = Reserve {
         count: 10,

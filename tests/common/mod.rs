@@ -291,6 +291,16 @@ impl RedisServer {
         key("w:")
     }
 
+    /// The elements of the list `key`.
+    pub fn list(&self, key: &[u8]) -> Vec<Vec<u8>> {
+        redis::cmd("LRANGE")
+            .arg(key)
+            .arg(0)
+            .arg(-1)
+            .query(&mut self.client())
+            .unwrap()
+    }
+
     /// How many times the server ran each of `commands` since it started
     /// (`INFO commandstats`), summed.
     pub fn calls(&self, commands: &[&str]) -> u64 {
