@@ -338,9 +338,9 @@ pub fn adopt(lent: Lent) {
     }
 }
 
-/// Takes this process's connection for `config` out of the pool, opening one
-/// if there is none (or only one inherited from a parent process).
-/// The pooled connection of `config` with its pool key, or a new one.
+/// Takes this process's connection for `config` out of the pool, with its
+/// pool key, opening one if there is none (or only one inherited from a
+/// parent process).
 fn take(config: &Config) -> Result<(String, Conn), Error> {
     let pid = crate::process::id();
     let slot = POOL.with(|pool| pool.borrow_mut().remove_entry(&config.id));

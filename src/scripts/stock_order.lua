@@ -29,6 +29,7 @@ end
 -- Enqueues the task, due now, and wakes a consumer if one waits.
 local function order_write()
   local now = queue_now()
+  -- The count first: the take's first write, it checks the stats hash.
   local register = queue_count_enqueued(KEYS[9], now, 1)
   -- Neither queued nor leased (checked above): a new task.
   queue_add_to(KEYS[4], KEYS[5], KEYS[6], task, string.format('%.17g', now),
