@@ -169,6 +169,91 @@ fn a_free_lock_with_waiters_goes_to_the_line_not_to_a_new_arrival() {
     assert!(lock::holds(&config, &keys.lock, &token).unwrap());
 }
 
+/// A free lock without fencing tokens is taken by plain commands, without
+/// a script; a thread that found it taken tries it with the script next
+/// (a plain try would cost it a round trip more), until the script finds
+/// it free again.
+#[test]
+fn a_free_lock_is_taken_without_a_script() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let keys = Keys::seed(b"", b"plain");
+    let lease = Duration::from_secs(30);
+    // The scripts loaded first (a lock with fencing tokens always takes
+    // the script), so that each runs in one call.
+    let warm = Keys::named(b"", b"warm");
+    let token = taken(&config, &warm, lease);
+    assert!(lock::release(&config, &warm, token.as_bytes()).unwrap());
+    let loaded = server.calls(&["evalsha", "eval"]);
+    let scripts = || server.calls(&["evalsha", "eval"]) - loaded;
+    let try_once = || {
+        let token = redislock::token::new_token();
+        lock::acquire(&config, &keys, &token, lease, waiting(0))
+            .unwrap()
+            .map(|_| token)
+    };
+    let holder = try_once().expect("free");
+    assert_eq!(scripts(), 0, "a free lock is taken by plain commands");
+    assert!(server.pttl("Lock:plain") > 29_000, "with its lease");
+    assert_eq!(try_once(), None, "taken");
+    assert_eq!(scripts(), 0, "a single try of a taken lock needs no script");
+    assert_eq!(try_once(), None, "still taken");
+    assert_eq!(scripts(), 1, "found taken: the next try is the script's");
+    assert!(lock::release(&config, &keys, holder.as_bytes()).unwrap());
+    let holder = try_once().expect("free again");
+    assert_eq!(scripts(), 3, "the script takes it (after the release's)");
+    assert!(lock::release(&config, &keys, holder.as_bytes()).unwrap());
+    let before = scripts();
+    let holder = try_once().expect("free again");
+    assert_eq!(scripts(), before, "found free by the script: plain again");
+    assert!(lock::release(&config, &keys, holder.as_bytes()).unwrap());
+    // A waiting acquire of a free lock, and a lock no longer taken by the
+    // script's rule for keys without expiry, the same.
+    let token = redislock::token::new_token();
+    assert!(lock::acquire(&config, &keys, &token, lease, waiting(5)).unwrap().is_some());
+    assert_eq!(scripts(), before + 1, "only the release ran a script");
+    assert!(lock::release(&config, &keys, token.as_bytes()).unwrap());
+}
+
+/// A plain first try that sets a lock whose line is not empty (its holder's
+/// lease ran out with a waiter in line, or an old client deleted it) hands
+/// the lock on to the first waiter, as a release would, and the arrival
+/// waits behind it: nobody in line is passed over.
+#[test]
+fn a_plain_first_try_hands_a_free_lock_to_its_line() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let keys = Keys::seed(b"", b"passed");
+    let lease = Duration::from_secs(30);
+    for wait in [waiting(0), waiting(1)] {
+        let first = dead_waiter(&server, &keys, 20_000, 30_000);
+        let arrival = redislock::token::new_token();
+        let started = Instant::now();
+        assert_eq!(
+            lock::acquire(&config, &keys, &arrival, lease, wait).unwrap(),
+            None,
+            "the arrival passed the waiter in line"
+        );
+        let owner: String = redis::cmd("GET")
+            .arg(&keys.lock)
+            .query(&mut server.client())
+            .unwrap();
+        assert_eq!(owner, first, "handed to the first in line");
+        assert!(server.pttl("Lock:passed") > 19_000, "with the waiter's lease");
+        let wake = keys.wake(&first);
+        assert_eq!(server.list(&wake).len(), 1, "the waiter was woken");
+        if !wait.timeout.is_zero() {
+            assert!(started.elapsed() >= wait.timeout, "the arrival waited in line");
+        }
+        assert_eq!(llen(&server, &keys.line), 0, "and left it");
+        let _: () = redis::cmd("DEL")
+            .arg(&keys.lock)
+            .arg(&wake)
+            .query(&mut server.client())
+            .unwrap();
+    }
+}
+
 /// Puts a waiter that will never pick anything up in line: `place_ms` is
 /// how long its place is still kept (0: it ran out already).
 fn dead_waiter(server: &RedisServer, keys: &Keys, lease_ms: u64, place_ms: u64) -> String {

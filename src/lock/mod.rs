@@ -14,12 +14,14 @@ pub mod renew;
 pub mod seed;
 
 use crate::holder;
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use redis::Script;
 
-use crate::config::Config;
+use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::scripts::script;
@@ -178,8 +180,112 @@ impl Acquire<'_> {
     }
 }
 
+thread_local! {
+    /// The locks this thread found taken or awaited when it last tried
+    /// them: their next acquire goes to the line's script at once, where a
+    /// plain first try would cost a round trip (see [`Acquire::plain`]).
+    static CONTENDED: RefCell<HashSet<Vec<u8>>> = RefCell::new(HashSet::new());
+}
+
+/// How many contended locks a thread remembers (past that, it forgets them
+/// all: the cost of forgetting is one round trip per lock).
+const CONTENDED_MAX: usize = 1024;
+
+fn contended(lock: &[u8]) -> bool {
+    CONTENDED.with(|c| c.borrow().contains(lock))
+}
+
+fn set_contended(lock: &[u8], yes: bool) {
+    CONTENDED.with(|c| {
+        let mut c = c.borrow_mut();
+        if !yes {
+            c.remove(lock);
+        } else if !c.contains(lock) {
+            if c.len() >= CONTENDED_MAX {
+                c.clear();
+            }
+            c.insert(lock.to_vec());
+        }
+    });
+}
+
+/// What a plain first try found.
+enum Plain {
+    /// Acquired, with nobody in line.
+    Acquired,
+    /// Held by another, and the acquire makes one try only: not acquired,
+    /// as the script would say.
+    Refused,
+    /// Let the script decide (it takes a stale key over, or joins the line).
+    Script,
+}
+
+impl Acquire<'_> {
+    /// The first try of an uncontended lock without fencing tokens, in
+    /// plain commands, one round trip: `SET NX PX` and the line's `LLEN`
+    /// (and, for a single try, the lock's `PTTL`). Redis runs a script's
+    /// text at a cost of its own on every call; these are the commands the
+    /// script would run. A lock set while its line was not empty (the
+    /// holder's lease ran out with waiters in line, or an old client
+    /// deleted the key) is handed straight on to the first waiter, as a
+    /// release hands it, and the acquire joins the line behind it: nobody
+    /// in line is passed over. A cluster, a lock without expiry, fencing
+    /// tokens or permits take the script.
+    fn plain(&self) -> Result<Plain, Error> {
+        if self.keys.fenced
+            || self.keys.permits.is_some()
+            || self.lease == 0
+            || matches!(self.config.topology, Topology::Cluster { .. })
+            || contended(&self.keys.lock)
+        {
+            return Ok(Plain::Script);
+        }
+        let once = self.wait.timeout.is_zero();
+        let (set, waiting, ttl): (Option<String>, i64, i64) = conn::with(self.config, |c| {
+            let mut pipe = redis::pipe();
+            pipe.cmd("SET")
+                .arg(&self.keys.lock)
+                .arg(self.token)
+                .arg("NX")
+                .arg("PX")
+                .arg(self.lease)
+                .cmd("LLEN")
+                .arg(&self.keys.line);
+            if once {
+                pipe.cmd("PTTL").arg(&self.keys.lock);
+                pipe.query(c)
+            } else {
+                let (set, waiting) = pipe.query(c)?;
+                Ok((set, waiting, 0))
+            }
+        })?;
+        if set.is_some() && waiting == 0 {
+            return Ok(Plain::Acquired);
+        }
+        set_contended(&self.keys.lock, true);
+        if set.is_some() {
+            release(self.config, self.keys, self.token.as_bytes())?;
+            return Ok(Plain::Script);
+        }
+        // A key without expiry may be an old client's stale one (-1), and
+        // a key gone since the SET (-2) may be free: the script looks.
+        Ok(if once && (waiting > 0 || ttl >= 0) {
+            Plain::Refused
+        } else {
+            Plain::Script
+        })
+    }
+}
+
 impl wait::Waiter<i64> for Acquire<'_> {
     fn attempt(&mut self, pass: Pass) -> Result<Try<i64>, Error> {
+        if pass == Pass::First {
+            match self.plain()? {
+                Plain::Acquired => return Ok(Try::Done(0)),
+                Plain::Refused => return Ok(Try::Later(wait::RENEW)),
+                Plain::Script => {}
+            }
+        }
         let place = if self.wait.timeout.is_zero() {
             0
         } else {
@@ -198,6 +304,10 @@ impl wait::Waiter<i64> for Acquire<'_> {
                 call.arg("1");
             }
         })?;
+        if pass == Pass::First {
+            // Taken at once: the lock was free and nobody waited.
+            set_contended(&self.keys.lock, left != 0);
+        }
         Ok(match left {
             0 => Try::Done(fence),
             // Not first in line: renewing the place is all there is to do.
