@@ -207,10 +207,13 @@ fn a_free_lock_is_taken_without_a_script() {
     let holder = try_once().expect("free again");
     assert_eq!(scripts(), before, "found free by the script: plain again");
     assert!(lock::release(&config, &keys, holder.as_bytes()).unwrap());
-    // A waiting acquire of a free lock, and a lock no longer taken by the
-    // script's rule for keys without expiry, the same.
+    // A waiting acquire of a free lock takes it the same way.
     let token = redislock::token::new_token();
-    assert!(lock::acquire(&config, &keys, &token, lease, waiting(5)).unwrap().is_some());
+    assert!(
+        lock::acquire(&config, &keys, &token, lease, waiting(5))
+            .unwrap()
+            .is_some()
+    );
     assert_eq!(scripts(), before + 1, "only the release ran a script");
     assert!(lock::release(&config, &keys, token.as_bytes()).unwrap());
 }
@@ -239,11 +242,17 @@ fn a_plain_first_try_hands_a_free_lock_to_its_line() {
             .query(&mut server.client())
             .unwrap();
         assert_eq!(owner, first, "handed to the first in line");
-        assert!(server.pttl("Lock:passed") > 19_000, "with the waiter's lease");
+        assert!(
+            server.pttl("Lock:passed") > 19_000,
+            "with the waiter's lease"
+        );
         let wake = keys.wake(&first);
         assert_eq!(server.list(&wake).len(), 1, "the waiter was woken");
         if !wait.timeout.is_zero() {
-            assert!(started.elapsed() >= wait.timeout, "the arrival waited in line");
+            assert!(
+                started.elapsed() >= wait.timeout,
+                "the arrival waited in line"
+            );
         }
         assert_eq!(llen(&server, &keys.line), 0, "and left it");
         let _: () = redis::cmd("DEL")
@@ -251,6 +260,23 @@ fn a_plain_first_try_hands_a_free_lock_to_its_line() {
             .arg(&wake)
             .query(&mut server.client())
             .unwrap();
+    }
+}
+
+/// A line of another type (written by hand) fails the acquire, which
+/// leaves no lock behind, whether its first try is plain or the script's.
+#[test]
+fn a_line_of_another_type_fails_the_acquire_and_takes_nothing() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let keys = Keys::seed(b"", b"typed");
+    server.by_hand(&keys.line);
+    for _ in 0..2 {
+        let token = redislock::token::new_token();
+        let err = lock::acquire(&config, &keys, &token, Duration::from_secs(30), waiting(0))
+            .expect_err("the line is a string");
+        assert!(err.cause().starts_with("WRONGTYPE"), "{err}");
+        common::wait_for("the lock to be gone", 5, || server.pttl("Lock:typed") == -2);
     }
 }
 

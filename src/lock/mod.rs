@@ -222,8 +222,8 @@ enum Plain {
 
 impl Acquire<'_> {
     /// The first try of an uncontended lock without fencing tokens, in
-    /// plain commands, one round trip: `SET NX PX` and the line's `LLEN`
-    /// (and, for a single try, the lock's `PTTL`). Redis runs a script's
+    /// plain commands, one round trip: `SET NX PX`, the line's `LLEN` and
+    /// the lock's `PTTL` (for a single try of a lock found taken). Redis runs a script's
     /// text at a cost of its own on every call; these are the commands the
     /// script would run. A lock set while its line was not empty (the
     /// holder's lease ran out with waiters in line, or an old client
@@ -242,21 +242,36 @@ impl Acquire<'_> {
         }
         let once = self.wait.timeout.is_zero();
         let (set, waiting, ttl): (Option<String>, i64, i64) = conn::with(self.config, |c| {
-            let mut pipe = redis::pipe();
-            pipe.cmd("SET")
+            let replies: Vec<redis::Value> = redis::pipe()
+                .ignore_errors()
+                .cmd("SET")
                 .arg(&self.keys.lock)
                 .arg(self.token)
                 .arg("NX")
                 .arg("PX")
                 .arg(self.lease)
                 .cmd("LLEN")
-                .arg(&self.keys.line);
-            if once {
-                pipe.cmd("PTTL").arg(&self.keys.lock);
-                pipe.query(c)
-            } else {
-                let (set, waiting) = pipe.query(c)?;
-                Ok((set, waiting, 0))
+                .arg(&self.keys.line)
+                .cmd("PTTL")
+                .arg(&self.keys.lock)
+                .query(c)?;
+            let set = replies.first() == Some(&redis::Value::Okay);
+            // An error as Redis said it (a pipeline's own error names only
+            // its kind: READONLY, without Redis' words).
+            match redis::Value::Array(replies).extract_error() {
+                Ok(replies) => Ok(redis::from_redis_value(replies)?),
+                Err(e) => {
+                    // The line holds another type (written by hand): the
+                    // lock the SET took is given up again at once.
+                    if set {
+                        EXTEND
+                            .key(&self.keys.lock)
+                            .arg(self.token)
+                            .arg(1)
+                            .invoke::<i64>(c)?;
+                    }
+                    Err(e)
+                }
             }
         })?;
         if set.is_some() && waiting == 0 {
