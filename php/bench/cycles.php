@@ -87,12 +87,11 @@ function table(string $title, array $rows, string $ours, array $peers): void
 $flush = fn () => $phpredis->flushAll();
 
 /**
- * The `EVALSHA` calls (sha, number of keys, keys and arguments) one run of
- * `$op` sends, read with `MONITOR` once its scripts are loaded: replayed
- * through phpredis, they are the same round trips and the same server work
- * from another client.
+ * The commands one run of `$op` sends (each as its words), read with
+ * `MONITOR` once its scripts are loaded: replayed through phpredis, they
+ * are the same round trips and the same server work from another client.
  */
-function scriptCalls(callable $op, string $host, int $port): array
+function sentCommands(callable $op, string $host, int $port): array
 {
     $op();
     $monitor = stream_socket_client("tcp://$host:$port");
@@ -102,28 +101,48 @@ function scriptCalls(callable $op, string $host, int $port): array
     stream_set_timeout($monitor, 0, 300000);
     $calls = [];
     while (($line = fgets($monitor)) !== false) {
-        preg_match_all('/"((?:[^"\\\\]|\\\\.)*)"/', $line, $m);
-        $words = array_map('stripcslashes', $m[1]);
-        if (strtoupper($words[0] ?? '') === 'EVALSHA') {
-            $calls[] = array_slice($words, 1);
+        // A client's command, not one a script ran ("[0 lua]").
+        if (!preg_match('/^\+[\d.]+ \[\d+ [\d.]+:\d+\] (.*)$/', $line, $client)) {
+            continue;
         }
+        preg_match_all('/"((?:[^"\\\\]|\\\\.)*)"/', $client[1], $m);
+        $calls[] = array_map('stripcslashes', $m[1]);
     }
     fclose($monitor);
     return $calls;
 }
 
 /**
- * Replays `$calls` of scriptCalls() through phpredis, with a new owner
- * token of the same length in place of `$token`.
+ * Replays `$calls` of sentCommands() through phpredis, with a new owner
+ * token of the same length in place of `$token`: each `EVALSHA` in a round
+ * trip of its own, the plain commands between them in one pipeline (as
+ * redislock sends them).
  */
 function replay(Redis $redis, array $calls, string $token): bool
 {
     $new = substr($token, 0, -12) . bin2hex(random_bytes(6));
     $ok = true;
+    $plain = [];
+    $flush = function () use ($redis, &$plain, &$ok) {
+        if ($plain) {
+            $pipe = $redis->multi(Redis::PIPELINE);
+            foreach ($plain as $words) {
+                $pipe->rawCommand(...$words);
+            }
+            $ok = $pipe->exec() !== false && $ok;
+            $plain = [];
+        }
+    };
     foreach ($calls as $call) {
-        $args = array_map(fn ($a) => str_replace($token, $new, $a), array_slice($call, 2));
-        $ok = $redis->evalSha($call[0], $args, (int) $call[1]) !== false && $ok;
+        $call = array_map(fn ($a) => str_replace($token, $new, $a), $call);
+        if (strtoupper($call[0]) !== 'EVALSHA') {
+            $plain[] = $call;
+            continue;
+        }
+        $flush();
+        $ok = $redis->evalSha($call[1], array_slice($call, 3), (int) $call[2]) !== false && $ok;
     }
+    $flush();
     return $ok;
 }
 
@@ -136,11 +155,15 @@ $seedLock = new Seed\RedisLock($phpredis);
 $symfony = (new LockFactory(new RedisStore($phpredis)));
 $release = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 $releaseSha = $phpredis->script('load', $release);
-// The server work of a redislock cycle (its two scripts, with the fair
-// line's check and, for `RedisLock\Lock`, the fencing token), sent by phpredis.
-$seedCalls = scriptCalls(fn () => $rl->lock('bench') && $rl->unlock('bench'), $host, $port);
-$lockCalls = scriptCalls(fn () => $lockApi->acquire() && $lockApi->release(), $host, $port);
-$tokenOf = fn (array $calls) => $calls[0][2 + (int) $calls[0][1]];
+// The server work of a redislock cycle (its commands and scripts, with the
+// fair line's check and, for `RedisLock\Lock`, the fencing token), sent by
+// phpredis.
+$seedCalls = sentCommands(fn () => $rl->lock('bench') && $rl->unlock('bench'), $host, $port);
+$lockCalls = sentCommands(fn () => $lockApi->acquire() && $lockApi->release(), $host, $port);
+// The owner token: the value of a plain SET, or the first argument of the
+// first script.
+$tokenOf = fn (array $calls) => strtoupper($calls[0][0]) === 'SET'
+    ? $calls[0][2] : $calls[0][3 + (int) $calls[0][2]];
 $lockRows = measureInTurns([
     'redislock `RedisLock::lock/unlock`' => fn () => $rl->lock('bench') && $rl->unlock('bench'),
     'redislock `Lock_Service::addLock/releaseLock`' => fn () => Lock_Service::releaseLock(42, Lock_Service::addLock(42)),
@@ -166,18 +189,18 @@ $lockRows = measureInTurns([
         $phpredis->set('bench-floor', '1', ['nx', 'px' => 15000]);
         $phpredis->del('bench-floor');
     },
-    'phpredis sending `RedisLock::lock/unlock`\'s two `EVALSHA` (same server work)' => fn () => replay($phpredis, $seedCalls, $tokenOf($seedCalls)),
-    'phpredis sending `RedisLock\Lock::acquire/release`\'s two `EVALSHA` (same server work)' => fn () => replay($phpredis, $lockCalls, $tokenOf($lockCalls)),
+    'phpredis sending `RedisLock::lock/unlock`\'s commands (same round trips and server work)' => fn () => replay($phpredis, $seedCalls, $tokenOf($seedCalls)),
+    'phpredis sending `RedisLock\Lock::acquire/release`\'s commands (same round trips and server work)' => fn () => replay($phpredis, $lockCalls, $tokenOf($lockCalls)),
 ], 2 * $seconds);
 table('Lock cycle (acquire + release, uncontended)', $lockRows, 'redislock `RedisLock::lock/unlock`', [
     'floor: phpredis `SET NX PX` + `DEL` (2 round trips)' => 'vs the raw phpredis floor (target >= 0.9x)',
     'phpredis `SET NX PX` + `EVALSHA` compare-and-delete (safe, 2 round trips)' => 'vs phpredis at equal round trips (target >= 1.0x)',
-    'phpredis sending `RedisLock::lock/unlock`\'s two `EVALSHA` (same server work)' => 'vs phpredis doing the same server work (the client alone)',
+    'phpredis sending `RedisLock::lock/unlock`\'s commands (same round trips and server work)' => 'vs phpredis doing the same server work (the client alone)',
     'seed userland `Lock_Service` (phpredis, connects per call)' => 'redislock `Lock_Service` vs the seed `Lock_Service` (target >= 3x) uses the row below',
     'symfony/lock `RedisStore` (phpredis)' => 'vs symfony/lock (target >= 6x)',
 ]);
 printf("- redislock `RedisLock\\Lock` / phpredis doing its server work: %.2fx\n",
-    $lockRows['redislock `RedisLock\Lock::acquire/release`'] / $lockRows['phpredis sending `RedisLock\Lock::acquire/release`\'s two `EVALSHA` (same server work)']);
+    $lockRows['redislock `RedisLock\Lock::acquire/release`'] / $lockRows['phpredis sending `RedisLock\Lock::acquire/release`\'s commands (same round trips and server work)']);
 printf("- redislock `Lock_Service` / seed `Lock_Service`: %.2fx\n\n",
     $lockRows['redislock `Lock_Service::addLock/releaseLock`'] / $lockRows['seed userland `Lock_Service` (phpredis, connects per call)']);
 
