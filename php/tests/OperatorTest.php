@@ -623,6 +623,54 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame('leased', $old->find($running)['state']);
     }
 
+    /**
+     * A task the destination already holds under the same id stays there,
+     * as it was, even when the source's copy is taken by a worker while
+     * `move` runs: `move` takes back only what it added.
+     */
+    public function testMoveNeverRemovesATaskTheDestinationAlreadyHeld(): void
+    {
+        $old = (new Client())->queue('mail');
+        $new = (new Client(['dsn' => RedisServer::$main->dsn(), 'prefix' => 'app_']))->queue('mail');
+        $here = $there = [];
+        for ($i = 0; $i < 2000; $i++) {
+            $here["t$i"] = "here $i";
+            $there["t$i"] = "there $i";
+        }
+        $old->enqueueMany($here);
+        $new->enqueueMany($there);
+        $worker = self::start('
+            $q = (new RedisLock\Client())->queue("mail");
+            $r = new Redis();
+            $r->connect("127.0.0.1", ' . RedisServer::$main->port . ');
+            while (!$r->exists("stop")) {
+                foreach ($q->reserve(5) as $t) {
+                    $r->rPush("ran", $t->id());
+                    $q->ack($t);
+                }
+            }
+            echo "stopped";', ['extension' => self::phpredisExtensions()]);
+        while ($this->redis->lLen('ran') < 50) {
+            usleep(10000);
+        }
+        $moved = self::json(['--yes', 'move', 'mail', '--to-url=' . RedisServer::$main->dsn() . '?prefix=app_'])['moved'];
+        $this->redis->set('stop', 1);
+        $this->assertSame('stopped', self::finish($worker));
+
+        $ran = $this->redis->lRange('ran', 0, -1);
+        $this->assertSame(2000, count($ran) + $moved, 'each task ran or was moved');
+        $this->assertGreaterThan(50, count($ran));
+        $kept = [];
+        while ($tasks = $new->reserve(1000)) {
+            foreach ($tasks as $t) {
+                $kept[$t->id()] = $t->payload();
+            }
+        }
+        ksort($there);
+        ksort($kept);
+        $this->assertSame($there, $kept, 'the destination keeps every task it held, as it was');
+    }
+
     public function testTheCliRefusesWrongUsageAndReportsAnUnreachableRedis(): void
     {
         foreach ([

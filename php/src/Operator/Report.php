@@ -124,22 +124,25 @@ final class Report
         while ($left > 0 && ($tasks = $from->peek(min($left, 1000))) !== []) {
             $now = microtime(true);
             $due = [];
+            // What this move added there (a task the new queue held under
+            // the same id already is its own, and stays).
+            $added = [];
             foreach ($tasks as $task) {
                 if ($task['at'] <= $now) {
                     $due[$task['id']] = $task['payload'];
-                } else {
-                    $into->enqueue($task['id'], $task['payload'], $task['at'] - $now, 'keep');
+                } elseif ($into->enqueue($task['id'], $task['payload'], $task['at'] - $now, 'keep') === 'added') {
+                    $added[$task['id']] = true;
                 }
             }
             if ($due !== []) {
-                $into->enqueueMany($due, 0, 'keep');
+                $added += array_filter($into->enqueueMany($due, 0, 'keep'), fn ($outcome) => $outcome === 'added');
             }
             foreach ($tasks as $task) {
                 // One by one, to know which: a task a worker reserved here
                 // since the look runs here, so the new queue must not.
                 if ($from->remove([$task['id']]) === 1) {
                     $moved++;
-                } else {
+                } elseif (isset($added[$task['id']])) {
                     $into->remove([$task['id']]);
                 }
             }
