@@ -221,11 +221,11 @@ enum Plain {
 }
 
 impl Acquire<'_> {
-    /// The first try of an uncontended lock without fencing tokens, in
-    /// plain commands, one round trip: `SET NX PX`, the line's `LLEN` and
-    /// the lock's `PTTL` (for a single try of a lock found taken). Redis runs a script's
-    /// text at a cost of its own on every call; these are the commands the
-    /// script would run. A lock set while its line was not empty (the
+    /// The first try of an uncontended lock without fencing tokens (the
+    /// seed's `RedisLock`), in plain commands, one round trip: `SET NX PX`,
+    /// the line's `LLEN` and the lock's `PTTL` (for a single try of a lock
+    /// found taken). A script costs Redis more than the commands it runs;
+    /// these are the commands the script would run. A lock set while its line was not empty (the
     /// holder's lease ran out with waiters in line, or an old client
     /// deleted the key) is handed straight on to the first waiter, as a
     /// release hands it, and the acquire joins the line behind it: nobody
@@ -255,7 +255,7 @@ impl Acquire<'_> {
                 .cmd("PTTL")
                 .arg(&self.keys.lock)
                 .query(c)?;
-            let set = replies.first() == Some(&redis::Value::Okay);
+            let took = replies.first() == Some(&redis::Value::Okay);
             // An error as Redis said it (a pipeline's own error names only
             // its kind: READONLY, without Redis' words).
             match redis::Value::Array(replies).extract_error() {
@@ -263,7 +263,7 @@ impl Acquire<'_> {
                 Err(e) => {
                     // The line holds another type (written by hand): the
                     // lock the SET took is given up again at once.
-                    if set {
+                    if took {
                         EXTEND
                             .key(&self.keys.lock)
                             .arg(self.token)
