@@ -585,23 +585,7 @@ final class OperatorTest extends RedisLockTestCase
         $old->nack($old->reserve(1)[0]); // one of the due ones dies
         $dead = $old->dead()[0]['id'];
         $running = $old->reserve(1)[0]->id();
-        $worker = self::start('
-            $q = (new RedisLock\Client())->queue("queues:default");
-            $r = new Redis();
-            $r->connect("127.0.0.1", ' . RedisServer::$main->port . ');
-            while (!$r->exists("stop")) {
-                foreach ($q->reserve(5) as $t) {
-                    $r->rPush("ran", $t->id());
-                    $q->ack($t);
-                }
-            }
-            echo "stopped";', ['extension' => self::phpredisExtensions()]);
-        while ($this->redis->lLen('ran') < 50) {
-            usleep(10000);
-        }
-        $moved = self::json(['--yes', 'move', 'queues:default', '--to-url=' . RedisServer::$main->dsn() . '?prefix=app_'])['moved'];
-        $this->redis->set('stop', 1);
-        $this->assertSame('stopped', self::finish($worker));
+        $moved = $this->moveWhileAWorkerTakesTasks('queues:default');
 
         $waiting = [];
         while ($tasks = $new->reserve(1000)) {
@@ -639,23 +623,7 @@ final class OperatorTest extends RedisLockTestCase
         }
         $old->enqueueMany($here);
         $new->enqueueMany($there);
-        $worker = self::start('
-            $q = (new RedisLock\Client())->queue("mail");
-            $r = new Redis();
-            $r->connect("127.0.0.1", ' . RedisServer::$main->port . ');
-            while (!$r->exists("stop")) {
-                foreach ($q->reserve(5) as $t) {
-                    $r->rPush("ran", $t->id());
-                    $q->ack($t);
-                }
-            }
-            echo "stopped";', ['extension' => self::phpredisExtensions()]);
-        while ($this->redis->lLen('ran') < 50) {
-            usleep(10000);
-        }
-        $moved = self::json(['--yes', 'move', 'mail', '--to-url=' . RedisServer::$main->dsn() . '?prefix=app_'])['moved'];
-        $this->redis->set('stop', 1);
-        $this->assertSame('stopped', self::finish($worker));
+        $moved = $this->moveWhileAWorkerTakesTasks('mail');
 
         $ran = $this->redis->lRange('ran', 0, -1);
         $this->assertSame(2000, count($ran) + $moved, 'each task ran or was moved');
@@ -669,6 +637,33 @@ final class OperatorTest extends RedisLockTestCase
         ksort($there);
         ksort($kept);
         $this->assertSame($there, $kept, 'the destination keeps every task it held, as it was');
+    }
+
+    /**
+     * Runs `move NAME --to-url=...?prefix=app_` while a worker of queue
+     * `$name` reserves and acks tasks (each id pushed to the list `ran`),
+     * once it has run 50; returns how many `move` moved.
+     */
+    private function moveWhileAWorkerTakesTasks(string $name): int
+    {
+        $worker = self::start('
+            $q = (new RedisLock\Client())->queue("' . $name . '");
+            $r = new Redis();
+            $r->connect("127.0.0.1", ' . RedisServer::$main->port . ');
+            while (!$r->exists("stop")) {
+                foreach ($q->reserve(5) as $t) {
+                    $r->rPush("ran", $t->id());
+                    $q->ack($t);
+                }
+            }
+            echo "stopped";', ['extension' => self::phpredisExtensions()]);
+        while ($this->redis->lLen('ran') < 50) {
+            usleep(10000);
+        }
+        $moved = self::json(['--yes', 'move', $name, '--to-url=' . RedisServer::$main->dsn() . '?prefix=app_'])['moved'];
+        $this->redis->set('stop', 1);
+        $this->assertSame('stopped', self::finish($worker));
+        return $moved;
     }
 
     public function testTheCliRefusesWrongUsageAndReportsAnUnreachableRedis(): void
