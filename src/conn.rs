@@ -103,6 +103,23 @@ pub enum Conn {
 }
 
 impl Conn {
+    /// Whether the scripts may run as functions here (see
+    /// `scripts::Invocation::invoke`): on a single server not known to run
+    /// none for us. A cluster's nodes would each need the libraries.
+    pub fn runs_functions(&self) -> bool {
+        match self {
+            Conn::Single(c) => !c.no_functions,
+            Conn::Cluster(_) => false,
+        }
+    }
+
+    /// Records that this connection's server runs no functions for us.
+    pub fn no_functions(&mut self) {
+        if let Conn::Single(c) = self {
+            c.no_functions = true;
+        }
+    }
+
     /// Runs a blocking command (BLPOP) whose own timeout is `nap`: its
     /// reply comes within `read_timeout` of the nap's end. A single server
     /// is nudged at the nap's end (see [`Wire::blocking`]); a cluster

@@ -2,7 +2,20 @@
 //! includes: `need.lua` first (the checks every script makes before it
 //! writes), then what its header's `-- include:` lines name (and what
 //! those include, each file once, a file after its own includes), then the
-//! script. Redis runs them as one script (EVALSHA, loaded on first use).
+//! script. Redis runs them as one script.
+//!
+//! Each script runs as a Redis function (`FCALL`) where the server has
+//! them (Redis and Valkey 7 and later): its library, loaded on first use,
+//! defines the included helpers once, where `EVALSHA` defines them again on
+//! every call. A server without functions (Redis 6), a user the ACL does not
+//! let load or call them, and clusters run the same script with `EVALSHA`,
+//! loaded on `NOSCRIPT`.
+
+use redis::{
+    Cmd, ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind, ToRedisArgs,
+};
+
+use crate::conn::Conn;
 
 /// Every file under `src/scripts/`, by name.
 const FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
@@ -13,9 +26,7 @@ const FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/scripts.rs"))
 macro_rules! script {
     ($file:literal $(, with $($extra:literal),+)?) => {{
         const _: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts/", $file));
-        std::sync::LazyLock::new(|| {
-            redis::Script::new(&$crate::scripts::source($file, &[$($($extra),+)?]))
-        })
+        std::sync::LazyLock::new(|| $crate::scripts::Script::new($file, &[$($($extra),+)?]))
     }};
 }
 pub(crate) use script;
@@ -92,6 +103,188 @@ pub fn source(file: &'static str, extra: &[&'static str]) -> String {
          error(reply, 0)\n",
     );
     source
+}
+
+/// The flags of `file`'s function, from its header's `-- flags:` line: a
+/// script that frees or only reads says `allow-oom`, so that it runs on a
+/// server past its `maxmemory` as its `EVALSHA` does (a function without
+/// it is refused there before it starts; one that adds keeps that).
+fn flags(file: &str) -> Vec<&'static str> {
+    text(file)
+        .lines()
+        .take_while(|l| l.starts_with("--"))
+        .filter_map(|l| l.strip_prefix("-- flags:"))
+        .flat_map(str::split_whitespace)
+        .collect()
+}
+
+/// The function library of the script `file` (see [`files`]), named
+/// `name`, with one function of that name. The included helpers are
+/// defined once, when the library loads; each call sets what a script's
+/// run starts with: its `KEYS` and `ARGV`, and need.lua's record of the
+/// keys it checked.
+fn library(file: &'static str, extra: &[&'static str], name: &str) -> String {
+    let mut parts: Vec<&str> = files(file, extra).into_iter().map(text).collect();
+    let main = parts.pop().unwrap_or_default();
+    let flags: Vec<String> = flags(file).iter().map(|f| format!("'{f}'")).collect();
+    format!(
+        "#!lua name={name}\n\
+         local KEYS, ARGV\n\
+         {}\
+         local function redislock_script()\n{main}\nend\n\
+         redis.register_function{{function_name = '{name}', flags = {{{}}}, callback = function(keys, args)\n\
+         \x20 KEYS, ARGV, need_checked = keys, args, {{}}\n\
+         \x20 return redislock_script()\n\
+         end}}\n",
+        parts.concat(),
+        flags.join(", "),
+    )
+}
+
+/// A script of the crate's: run as a function where the server has them,
+/// else with `EVALSHA` (see the module comment).
+pub struct Script {
+    eval: redis::Script,
+    /// The name of its library and of the library's one function:
+    /// `redislock_` and the script's SHA-1, so that a changed script is
+    /// another library.
+    name: String,
+    library: String,
+}
+
+impl Script {
+    pub fn new(file: &'static str, extra: &[&'static str]) -> Script {
+        let eval = redis::Script::new(&source(file, extra));
+        let name = format!("redislock_{}", eval.get_hash());
+        let library = library(file, extra, &name);
+        Script {
+            eval,
+            name,
+            library,
+        }
+    }
+
+    pub fn prepare_invoke(&self) -> Invocation<'_> {
+        Invocation {
+            script: self,
+            keys: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+
+    pub fn key<T: ToRedisArgs>(&self, key: T) -> Invocation<'_> {
+        let mut call = self.prepare_invoke();
+        call.key(key);
+        call
+    }
+
+    /// Loads the script for `EVALSHA` (a pipeline does not load its own).
+    pub fn load(&self, c: &mut Conn) -> RedisResult<()> {
+        self.eval.load(c).map(drop)
+    }
+}
+
+/// A call of a script with its keys and arguments.
+pub struct Invocation<'a> {
+    script: &'a Script,
+    keys: Vec<Vec<u8>>,
+    args: Vec<Vec<u8>>,
+}
+
+impl Invocation<'_> {
+    pub fn key<T: ToRedisArgs>(&mut self, key: T) -> &mut Self {
+        key.write_redis_args(&mut self.keys);
+        self
+    }
+
+    pub fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
+        arg.write_redis_args(&mut self.args);
+        self
+    }
+
+    /// The call as `EVALSHA`, for a pipeline (after [`Script::load`]).
+    pub fn eval_command(&self) -> Cmd {
+        self.command("EVALSHA", self.script.eval.get_hash())
+    }
+
+    fn command(&self, command: &str, name: &str) -> Cmd {
+        let mut cmd = redis::cmd(command);
+        cmd.arg(name)
+            .arg(self.keys.len())
+            .arg(&self.keys)
+            .arg(&self.args);
+        cmd
+    }
+
+    /// Runs the script: as a function unless this connection's server
+    /// runs none for us, else with `EVALSHA`.
+    pub fn invoke<T: FromRedisValue>(&self, c: &mut Conn) -> RedisResult<T> {
+        if c.runs_functions()
+            && let Some(reply) = self.function(c)?
+        {
+            return Ok(reply);
+        }
+        let cmd = self.eval_command();
+        match cmd.query(c) {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                self.script.load(c)?;
+                cmd.query(c)
+            }
+            reply => reply,
+        }
+    }
+
+    /// Runs the script as a function, loading its library when the server
+    /// does not have it (a first call, a `FUNCTION FLUSH`, a new server).
+    /// None when the server runs no functions for us: it has none (Redis
+    /// 6, or `FCALL` renamed away), or the ACL refuses this user `FCALL` or
+    /// `FUNCTION LOAD` (the connection then sticks to `EVALSHA`); or, for
+    /// this call only, when the library cannot be loaded past maxmemory.
+    fn function<T: FromRedisValue>(&self, c: &mut Conn) -> RedisResult<Option<T>> {
+        let cmd = self.command("FCALL", &self.script.name);
+        let mut loaded = false;
+        loop {
+            match cmd.query(c) {
+                Err(e) if !loaded && said(&e, "ERR", "Function not found") => {
+                    let load = redis::cmd("FUNCTION")
+                        .arg("LOAD")
+                        .arg(&self.script.library)
+                        .query::<()>(c);
+                    match load {
+                        Err(e) if refused(&e, "function|load") => break,
+                        // Past maxmemory a library cannot be loaded; a
+                        // script can, and may free.
+                        Err(e) if e.code() == Some("OOM") => return Ok(None),
+                        // Another process loaded it meanwhile.
+                        Err(e)
+                            if said(&e, "ERR", "Library '")
+                                && e.detail().is_some_and(|d| d.ends_with("already exists")) => {}
+                        load => load?,
+                    }
+                    loaded = true;
+                }
+                Err(e) if refused(&e, "fcall") => break,
+                reply => return reply.map(Some),
+            }
+        }
+        c.no_functions();
+        Ok(None)
+    }
+}
+
+/// Whether `e` is the error reply `code` whose text starts with `text`.
+fn said(e: &RedisError, code: &str, text: &str) -> bool {
+    e.code() == Some(code) && e.detail().is_some_and(|d| d.starts_with(text))
+}
+
+/// Whether the server refused `command` itself (not a command a function
+/// called, which may follow writes): it does not know it, or the ACL does
+/// not let this user run it.
+fn refused(e: &RedisError, command: &str) -> bool {
+    said(e, "ERR", "unknown command")
+        || (e.code() == Some("NOPERM")
+            && e.detail()
+                .is_some_and(|d| d.contains(&format!("'{command}'"))))
 }
 
 #[cfg(test)]

@@ -6,13 +6,11 @@
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use redis::Script;
-
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::queue;
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 
 static TAKE: LazyLock<Script> = script!("stock_take.lua");
 static TAKE_AND_ORDER: LazyLock<Script> = script!("stock_order.lua");

@@ -223,6 +223,9 @@ pub struct Wire {
     read_timeout: Cell<Option<Duration>>,
     write_timeout: Cell<Option<Duration>>,
     max_reply: u64,
+    /// Set once this server refused the scripts' functions (see
+    /// `scripts::Invocation::invoke`): `EVALSHA` from then on.
+    pub no_functions: bool,
 }
 
 impl Wire {
@@ -271,6 +274,7 @@ impl Wire {
             read_timeout: Cell::new(None),
             write_timeout: Cell::new(None),
             max_reply: limits.max_reply.max(1),
+            no_functions: false,
         };
         // The handshake too stays within the connect timeout.
         let left = timeout

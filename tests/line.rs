@@ -184,8 +184,8 @@ fn a_free_lock_is_taken_without_a_script() {
     let warm = Keys::named(b"", b"warm");
     let token = taken(&config, &warm, lease);
     assert!(lock::release(&config, &warm, token.as_bytes()).unwrap());
-    let loaded = server.calls(&["evalsha", "eval"]);
-    let scripts = || server.calls(&["evalsha", "eval"]) - loaded;
+    let loaded = server.scripts();
+    let scripts = || server.scripts() - loaded;
     let try_once = || {
         let token = redislock::token::new_token();
         lock::acquire(&config, &keys, &token, lease, waiting(0))

@@ -621,7 +621,7 @@ fn big_batches_run_as_bounded_scripts() {
     let server = RedisServer::start();
     let config = server.config();
     let keys = Keys::new(b"", b"big");
-    let scripts = || server.calls(&["evalsha", "eval"]);
+    let scripts = || server.scripts();
     let ids: Vec<Vec<u8>> = (0..2500).map(|i| format!("{i}").into_bytes()).collect();
     // Loads the scripts (the first call of each is sent twice).
     queue::enqueue(&config, &keys, &ids[..1], 0.0).unwrap();

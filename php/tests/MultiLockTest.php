@@ -44,7 +44,7 @@ final class MultiLockTest extends RedisLockTestCase
         $warm->acquire();
         $warm->release();
         $m = $c->lockMany(['x', 'y', 'z']);
-        $scripts = fn (): int => $this->commandCalls('evalsha', 'eval');
+        $scripts = fn (): int => $this->scriptCalls();
         $before = $scripts();
         $this->assertTrue($m->acquire());
         $this->assertSame(1, $scripts() - $before, 'one script took all three');

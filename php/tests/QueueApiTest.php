@@ -49,9 +49,9 @@ final class QueueApiTest extends RedisLockTestCase
         $q = $this->queue();
         $q->enqueueMany(['a' => null, 'b' => null, 'c' => null]);
         $a = $q->reserve(1, 30);
-        $scripts = $this->commandCalls('evalsha', 'eval');
+        $scripts = $this->scriptCalls();
         $b = $q->reserve(1, 30, 0, $a);
-        $this->assertSame(1, $this->commandCalls('evalsha', 'eval') - $scripts, 'one script acked a and reserved b');
+        $this->assertSame(1, $this->scriptCalls() - $scripts, 'one script acked a and reserved b');
         $this->assertSame(['b'], array_map(fn ($t) => $t->id(), $b));
         $this->assertNull($q->find('a'), 'a is done');
         $this->assertFalse($q->ack($a[0]), 'a was acked already');

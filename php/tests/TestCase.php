@@ -52,6 +52,12 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
     }
 
     /** How many times the main server ran each of $commands (`INFO commandstats`), summed. */
+    /** How many scripts the server ran: as functions, or with EVAL/EVALSHA. */
+    protected function scriptCalls(): int
+    {
+        return $this->commandCalls('evalsha', 'eval', 'fcall');
+    }
+
     protected function commandCalls(string ...$commands): int
     {
         $stats = $this->redis->info('commandstats');

@@ -5,14 +5,12 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::Script;
-
 use super::Keys;
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::holder::{self, Holder};
 use crate::keys;
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 use crate::wait;
 
 static STATE: LazyLock<Script> = script!("lock_state.lua");
@@ -108,8 +106,8 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
     if !locks.is_empty() {
         // A pipeline does not load its scripts itself.
         conn::with(config, |c| {
-            STATE.prepare_invoke().load(c)?;
-            PERMITS.prepare_invoke().load(c)
+            STATE.load(c)?;
+            PERMITS.load(c)
         })?;
     }
     for chunk in locks.chunks(1000) {
@@ -120,7 +118,7 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
         let raw: Vec<Raw> = conn::with(config, |c| {
             let mut pipe = redis::pipe();
             for k in &keys {
-                pipe.invoke_script(&invocation(k));
+                pipe.add_command(invocation(k).eval_command());
             }
             pipe.query(c)
         })?;
@@ -134,7 +132,7 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
 /// permits in use.
 type Raw = (Option<Vec<u8>>, i64, Option<i64>, u64, u64, u64);
 
-fn invocation(keys: &Keys) -> redis::ScriptInvocation<'static> {
+fn invocation(keys: &Keys) -> crate::scripts::Invocation<'static> {
     let mut call = match &keys.permits {
         Some(p) => {
             let mut call = PERMITS.prepare_invoke();

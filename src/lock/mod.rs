@@ -19,12 +19,10 @@ use std::collections::HashSet;
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::Script;
-
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 use crate::time::{lease_ms, millis};
 use crate::wait::{self, Pass, Try, Woken};
 
@@ -158,7 +156,7 @@ impl Acquire<'_> {
     fn call(
         &self,
         scripts: (&Script, fn(&permits::Scripts) -> &Script),
-        args: impl Fn(&mut redis::ScriptInvocation<'_>),
+        args: impl Fn(&mut crate::scripts::Invocation<'_>),
     ) -> Result<(i64, i64), Error> {
         let permits = self.keys.permits.as_ref();
         conn::with(self.config, |c| {

@@ -5,12 +5,10 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::Script;
-
 use super::Keys;
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 use crate::time::millis;
 
 static ACQUIRE: LazyLock<Script> = script!("order_lock_acquire.lua");

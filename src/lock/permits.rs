@@ -12,13 +12,11 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::Script;
-
 use super::Keys;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 use crate::time::millis;
 use crate::wait;
 

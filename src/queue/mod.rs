@@ -11,12 +11,10 @@ pub use named::{Queue, reserve};
 
 use std::sync::LazyLock;
 
-use redis::Script;
-
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 
 static PUT: LazyLock<Script> = script!("queue_put.lua");
 static DEQUEUE: LazyLock<Script> = script!("queue_dequeue.lua");
@@ -100,7 +98,7 @@ impl Keys {
 
     /// A call of a script that moves tasks, with the keys they all take,
     /// in their order (see `scripts/queue_task.lua`).
-    pub(crate) fn call<'a>(&self, script: &'a Script) -> redis::ScriptInvocation<'a> {
+    pub(crate) fn call<'a>(&self, script: &'a Script) -> crate::scripts::Invocation<'a> {
         let mut call = script.prepare_invoke();
         for key in [
             &self.queue,
@@ -183,7 +181,7 @@ fn put_script(
     max_length: u64,
     flags: &str,
     statuses: bool,
-    args: impl Fn(&mut redis::ScriptInvocation<'_>),
+    args: impl Fn(&mut crate::scripts::Invocation<'_>),
 ) -> Result<Vec<i64>, Error> {
     conn::with(config, |c| {
         let mut call = keys.call(&PUT);

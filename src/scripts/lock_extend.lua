@@ -1,3 +1,4 @@
+-- flags: allow-oom
 -- Set a new lease only if the lock still holds the caller's token.
 -- KEYS[1] lock key; ARGV[1] owner token; ARGV[2] lease in ms ('0': no
 -- expiry). Returns 1 or 0.

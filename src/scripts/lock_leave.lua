@@ -1,4 +1,5 @@
 -- include: lock_line.lua
+-- flags: allow-oom
 -- A waiter gives up (its wait ran out, a signal, an error, request end): it
 -- leaves the line, unless the lock was handed to it meanwhile, which it
 -- then keeps.

@@ -1,4 +1,5 @@
 -- include: lock_line.lua
+-- flags: allow-oom
 -- Release a lock if it still holds the caller's token (or whoever holds it,
 -- when forced): hand it straight to the next waiter in line, or delete it
 -- when nobody waits.

@@ -1,3 +1,4 @@
+-- flags: allow-oom
 -- How long the lock's lease still runs, if it still holds the caller's token.
 -- KEYS[1] lock key; ARGV[1] owner token.
 -- Returns ms left (-1: no expiry), or -2 when the token is not there.

@@ -1,4 +1,5 @@
 -- include: line.lua
+-- flags: allow-oom
 -- How a lock stands, for an operator: its holder, lease, last fencing token
 -- and the waiters whose place in line is still kept (a dead waiter's place
 -- runs out; at most the first 1000 are counted).

@@ -1,4 +1,5 @@
 -- include: permits_line.lua
+-- flags: allow-oom
 -- Set a new lease on a holder's permits if its lease still runs.
 -- KEYS[1] holders zset; KEYS[2] permits per holder. ARGV[1] owner token;
 -- ARGV[2] lease in ms. Returns 1 or 0.

@@ -1,4 +1,5 @@
 -- include: permits_line.lua
+-- flags: allow-oom
 -- How a hold of permits stands, for an operator (a semaphore, a read-write
 -- lock): the holder whose lease ends last and what is left of it, the last
 -- fencing token, the waiters whose place in line is still kept (at most

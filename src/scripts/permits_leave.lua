@@ -1,4 +1,5 @@
 -- include: permits_line.lua
+-- flags: allow-oom
 -- A waiter gives up: it leaves the line, unless permits were handed to it
 -- meanwhile, which it then keeps. Waiters behind it that now fit get theirs
 -- (it may have stood in front of them, wanting more).

@@ -1,4 +1,5 @@
 -- include: permits_line.lua
+-- flags: allow-oom
 -- Give permits back if their lease still runs, and hand them to the
 -- waiters at the head of the line that fit.
 -- KEYS as permits_acquire.lua. ARGV[1] owner token; ARGV[2] how long the

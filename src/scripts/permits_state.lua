@@ -1,4 +1,5 @@
 -- include: permits_line.lua
+-- flags: allow-oom
 -- How a holder's lease stands, and the permits in use.
 -- KEYS[1] holders zset; KEYS[2] permits per holder; KEYS[3] waiter line.
 -- ARGV[1] owner token ('': none).

@@ -1,4 +1,5 @@
 -- include: queue_task.lua
+-- flags: allow-oom
 -- Finish leased tasks (queue_ack in queue_task.lua).
 -- KEYS: see queue_task.lua, and KEYS[13] the tasks each worker acked
 -- (queue_workers.lua).

@@ -1,4 +1,5 @@
 -- include: queue_task.lua
+-- flags: allow-oom
 -- Remove up to ARGV[1] of the tasks waiting in the queue (queue_drop in
 -- queue_task.lua): the queued ones first, then the reruns of leased ones,
 -- scanned from the HSCAN cursor ARGV[2]. Leased tasks stay with their

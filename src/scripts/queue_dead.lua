@@ -1,4 +1,5 @@
 -- include: queue_task.lua
+-- flags: allow-oom
 -- The dead letters: list them, retry them (due now, attempts reset), or
 -- purge them. Bounded: at most ARGV[2] per call. A retried dead letter is
 -- enqueued as enqueue() does under 'keep': a task of the same id queued

@@ -1,4 +1,5 @@
 -- include: queue_count.lua
+-- flags: allow-oom
 -- Remove a task only if its score is still the one the caller saw: a task
 -- enqueued again since has another score and stays. A removed task counts
 -- as acked (the seed's consumer dequeues what it finished).

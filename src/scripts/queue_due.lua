@@ -1,4 +1,5 @@
 -- include: queue_count.lua
+-- flags: allow-oom
 -- List up to ARGV[1] tasks due by server time, lowest score first, skipping
 -- the first ARGV[3], and remove them when ARGV[2] is '1' (pop) rather than
 -- '0' (top).

@@ -1,4 +1,5 @@
 -- include: queue_task.lua
+-- flags: allow-oom
 -- Prolong a lease, only if it is still the caller's.
 -- KEYS: see queue_task.lua.
 -- ARGV[1] id; ARGV[2] lease token; ARGV[3] new lease in seconds from now.

@@ -1,4 +1,5 @@
 -- include: queue_line.lua
+-- flags: allow-oom
 -- A consumer stops waiting on a queue (its wait ran out, a signal, or it
 -- got tasks from another queue it waited on): it leaves the line, and a
 -- wake-up it got meanwhile goes on to the next consumer, so that the task

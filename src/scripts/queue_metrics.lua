@@ -1,4 +1,5 @@
 -- include: queue_count.lua
+-- flags: allow-oom
 -- A queue's counts at one instant of server time, its counters' totals, and
 -- with ARGV[1] = 'history' the counters of each of the last 60 periods of
 -- 10 s (queue_count.lua), oldest first.

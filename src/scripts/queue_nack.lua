@@ -1,4 +1,5 @@
 -- include: queue_task.lua
+-- flags: allow-oom
 -- Give a leased task back, only if the caller's lease is still the task's:
 -- due again after ARGV[3] seconds, or to the dead letters once it used up
 -- its attempts (queue_settle).

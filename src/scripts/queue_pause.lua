@@ -1,4 +1,5 @@
 -- include: queue_task.lua
+-- flags: allow-oom
 -- Pause or resume a queue's consumers. While the stats hash has the field
 -- 'paused' (the server time it was paused at, in ms), reserve() and the
 -- seed's pop() take nothing; leased tasks finish (or run out) as usual and

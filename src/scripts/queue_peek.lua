@@ -1,4 +1,5 @@
 -- include: queue_task.lua
+-- flags: allow-oom
 -- Look at tasks without taking them: the queued ones, earliest due first,
 -- the leased ones, earliest lease end first, or one task by id, wherever it
 -- is.

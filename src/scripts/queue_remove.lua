@@ -1,4 +1,5 @@
 -- include: queue_task.lua
+-- flags: allow-oom
 -- Remove the tasks waiting under the given ids (queue_drop in
 -- queue_task.lua): queued ones, and reruns of leased ones. Leased tasks
 -- stay with their workers.

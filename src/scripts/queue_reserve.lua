@@ -1,4 +1,5 @@
 -- include: queue_task.lua
+-- flags: allow-oom
 -- Lease up to ARGV[1] due tasks (server time), earliest first; none while
 -- the queue is paused (queue_pause.lua). Leases that ran out are settled
 -- first, in a bounded batch: back to the queue, or to the dead letters once

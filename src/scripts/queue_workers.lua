@@ -1,3 +1,4 @@
+-- flags: allow-oom
 -- The processes consuming a queue: when each was last seen reserving
 -- (server time) and how many tasks it acked (queue_ack.lua counts them). A
 -- worker notes itself at most every few seconds (queue/lease/workers.rs);

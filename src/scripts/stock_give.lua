@@ -1,3 +1,4 @@
+-- flags: allow-oom
 -- Give units back to a stock (an order cancelled, or a restock), taking
 -- them off the buyer's count when a buyer gives them back.
 -- KEYS[1] stock; KEYS[2] buyers hash. ARGV[1] units; ARGV[2] buyer ('': none);

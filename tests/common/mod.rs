@@ -301,6 +301,12 @@ impl RedisServer {
             .unwrap()
     }
 
+    /// How many scripts the server ran since it started, as functions or
+    /// with `EVAL`/`EVALSHA`.
+    pub fn scripts(&self) -> u64 {
+        self.calls(&["evalsha", "eval", "fcall"])
+    }
+
     /// How many times the server ran each of `commands` since it started
     /// (`INFO commandstats`), summed.
     pub fn calls(&self, commands: &[&str]) -> u64 {

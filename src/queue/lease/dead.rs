@@ -3,13 +3,13 @@
 
 use std::sync::LazyLock;
 
-use redis::{FromRedisValue, Script};
+use redis::FromRedisValue;
 
 use super::BATCH;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::queue::{Keys, wake_ms};
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 
 static DEAD: LazyLock<Script> = script!("queue_dead.lua");
 

@@ -4,12 +4,10 @@
 
 use std::sync::LazyLock;
 
-use redis::Script;
-
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::queue::{Keys, register, wake_ms};
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 
 static PAUSE: LazyLock<Script> = script!("queue_pause.lua");
 

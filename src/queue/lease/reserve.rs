@@ -4,13 +4,13 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::{FromRedisValue, ParsingError, Script, Value};
+use redis::{FromRedisValue, ParsingError, Value};
 
 use super::{BATCH, Leased, Terms};
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::queue::{Keys, score_arg, wake_ms};
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 use crate::wait::{self, Pass, Try, Woken};
 
 static RESERVE: LazyLock<Script> = script!("queue_reserve.lua");

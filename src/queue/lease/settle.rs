@@ -4,13 +4,11 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::Script;
-
 use super::BATCH;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::queue::{Keys, score_arg, wake_ms};
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 
 static ACK: LazyLock<Script> = script!("queue_ack.lua");
 static NACK: LazyLock<Script> = script!("queue_nack.lua");

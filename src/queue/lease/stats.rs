@@ -2,12 +2,10 @@
 
 use std::sync::LazyLock;
 
-use redis::Script;
-
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::queue::Keys;
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 
 static METRICS: LazyLock<Script> = script!("queue_metrics.lua");
 

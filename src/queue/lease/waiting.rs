@@ -3,14 +3,12 @@
 
 use std::sync::LazyLock;
 
-use redis::Script;
-
 use super::BATCH;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::holder::{self, Holder};
 use crate::queue::Keys;
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 
 static PEEK: LazyLock<Script> = script!("queue_peek.lua");
 static REMOVE: LazyLock<Script> = script!("queue_remove.lua");

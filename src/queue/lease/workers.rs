@@ -11,13 +11,11 @@ use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-use redis::Script;
-
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::holder::{self, Holder};
 use crate::queue::Keys;
-use crate::scripts::script;
+use crate::scripts::{Script, script};
 
 static WORKERS: LazyLock<Script> = script!("queue_workers.lua");
 

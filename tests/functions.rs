@@ -1,0 +1,167 @@
+//! The scripts as Redis functions (`FCALL`, Redis 7 and later), and the
+//! `EVALSHA` they fall back to: without functions, for a user the ACL keeps
+//! from them, after `FUNCTION FLUSH`, and on a server past its `maxmemory`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{NO_WAIT, RedisServer};
+use redislock::config::{Config, Defaults};
+use redislock::{queue, token};
+
+const LEASE: Duration = Duration::from_secs(30);
+
+fn functions() -> bool {
+    common::features().version.0 >= 7
+}
+
+/// A lock taken and released (the release is a script), then taken by
+/// the script's acquire (a waiting one), and a task enqueued and popped.
+fn work(config: &Config, name: &str) {
+    let key = format!("lock:{{{name}}}");
+    let token = token::new_token();
+    assert!(common::acquired(config, key.as_bytes(), &token, LEASE, NO_WAIT).unwrap());
+    assert!(common::release(config, key.as_bytes(), token.as_bytes()).unwrap());
+    let keys = queue::Keys::new(b"", name.as_bytes());
+    assert_eq!(
+        queue::enqueue(config, &keys, &[b"t".to_vec()], 0.0).unwrap(),
+        1
+    );
+    let popped = queue::pop(config, &keys, 1).unwrap();
+    assert_eq!(popped.len(), 1);
+    assert_eq!(popped[0].id, b"t");
+}
+
+fn libraries(server: &RedisServer) -> usize {
+    let list: Vec<redis::Value> = redis::cmd("FUNCTION")
+        .arg("LIST")
+        .arg("LIBRARYNAME")
+        .arg("redislock_*")
+        .query(&mut server.client())
+        .unwrap();
+    list.len()
+}
+
+#[test]
+fn scripts_run_as_functions_where_the_server_has_them() {
+    let server = RedisServer::start();
+    work(&server.config(), "f");
+    let (fcalls, evals) = (server.calls(&["fcall"]), server.calls(&["evalsha", "eval"]));
+    if functions() {
+        assert!(fcalls >= 4, "{fcalls} FCALLs");
+        assert_eq!(evals, 0, "no EVALSHA where the server has functions");
+        // The lock's acquire and release, the queue's enqueue and pop.
+        assert_eq!(libraries(&server), 4);
+    } else {
+        assert_eq!(fcalls, 0);
+        assert!(evals >= 4, "{evals} scripts with EVALSHA");
+    }
+}
+
+#[test]
+fn a_flushed_library_is_loaded_again() {
+    if !common::has(functions(), "Redis functions") {
+        return;
+    }
+    let server = RedisServer::start();
+    let config = server.config();
+    work(&config, "a");
+    let _: () = redis::cmd("FUNCTION")
+        .arg("FLUSH")
+        .query(&mut server.client())
+        .unwrap();
+    assert_eq!(libraries(&server), 0);
+    work(&config, "b");
+    assert_eq!(libraries(&server), 4);
+    assert_eq!(server.calls(&["evalsha", "eval"]), 0);
+}
+
+#[test]
+fn a_user_kept_from_functions_runs_the_scripts_with_evalsha() {
+    if !common::has(functions(), "Redis functions") {
+        return;
+    }
+    let server = RedisServer::start_with(|_, _| {
+        let mut args = common::acl_user();
+        // app may call functions, not load them; old may do neither.
+        args.push("-function".into());
+        args.extend(
+            [
+                "--user",
+                "old",
+                "on",
+                ">s3cret",
+                "~*",
+                "+@all",
+                "-fcall",
+                "-function",
+            ]
+            .map(String::from),
+        );
+        args
+    });
+    let as_user = |user: &str| {
+        Config::from_dsn(
+            &format!(
+                "redis://{user}:s3cret@127.0.0.1:{}?timeout=1&read_timeout=1",
+                server.port
+            ),
+            &Defaults::default(),
+        )
+        .unwrap()
+    };
+    work(&as_user("old"), "old");
+    assert_eq!(
+        server.calls(&["fcall"]),
+        0,
+        "NOPERM for FCALL is not a call"
+    );
+    let evals = server.calls(&["evalsha", "eval"]);
+    assert!(evals >= 4, "{evals} scripts with EVALSHA");
+    work(&as_user("app"), "app");
+    assert!(
+        server.calls(&["evalsha", "eval"]) >= evals + 4,
+        "nothing loaded: EVALSHA"
+    );
+    assert_eq!(libraries(&server), 0);
+}
+
+#[test]
+fn past_maxmemory_what_frees_runs_and_what_adds_is_refused() {
+    let server = RedisServer::start();
+    let config = server.config();
+    work(&config, "warm");
+    let (a, b) = (token::new_token(), token::new_token());
+    assert!(common::acquired(&config, b"lock:{a}", &a, LEASE, NO_WAIT).unwrap());
+    assert!(common::acquired(&config, b"lock:{b}", &b, LEASE, NO_WAIT).unwrap());
+    let keys = queue::Keys::new(b"", b"m");
+    queue::enqueue(&config, &keys, &[b"t".to_vec()], 0.0).unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(1)
+        .query(&mut server.client())
+        .unwrap();
+    let before = server.snapshot();
+    let other = token::new_token();
+    let refused = common::acquired(&config, b"lock:{n}", &other, LEASE, NO_WAIT).unwrap_err();
+    assert!(refused.to_string().contains("OOM"), "{refused}");
+    let refused = queue::enqueue(&config, &keys, &[b"u".to_vec()], 0.0).unwrap_err();
+    assert!(refused.to_string().contains("OOM"), "{refused}");
+    assert_eq!(server.snapshot(), before, "a refused call writes nothing");
+    assert!(common::release(&config, b"lock:{a}", a.as_bytes()).unwrap());
+    assert_eq!(server.pttl("lock:{a}"), -2);
+    // Without its library, which cannot be loaded past maxmemory, a call
+    // that frees runs with EVALSHA.
+    if functions() {
+        let _: () = redis::cmd("FUNCTION")
+            .arg("FLUSH")
+            .query(&mut server.client())
+            .unwrap();
+    }
+    assert!(common::release(&config, b"lock:{b}", b.as_bytes()).unwrap());
+    assert_eq!(server.pttl("lock:{b}"), -2);
+    let popped = queue::pop(&config, &keys, 1).unwrap();
+    assert_eq!(popped.len(), 1, "a pop frees");
+}
