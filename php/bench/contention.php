@@ -332,7 +332,7 @@ foreach ([1, 2, 32] as $consumers) {
     }
     [$calls] = serverCostSince($before, serverCost($admin));
     unset($calls['info'], $calls['exists']);
-    $scripts = ($calls['evalsha'] ?? 0) + ($calls['eval'] ?? 0);
+    $scripts = ($calls['evalsha'] ?? 0) + ($calls['eval'] ?? 0) + ($calls['fcall'] ?? 0);
     $requests = $scripts + ($calls['blpop'] ?? 0);
     foreach ($procs as [$p, $out]) {
         proc_terminate($p, 9);

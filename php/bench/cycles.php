@@ -114,9 +114,9 @@ function sentCommands(callable $op, string $host, int $port): array
 
 /**
  * Replays `$calls` of sentCommands() through phpredis, with a new owner
- * token of the same length in place of `$token`: each `EVALSHA` in a round
- * trip of its own, the plain commands between them in one pipeline (as
- * redislock sends them).
+ * token of the same length in place of `$token`: each script (`FCALL` or
+ * `EVALSHA`) in a round trip of its own, the plain commands between them in
+ * one pipeline (as redislock sends them).
  */
 function replay(Redis $redis, array $calls, string $token): bool
 {
@@ -135,12 +135,15 @@ function replay(Redis $redis, array $calls, string $token): bool
     };
     foreach ($calls as $call) {
         $call = array_map(fn ($a) => str_replace($token, $new, $a), $call);
-        if (strtoupper($call[0]) !== 'EVALSHA') {
+        $command = strtoupper($call[0]);
+        if ($command !== 'EVALSHA' && $command !== 'FCALL') {
             $plain[] = $call;
             continue;
         }
         $flush();
-        $ok = $redis->evalSha($call[1], array_slice($call, 3), (int) $call[2]) !== false && $ok;
+        $ok = ($command === 'FCALL'
+            ? $redis->rawCommand(...$call)
+            : $redis->evalSha($call[1], array_slice($call, 3), (int) $call[2])) !== false && $ok;
     }
     $flush();
     return $ok;
