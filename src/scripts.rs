@@ -239,7 +239,8 @@ impl Invocation<'_> {
     /// None when the server runs no functions for us: it has none (Redis
     /// 6, or `FCALL` renamed away), or the ACL refuses this user `FCALL` or
     /// `FUNCTION LOAD` (the connection then sticks to `EVALSHA`); or, for
-    /// this call only, when the library cannot be loaded past maxmemory.
+    /// this call only, when the server cannot run it as a function here
+    /// (see [`not_here`]).
     fn function<T: FromRedisValue>(&self, c: &mut Conn) -> RedisResult<Option<T>> {
         let cmd = self.command("FCALL", &self.script.name);
         let mut loaded = false;
@@ -252,9 +253,7 @@ impl Invocation<'_> {
                         .query::<()>(c);
                     match load {
                         Err(e) if refused(&e, "function|load") => break,
-                        // Past maxmemory a library cannot be loaded; a
-                        // script can, and may free.
-                        Err(e) if e.code() == Some("OOM") => return Ok(None),
+                        Err(e) if not_here(&e) => return Ok(None),
                         // Another process loaded it meanwhile.
                         Err(e)
                             if said(&e, "ERR", "Library '")
@@ -264,12 +263,22 @@ impl Invocation<'_> {
                     loaded = true;
                 }
                 Err(e) if refused(&e, "fcall") => break,
+                Err(e) if not_here(&e) => return Ok(None),
                 reply => return reply.map(Some),
             }
         }
         c.no_functions();
         Ok(None)
     }
+}
+
+/// Whether the server refused a function call or a library's load where
+/// the script may run with `EVALSHA`; nothing ran. Past maxmemory a library
+/// cannot be loaded, and a script that frees may run. A read-only replica
+/// refuses every function not flagged `no-writes` and every load, where a
+/// script that only reads runs (and one that writes fails as before).
+fn not_here(e: &RedisError) -> bool {
+    e.code() == Some("OOM") || e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)
 }
 
 /// Whether `e` is the error reply `code` whose text starts with `text`.

@@ -165,3 +165,34 @@ fn past_maxmemory_what_frees_runs_and_what_adds_is_refused() {
     let popped = queue::pop(&config, &keys, 1).unwrap();
     assert_eq!(popped.len(), 1, "a pop frees");
 }
+
+#[test]
+fn a_replica_runs_the_scripts_that_only_read() {
+    let primary = RedisServer::start();
+    let replica = RedisServer::start_with(|_, _| {
+        vec![
+            "--replicaof".into(),
+            "127.0.0.1".into(),
+            primary.port.to_string(),
+        ]
+    });
+    let token = token::new_token();
+    let (on_primary, on_replica) = (primary.config(), replica.config());
+    assert!(common::acquired(&on_primary, b"lock:{r}", &token, LEASE, NO_WAIT).unwrap());
+    common::wait_for("the replica to have the lock", 10, || {
+        replica.pttl("lock:{r}") > 0
+    });
+    // A replica loads no library, and refuses functions that may write:
+    // the script that reads runs with EVALSHA, first unloaded, then loaded
+    // on the primary (and so on the replica).
+    for _ in 0..2 {
+        let left = redislock::lock::remaining(&on_replica, b"lock:{r}", &token).unwrap();
+        assert!(
+            left.is_some_and(|l| l > Duration::ZERO && l <= LEASE),
+            "{left:?}"
+        );
+        redislock::lock::remaining(&on_primary, b"lock:{r}", &token).unwrap();
+    }
+    let refused = common::acquired(&on_replica, b"lock:{s}", &token, LEASE, NO_WAIT).unwrap_err();
+    assert!(refused.to_string().contains("READONLY"), "{refused}");
+}
