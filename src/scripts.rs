@@ -339,6 +339,23 @@ mod tests {
         );
     }
 
+    /// A script's flags are Redis' own, and its library registers them.
+    #[test]
+    fn flags_are_redis_function_flags_and_reach_the_library() {
+        for (name, _) in FILES {
+            for flag in flags(name) {
+                assert!(["allow-oom", "no-writes"].contains(&flag), "{name}: {flag}");
+            }
+        }
+        assert_eq!(flags("lock_release.lua"), ["allow-oom"]);
+        assert!(flags("lock_acquire.lua").is_empty());
+        let release = library("lock_release.lua", &[], "redislock_x");
+        assert!(release.starts_with("#!lua name=redislock_x\n"));
+        assert!(release.contains("function_name = 'redislock_x', flags = {'allow-oom'}"));
+        let acquire = library("lock_acquire.lua", &[], "redislock_y");
+        assert!(acquire.contains("function_name = 'redislock_y', flags = {}"));
+    }
+
     /// Every function a script calls that is defined in one of the
     /// scripts is defined in what it includes (or itself).
     #[test]
