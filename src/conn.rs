@@ -103,20 +103,21 @@ pub enum Conn {
 }
 
 impl Conn {
-    /// Whether the scripts may run as functions here (see
-    /// `scripts::Invocation::invoke`): on a single server not known to run
-    /// none for us. A cluster's nodes would each need the libraries.
-    pub fn runs_functions(&self) -> bool {
+    /// Whether the scripts run as functions here (see
+    /// `scripts::Invocation::invoke`): a single server's answer, None until
+    /// asked; never on a cluster, whose nodes would each need the libraries.
+    pub fn functions(&self) -> Option<bool> {
         match self {
-            Conn::Single(c) => !c.no_functions,
-            Conn::Cluster(_) => false,
+            Conn::Single(c) => c.functions,
+            Conn::Cluster(_) => Some(false),
         }
     }
 
-    /// Records that this connection's server runs no functions for us.
-    pub fn no_functions(&mut self) {
+    /// Records whether the scripts run as functions on this connection's
+    /// server.
+    pub fn set_functions(&mut self, functions: bool) {
         if let Conn::Single(c) = self {
-            c.no_functions = true;
+            c.functions = Some(functions);
         }
     }
 

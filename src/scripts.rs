@@ -216,10 +216,10 @@ impl Invocation<'_> {
         cmd
     }
 
-    /// Runs the script: as a function unless this connection's server
-    /// runs none for us, else with `EVALSHA`.
+    /// Runs the script: as a function where this connection's server runs
+    /// them for us, else with `EVALSHA`.
     pub fn invoke<T: FromRedisValue>(&self, c: &mut Conn) -> RedisResult<T> {
-        if c.runs_functions()
+        if functions_here(c)?
             && let Some(reply) = self.function(c)?
         {
             return Ok(reply);
@@ -236,9 +236,8 @@ impl Invocation<'_> {
 
     /// Runs the script as a function, loading its library when the server
     /// does not have it (a first call, a `FUNCTION FLUSH`, a new server).
-    /// None when the server runs no functions for us: it has none (Redis
-    /// 6, or `FCALL` renamed away), or the ACL refuses this user `FCALL` or
-    /// `FUNCTION LOAD` (the connection then sticks to `EVALSHA`); or, for
+    /// None when the ACL refuses this user `FCALL` or `FUNCTION LOAD` (the
+    /// connection then sticks to `EVALSHA`); or, for
     /// this call only, when the server cannot run it as a function here
     /// (see [`not_here`]).
     fn function<T: FromRedisValue>(&self, c: &mut Conn) -> RedisResult<Option<T>> {
@@ -267,9 +266,34 @@ impl Invocation<'_> {
                 reply => return reply.map(Some),
             }
         }
-        c.no_functions();
+        c.set_functions(false);
         Ok(None)
     }
+}
+
+/// Whether the scripts run as functions on `c`'s server, asked once per
+/// connection: a `FUNCTION LIST` that matches nothing. A call never asks
+/// by itself: a server that does not know `FCALL` (Redis 6) answers with
+/// an error that quotes the call's first arguments, keys and all, which
+/// need not be text (the crate's parser refuses such a reply, and Redis
+/// 6.0 does not even escape line breaks in it). Not known (`unknown
+/// command`, renamed away) or not allowed (NOPERM): `EVALSHA`.
+fn functions_here(c: &mut Conn) -> RedisResult<bool> {
+    if let Some(known) = c.functions() {
+        return Ok(known);
+    }
+    let asked = redis::cmd("FUNCTION")
+        .arg("LIST")
+        .arg("LIBRARYNAME")
+        .arg("redislock_")
+        .query::<redis::Value>(c);
+    let known = match asked {
+        Ok(_) => true,
+        Err(e) if said(&e, "ERR", "unknown command") || e.code() == Some("NOPERM") => false,
+        Err(e) => return Err(e),
+    };
+    c.set_functions(known);
+    Ok(known)
 }
 
 /// Whether the server refused a function call or a library's load where

@@ -223,9 +223,9 @@ pub struct Wire {
     read_timeout: Cell<Option<Duration>>,
     write_timeout: Cell<Option<Duration>>,
     max_reply: u64,
-    /// Set once this server refused the scripts' functions (see
-    /// `scripts::Invocation::invoke`): `EVALSHA` from then on.
-    pub no_functions: bool,
+    /// Whether the scripts run as functions on this server (see
+    /// `scripts::Invocation::invoke`); None until the first script call.
+    pub functions: Option<bool>,
 }
 
 impl Wire {
@@ -274,7 +274,7 @@ impl Wire {
             read_timeout: Cell::new(None),
             write_timeout: Cell::new(None),
             max_reply: limits.max_reply.max(1),
-            no_functions: false,
+            functions: None,
         };
         // The handshake too stays within the connect timeout.
         let left = timeout
