@@ -275,9 +275,8 @@ impl Invocation<'_> {
 /// connection: a `FUNCTION LIST` that matches nothing. A call never asks
 /// by itself: a server that does not know `FCALL` (Redis 6) answers with
 /// an error that quotes the call's first arguments, keys and all, which
-/// need not be text (the crate's parser refuses such a reply, and Redis
-/// 6.0 does not even escape line breaks in it). Not known (`unknown
-/// command`, renamed away) or not allowed (NOPERM): `EVALSHA`.
+/// need not be text (the crate's parser refuses such a reply). Not known
+/// (`unknown command`, renamed away) or not allowed (NOPERM): `EVALSHA`.
 fn functions_here(c: &mut Conn) -> RedisResult<bool> {
     if let Some(known) = c.functions() {
         return Ok(known);
