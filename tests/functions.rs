@@ -1,6 +1,7 @@
 //! The scripts as Redis functions (`FCALL`, Redis 7 and later), and the
 //! `EVALSHA` they fall back to: without functions, for a user the ACL keeps
-//! from them, after `FUNCTION FLUSH`, and on a server past its `maxmemory`.
+//! from them, after `FUNCTION FLUSH`, on a server past its `maxmemory`, and
+//! on a read-only replica.
 
 mod common;
 
@@ -16,8 +17,8 @@ fn functions() -> bool {
     common::features().version.0 >= 7
 }
 
-/// A lock taken and released (the release is a script), then taken by
-/// the script's acquire (a waiting one), and a task enqueued and popped.
+/// A fenced lock taken and released and a task enqueued and popped: four
+/// scripts (a fenced lock's acquire is a script too).
 fn work(config: &Config, name: &str) {
     let key = format!("lock:{{{name}}}");
     let token = token::new_token();
