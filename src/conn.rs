@@ -13,8 +13,8 @@ use std::time::Duration;
 use redis::cluster::{ClusterClientBuilder, ClusterConnection};
 use redis::sentinel::{SentinelClientBuilder, SentinelServerType};
 use redis::{
-    Cmd, ConnectionInfo, ConnectionLike, ErrorKind, FromRedisValue, RedisError, RedisResult,
-    ServerErrorKind, TlsMode, Value,
+    Cmd, ConnectionInfo, ConnectionLike, ErrorKind, FromRedisValue, Pipeline, RedisError,
+    RedisResult, ServerErrorKind, TlsMode, Value,
 };
 
 use crate::config::{Config, Topology};
@@ -104,13 +104,22 @@ pub enum Conn {
 
 impl Conn {
     /// Whether the scripts run as functions here (see
-    /// `scripts::Invocation::invoke`): a single server's answer, None until
-    /// asked; never on a cluster, whose nodes would each need the libraries.
-    pub fn functions(&self) -> Option<bool> {
-        match self {
-            Conn::Single(c) => c.functions,
-            Conn::Cluster(_) => Some(false),
+    /// `scripts::Invocation::invoke`): a single server's answer, asked once,
+    /// with the connection's handshake, or now when that got no answer;
+    /// never on a cluster, whose nodes would each need the libraries.
+    pub fn functions(&mut self) -> RedisResult<bool> {
+        let Conn::Single(c) = self else {
+            return Ok(false);
+        };
+        if let Some(known) = c.functions {
+            return Ok(known);
         }
+        let mut ask = redis::pipe();
+        ask_functions(&mut ask);
+        let answers: Vec<RedisResult<Value>> = ask.ignore_errors().query(c)?;
+        let known = functions_known(&answers)?;
+        c.functions = Some(known);
+        Ok(known)
     }
 
     /// Records whether the scripts run as functions on this connection's
@@ -308,18 +317,69 @@ fn single(config: &Config, info: &ConnectionInfo) -> RedisResult<Conn> {
     conn.set_write_timeout(Some(config.read_timeout))?;
     // `CLIENT LIST` then shows which process owns each connection. An error
     // reply (an ACL user may not name itself) is fine; a broken stream is not.
+    // In the same round trip: whether the scripts run as functions here.
     let name = format!("redislock-{}", crate::process::id());
+    let mut hello = redis::pipe();
+    hello.cmd("CLIENT").arg("SETNAME").arg(name);
+    ask_functions(&mut hello);
+    let answers: Vec<RedisResult<Value>> = match hello.ignore_errors().query(&mut conn) {
+        Err(e) if !keeps_connection(config, &e) => return Err(e),
+        answers => answers.unwrap_or_default(),
+    };
     // NOAUTH here means no password was given where one is needed: said
     // plainly now, rather than by the next command (Redis answers a larger
     // unauthenticated request with a protocol error and hangs up).
-    match redis::cmd("CLIENT")
-        .arg("SETNAME")
-        .arg(name)
-        .query::<()>(&mut conn)
+    if let Some(Err(e)) = answers.first()
+        && needs_auth(e)
     {
-        Err(e) if !keeps_connection(config, &e) || needs_auth(&e) => Err(e),
-        _ => Ok(Conn::Single(conn)),
+        return Err(e.clone());
     }
+    // Not known (an unexpected error): the first script asks again.
+    if let Ok(known) = functions_known(&answers) {
+        conn.functions = Some(known);
+    }
+    Ok(Conn::Single(conn))
+}
+
+/// Adds to `pipe` the two commands whose answers tell whether the scripts
+/// run as functions on a server ([`functions_known`] reads them): a
+/// `FUNCTION LIST` that matches nothing, and `COMMAND INFO FCALL`. A
+/// script's call never asks by itself: a server that does not know `FCALL`
+/// (Redis 6, or one that renamed it away) answers with an error that quotes
+/// the call's first arguments, keys and all, which need not be text (the
+/// crate's parser refuses such a reply).
+fn ask_functions(pipe: &mut Pipeline) {
+    pipe.cmd("FUNCTION")
+        .arg("LIST")
+        .arg("LIBRARYNAME")
+        .arg("redislock_")
+        .cmd("COMMAND")
+        .arg("INFO")
+        .arg("FCALL");
+}
+
+/// What the answers to [`ask_functions`] (the last two of `answers`, from a
+/// pipeline that ignored errors) say: functions, unless the server does not
+/// know `FUNCTION` or `FCALL`, or the ACL keeps this user from listing
+/// them. A user may not be allowed `COMMAND`: the list alone says it then.
+/// Any other error is the error.
+fn functions_known(answers: &[RedisResult<Value>]) -> RedisResult<bool> {
+    let [.., list, info] = answers else {
+        return Err(RedisError::from((
+            ErrorKind::Client,
+            "no answer about functions",
+        )));
+    };
+    match list {
+        Ok(_) => {}
+        Err(e) if e.code() == Some("NOPERM") => return Ok(false),
+        Err(e) if e.detail().is_some_and(|d| d.starts_with("unknown command")) => {
+            return Ok(false);
+        }
+        Err(e) => return Err(e.clone()),
+    }
+    // `COMMAND INFO` of a command the server does not know is [nil].
+    Ok(!matches!(info, Ok(Value::Array(v)) if matches!(v.as_slice(), [Value::Nil])))
 }
 
 /// Whether Redis refused a command for want of authentication.

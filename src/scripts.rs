@@ -219,7 +219,7 @@ impl Invocation<'_> {
     /// Runs the script: as a function where this connection's server runs
     /// them for us, else with `EVALSHA`.
     pub fn invoke<T: FromRedisValue>(&self, c: &mut Conn) -> RedisResult<T> {
-        if functions_here(c)?
+        if c.functions()?
             && let Some(reply) = self.function(c)?
         {
             return Ok(reply);
@@ -271,30 +271,6 @@ impl Invocation<'_> {
     }
 }
 
-/// Whether the scripts run as functions on `c`'s server, asked once per
-/// connection: a `FUNCTION LIST` that matches nothing. A call never asks
-/// by itself: a server that does not know `FCALL` (Redis 6) answers with
-/// an error that quotes the call's first arguments, keys and all, which
-/// need not be text (the crate's parser refuses such a reply). Not known
-/// (`unknown command`, renamed away) or not allowed (NOPERM): `EVALSHA`.
-fn functions_here(c: &mut Conn) -> RedisResult<bool> {
-    if let Some(known) = c.functions() {
-        return Ok(known);
-    }
-    let asked = redis::cmd("FUNCTION")
-        .arg("LIST")
-        .arg("LIBRARYNAME")
-        .arg("redislock_")
-        .query::<redis::Value>(c);
-    let known = match asked {
-        Ok(_) => true,
-        Err(e) if said(&e, "ERR", "unknown command") || e.code() == Some("NOPERM") => false,
-        Err(e) => return Err(e),
-    };
-    c.set_functions(known);
-    Ok(known)
-}
-
 /// Whether the server refused a function call or a library's load where
 /// the script may run with `EVALSHA`; nothing ran. Past maxmemory a library
 /// cannot be loaded, and a script that frees may run. A read-only replica
@@ -309,14 +285,12 @@ fn said(e: &RedisError, code: &str, text: &str) -> bool {
     e.code() == Some(code) && e.detail().is_some_and(|d| d.starts_with(text))
 }
 
-/// Whether the server refused `command` itself (not a command a function
-/// called, which may follow writes): it does not know it, or the ACL does
-/// not let this user run it.
+/// Whether the ACL refused this user `command` itself (not a command a
+/// function called, which may follow writes).
 fn refused(e: &RedisError, command: &str) -> bool {
-    said(e, "ERR", "unknown command")
-        || (e.code() == Some("NOPERM")
-            && e.detail()
-                .is_some_and(|d| d.contains(&format!("'{command}'"))))
+    e.code() == Some("NOPERM")
+        && e.detail()
+            .is_some_and(|d| d.contains(&format!("'{command}'")))
 }
 
 #[cfg(test)]

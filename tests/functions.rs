@@ -1,7 +1,7 @@
 //! The scripts as Redis functions (`FCALL`, Redis 7 and later), and the
-//! `EVALSHA` they fall back to: without functions, for a user the ACL keeps
-//! from them, after `FUNCTION FLUSH`, on a server past its `maxmemory`, and
-//! on a read-only replica.
+//! `EVALSHA` they fall back to: without functions (or with `FCALL` renamed
+//! away), for a user the ACL keeps from them, after `FUNCTION FLUSH`, on a
+//! server past its `maxmemory`, and on a read-only replica.
 
 mod common;
 
@@ -58,6 +58,37 @@ fn scripts_run_as_functions_where_the_server_has_them() {
         assert_eq!(fcalls, 0);
         assert!(evals >= 4, "{evals} scripts with EVALSHA");
     }
+}
+
+#[test]
+fn a_connection_asks_about_functions_once_in_its_handshake() {
+    let server = RedisServer::start();
+    let config = server.config();
+    work(&config, "once");
+    work(&config, "twice");
+    // Redis 6 counts nothing: it does not know the commands.
+    let asked = server.calls(&["function|list"]);
+    assert!(asked <= 1, "{asked} FUNCTION LIST for one connection");
+    assert_eq!(asked, u64::from(functions()));
+    assert_eq!(server.calls(&["client|setname"]), 1);
+}
+
+#[test]
+fn a_server_that_renamed_fcall_away_runs_the_scripts_with_evalsha() {
+    if !common::has(functions(), "Redis functions") {
+        return;
+    }
+    let server = RedisServer::start_with(|_, _| {
+        ["--rename-command", "FCALL", ""].map(String::from).to_vec()
+    });
+    let config = server.config();
+    work(&config, "renamed");
+    // Keys that are not text: an unknown FCALL's error would quote them.
+    let keys = queue::Keys::new(b"", b"\xff\xfe\x00q");
+    assert_eq!(queue::enqueue(&config, &keys, &[b"\xff".to_vec()], 0.0).unwrap(), 1);
+    assert_eq!(queue::pop(&config, &keys, 1).unwrap()[0].id, b"\xff");
+    assert!(server.calls(&["evalsha", "eval"]) >= 6);
+    assert_eq!(libraries(&server), 0);
 }
 
 #[test]
