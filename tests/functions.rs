@@ -70,7 +70,10 @@ fn a_connection_asks_about_functions_once_in_its_handshake() {
     let asked = server.calls(&["function|list"]);
     assert!(asked <= 1, "{asked} FUNCTION LIST for one connection");
     assert_eq!(asked, u64::from(functions()));
-    assert_eq!(server.calls(&["client|setname"]), 1);
+    // Redis 6 counts CLIENT without its subcommand, the harness's too.
+    if functions() {
+        assert_eq!(server.calls(&["client|setname"]), 1);
+    }
 }
 
 #[test]
