@@ -99,34 +99,48 @@ fn moved(err: &RedisError) -> bool {
 /// A connection to a single server, or to a cluster.
 pub enum Conn {
     Single(Wire),
-    Cluster(Box<ClusterConnection<Wire>>),
+    /// With whether the scripts run as functions on its nodes (None until
+    /// asked).
+    Cluster(Box<ClusterConnection<Wire>>, Option<bool>),
 }
 
 impl Conn {
     /// Whether the scripts run as functions here (see
-    /// `scripts::Invocation::invoke`): a single server's answer, asked once,
-    /// with the connection's handshake, or now when that got no answer;
-    /// never on a cluster, whose nodes would each need the libraries.
+    /// `scripts::Invocation::invoke`), asked once per connection: a single
+    /// server with the connection's handshake (or now, when that got no
+    /// answer), a cluster now, one node answering for all.
     pub fn functions(&mut self) -> RedisResult<bool> {
-        let Conn::Single(c) = self else {
-            return Ok(false);
+        let answers: Vec<RedisResult<Value>> = match self {
+            Conn::Single(Wire {
+                functions: Some(known),
+                ..
+            })
+            | Conn::Cluster(_, Some(known)) => return Ok(*known),
+            Conn::Single(c) => {
+                let mut ask = redis::pipe();
+                ask_functions(&mut ask);
+                ask.ignore_errors().query(c)?
+            }
+            // A cluster connection sends no pipeline: one command at a time.
+            Conn::Cluster(c, None) => {
+                let mut ask = redis::pipe();
+                ask_functions(&mut ask);
+                ask.cmd_iter()
+                    .map(|cmd| c.req_command(cmd).and_then(Value::extract_error))
+                    .collect()
+            }
         };
-        if let Some(known) = c.functions {
-            return Ok(known);
-        }
-        let mut ask = redis::pipe();
-        ask_functions(&mut ask);
-        let answers: Vec<RedisResult<Value>> = ask.ignore_errors().query(c)?;
         let known = functions_known(&answers)?;
-        c.functions = Some(known);
+        self.set_functions(known);
         Ok(known)
     }
 
     /// Records whether the scripts run as functions on this connection's
     /// server.
     pub fn set_functions(&mut self, functions: bool) {
-        if let Conn::Single(c) = self {
-            c.functions = Some(functions);
+        match self {
+            Conn::Single(c) => c.functions = Some(functions),
+            Conn::Cluster(_, known) => *known = Some(functions),
         }
     }
 
@@ -142,7 +156,7 @@ impl Conn {
     ) -> RedisResult<T> {
         let reply = match self {
             Conn::Single(c) => c.blocking(&cmd.get_packed_command(), nap)?,
-            Conn::Cluster(c) => {
+            Conn::Cluster(c, _) => {
                 c.set_read_timeout(Some(nap + read_timeout))?;
                 let reply = c.req_command(cmd)?;
                 c.set_read_timeout(Some(read_timeout))?;
@@ -157,7 +171,7 @@ impl ConnectionLike for Conn {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
         match self {
             Conn::Single(c) => c.req_packed_command(cmd),
-            Conn::Cluster(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c, _) => c.req_packed_command(cmd),
         }
     }
 
@@ -169,35 +183,35 @@ impl ConnectionLike for Conn {
     ) -> RedisResult<Vec<Value>> {
         match self {
             Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
-            Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+            Conn::Cluster(c, _) => c.req_packed_commands(cmd, offset, count),
         }
     }
 
     fn req_command(&mut self, cmd: &Cmd) -> RedisResult<Value> {
         match self {
             Conn::Single(c) => c.req_command(cmd),
-            Conn::Cluster(c) => c.req_command(cmd),
+            Conn::Cluster(c, _) => c.req_command(cmd),
         }
     }
 
     fn get_db(&self) -> i64 {
         match self {
             Conn::Single(c) => c.get_db(),
-            Conn::Cluster(c) => c.get_db(),
+            Conn::Cluster(c, _) => c.get_db(),
         }
     }
 
     fn check_connection(&mut self) -> bool {
         match self {
             Conn::Single(c) => c.check_connection(),
-            Conn::Cluster(c) => c.check_connection(),
+            Conn::Cluster(c, _) => c.check_connection(),
         }
     }
 
     fn is_open(&self) -> bool {
         match self {
             Conn::Single(c) => c.is_open(),
-            Conn::Cluster(c) => c.is_open(),
+            Conn::Cluster(c, _) => c.is_open(),
         }
     }
 }
@@ -305,7 +319,7 @@ fn connect(config: &Config) -> RedisResult<Conn> {
             let conn = builder.build()?.get_generic_connection::<Wire>()?;
             conn.set_read_timeout(Some(config.read_timeout))?;
             conn.set_write_timeout(Some(config.read_timeout))?;
-            Ok(Conn::Cluster(Box::new(conn)))
+            Ok(Conn::Cluster(Box::new(conn), None))
         }
     }
 }

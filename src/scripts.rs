@@ -7,9 +7,9 @@
 //! Each script runs as a Redis function (`FCALL`) where the server has
 //! them (Redis and Valkey 7 and later): its library, loaded on first use,
 //! defines the included helpers once, where `EVALSHA` defines them again on
-//! every call. A server without functions (Redis 6), a user the ACL does not
-//! let load or call them, and clusters run the same script with `EVALSHA`,
-//! loaded on `NOSCRIPT`.
+//! every call; on a cluster `FUNCTION LOAD` goes to every primary. A server
+//! without functions (Redis 6) and a user the ACL does not let load or call
+//! them run the same script with `EVALSHA`, loaded on `NOSCRIPT`.
 
 use redis::{
     Cmd, ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind, ToRedisArgs,
@@ -245,7 +245,10 @@ impl Invocation<'_> {
         let mut loaded = false;
         loop {
             match cmd.query(c) {
-                Err(e) if !loaded && said(&e, "ERR", "Function not found") => {
+                // Loaded and still not found: a cluster node the load did
+                // not reach (it joined meanwhile). EVALSHA, this once.
+                Err(e) if loaded && said(&e, "ERR", "Function not found") => return Ok(None),
+                Err(e) if said(&e, "ERR", "Function not found") => {
                     let load = redis::cmd("FUNCTION")
                         .arg("LOAD")
                         .arg(&self.script.library)
@@ -253,7 +256,8 @@ impl Invocation<'_> {
                     match load {
                         Err(e) if refused(&e, "function|load") => break,
                         Err(e) if not_here(&e) => return Ok(None),
-                        // Another process loaded it meanwhile.
+                        // Another process loaded it meanwhile (on a
+                        // cluster: on some of the primaries).
                         Err(e)
                             if said(&e, "ERR", "Library '")
                                 && e.detail().is_some_and(|d| d.ends_with("already exists")) => {}

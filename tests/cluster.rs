@@ -7,6 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Cluster, NO_WAIT};
+use redis::RedisResult;
 use redislock::config::{Config, Defaults};
 use redislock::conn::Error;
 use redislock::lock::{self, Wait};
@@ -90,6 +91,13 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     let mut cluster = Cluster::start();
     let config = Config::from_dsn(&cluster.dsn(), &Defaults::default()).unwrap();
     contract(&config, "before");
+    scripts_ran_as_functions(&cluster);
+    // Libraries flushed from every node are loaded again, on every primary.
+    for node in &cluster.nodes {
+        let _: RedisResult<()> = common::ask(node.port, redis::cmd("FUNCTION").arg("FLUSH"));
+    }
+    contract(&config, "flushed");
+    scripts_ran_as_functions(&cluster);
 
     // The ACL user's password goes to every node; a wrong one is refused
     // without being shown.
@@ -216,6 +224,30 @@ fn the_contract_holds_on_a_cluster_and_survives_a_failover() {
     assert!(held, "the promoted replica has the lock");
     assert!(common::release(&config, &key, token.as_bytes()).unwrap());
     contract(&config, "after");
+    scripts_ran_as_functions(&cluster);
+}
+
+/// On Redis 7 and later the scripts ran as functions on the cluster's
+/// nodes, none with `EVALSHA`, and each live primary has the libraries.
+fn scripts_ran_as_functions(cluster: &Cluster) {
+    if common::features().version.0 < 7 {
+        return;
+    }
+    let live = || cluster.nodes.iter().filter(|n| n.pid() != 0);
+    let fcalls: u64 = live().map(|n| n.calls(&["fcall"])).sum();
+    let evals: u64 = live().map(|n| n.calls(&["evalsha", "eval"])).sum();
+    assert!(fcalls > 0 && evals == 0, "{fcalls} FCALL, {evals} EVALSHA");
+    for node in live() {
+        let role: String = common::ask(node.port, redis::cmd("INFO").arg("replication")).unwrap();
+        let libraries: Vec<redis::Value> = common::ask(
+            node.port,
+            redis::cmd("FUNCTION").arg("LIST").arg("LIBRARYNAME").arg("redislock_*"),
+        )
+        .unwrap();
+        if role.contains("role:master") {
+            assert!(libraries.len() >= 4, "{} libraries on a primary", libraries.len());
+        }
+    }
 }
 
 #[test]
