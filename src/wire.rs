@@ -224,7 +224,8 @@ pub struct Wire {
     write_timeout: Cell<Option<Duration>>,
     max_reply: u64,
     /// Whether the scripts run as functions on this server (see
-    /// `scripts::Invocation::invoke`); None until the first script call.
+    /// `Conn::functions`): set by the connection's handshake, None when
+    /// that got no answer (the first script call asks again).
     pub functions: Option<bool>,
 }
 
