@@ -241,11 +241,18 @@ fn scripts_ran_as_functions(cluster: &Cluster) {
         let role: String = common::ask(node.port, redis::cmd("INFO").arg("replication")).unwrap();
         let libraries: Vec<redis::Value> = common::ask(
             node.port,
-            redis::cmd("FUNCTION").arg("LIST").arg("LIBRARYNAME").arg("redislock_*"),
+            redis::cmd("FUNCTION")
+                .arg("LIST")
+                .arg("LIBRARYNAME")
+                .arg("redislock_*"),
         )
         .unwrap();
         if role.contains("role:master") {
-            assert!(libraries.len() >= 4, "{} libraries on a primary", libraries.len());
+            assert!(
+                libraries.len() >= 4,
+                "{} libraries on a primary",
+                libraries.len()
+            );
         }
     }
 }

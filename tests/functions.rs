@@ -88,7 +88,10 @@ fn a_server_that_renamed_fcall_away_runs_the_scripts_with_evalsha() {
     work(&config, "renamed");
     // Keys that are not text: an unknown FCALL's error would quote them.
     let keys = queue::Keys::new(b"", b"\xff\xfe\x00q");
-    assert_eq!(queue::enqueue(&config, &keys, &[b"\xff".to_vec()], 0.0).unwrap(), 1);
+    assert_eq!(
+        queue::enqueue(&config, &keys, &[b"\xff".to_vec()], 0.0).unwrap(),
+        1
+    );
     assert_eq!(queue::pop(&config, &keys, 1).unwrap()[0].id, b"\xff");
     assert!(server.calls(&["evalsha", "eval"]) >= 6);
     assert_eq!(libraries(&server), 0);

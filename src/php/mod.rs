@@ -86,7 +86,7 @@ fn config_from_param(param: Value, name: &str) -> PhpResult<Arc<Config>> {
         Value::Array(entries) => {
             let mut options = Vec::with_capacity(entries.len());
             for (name, value) in entries {
-                let name = String::from_utf8_lossy(name).into_owned();
+                let name = String::from_utf8_lossy(&name.bytes()).into_owned();
                 let value = value.bytes(&format!("option '{name}'"))?;
                 options.push((name, value));
             }

@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendHashTable, Zval};
+use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 
 use super::errors::{Class, exception};
 use super::task::Task;
 use super::value::{
-    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Text, Value, array, binary,
-    non_empty, optional_binary, optional_float, type_error, value_error,
+    Arg, Float, Int, Key, List, NullableArray, NullableFloat, NullableText, Text, Value, array,
+    binary, non_empty, optional_binary, optional_float, type_error, value_error,
 };
 use super::{engine, inspect, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
@@ -335,15 +335,12 @@ impl Queue {
         };
         let mut batch = Vec::with_capacity(entries.len());
         for (id, payload) in entries {
-            batch.push(NewTask {
-                id: non_empty(&Value::Str(id.clone()), &format!("{param} id"))?,
-                payload: match payload {
-                    Value::Null => None,
-                    p => {
-                        Some(p.bytes(&format!("{param} payload of {}", super::value::quoted(id)))?)
-                    }
-                },
-            });
+            let id = non_empty(&Value::Str(id.bytes().into_owned()), &format!("{param} id"))?;
+            let payload = match payload {
+                Value::Null => None,
+                p => Some(p.bytes(&format!("{param} payload of {}", super::value::quoted(&id)))?),
+            };
+            batch.push(NewTask { id, payload });
         }
         let delay = delay_seconds(&delay, &format!("{M}: Argument #2 ($delay)"))?;
         let policy = self::policy(&policy, &format!("{M}: Argument #3 ($policy)"))?;
@@ -354,8 +351,11 @@ impl Queue {
         };
         let mut out = ZendHashTable::with_capacity(u32::try_from(batch.len()).unwrap_or(u32::MAX));
         for ((key, _), status) in entries.iter().zip(statuses) {
-            // The caller's own keys: PHP made numeric ids integers.
-            super::value::insert_keyed(&mut out, key, status_name(status))?;
+            // The caller's own keys, as PHP holds them.
+            match key {
+                Key::Int(n) => out.insert(*n, status_name(status))?,
+                Key::Str(s) => out.insert(&*ZendStr::new(s, false), status_name(status))?,
+            }
         }
         Ok(array(out))
     }

@@ -127,12 +127,12 @@ impl RedisQueue {
             return Ok(false);
         }
         let delay = afterInterval.finite("RedisQueue::enqueue(): Argument #4 ($afterInterval)")?;
-        let ids = match &id {
+        let ids = match id {
             Value::Array(items) => items
-                .iter()
-                .map(|(_, item)| item.bytes("RedisQueue::enqueue(): Argument #2 ($id) items"))
+                .into_iter()
+                .map(|(_, item)| item.into_bytes("RedisQueue::enqueue(): Argument #2 ($id) items"))
                 .collect::<PhpResult<Vec<_>>>()?,
-            single => vec![single.bytes("RedisQueue::enqueue(): Argument #2 ($id)")?],
+            single => vec![single.into_bytes("RedisQueue::enqueue(): Argument #2 ($id)")?],
         };
         let queue = self.queue(&name, "enqueue")?;
         engine(queue.enqueue(&ids, delay))?;

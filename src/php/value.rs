@@ -16,9 +16,8 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Str(Vec<u8>),
-    /// The array's entries in order, keys as their bytes (an int key as
-    /// its decimal digits, as PHP would cast it).
-    Array(Vec<(Vec<u8>, Value)>),
+    /// The array's entries in order, keys as PHP holds them.
+    Array(Vec<(Key, Value)>),
     /// An object (by class name) or a resource: never a valid scalar here.
     Other(String),
 }
@@ -41,15 +40,33 @@ impl Declared for Mixed {
 /// an opaque "array" that every parameter refuses with a `TypeError`.
 const MAX_DEPTH: usize = 2;
 
-/// The entries of a PHP array in order, keys as bytes: ext-php-rs' own
-/// iterator panics on a string key that is not UTF-8 (`[$bin => 1]`).
-pub fn entries(ht: &ZendHashTable) -> impl Iterator<Item = (Vec<u8>, &Zval)> {
+/// An array key as PHP holds it: most arrays passed here are lists, whose
+/// int keys are never needed as text.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Key {
+    Int(i64),
+    Str(Vec<u8>),
+}
+
+impl Key {
+    /// The key as PHP casts it to a string (an int as its decimal digits).
+    pub fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        match self {
+            Key::Int(n) => n.to_string().into_bytes().into(),
+            Key::Str(s) => s.as_slice().into(),
+        }
+    }
+}
+
+/// The entries of a PHP array in order: ext-php-rs' own iterator panics on
+/// a string key that is not UTF-8 (`[$bin => 1]`).
+pub fn entries(ht: &ZendHashTable) -> impl Iterator<Item = (Key, &Zval)> {
     let mut iter = ht.iter();
     std::iter::from_fn(move || {
         let (key, value) = iter.next_zval()?;
         let key = match key.zend_str() {
-            Some(s) => s.as_bytes().to_vec(),
-            None => key.long().unwrap_or_default().to_string().into_bytes(),
+            Some(s) => Key::Str(s.as_bytes().to_vec()),
+            None => Key::Int(key.long().unwrap_or_default()),
         };
         Some((key, value))
     })
@@ -168,9 +185,19 @@ impl Value {
         }
     }
 
+    /// [`Value::bytes`] of a value no longer needed: a string is moved out,
+    /// not copied (a batch of ids is copied once, out of PHP).
+    pub fn into_bytes(self, param: &str) -> PhpResult<Vec<u8>> {
+        match self {
+            Value::Str(s) => Ok(s),
+            other => other.bytes(param),
+        }
+    }
+
     /// The value as PHP's string conversion gives it, bytes as they are.
     pub fn bytes(&self, param: &str) -> PhpResult<Vec<u8>> {
         match self {
+            Value::Str(s) => Ok(s.clone()),
             Value::Null => Ok(Vec::new()),
             Value::Bool(b) => Ok(if *b { b"1".to_vec() } else { Vec::new() }),
             Value::Int(i) => Ok(i.to_string().into_bytes()),
@@ -178,7 +205,6 @@ impl Value {
                 let precision = ext_php_rs::zend::ExecutorGlobals::get().precision;
                 Ok(php_float(*f, precision).into_bytes())
             }
-            Value::Str(s) => Ok(s.clone()),
             _ => Err(type_error(format!(
                 "{param} must be of type string|int|float, {} given",
                 self.type_name()
@@ -474,7 +500,7 @@ fn option_entries<'a>(options: &'a Value, method: &str) -> PhpResult<Vec<(String
         Value::Null => Ok(Vec::new()),
         Value::Array(entries) => Ok(entries
             .iter()
-            .map(|(name, value)| (String::from_utf8_lossy(name).into_owned(), value))
+            .map(|(name, value)| (String::from_utf8_lossy(&name.bytes()).into_owned(), value))
             .collect()),
         other => Err(type_error(format!(
             "{method} must be of type ?array, {} given",
