@@ -11,6 +11,7 @@ pub mod keys;
 pub mod lock;
 pub mod process;
 pub mod queue;
+mod resp;
 mod scripts;
 pub mod signals;
 pub mod stock;

@@ -7,8 +7,8 @@
 //! drip-feeding bytes, or stream gigabytes until the process dies. Here the
 //! socket is ours and replies are read through a [`Budget`]; past either
 //! bound the call fails and the connection is done (the stream is out of
-//! step). The crate still packs commands, parses replies (its `Parser`) and
-//! runs the cluster logic (`ClusterConnection<Wire>`).
+//! step). Replies are found and decoded by `resp.rs`; the crate still packs
+//! commands and runs the cluster logic (`ClusterConnection<Wire>`).
 //!
 //! The handshake is AUTH, SELECT and nothing else, in RESP2: what every
 //! engine script here was written against.
@@ -23,13 +23,13 @@ use std::time::{Duration, Instant};
 
 use redis::cluster::Connect;
 use redis::{
-    ConnectionAddr, ConnectionInfo, ConnectionLike, ErrorKind, IntoConnectionInfo, Parser,
-    RedisError, RedisResult, TlsCertificates, Value,
+    ConnectionAddr, ConnectionInfo, ConnectionLike, ErrorKind, IntoConnectionInfo, RedisError,
+    RedisResult, TlsCertificates, Value,
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
-use crate::signals;
+use crate::{resp, signals};
 
 /// What a connection needs beyond its `ConnectionInfo`: the certificates
 /// (the crate keeps its own in a private field) and the reply bound.
@@ -132,29 +132,51 @@ impl Write for Stream {
     }
 }
 
-/// What one reply may still take: bytes, and time until `deadline`. The
-/// socket's own timeout covers the first read; later reads get what is
-/// left of the deadline.
-struct Budget<'a> {
-    stream: &'a mut Stream,
-    deadline: Option<Instant>,
-    left: u64,
-    max: u64,
-    reads: u32,
-    /// The first bytes read, to quote a peer that is not Redis.
-    head: [u8; 48],
-    head_len: usize,
+/// Bytes read off the socket that no reply has taken yet: the rest of the
+/// reply being read, and what the server sent after it (the next replies
+/// of a pipeline). `buf[start..end]` holds them; `buf` is zero-filled once,
+/// when it grows.
+#[derive(Default)]
+struct Inbox {
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
 }
 
-impl Budget<'_> {
-    fn time_left(&self) -> io::Result<Option<Duration>> {
-        match self.deadline {
-            None => Ok(None),
-            Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
-                Some(left) if !left.is_zero() => Ok(Some(left)),
-                _ => Err(timed_out()),
-            },
+/// What the inbox starts with, and goes back to after a larger reply.
+const INBOX: usize = 16 * 1024;
+
+impl Inbox {
+    fn held(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Gives up the first `n` held bytes (a reply that was read).
+    fn take(&mut self, n: usize) {
+        self.start += n;
+        if self.start == self.end {
+            // A large reply's room is not kept for a process's lifetime.
+            if self.buf.len() > 4 * INBOX {
+                *self = Inbox::default();
+            }
+            self.start = 0;
+            self.end = 0;
         }
+    }
+
+    /// Room for at least one more byte after what is held.
+    fn room(&mut self) -> &mut [u8] {
+        if self.end == self.buf.len() {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            } else {
+                let len = (self.buf.len() * 2).max(INBOX);
+                self.buf.resize(len, 0);
+            }
+        }
+        &mut self.buf[self.end..]
     }
 }
 
@@ -173,40 +195,6 @@ fn named(err: io::Error) -> io::Error {
     }
 }
 
-impl Read for Budget<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.left == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "a reply larger than {} bytes (redislock.max_reply_size)",
-                    self.max
-                ),
-            ));
-        }
-        let room = buf
-            .len()
-            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        let n = loop {
-            if self.reads > 0 && self.deadline.is_some() {
-                let left = self.time_left()?;
-                self.stream.set_read_timeout(left)?;
-            }
-            self.reads += 1;
-            match self.stream.read(&mut buf[..room]) {
-                // A signal's handler ran; the reply is still coming.
-                Err(e) if e.kind() == io::ErrorKind::Interrupted && signals::resume() => {}
-                read => break read.map_err(named)?,
-            }
-        };
-        self.left -= n as u64;
-        let keep = n.min(self.head.len() - self.head_len);
-        self.head[self.head_len..self.head_len + keep].copy_from_slice(&buf[..keep]);
-        self.head_len += keep;
-        Ok(n)
-    }
-}
-
 /// How long a blocking command's reply may be late before the server is
 /// nudged (see [`Wire::blocking`]), and how many nudges it gets, each twice
 /// as late as the one before (1, 2, 4 ... 64 ms: past a default cron tick).
@@ -217,7 +205,7 @@ const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
 /// A connection to one server. See the module comment.
 pub struct Wire {
     stream: Stream,
-    parser: Parser,
+    inbox: Inbox,
     db: i64,
     open: bool,
     read_timeout: Cell<Option<Duration>>,
@@ -269,7 +257,7 @@ impl Wire {
         };
         let mut wire = Wire {
             stream,
-            parser: Parser::new(),
+            inbox: Inbox::default(),
             db: info.redis_settings().db(),
             open: true,
             read_timeout: Cell::new(None),
@@ -352,6 +340,9 @@ impl Wire {
 
     /// Whether a reply starts to arrive within `wait` (nothing is read).
     fn readable(&mut self, wait: Duration) -> RedisResult<bool> {
+        if !self.inbox.held().is_empty() {
+            return Ok(true);
+        }
         let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -425,47 +416,79 @@ impl Wire {
         Ok(())
     }
 
+    /// Reads one reply: it must arrive whole within the read timeout and
+    /// within `max_reply` bytes. An error leaves the stream out of step:
+    /// the connection is done.
     fn receive(&mut self) -> RedisResult<Value> {
         let timeout = self.read_timeout.get();
-        let mut budget = Budget {
-            stream: &mut self.stream,
-            deadline: timeout.map(|t| Instant::now() + t),
-            left: self.max_reply,
-            max: self.max_reply,
-            reads: 0,
-            head: [0; 48],
-            head_len: 0,
-        };
-        let reply = match self.parser.parse_value(&mut budget) {
-            Err(e) if e.kind() == ErrorKind::Parse => {
-                Err(not_redis(&budget.head[..budget.head_len]))
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut frame = resp::Frame::default();
+        let mut reads = 0;
+        let reply = loop {
+            let held = self.inbox.held();
+            match frame.end(held) {
+                Ok(Some(len)) => {
+                    let reply = resp::decode(&held[..len]).map_err(|_| resp::not_redis(held));
+                    self.inbox.take(len);
+                    break reply;
+                }
+                Ok(None) => {}
+                Err(resp::NotResp) => break Err(resp::not_redis(held)),
             }
-            reply => reply,
+            if let Err(e) = self.fill(deadline, &mut reads) {
+                break Err(e.into());
+            }
         };
-        let reads = budget.reads;
         if reply.is_err() {
             self.open = false;
-            self.parser = Parser::new();
+            self.inbox = Inbox::default();
         } else if reads > 1 && timeout.is_some() {
             self.stream.set_read_timeout(timeout)?;
         }
         reply
     }
-}
 
-/// A reply that is not RESP: the peer is something else (an HTTP proxy, a
-/// TLS port spoken to in plain text), quoted by its first line.
-fn not_redis(head: &[u8]) -> RedisError {
-    let line = head
-        .split(|&b| b == b'\r' || b == b'\n')
-        .next()
-        .unwrap_or_default();
-    let quoted: String = line.escape_ascii().to_string();
-    RedisError::from((
-        ErrorKind::Parse,
-        "not the Redis protocol",
-        format!("the server there does not speak the Redis protocol (it answered '{quoted}')"),
-    ))
+    /// Reads what the socket has, at least a byte, into the inbox. The
+    /// socket's own timeout covers a reply's first read; later reads get
+    /// what is left until `deadline`.
+    fn fill(&mut self, deadline: Option<Instant>, reads: &mut u32) -> io::Result<()> {
+        let held = self.inbox.held().len() as u64;
+        if held >= self.max_reply {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "a reply larger than {} bytes (redislock.max_reply_size)",
+                    self.max_reply
+                ),
+            ));
+        }
+        let bound = usize::try_from(self.max_reply - held).unwrap_or(usize::MAX);
+        loop {
+            if *reads > 0
+                && let Some(deadline) = deadline
+            {
+                let left = deadline
+                    .checked_duration_since(Instant::now())
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(timed_out)?;
+                self.stream.set_read_timeout(Some(left))?;
+            }
+            *reads += 1;
+            let room = self.inbox.room();
+            let room = room.len().min(bound);
+            let end = self.inbox.end;
+            match self.stream.read(&mut self.inbox.buf[end..end + room]) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
+                Ok(n) => {
+                    self.inbox.end += n;
+                    return Ok(());
+                }
+                // A signal's handler ran; the reply is still coming.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted && signals::resume() => {}
+                Err(e) => return Err(named(e)),
+            }
+        }
+    }
 }
 
 fn tcp(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {

@@ -54,13 +54,14 @@ if bare and not statuses and policy == 'keep' and flags == '' and max == 0 then
   queue_need(10)
   local added = 0
   local args = {}
-  for i = first, #ARGV do
-    args[#args + 1] = dueText
-    args[#args + 1] = ARGV[i]
-    if #args == 1000 or i == #ARGV then
-      added = added + need_call(QUEUE_TYPES[1], 'ZADD', KEYS[1], 'NX', unpack(args))
-      args = {}
+  for from = first, #ARGV, 500 do
+    local k = 0
+    for i = from, math.min(from + 499, #ARGV) do
+      args[k + 1] = dueText
+      args[k + 2] = ARGV[i]
+      k = k + 2
     end
+    added = added + need_call(QUEUE_TYPES[1], 'ZADD', KEYS[1], 'NX', unpack(args, 1, k))
   end
   if waiting then wake(added) end
   return {counted(added), added}

@@ -1,0 +1,318 @@
+//! Replies off the wire: where a RESP2 reply ends, and what it says.
+//!
+//! [`Frame`] finds where a reply that has begun to arrive ends. It resumes
+//! where it stopped when more bytes come, so a reply read in many pieces is
+//! walked once, and it refuses what is not RESP2 and arrays nested deeper
+//! than the `redis` crate's own parser takes ([`MAX_DEPTH`]). Once the
+//! whole reply is there, [`decode`] hands it to `redis-protocol`'s decoder
+//! and turns its frame into the `redis` crate's `Value`, which the rest of
+//! the crate (and its cluster code) reads.
+//!
+//! Why not the `redis` crate's own `Parser`: it spends about 34 µs on a
+//! reply of 100 tasks with their scores (200 bulk strings), where
+//! `redis-protocol` takes 4 µs (bench/targets.md). And why not
+//! `redis-protocol` alone: it decodes only a whole reply, from its start,
+//! so calling it after every read would walk a reply that trickles in over
+//! a slow link once per read; and it recurses into nested arrays without a
+//! bound, which a hostile server could use to overflow the stack.
+
+use redis::{ErrorKind, RedisError, Value};
+use redis_protocol::resp2::decode::decode_range;
+use redis_protocol::resp2::types::RangeFrame;
+
+/// How deep arrays may nest: the `redis` crate's parser refuses deeper.
+pub const MAX_DEPTH: usize = 100;
+
+/// Where the walk through a reply stands (see the module comment).
+#[derive(Default)]
+pub struct Frame {
+    /// Where the next element (or the rest of the current line) starts.
+    at: usize,
+    /// Where the search for the current line's end resumes.
+    seek: usize,
+    /// The elements still to come of each array that is open, outermost
+    /// first.
+    open: Vec<u64>,
+}
+
+/// What a reply's bytes are not: RESP2 (the caller quotes the reply).
+pub struct NotResp;
+
+impl Frame {
+    /// The length of the reply at the start of `buf` once it is all there,
+    /// None while more must come. `buf` must be the same bytes as at the
+    /// last call, with more after them.
+    pub fn end(&mut self, buf: &[u8]) -> Result<Option<usize>, NotResp> {
+        loop {
+            let Some(&kind) = buf.get(self.at) else {
+                return Ok(None);
+            };
+            let from = self.seek.max(self.at + 1);
+            let Some(cr) = buf[from..].windows(2).position(|w| w == b"\r\n") else {
+                // The line goes on: search again from its last byte.
+                self.seek = buf.len().saturating_sub(1).max(self.at + 1);
+                return Ok(None);
+            };
+            let line = &buf[self.at + 1..from + cr];
+            let next = from + cr + 2;
+            match kind {
+                b'+' | b'-' => self.at = next,
+                b':' => {
+                    number(line)?;
+                    self.at = next;
+                }
+                b'$' => match number(line)? {
+                    -1 => self.at = next,
+                    len => {
+                        let len = usize::try_from(len).map_err(|_| NotResp)?;
+                        let end = next.checked_add(len).and_then(|e| e.checked_add(2));
+                        let end = end.ok_or(NotResp)?;
+                        if buf.len() < end {
+                            // Wait for the whole string (the line is read
+                            // again then: it is short).
+                            self.seek = self.at + 1;
+                            return Ok(None);
+                        }
+                        if &buf[end - 2..end] != b"\r\n" {
+                            return Err(NotResp);
+                        }
+                        self.at = end;
+                    }
+                },
+                b'*' => match number(line)? {
+                    -1 | 0 => self.at = next,
+                    len => {
+                        let len = u64::try_from(len).map_err(|_| NotResp)?;
+                        if self.open.len() + 1 >= MAX_DEPTH {
+                            return Err(NotResp);
+                        }
+                        self.open.push(len);
+                        self.at = next;
+                        self.seek = 0;
+                        continue;
+                    }
+                },
+                _ => return Err(NotResp),
+            }
+            self.seek = 0;
+            // An element is complete, and with it every array it ends.
+            loop {
+                match self.open.last_mut() {
+                    None => return Ok(Some(self.at)),
+                    Some(left) => {
+                        *left -= 1;
+                        if *left > 0 {
+                            break;
+                        }
+                        self.open.pop();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A length or integer line: a decimal i64, as Redis writes it.
+fn number(line: &[u8]) -> Result<i64, NotResp> {
+    std::str::from_utf8(line)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or(NotResp)
+}
+
+/// The value of `reply`, one whole reply as [`Frame::end`] found it.
+pub fn decode(reply: &[u8]) -> Result<Value, NotResp> {
+    match decode_range(reply) {
+        Ok(Some((frame, used))) if used == reply.len() => value(reply, frame),
+        _ => Err(NotResp),
+    }
+}
+
+fn value(buf: &[u8], frame: RangeFrame) -> Result<Value, NotResp> {
+    Ok(match frame {
+        RangeFrame::SimpleString((from, to)) => {
+            match std::str::from_utf8(&buf[from..to]).map_err(|_| NotResp)? {
+                "OK" => Value::Okay,
+                text => Value::SimpleString(text.to_owned()),
+            }
+        }
+        // An error reply keeps the kinds the `redis` crate gives it (MOVED,
+        // NOSCRIPT...): its own parser reads the line, prefix and CRLF
+        // included.
+        RangeFrame::Error((from, to)) => {
+            redis::parse_redis_value(&buf[from - 1..to + 2]).map_err(|_| NotResp)?
+        }
+        RangeFrame::Integer(n) => Value::Int(n),
+        RangeFrame::BulkString((from, to)) => Value::BulkString(buf[from..to].to_vec()),
+        RangeFrame::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| value(buf, item))
+                .collect::<Result<_, _>>()?,
+        ),
+        RangeFrame::Null => Value::Nil,
+    })
+}
+
+/// The error of a reply that is not RESP2, quoting its first line.
+pub fn not_redis(head: &[u8]) -> RedisError {
+    let line = head
+        .iter()
+        .take(48)
+        .copied()
+        .take_while(|&b| b != b'\r' && b != b'\n')
+        .collect::<Vec<u8>>();
+    let quoted: String = line.escape_ascii().to_string();
+    RedisError::from((
+        ErrorKind::Parse,
+        "not the Redis protocol",
+        format!("the server there does not speak the Redis protocol (it answered '{quoted}')"),
+    ))
+}
+
+/// One reply as the `redis` crate's parser reads it, for the tests.
+#[cfg(test)]
+fn oracle(reply: &[u8]) -> redis::RedisResult<Value> {
+    redis::parse_redis_value(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Feeds `reply` (plus `after`, the next reply's bytes) in pieces cut
+    /// at `cuts`: where the reply ends, and its value.
+    fn read_in_pieces(reply: &[u8], after: &[u8], cuts: &[usize]) -> (usize, Value) {
+        let all = [reply, after].concat();
+        let mut frame = Frame::default();
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (all.len() + 1)).collect();
+        cuts.push(all.len());
+        cuts.sort();
+        for cut in cuts {
+            if let Some(end) = frame
+                .end(&all[..cut])
+                .unwrap_or_else(|_| panic!("refused {all:?}"))
+            {
+                return (
+                    end,
+                    decode(&all[..end]).unwrap_or_else(|_| panic!("undecodable")),
+                );
+            }
+        }
+        panic!("never complete: {all:?}");
+    }
+
+    fn resp() -> impl Strategy<Value = Vec<u8>> {
+        let leaf = prop_oneof![
+            "[a-zA-Z0-9 ]{0,12}".prop_map(|s| format!("+{s}\r\n").into_bytes()),
+            Just(b"+OK\r\n".to_vec()),
+            "[A-Z]{1,8} [a-z ]{0,12}".prop_map(|s| format!("-{s}\r\n").into_bytes()),
+            any::<i64>().prop_map(|n| format!(":{n}\r\n").into_bytes()),
+            proptest::collection::vec(any::<u8>(), 0..40).prop_map(|b| {
+                [
+                    format!("${}\r\n", b.len()).into_bytes(),
+                    b,
+                    b"\r\n".to_vec(),
+                ]
+                .concat()
+            }),
+            Just(b"$-1\r\n".to_vec()),
+            Just(b"*-1\r\n".to_vec()),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            proptest::collection::vec(inner, 0..8).prop_map(|items| {
+                [format!("*{}\r\n", items.len()).into_bytes(), items.concat()].concat()
+            })
+        })
+    }
+
+    proptest! {
+        /// Whatever the pieces, the reply ends where it ends and reads as
+        /// the `redis` crate reads it.
+        #[test]
+        fn reads_as_the_redis_crate_reads(
+            reply in resp(),
+            after in resp(),
+            cuts in proptest::collection::vec(any::<usize>(), 0..6),
+        ) {
+            let (end, value) = read_in_pieces(&reply, &after, &cuts);
+            prop_assert_eq!(end, reply.len());
+            prop_assert_eq!(value, oracle(&reply).unwrap());
+        }
+
+        /// Bytes that are not RESP2 are refused or wait for more: never a
+        /// panic, never a value the `redis` crate would not read.
+        #[test]
+        fn garbage_is_refused_or_read_as_the_redis_crate_reads(
+            bytes in proptest::collection::vec(prop_oneof![
+                Just(b'*'), Just(b'$'), Just(b':'), Just(b'+'), Just(b'-'), Just(b'\r'),
+                Just(b'\n'), Just(b'1'), Just(b'0'), any::<u8>()
+            ], 0..40),
+        ) {
+            if let Ok(Some(end)) = Frame::default().end(&bytes)
+                && let Ok(value) = decode(&bytes[..end])
+            {
+                prop_assert_eq!(Ok(value), oracle(&bytes[..end]).map_err(|e| e.to_string()));
+            }
+        }
+    }
+
+    #[test]
+    fn error_replies_keep_their_kinds() {
+        let (_, value) = read_in_pieces(b"-NOSCRIPT No matching script\r\n", b"", &[3]);
+        let err = value.extract_error().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Server(redis::ServerErrorKind::NoScript));
+    }
+
+    #[test]
+    fn arrays_nest_as_deep_as_the_redis_crate_takes_and_no_deeper() {
+        let nested = |depth: usize| [b"*1\r\n".repeat(depth - 1), b":1\r\n".to_vec()].concat();
+        assert!(oracle(&nested(MAX_DEPTH)).is_ok());
+        assert!(matches!(
+            Frame::default().end(&nested(MAX_DEPTH)),
+            Ok(Some(_))
+        ));
+        assert!(oracle(&nested(MAX_DEPTH + 1)).is_err());
+        assert!(Frame::default().end(&nested(MAX_DEPTH + 1)).is_err());
+        // A hostile server's million levels are refused, not recursed into.
+        assert!(Frame::default().end(&b"*1\r\n".repeat(1_000_000)).is_err());
+    }
+
+    #[test]
+    fn a_reply_read_a_byte_at_a_time_is_walked_once() {
+        let big = [
+            b"$100000\r\n".to_vec(),
+            vec![b'x'; 100_000],
+            b"\r\n".to_vec(),
+        ]
+        .concat();
+        let mut frame = Frame::default();
+        for n in 0..big.len() {
+            assert!(matches!(frame.end(&big[..n]), Ok(None)));
+        }
+        assert!(matches!(frame.end(&big), Ok(Some(n)) if n == big.len()));
+        let line = [b"+".to_vec(), vec![b'y'; 100_000], b"\r\n".to_vec()].concat();
+        let mut frame = Frame::default();
+        for n in 0..line.len() {
+            assert!(matches!(frame.end(&line[..n]), Ok(None)));
+            // The line's end is searched for from where the last search
+            // stopped, not from the line's start.
+            assert!(n < 2 || frame.seek == n - 1);
+        }
+        assert!(matches!(frame.end(&line), Ok(Some(n)) if n == line.len()));
+    }
+
+    #[test]
+    fn what_is_not_resp_is_refused() {
+        for bad in [
+            &b"HTTP/1.1 400 Bad Request\r\n"[..],
+            b":12x\r\n",
+            b"$3\r\nabcd\r\n",
+            b"*-2\r\n",
+            b"$-2\r\n",
+        ] {
+            assert!(Frame::default().end(bad).is_err(), "{bad:?}");
+        }
+    }
+}
