@@ -27,4 +27,31 @@ final class BenchTest extends PHPUnit\Framework\TestCase
         // 7 contenders, each a row (a poller may see no handoff: its p50 is nan).
         $this->assertSame(7, preg_match_all('/^\| (redislock|polling|Symfony|Laravel) .*\| +\d+ \| +\d+ \|/m', $out), $out);
     }
+
+    /**
+     * Every flash-sale contender sells the whole stock, and no more: a
+     * contender that reads a key nothing set stops at once, and its row
+     * measures a sale that never happened (the key layout once moved the
+     * stock's key away from the ceilings').
+     */
+    public function testEveryFlashSaleContenderSellsOut(): void
+    {
+        $so = getenv('REDISLOCK_SO') ?: ini_get('extension_dir') . '/redislock.so';
+        $cmd = [PHP_BINARY, '-d', "extension=$so", dirname(__DIR__) . '/bench/primitives.php', RedisServer::$main->dsn(), '2', 'sale', '60', '4'];
+        $proc = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, ['REDISLOCK_SO' => $so] + getenv());
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        $this->assertSame(0, proc_close($proc), $out);
+        // Each row: oversold (or orders not matching sales), over limit, unsold.
+        preg_match_all('/^\| (?!contender)(\w+).*\| +(\d+) \| +(\d+|-) \| +(\d+) \|$/m', $out, $rows, PREG_SET_ORDER);
+        $this->assertCount(7, $rows, $out);
+        foreach ($rows as [$row, $first, $wrong, $over, $unsold]) {
+            $this->assertSame('0', $unsold, $row);
+            $this->assertContains($over, ['0', '-'], $row);
+            // The seed's userland lock may oversell: one holder can delete
+            // another's lock (its value is a timestamp).
+            if ($first !== 'seed') {
+                $this->assertSame('0', $wrong, $row);
+            }
+        }
+    }
 }
