@@ -178,10 +178,68 @@ impl Script {
         call
     }
 
-    /// Loads the script for `EVALSHA` (a pipeline does not load its own).
-    pub fn load(&self, c: &mut Conn) -> RedisResult<()> {
-        self.eval.load(c).map(drop)
+    /// Loads the script's library (`FUNCTION LOAD`); a library that is
+    /// there already counts as loaded.
+    fn load_library(&self, c: &mut Conn) -> RedisResult<Library> {
+        let load = redis::cmd("FUNCTION")
+            .arg("LOAD")
+            .arg(&self.library)
+            .query::<()>(c);
+        match load {
+            Err(e) if refused(&e, "function|load") => Ok(Library::Refused),
+            Err(e) if not_here(&e) => Ok(Library::NotHere),
+            // Another process loaded it meanwhile (on a cluster: on some of
+            // the primaries).
+            Err(e)
+                if said(&e, "ERR", "Library '")
+                    && e.detail().is_some_and(|d| d.ends_with("already exists")) =>
+            {
+                Ok(Library::Loaded)
+            }
+            load => load.map(|()| Library::Loaded),
+        }
     }
+}
+
+/// What loading a library came to.
+enum Library {
+    Loaded,
+    /// The ACL refuses this user `FUNCTION LOAD`: the connection sticks to
+    /// `EVALSHA`.
+    Refused,
+    /// Not on this server now (see [`not_here`]): `EVALSHA` this time.
+    NotHere,
+}
+
+/// Makes `scripts` ready to be called in a pipeline on `c`, which loads
+/// nothing itself: their libraries where the server runs functions for us,
+/// else the scripts for `EVALSHA`. Returns whether the pipeline is to call
+/// them as functions ([`Invocation::pipelined`]).
+pub fn ready(c: &mut Conn, scripts: &[&Script]) -> RedisResult<bool> {
+    if c.functions()? {
+        let mut loaded = true;
+        for script in scripts {
+            match script.load_library(c)? {
+                Library::Loaded => {}
+                Library::Refused => {
+                    c.set_functions(false);
+                    loaded = false;
+                    break;
+                }
+                Library::NotHere => {
+                    loaded = false;
+                    break;
+                }
+            }
+        }
+        if loaded {
+            return Ok(true);
+        }
+    }
+    for script in scripts {
+        script.eval.load(c)?;
+    }
+    Ok(false)
 }
 
 /// A call of a script with its keys and arguments.
@@ -202,8 +260,17 @@ impl Invocation<'_> {
         self
     }
 
-    /// The call as `EVALSHA`, for a pipeline (after [`Script::load`]).
-    pub fn eval_command(&self) -> Cmd {
+    /// The call for a pipeline, after [`ready`]: as a function when it
+    /// said so, else with `EVALSHA`.
+    pub fn pipelined(&self, as_function: bool) -> Cmd {
+        if as_function {
+            self.command("FCALL", &self.script.name)
+        } else {
+            self.eval_command()
+        }
+    }
+
+    fn eval_command(&self) -> Cmd {
         self.command("EVALSHA", self.script.eval.get_hash())
     }
 
@@ -227,7 +294,7 @@ impl Invocation<'_> {
         let cmd = self.eval_command();
         match cmd.query(c) {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                self.script.load(c)?;
+                self.script.eval.load(c)?;
                 cmd.query(c)
             }
             reply => reply,
@@ -249,21 +316,11 @@ impl Invocation<'_> {
                 // not reach (it joined meanwhile). EVALSHA, this once.
                 Err(e) if loaded && said(&e, "ERR", "Function not found") => return Ok(None),
                 Err(e) if said(&e, "ERR", "Function not found") => {
-                    let load = redis::cmd("FUNCTION")
-                        .arg("LOAD")
-                        .arg(&self.script.library)
-                        .query::<()>(c);
-                    match load {
-                        Err(e) if refused(&e, "function|load") => break,
-                        Err(e) if not_here(&e) => return Ok(None),
-                        // Another process loaded it meanwhile (on a
-                        // cluster: on some of the primaries).
-                        Err(e)
-                            if said(&e, "ERR", "Library '")
-                                && e.detail().is_some_and(|d| d.ends_with("already exists")) => {}
-                        load => load?,
+                    match self.script.load_library(c)? {
+                        Library::Loaded => loaded = true,
+                        Library::Refused => break,
+                        Library::NotHere => return Ok(None),
                     }
-                    loaded = true;
                 }
                 Err(e) if refused(&e, "fcall") => break,
                 Err(e) if not_here(&e) => return Ok(None),

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use common::{NO_WAIT, RedisServer};
 use redislock::config::{Config, Defaults};
+use redislock::lock::inspect::{self, Kind};
 use redislock::{queue, token};
 
 const LEASE: Duration = Duration::from_secs(30);
@@ -17,12 +18,17 @@ fn functions() -> bool {
     common::features().version.0 >= 7
 }
 
-/// A fenced lock taken and released and a task enqueued and popped: four
-/// scripts (a fenced lock's acquire is a script too).
+/// A fenced lock taken, looked at (with a semaphore, in one pipeline) and
+/// released, and a task enqueued and popped: six scripts (a fenced lock's
+/// acquire is a script too).
 fn work(config: &Config, name: &str) {
     let key = format!("lock:{{{name}}}");
     let token = token::new_token();
     assert!(common::acquired(config, key.as_bytes(), &token, LEASE, NO_WAIT).unwrap());
+    let looked = [Kind::Lock, Kind::Semaphore].map(|kind| (kind, name.as_bytes().to_vec()));
+    let states = inspect::states(config, &looked).unwrap();
+    assert_eq!(states[0].token.as_deref(), Some(token.as_bytes()));
+    assert_eq!(states[1].holders, 0);
     assert!(common::release(config, key.as_bytes(), token.as_bytes()).unwrap());
     let keys = queue::Keys::new(b"", name.as_bytes());
     assert_eq!(
@@ -50,13 +56,14 @@ fn scripts_run_as_functions_where_the_server_has_them() {
     work(&server.config(), "f");
     let (fcalls, evals) = (server.calls(&["fcall"]), server.calls(&["evalsha", "eval"]));
     if functions() {
-        assert!(fcalls >= 4, "{fcalls} FCALLs");
+        assert!(fcalls >= 6, "{fcalls} FCALLs");
         assert_eq!(evals, 0, "no EVALSHA where the server has functions");
-        // The lock's acquire and release, the queue's enqueue and pop.
-        assert_eq!(libraries(&server), 4);
+        // The lock's acquire, inspection and release, the semaphore's
+        // inspection, the queue's enqueue and pop.
+        assert_eq!(libraries(&server), 6);
     } else {
         assert_eq!(fcalls, 0);
-        assert!(evals >= 4, "{evals} scripts with EVALSHA");
+        assert!(evals >= 6, "{evals} scripts with EVALSHA");
     }
 }
 
@@ -93,7 +100,7 @@ fn a_server_that_renamed_fcall_away_runs_the_scripts_with_evalsha() {
         1
     );
     assert_eq!(queue::pop(&config, &keys, 1).unwrap()[0].id, b"\xff");
-    assert!(server.calls(&["evalsha", "eval"]) >= 6);
+    assert!(server.calls(&["evalsha", "eval"]) >= 8);
     assert_eq!(libraries(&server), 0);
 }
 
@@ -111,7 +118,7 @@ fn a_flushed_library_is_loaded_again() {
         .unwrap();
     assert_eq!(libraries(&server), 0);
     work(&config, "b");
-    assert_eq!(libraries(&server), 4);
+    assert_eq!(libraries(&server), 6);
     assert_eq!(server.calls(&["evalsha", "eval"]), 0);
 }
 
@@ -153,10 +160,10 @@ fn a_user_kept_from_functions_runs_the_scripts_with_evalsha() {
     work(&as_user("old"), "old");
     assert_eq!(server.calls(&["fcall"]), 0);
     let evals = server.calls(&["evalsha", "eval"]);
-    assert!(evals >= 4, "{evals} scripts with EVALSHA");
+    assert!(evals >= 6, "{evals} scripts with EVALSHA");
     work(&as_user("app"), "app");
     assert!(
-        server.calls(&["evalsha", "eval"]) >= evals + 4,
+        server.calls(&["evalsha", "eval"]) >= evals + 6,
         "not allowed to ask: EVALSHA"
     );
     assert_eq!(libraries(&server), 0);
@@ -228,6 +235,9 @@ fn a_replica_runs_the_scripts_that_only_read() {
         );
         redislock::lock::remaining(&on_primary, b"lock:{r}", &token).unwrap();
     }
+    // Looking at many locks (one pipeline) reads on the replica too.
+    let states = inspect::states(&on_replica, &[(Kind::Lock, b"r".to_vec())]).unwrap();
+    assert_eq!(states[0].token.as_deref(), Some(token.as_bytes()));
     let refused = common::acquired(&on_replica, b"lock:{s}", &token, LEASE, NO_WAIT).unwrap_err();
     assert!(refused.to_string().contains("READONLY"), "{refused}");
 }

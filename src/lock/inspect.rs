@@ -10,7 +10,7 @@ use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::holder::{self, Holder};
 use crate::keys;
-use crate::scripts::{Script, script};
+use crate::scripts::{self, Script, script};
 use crate::wait;
 
 static STATE: LazyLock<Script> = script!("lock_state.lua");
@@ -99,17 +99,12 @@ pub fn state(config: &Config, kind: Kind, name: &[u8]) -> Result<State, Error> {
     Ok(states_of(config, &[(keys, raw)])?.remove(0))
 }
 
-/// How the locks stand: one round trip to load the script, one per 1000
+/// How the locks stand: a round trip to load each script, one per 1000
 /// locks, and one for the holders, each process looked up once.
 pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, Error> {
     let mut read = Vec::with_capacity(locks.len());
-    if !locks.is_empty() {
-        // A pipeline does not load its scripts itself.
-        conn::with(config, |c| {
-            STATE.load(c)?;
-            PERMITS.load(c)
-        })?;
-    }
+    let as_functions =
+        !locks.is_empty() && conn::with(config, |c| scripts::ready(c, &[&STATE, &PERMITS]))?;
     for chunk in locks.chunks(1000) {
         let keys: Vec<Keys> = chunk
             .iter()
@@ -118,7 +113,7 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
         let raw: Vec<Raw> = conn::with(config, |c| {
             let mut pipe = redis::pipe();
             for k in &keys {
-                pipe.add_command(invocation(k).eval_command());
+                pipe.add_command(invocation(k).pipelined(as_functions));
             }
             pipe.query(c)
         })?;
