@@ -262,7 +262,10 @@ mod tests {
     fn error_replies_keep_their_kinds() {
         let (_, value) = read_in_pieces(b"-NOSCRIPT No matching script\r\n", b"", &[3]);
         let err = value.extract_error().unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Server(redis::ServerErrorKind::NoScript));
+        assert_eq!(
+            err.kind(),
+            ErrorKind::Server(redis::ServerErrorKind::NoScript)
+        );
     }
 
     #[test]
