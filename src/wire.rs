@@ -5,10 +5,12 @@
 //! socket: its read timeout restarts with every byte, and nothing limits a
 //! reply's size, so a broken or hostile server can hold a call forever by
 //! drip-feeding bytes, or stream gigabytes until the process dies. Here the
-//! socket is ours and replies are read through a [`Budget`]; past either
-//! bound the call fails and the connection is done (the stream is out of
-//! step). Replies are found and decoded by `resp.rs`; the crate still packs
-//! commands and runs the cluster logic (`ClusterConnection<Wire>`).
+//! socket is ours: a reply is read into an [`Inbox`] against one deadline
+//! and the size bound, and past either the call fails and the connection is
+//! done (the stream is out of step). Where a reply ends, and what it says,
+//! `resp.rs` finds (a peer that is not Redis, an HTTP proxy or a TLS port
+//! spoken to in plain text, is quoted by its first line); the crate still
+//! packs commands and runs the cluster logic (`ClusterConnection<Wire>`).
 //!
 //! The handshake is AUTH, SELECT and nothing else, in RESP2: what every
 //! engine script here was written against.
