@@ -216,30 +216,28 @@ enum Library {
 /// else the scripts for `EVALSHA`. Returns whether the pipeline is to call
 /// them as functions ([`Invocation::pipelined`]).
 pub fn ready(c: &mut Conn, scripts: &[&Script]) -> RedisResult<bool> {
-    if c.functions()? {
-        let mut loaded = true;
-        for script in scripts {
-            match script.load_library(c)? {
-                Library::Loaded => {}
-                Library::Refused => {
-                    c.set_functions(false);
-                    loaded = false;
-                    break;
-                }
-                Library::NotHere => {
-                    loaded = false;
-                    break;
-                }
-            }
-        }
-        if loaded {
-            return Ok(true);
-        }
+    if c.functions()? && libraries_loaded(c, scripts)? {
+        return Ok(true);
     }
     for script in scripts {
         script.eval.load(c)?;
     }
     Ok(false)
+}
+
+/// Loads the libraries of `scripts`; false at the first one that cannot be.
+fn libraries_loaded(c: &mut Conn, scripts: &[&Script]) -> RedisResult<bool> {
+    for script in scripts {
+        match script.load_library(c)? {
+            Library::Loaded => {}
+            Library::Refused => {
+                c.set_functions(false);
+                return Ok(false);
+            }
+            Library::NotHere => return Ok(false),
+        }
+    }
+    Ok(true)
 }
 
 /// A call of a script with its keys and arguments.

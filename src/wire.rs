@@ -477,9 +477,8 @@ impl Wire {
             }
             *reads += 1;
             let room = self.inbox.room();
-            let room = room.len().min(bound);
-            let end = self.inbox.end;
-            match self.stream.read(&mut self.inbox.buf[end..end + room]) {
+            let take = room.len().min(bound);
+            match self.stream.read(&mut room[..take]) {
                 Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
                 Ok(n) => {
                     self.inbox.end += n;
