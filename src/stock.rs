@@ -6,6 +6,8 @@
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
+use redis::{FromRedisValue, ParsingError, Value};
+
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
@@ -107,6 +109,22 @@ pub enum Given {
 /// exact up to there).
 pub const MAX_UNITS: u64 = (1 << 53) - 1;
 
+/// What a take's script replies: a number alone when it took (the units
+/// left; the outcome is then ""), else the outcome and a count.
+struct Outcome(String, i64);
+
+impl FromRedisValue for Outcome {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        Ok(match v {
+            Value::Int(left) => Outcome(String::new(), left),
+            v => {
+                let (outcome, n) = FromRedisValue::from_redis_value(v)?;
+                Outcome(outcome, n)
+            }
+        })
+    }
+}
+
 fn count(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
@@ -151,7 +169,7 @@ impl Stock {
                 .or(take.key)
                 .map_or_else(|| crate::token::new_token().into_bytes(), <[u8]>::to_vec)
         });
-        let (outcome, n): (String, i64) = conn::with(&self.config, |c| {
+        let Outcome(outcome, n) = conn::with(&self.config, |c| {
             let script = if self.orders.is_some() {
                 &TAKE_AND_ORDER
             } else {
@@ -184,7 +202,7 @@ impl Stock {
             queue::register(&self.config, queue.keys())?;
         }
         Ok(match outcome.as_str() {
-            "taken" | "taken, register" => Taken::Done(count(n)),
+            "" | "taken, register" => Taken::Done(count(n)),
             "before" => Taken::Before(count(n)),
             "limit" => Taken::Limit(count(n)),
             "task exists" => Taken::TaskExists(order_id.unwrap_or_default()),
@@ -211,7 +229,7 @@ impl Stock {
     /// Gives units back (an order cancelled, or a restock), off the buyer's
     /// count when a buyer gives them back.
     pub fn give_back(&self, units: u64, buyer: Option<&[u8]>) -> Result<Given, Error> {
-        let (outcome, n): (String, i64) = conn::with(&self.config, |c| {
+        let Outcome(outcome, n) = conn::with(&self.config, |c| {
             GIVE.key(&self.keys.stock)
                 .key(&self.keys.buyers)
                 .arg(units)

@@ -8,7 +8,8 @@
 -- KEYS[3] takes hash (idempotency key -> units left after that take).
 -- ARGV[1] units; ARGV[2] buyer ('': none); ARGV[3] units per buyer at most
 -- (0: no limit); ARGV[4] idempotency key ('': none).
--- Returns {'taken', left}; {'before', left} taken before under this key;
+-- Returns left, a number, when it took (a reply the server builds faster
+-- than a table); {'before', left} taken before under this key;
 -- {'sold out', left} not enough left; {'limit', units the buyer has} over
 -- the buyer's limit; or what the order's check refuses with.
 
@@ -22,7 +23,8 @@ end
 -- Takes the units. With an order (stock_order.lua), check() runs after the
 -- stock's checks and before any write (a refusal is returned as it is), and
 -- write() before the decrement, returning what the take replies in place
--- of 'taken'.
+-- of 'taken' (then {that, left}). The units go to the commands as the
+-- caller's text: a Lua number would be formatted again.
 local function stock_take(check, write)
   local stock, buyers, takes = KEYS[1], KEYS[2], KEYS[3]
   local n, buyer, limit, key = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), ARGV[4]
@@ -47,13 +49,14 @@ local function stock_take(check, write)
   if buyer ~= '' then need_type(buyers, 'hash') end
   if key ~= '' then need_type(takes, 'hash') end
   local done = write and write() or 'taken'
-  left = redis.call('DECRBY', stock, n)
-  if buyer ~= '' and redis.call('HINCRBY', buyers, buyer, n) == n then
+  left = redis.call('DECRBY', stock, ARGV[1])
+  if buyer ~= '' and redis.call('HINCRBY', buyers, buyer, ARGV[1]) == n then
     stock_expire_with(stock, buyers)
   end
   if key ~= '' then
     redis.call('HSET', takes, key, left)
     stock_expire_with(stock, takes)
   end
+  if done == 'taken' then return left end
   return {done, left}
 end
