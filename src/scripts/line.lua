@@ -12,7 +12,8 @@ local function line_alive(p, token) return p .. 'a:' .. token end
 local function line_wake(p, token) return p .. 'w:' .. token end
 local function line_token(member) return (string.match(member, '^[^:]+')) end
 
--- Keeps the waiter's place for ms more. A fresh waiter (first try, or just
+-- Keeps the waiter's place for ms more (a number, or the caller's text,
+-- which goes to the commands unformatted). A fresh waiter (first try, or just
 -- woken and so taken out of the line) joins at the end; one whose place ran
 -- out while it waited (it stalled) joins again at the end. The line lives
 -- as long as somebody renews a place in it. Returns whether it is first.
@@ -45,8 +46,8 @@ local function line_next(line, p)
   return nil
 end
 
--- Wakes a waiter with a value; the wake list expires after ms if nobody
--- takes it (the waiter died after it was chosen).
+-- Wakes a waiter with a value; the wake list expires after ms (a number or
+-- text) if nobody takes it (the waiter died after it was chosen).
 local function line_wake_up(p, token, value, ms)
   local wake = line_wake(p, token)
   redis.call('RPUSH', wake, value)

@@ -9,44 +9,22 @@
 -- while waiting; ARGV[7] '1' when a key without expiry may be stale (the
 -- seed's rule: an old client died between SETNX and EXPIRE) and taken over
 -- (absent: never).
--- Returns {0, fencing token (0 without)} when acquired, else {ms until the
--- holder's lease ends, for the first in line (-1: not first, or no lease), 0}.
+-- Returns {0, fencing token (0 without)} when acquired, else ms until the
+-- holder's lease ends, for the first in line (-1: not first, or no lease),
+-- a number alone (the server replies it faster than a table).
 local lock, fence, line = KEYS[1], KEYS[2], KEYS[3]
 local token, lease, keep, p = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local place, firstTry, stale = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7] == '1'
 local me = token .. ':' .. lease
-
-local function take()
-  lock_set(lock, token, lease, false)
-  return {0, lock_fence(fence, keep, lease, false)}
-end
-
--- A key without expiry is stale when its value, the seed's expiry time in
--- seconds, has passed, or is no time at all. An old client alive between
--- its SETNX and EXPIRE holds a time still ahead: it is never taken over.
-local function staleKey()
-  if not stale or redis.call('PTTL', lock) ~= -1 then return false end
-  local at = tonumber(redis.call('GET', lock))
-  return not at or at <= tonumber(redis.call('TIME')[1])
-end
-
-local function wait()
-  if place == 0 then return {-1, 0} end
-  if not line_keep(line, p, me, place, firstTry) then return {-1, 0} end
-  local ms = redis.call('PTTL', lock)
-  if ms == -2 then return {1, 0} end
-  if ms < 0 then return {-1, 0} end
-  return {ms + 1, 0}
-end
 
 if firstTry then
   if redis.call('LLEN', line) == 0 then
     if lock_set(lock, token, lease, true) then
       return {0, lock_fence(fence, keep, lease, false)}
     end
-    if staleKey() then return take() end
+    if lock_stale(lock, stale) then return lock_take(lock, fence, token, lease, keep) end
   end
-  return wait()
+  return lock_wait(lock, line, p, me, ARGV[5], firstTry)
 end
 
 -- A recheck while in line.
@@ -57,7 +35,7 @@ if holder and lock_unclaimed(p, holder, place) then
   redis.call('DEL', lock, line_wake(p, holder))
   holder = false
 end
-if holder and staleKey() then
+if holder and lock_stale(lock, stale) then
   redis.call('DEL', lock)
   holder = false
 end
@@ -68,9 +46,9 @@ if not holder then
   if first == me or not first then
     if first then redis.call('LPOP', line) end
     redis.call('DEL', line_alive(p, token))
-    return take()
+    return lock_take(lock, fence, token, lease, keep)
   end
-  lock_grant(lock, fence, line, keep, p, place)
+  lock_grant(lock, fence, line, keep, p, ARGV[5])
   if redis.call('GET', lock) == token then return lock_handed(p, token, fence, keep) end
 end
-return wait()
+return lock_wait(lock, line, p, me, ARGV[5], false)

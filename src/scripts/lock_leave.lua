@@ -13,6 +13,6 @@ line_leave(KEYS[3], ARGV[4], ARGV[1] .. ':' .. ARGV[2])
 -- A free lock (its lease ran out) goes to the next in line now rather than
 -- at that waiter's next recheck.
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  lock_grant(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], tonumber(ARGV[5]))
+  lock_grant(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4], ARGV[5])
 end
 return {1, 0}

@@ -17,7 +17,7 @@ local function lock_fence(fence, keep, lease, handoff)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local f = math.max(now, (tonumber(redis.call('GET', fence)) or 0) + 1)
-  redis.call('SET', fence, string.format('%.0f', f), 'PX', tonumber(lease) + tonumber(keep))
+  redis.call('SET', fence, string.format('%d', f), 'PX', tonumber(lease) + tonumber(keep))
   return f
 end
 
@@ -35,14 +35,15 @@ end
 -- Hands the free lock to the next waiter in line: it becomes the owner with
 -- its own token and lease, and is woken with its fencing token, so its
 -- acquire returns without another round trip. The wake list lives for a
--- place's time (place, ms): see lock_unclaimed. False when nobody waits.
+-- place's time (place, ms, as the caller's text): see lock_unclaimed. False
+-- when nobody waits.
 local function lock_grant(lock, fence, line, keep, p, place)
   local member = line_next(line, p)
   if not member then return false end
   local token, lease = string.match(member, '^([^:]+):(%d+)$')
   lock_set(lock, token, lease, false)
   local f = lock_fence(fence, keep, lease, true)
-  line_wake_up(p, token, string.format('%.0f', f), place)
+  line_wake_up(p, token, string.format('%d', f), place)
   return true
 end
 
@@ -61,4 +62,32 @@ local function lock_handed(p, token, fence, keep)
   local f = redis.call('LPOP', line_wake(p, token))
   if not f and keep ~= '' then f = redis.call('GET', fence) end
   return {0, tonumber(f) or 0}
+end
+
+-- Takes the lock for token (acquire's reply).
+local function lock_take(lock, fence, token, lease, keep)
+  lock_set(lock, token, lease, false)
+  return {0, lock_fence(fence, keep, lease, false)}
+end
+
+-- With stale (the seed's rule), whether the lock is a key without expiry
+-- that is stale: its value, the seed's expiry time in seconds, has passed,
+-- or is no time at all. An old client alive between its SETNX and EXPIRE
+-- holds a time still ahead: it is never taken over.
+local function lock_stale(lock, stale)
+  if not stale or redis.call('PTTL', lock) ~= -1 then return false end
+  local at = tonumber(redis.call('GET', lock))
+  return not at or at <= tonumber(redis.call('TIME')[1])
+end
+
+-- Keeps member's place in line for place ms (text; '0': one try, never
+-- join; fresh: see line_keep). Acquire's reply when not acquired: ms until
+-- the holder's lease ends for the first in line, else -1.
+local function lock_wait(lock, line, p, member, place, fresh)
+  if place == '0' then return -1 end
+  if not line_keep(line, p, member, place, fresh) then return -1 end
+  local ms = redis.call('PTTL', lock)
+  if ms == -2 then return 1 end
+  if ms < 0 then return -1 end
+  return ms + 1
 end

@@ -11,7 +11,7 @@
 -- Returns 1 if released, else 0.
 local holder = redis.call('GET', KEYS[1])
 if not holder or (ARGV[5] ~= 'force' and holder ~= ARGV[1]) then return 0 end
-if not lock_grant(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], tonumber(ARGV[4])) then
+if not lock_grant(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[3], ARGV[4]) then
   redis.call('DEL', KEYS[1])
 end
 return 1
