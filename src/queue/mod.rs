@@ -11,6 +11,8 @@ pub use named::{Queue, reserve};
 
 use std::sync::LazyLock;
 
+use redis::{FromRedisValue, ParsingError, Value};
+
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
@@ -195,12 +197,25 @@ fn put_script(
         args(&mut call);
         call.invoke(c)
     })
-    .and_then(|reply: Vec<i64>| {
+    .and_then(|PutReply(reply)| {
         if reply.first() == Some(&2) {
             register(config, keys)?;
         }
         Ok(reply)
     })
+}
+
+/// The enqueue script's reply: {done, ...}, or for {1, added} the number
+/// added alone.
+struct PutReply(Vec<i64>);
+
+impl FromRedisValue for PutReply {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        Ok(PutReply(match v {
+            Value::Int(added) => vec![1, added],
+            v => FromRedisValue::from_redis_value(v)?,
+        }))
+    }
 }
 
 /// Adds the queue to the registry (a set outside the queue's hash slot, so

@@ -16,7 +16,9 @@
 -- Returns {done, status per task (0 ignored, 1 added, 2 updated)} or
 -- {done, added}, done being 2 when the caller is to register the queue
 -- (queue_count_enqueued) and 1 otherwise; {0, length} when the batch would
--- take the queue past its maximum length (then nothing is changed).
+-- take the queue past its maximum length (then nothing is changed). For
+-- {1, added} it replies added alone (a number the server replies faster
+-- than a table).
 local now = queue_now()
 local due = now + tonumber(ARGV[1])
 local dueText = string.format('%.17g', due)
@@ -34,12 +36,12 @@ local function wake(n)
     queue_wake(KEYS[9], ARGV[6], n, false, ARGV[7])
   end
 end
--- Counts the added tasks: 2 when the queue is to be registered, else 1.
+-- Counts the added tasks; the reply without statuses.
 local function counted(added)
   if queue_count_enqueued(KEYS[10], now, added) then
-    return 2
+    return {2, added}
   end
-  return 1
+  return added
 end
 local n = (#ARGV - first + 1) / step
 -- Nothing an added id could inherit or run beside: no payloads, attempts or
@@ -64,7 +66,7 @@ if bare and not statuses and policy == 'keep' and flags == '' and max == 0 then
     added = added + need_call(QUEUE_TYPES[1], 'ZADD', KEYS[1], 'NX', unpack(args, 1, k))
   end
   if waiting then wake(added) end
-  return {counted(added), added}
+  return counted(added)
 end
 
 local hasPayloads = not bare and redis.call('EXISTS', KEYS[2]) == 1
@@ -125,7 +127,7 @@ for i = 0, n - 1 do
 end
 wake(queued)
 if not statuses then
-  return {counted(added), added}
+  return counted(added)
 end
-out[1] = counted(added)
+out[1] = queue_count_enqueued(KEYS[10], now, added) and 2 or 1
 return out
