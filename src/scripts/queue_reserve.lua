@@ -72,7 +72,7 @@ if #expired > 0 then due = dueNow() end
 local out = {0, acked}
 if #due > 0 then
   local leaseEnd = string.format('%.17g', now + tonumber(ARGV[2]))
-  local stamp = string.format('@%d', math.floor(now * 1000))
+  local stamp = string.format('@%.0f', math.floor(now * 1000))
   local payloads = redis.call('HMGET', KEYS[2], unpack(due))
   local waiting = need_call('list', 'LLEN', KEYS[9])
   local attempts = redis.call('HMGET', KEYS[3], unpack(due))
