@@ -12,7 +12,8 @@
 //! them run the same script with `EVALSHA`, loaded on `NOSCRIPT`.
 
 use redis::{
-    Cmd, ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind, ToRedisArgs,
+    Cmd, ErrorKind, FromRedisValue, ParsingError, RedisError, RedisResult, ServerErrorKind,
+    ToRedisArgs, Value,
 };
 
 use crate::conn::Conn;
@@ -238,6 +239,23 @@ fn libraries_loaded(c: &mut Conn, scripts: &[&Script]) -> RedisResult<bool> {
         }
     }
     Ok(true)
+}
+
+/// The reply of a script on a hot path that says its common outcome with a
+/// number alone (the server replies a number faster than a table), and
+/// anything else as `T`.
+pub enum NumberOr<T> {
+    Number(i64),
+    Other(T),
+}
+
+impl<T: FromRedisValue> FromRedisValue for NumberOr<T> {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        Ok(match v {
+            Value::Int(n) => NumberOr::Number(n),
+            v => NumberOr::Other(T::from_redis_value(v)?),
+        })
+    }
 }
 
 /// A call of a script with its keys and arguments.

@@ -6,13 +6,11 @@
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use redis::{FromRedisValue, ParsingError, Value};
-
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::queue;
-use crate::scripts::{Script, script};
+use crate::scripts::{NumberOr, Script, script};
 
 static TAKE: LazyLock<Script> = script!("stock_take.lua");
 static TAKE_AND_ORDER: LazyLock<Script> = script!("stock_order.lua");
@@ -109,22 +107,6 @@ pub enum Given {
 /// exact up to there).
 pub const MAX_UNITS: u64 = (1 << 53) - 1;
 
-/// What a take's script replies: a number alone when it took (the units
-/// left; the outcome is then ""), else the outcome and a count.
-struct Outcome(String, i64);
-
-impl FromRedisValue for Outcome {
-    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
-        Ok(match v {
-            Value::Int(left) => Outcome(String::new(), left),
-            v => {
-                let (outcome, n) = FromRedisValue::from_redis_value(v)?;
-                Outcome(outcome, n)
-            }
-        })
-    }
-}
-
 fn count(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
@@ -169,7 +151,8 @@ impl Stock {
                 .or(take.key)
                 .map_or_else(|| crate::token::new_token().into_bytes(), <[u8]>::to_vec)
         });
-        let Outcome(outcome, n) = conn::with(&self.config, |c| {
+        // A number alone: taken, this many left.
+        let reply: NumberOr<(String, i64)> = conn::with(&self.config, |c| {
             let script = if self.orders.is_some() {
                 &TAKE_AND_ORDER
             } else {
@@ -198,11 +181,15 @@ impl Stock {
             }
             call.invoke(c)
         })?;
+        let (outcome, n) = match reply {
+            NumberOr::Number(left) => return Ok(Taken::Done(count(left))),
+            NumberOr::Other(reply) => reply,
+        };
         if let ("taken, register", Some(queue)) = (outcome.as_str(), &self.orders) {
             queue::register(&self.config, queue.keys())?;
         }
         Ok(match outcome.as_str() {
-            "" | "taken, register" => Taken::Done(count(n)),
+            "taken, register" => Taken::Done(count(n)),
             "before" => Taken::Before(count(n)),
             "limit" => Taken::Limit(count(n)),
             "task exists" => Taken::TaskExists(order_id.unwrap_or_default()),
@@ -229,7 +216,7 @@ impl Stock {
     /// Gives units back (an order cancelled, or a restock), off the buyer's
     /// count when a buyer gives them back.
     pub fn give_back(&self, units: u64, buyer: Option<&[u8]>) -> Result<Given, Error> {
-        let Outcome(outcome, n) = conn::with(&self.config, |c| {
+        let (outcome, n): (String, i64) = conn::with(&self.config, |c| {
             GIVE.key(&self.keys.stock)
                 .key(&self.keys.buyers)
                 .arg(units)

@@ -19,12 +19,10 @@ use std::collections::HashSet;
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::{FromRedisValue, ParsingError, Value};
-
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::scripts::{Script, script};
+use crate::scripts::{NumberOr, Script, script};
 use crate::time::{lease_ms, millis};
 use crate::wait::{self, Pass, Try, Woken};
 
@@ -175,24 +173,12 @@ impl Acquire<'_> {
             if let Some(p) = permits {
                 call.arg(p.take).arg(p.of);
             }
-            call.invoke(c).map(|Reply(left, fence)| (left, fence))
-        })
-    }
-}
-
-/// The reply of an acquire's script: {0, fencing token} when acquired (or
-/// handed the lock); when not, {ms, 0} or the ms alone (a number the
-/// server replies faster than a table).
-struct Reply(i64, i64);
-
-impl FromRedisValue for Reply {
-    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
-        Ok(match v {
-            Value::Int(left) => Reply(left, 0),
-            v => {
-                let (left, fence) = FromRedisValue::from_redis_value(v)?;
-                Reply(left, fence)
-            }
+            // {0, fencing token} when acquired (or handed the lock); when
+            // not, {ms, 0} or the ms alone.
+            call.invoke(c).map(|reply| match reply {
+                NumberOr::Number(left) => (left, 0),
+                NumberOr::Other(reply) => reply,
+            })
         })
     }
 }

@@ -11,12 +11,10 @@ pub use named::{Queue, reserve};
 
 use std::sync::LazyLock;
 
-use redis::{FromRedisValue, ParsingError, Value};
-
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::scripts::{Script, script};
+use crate::scripts::{NumberOr, Script, script};
 
 static PUT: LazyLock<Script> = script!("queue_put.lua");
 static DEQUEUE: LazyLock<Script> = script!("queue_dequeue.lua");
@@ -197,25 +195,17 @@ fn put_script(
         args(&mut call);
         call.invoke(c)
     })
-    .and_then(|PutReply(reply)| {
+    .and_then(|reply: NumberOr<Vec<i64>>| {
+        // {done, ...}, or for {1, added} the number added alone.
+        let reply = match reply {
+            NumberOr::Number(added) => vec![1, added],
+            NumberOr::Other(reply) => reply,
+        };
         if reply.first() == Some(&2) {
             register(config, keys)?;
         }
         Ok(reply)
     })
-}
-
-/// The enqueue script's reply: {done, ...}, or for {1, added} the number
-/// added alone.
-struct PutReply(Vec<i64>);
-
-impl FromRedisValue for PutReply {
-    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
-        Ok(PutReply(match v {
-            Value::Int(added) => vec![1, added],
-            v => FromRedisValue::from_redis_value(v)?,
-        }))
-    }
 }
 
 /// Adds the queue to the registry (a set outside the queue's hash slot, so
