@@ -14,7 +14,8 @@
 -- a number alone (the server replies it faster than a table).
 local lock, fence, line = KEYS[1], KEYS[2], KEYS[3]
 local token, lease, keep, p = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local place, firstTry, stale = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7] == '1'
+-- The place's ms stay text: they go to the commands as they came.
+local place, firstTry, stale = ARGV[5], ARGV[6] == '1', ARGV[7] == '1'
 local me = token .. ':' .. lease
 
 if firstTry then
@@ -24,7 +25,7 @@ if firstTry then
     end
     if lock_stale(lock, stale) then return lock_take(lock, fence, token, lease, keep) end
   end
-  return lock_wait(lock, line, p, me, ARGV[5], firstTry)
+  return lock_wait(lock, line, p, me, place, firstTry)
 end
 
 -- A recheck while in line.
@@ -48,7 +49,7 @@ if not holder then
     redis.call('DEL', line_alive(p, token))
     return lock_take(lock, fence, token, lease, keep)
   end
-  lock_grant(lock, fence, line, keep, p, ARGV[5])
+  lock_grant(lock, fence, line, keep, p, place)
   if redis.call('GET', lock) == token then return lock_handed(p, token, fence, keep) end
 end
-return lock_wait(lock, line, p, me, ARGV[5], false)
+return lock_wait(lock, line, p, me, place, false)

@@ -49,7 +49,7 @@ end
 
 -- Whether the lock was handed to `holder` more than half a place ago and
 -- never picked up (its wake list is still there): a live waiter picks it up
--- at once, so the holder died at the handoff.
+-- at once, so the holder died at the handoff. place: ms, a number or text.
 local function lock_unclaimed(p, holder, place)
   local left = redis.call('PTTL', line_wake(p, holder))
   return left > 0 and left <= place / 2
