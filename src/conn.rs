@@ -6,7 +6,6 @@
 //! crate's cluster connection over those.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
@@ -264,8 +263,29 @@ struct Slot {
     conn: Conn,
 }
 
+/// This thread's connections, one per deployment (`Config::id`): a
+/// process talks to one or a few, so a list searched in order costs less
+/// than hashing the id twice per call.
+#[derive(Default)]
+struct Pool(Vec<(String, Slot)>);
+
+impl Pool {
+    fn remove(&mut self, id: &str) -> Option<(String, Slot)> {
+        let at = self.0.iter().position(|(key, _)| key == id)?;
+        Some(self.0.swap_remove(at))
+    }
+
+    /// Puts `slot` in, in place of the one `key` had.
+    fn insert(&mut self, key: String, slot: Slot) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, old)) => *old = slot,
+            None => self.0.push((key, slot)),
+        }
+    }
+}
+
 thread_local! {
-    static POOL: RefCell<HashMap<String, Slot>> = RefCell::new(HashMap::new());
+    static POOL: RefCell<Pool> = RefCell::new(Pool::default());
 }
 
 /// The bounds every connection to `config`'s deployment reads within.
@@ -416,11 +436,7 @@ impl Lent {
 /// that another thread can [`adopt`] it (Redlock asks its nodes from one
 /// short-lived thread each; the connections outlive those threads).
 pub fn lend(config: &Config) -> Lent {
-    let key = config.id.clone();
-    Lent(
-        POOL.with(|pool| pool.borrow_mut().remove(&key))
-            .map(|slot| (key, slot)),
-    )
+    Lent(POOL.with(|pool| pool.borrow_mut().remove(&config.id)))
 }
 
 /// Puts a lent connection into this thread's pool.
@@ -435,7 +451,7 @@ pub fn adopt(lent: Lent) {
 /// parent process).
 fn take(config: &Config) -> Result<(String, Conn), Error> {
     let pid = crate::process::id();
-    let slot = POOL.with(|pool| pool.borrow_mut().remove_entry(&config.id));
+    let slot = POOL.with(|pool| pool.borrow_mut().remove(&config.id));
     match slot {
         // A connection inherited through fork() shares its socket with the
         // parent: dropping our copy closes only our descriptor.
@@ -460,6 +476,17 @@ fn put(key: String, conn: Conn) {
 /// between tries.
 const MOVED_TRIES: u32 = 5;
 const MOVED_PAUSE: Duration = Duration::from_millis(100);
+
+/// Sends `cmds` in one request (one round trip, as a pipeline that
+/// ignores errors, without its copies): their replies, an error among them
+/// as a value.
+pub fn request(c: &mut Conn, cmds: &[Cmd]) -> RedisResult<Vec<Value>> {
+    let mut packed = Vec::with_capacity(cmds.len() * 128);
+    for cmd in cmds {
+        cmd.write_packed_command(&mut packed);
+    }
+    c.req_packed_commands(&packed, 0, cmds.len())
+}
 
 /// Runs `f` on this process's connection to `config`'s deployment; the
 /// connection goes back to the pool unless `f` failed in a way that leaves

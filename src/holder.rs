@@ -40,8 +40,10 @@ struct Me {
     id: String,
     /// When this process was first described (Unix seconds).
     since: u64,
-    /// When this process last described itself, per server and prefix.
-    published: HashMap<(String, Vec<u8>), Instant>,
+    /// When this process last described itself, per server and prefix (a
+    /// process talks to one or a few: a list, searched without copying the
+    /// caller's server and prefix).
+    published: Vec<(String, Vec<u8>, Instant)>,
 }
 
 thread_local! {
@@ -72,7 +74,7 @@ fn me<T>(f: impl FnOnce(&mut Me) -> T) -> T {
                 since: std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs()),
-                published: HashMap::new(),
+                published: Vec::new(),
             }),
         };
         f(me)
@@ -93,14 +95,22 @@ pub fn token() -> String {
 /// fails.
 pub fn introduce(config: &Config) {
     let due = me(|me| {
-        let place = (config.id.clone(), config.prefix.clone());
-        let due = me
+        let now = Instant::now();
+        let known = me
             .published
-            .get(&place)
-            .is_none_or(|at| at.elapsed() >= RENEW);
-        if due {
-            me.published.insert(place, Instant::now());
-        }
+            .iter_mut()
+            .find(|(id, prefix, _)| *id == config.id && *prefix == config.prefix);
+        let due = match known {
+            Some((_, _, at)) if now.duration_since(*at) < RENEW => false,
+            Some((_, _, at)) => {
+                *at = now;
+                true
+            }
+            None => {
+                me.published.push((config.id.clone(), config.prefix.clone(), now));
+                true
+            }
+        };
         due.then(|| (me.id.clone(), me.pid, me.since))
     });
     if let Some((id, pid, since)) = due {

@@ -12,7 +12,7 @@
 //! them run the same script with `EVALSHA`, loaded on `NOSCRIPT`.
 
 use redis::{
-    Cmd, ErrorKind, FromRedisValue, ParsingError, RedisError, RedisResult, ServerErrorKind,
+    Arg, Cmd, ErrorKind, FromRedisValue, ParsingError, RedisError, RedisResult, ServerErrorKind,
     ToRedisArgs, Value,
 };
 
@@ -168,8 +168,8 @@ impl Script {
     pub fn prepare_invoke(&self) -> Invocation<'_> {
         Invocation {
             script: self,
-            keys: Vec::new(),
-            args: Vec::new(),
+            keys: Cmd::with_capacity(4, 160),
+            args: Cmd::with_capacity(8, 160),
         }
     }
 
@@ -258,11 +258,12 @@ impl<T: FromRedisValue> FromRedisValue for NumberOr<T> {
     }
 }
 
-/// A call of a script with its keys and arguments.
+/// A call of a script with its keys and arguments, each list written into
+/// one buffer (a `Cmd` holds its arguments so) rather than a vector each.
 pub struct Invocation<'a> {
     script: &'a Script,
-    keys: Vec<Vec<u8>>,
-    args: Vec<Vec<u8>>,
+    keys: Cmd,
+    args: Cmd,
 }
 
 impl Invocation<'_> {
@@ -290,12 +291,22 @@ impl Invocation<'_> {
         self.command("EVALSHA", self.script.eval.get_hash())
     }
 
+    /// `command name numkeys keys... args...`, its buffers sized at once.
     fn command(&self, command: &str, name: &str) -> Cmd {
-        let mut cmd = redis::cmd(command);
-        cmd.arg(name)
-            .arg(self.keys.len())
-            .arg(&self.keys)
-            .arg(&self.args);
+        let keys = self.keys.args_iter();
+        let all = keys.clone().chain(self.args.args_iter());
+        let size: usize = all
+            .clone()
+            .map(|a| if let Arg::Simple(bytes) = a { bytes.len() } else { 0 })
+            .sum();
+        let count = 3 + keys.len() + self.args.args_iter().len();
+        let mut cmd = Cmd::with_capacity(count, command.len() + name.len() + 4 + size);
+        cmd.arg(command).arg(name).arg(keys.len());
+        for a in all {
+            if let Arg::Simple(bytes) = a {
+                cmd.arg(bytes);
+            }
+        }
         cmd
     }
 

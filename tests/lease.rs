@@ -141,7 +141,7 @@ fn renewed(
     acquire(&config, key, &token, lease);
     let id = renew::start(Lease {
         config: Arc::new(config.clone()),
-        keys: common::lock_keys(key.as_bytes()),
+        keys: common::lock_keys(key.as_bytes()).into(),
         token: token.clone(),
         lease,
         until: Instant::now() + max_hold,
@@ -287,7 +287,7 @@ fn each_thread_renews_its_own_locks_and_its_renewal_thread_ends_with_it() {
                 acquire(&config, &key, &token, Duration::from_millis(300));
                 let id = renew::start(Lease {
                     config: Arc::new(config.clone()),
-                    keys: common::lock_keys(key.as_bytes()),
+                    keys: common::lock_keys(key.as_bytes()).into(),
                     token: token.clone(),
                     lease: Duration::from_millis(300),
                     until: Instant::now() + Duration::from_secs(60),

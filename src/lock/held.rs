@@ -15,7 +15,8 @@ use crate::conn::Error;
 #[derive(Clone, Debug)]
 pub struct Held {
     pub config: Arc<Config>,
-    pub keys: Keys,
+    /// Shared with the object that took it (a clone costs no copy).
+    pub keys: Arc<Keys>,
     pub token: String,
     /// The process that acquired it: a forked child inherits the record but
     /// must not release its parent's locks when it exits.
@@ -32,7 +33,7 @@ pub struct Held {
 
 impl Held {
     /// A lock just acquired, held once, without renewal or fencing token.
-    pub fn new(config: Arc<Config>, keys: Keys, token: String) -> Self {
+    pub fn new(config: Arc<Config>, keys: Arc<Keys>, token: String) -> Self {
         Held {
             config,
             keys,

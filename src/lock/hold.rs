@@ -73,7 +73,7 @@ pub const GONE: &str = "its lease ran out, or its key was deleted or taken by an
 
 pub struct Hold {
     config: Arc<Config>,
-    keys: Keys,
+    keys: Arc<Keys>,
     options: Options,
     /// Who holds it in the process's registry: the object, or the process.
     owner: u64,
@@ -148,7 +148,7 @@ impl Hold {
         };
         let named = options.owner.as_deref().map(crate::token::owner_token);
         Hold {
-            keys,
+            keys: Arc::new(keys),
             config,
             options,
             owner,
@@ -225,7 +225,8 @@ impl Hold {
     /// taken again once Redis confirms it still holds it.
     pub fn acquire(&mut self, wait: Wait) -> Result<bool, Refused> {
         self.in_this_request();
-        if let Some(h) = self.record().filter(|_| !self.options.reentrant) {
+        let mut record = self.record();
+        if let Some(h) = record.take_if(|_| !self.options.reentrant) {
             // Held by this object: refused, unless it was lost meanwhile
             // (lease ran out, forced release); then it is taken anew.
             let gone = || super::hold_remaining(&h.config, &h.keys, &h.token).map(|l| l.is_none());
@@ -234,7 +235,8 @@ impl Hold {
             }
             self.forget(&h);
         }
-        if let Some(h) = self.record() {
+        // Reentrant: held already, by this object or another of the process.
+        if let Some(h) = record {
             if let Some(reason) = lost_reason(&h) {
                 return Err(Refused::Lost(reason));
             }
@@ -305,17 +307,17 @@ impl Hold {
         if let Some(reason) = lost_reason(&h) {
             return Err(Refused::Lost(reason));
         }
-        let mut keys = self.keys.clone();
+        let mut keys = (*self.keys).clone();
         keys.permits = keys.permits.map(|p| super::permits::Permits { take, ..p });
-        if keys == self.keys {
+        if keys == *self.keys {
             return Ok(true);
         }
         let lease = self.options.lease;
         match super::permits::change(&self.config, &keys, &h.token, lease, take)? {
             super::permits::Changed::Done(fence) => {
                 h.fence = fence;
-                h.keys = keys.clone();
-                self.keys = keys;
+                h.keys = Arc::new(keys);
+                self.keys = h.keys.clone();
                 held::insert(self.owner, self.entry.clone(), h);
                 Ok(true)
             }

@@ -18,7 +18,7 @@ use crate::config::Config;
 #[derive(Clone, Debug)]
 pub struct Lease {
     pub config: Arc<Config>,
-    pub keys: super::Keys,
+    pub keys: Arc<super::Keys>,
     pub token: String,
     /// The lease each renewal sets.
     pub lease: Duration,

@@ -2,6 +2,7 @@
 //! with an owner token of its own, kept in the process's registry of held
 //! locks so the object, the request end or the process end releases them.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +15,9 @@ use crate::conn::Error;
 pub struct SeedLocks {
     config: Arc<Config>,
     owner: u64,
+    /// The keys of the last name acquired: code that locks one name again
+    /// and again builds them once.
+    last: RefCell<Option<(Vec<u8>, Arc<Keys>)>>,
 }
 
 impl SeedLocks {
@@ -21,12 +25,13 @@ impl SeedLocks {
         Self {
             config,
             owner: held::new_owner(),
+            last: RefCell::new(None),
         }
     }
 
     /// Takes lock `name` for `lease`, waiting as `wait` says; true if taken.
     pub fn acquire(&self, name: &[u8], lease: Duration, wait: Wait) -> Result<bool, Error> {
-        let keys = Keys::seed(&self.config.prefix, name);
+        let keys = self.keys(name);
         let token = crate::holder::token();
         let acquired = super::acquire(&self.config, &keys, &token, lease, wait)?.is_some();
         if acquired {
@@ -34,6 +39,19 @@ impl SeedLocks {
             held::insert(self.owner, name.to_vec(), held);
         }
         Ok(acquired)
+    }
+
+    /// The keys of lock `name`.
+    fn keys(&self, name: &[u8]) -> Arc<Keys> {
+        let mut last = self.last.borrow_mut();
+        match &*last {
+            Some((known, keys)) if known == name => keys.clone(),
+            _ => {
+                let keys = Arc::new(Keys::seed(&self.config.prefix, name));
+                *last = Some((name.to_vec(), keys.clone()));
+                keys
+            }
+        }
     }
 
     /// Releases lock `name` if Redis still holds this object's token for it;
