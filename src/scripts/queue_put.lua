@@ -49,11 +49,12 @@ local n = (#ARGV - first + 1) / step
 local bare = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) == 0
 
 -- The seed's enqueue: one ZADD NX per 500 ids, and the consumers woken
--- only when some wait. The line's length and the first ZADD are the checks
--- of their keys' types (need_call).
+-- only when some wait. The line's length, a read of the stats hash (a
+-- read answers a number faster than TYPE its table) and the first ZADD are
+-- the checks of their keys' types (need_call).
 if bare and not statuses and policy == 'keep' and flags == '' and max == 0 then
   local waiting = need_call(QUEUE_TYPES[9], 'LLEN', KEYS[9]) > 0
-  queue_need(10)
+  need_call(QUEUE_TYPES[10], 'HEXISTS', KEYS[10], 'registered')
   local added = 0
   local args = {}
   for from = first, #ARGV, 500 do
