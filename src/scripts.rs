@@ -168,8 +168,11 @@ impl Script {
     pub fn prepare_invoke(&self) -> Invocation<'_> {
         Invocation {
             script: self,
-            keys: Cmd::with_capacity(4, 160),
-            args: Cmd::with_capacity(8, 160),
+            // Room for the most keys a script takes (a queue's 12) and
+            // the arguments of most calls: a small allocation costs the
+            // same whatever its size, and each growth is a copy.
+            keys: Cmd::with_capacity(12, 512),
+            args: Cmd::with_capacity(16, 256),
         }
     }
 
