@@ -107,7 +107,8 @@ pub fn introduce(config: &Config) {
                 true
             }
             None => {
-                me.published.push((config.id.clone(), config.prefix.clone(), now));
+                me.published
+                    .push((config.id.clone(), config.prefix.clone(), now));
                 true
             }
         };

@@ -300,7 +300,13 @@ impl Invocation<'_> {
         let all = keys.clone().chain(self.args.args_iter());
         let size: usize = all
             .clone()
-            .map(|a| if let Arg::Simple(bytes) = a { bytes.len() } else { 0 })
+            .map(|a| {
+                if let Arg::Simple(bytes) = a {
+                    bytes.len()
+                } else {
+                    0
+                }
+            })
             .sum();
         let count = 3 + keys.len() + self.args.args_iter().len();
         let mut cmd = Cmd::with_capacity(count, command.len() + name.len() + 4 + size);

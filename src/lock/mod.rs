@@ -248,7 +248,12 @@ impl Acquire<'_> {
         let once = self.wait.timeout.is_zero();
         let (set, waiting, ttl): (Option<String>, i64, i64) = conn::with(self.config, |c| {
             let mut set = Cmd::with_capacity(6, 128);
-            set.arg("SET").arg(&self.keys.lock).arg(self.token).arg("NX").arg("PX").arg(self.lease);
+            set.arg("SET")
+                .arg(&self.keys.lock)
+                .arg(self.token)
+                .arg("NX")
+                .arg("PX")
+                .arg(self.lease);
             let mut llen = Cmd::with_capacity(2, 96);
             llen.arg("LLEN").arg(&self.keys.line);
             let mut pttl = Cmd::with_capacity(2, 96);
