@@ -17,8 +17,6 @@
 //! bound, which a hostile server could use to overflow the stack.
 
 use redis::{ErrorKind, RedisError, Value};
-use redis_protocol::resp2::decode::decode_range;
-use redis_protocol::resp2::types::RangeFrame;
 
 /// How deep arrays may nest: the `redis` crate's parser refuses deeper.
 pub const MAX_DEPTH: usize = 100;
@@ -112,45 +110,98 @@ impl Frame {
     }
 }
 
-/// A length or integer line: a decimal i64, as Redis writes it.
+/// A length or integer line: a decimal i64, as Redis writes it (an
+/// optional sign, then digits; read as `str::parse` reads it, without its
+/// UTF-8 check on every line of a long reply).
 fn number(line: &[u8]) -> Result<i64, NotResp> {
-    std::str::from_utf8(line)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or(NotResp)
+    let (negative, digits) = match line {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, line),
+    };
+    if digits.is_empty() {
+        return Err(NotResp);
+    }
+    let mut n: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return Err(NotResp);
+        }
+        let d = i64::from(d - b'0');
+        // Accumulated negatively: i64::MIN has no positive counterpart.
+        n = n
+            .checked_mul(10)
+            .and_then(|n| n.checked_sub(d))
+            .ok_or(NotResp)?;
+    }
+    if negative {
+        Ok(n)
+    } else {
+        n.checked_neg().ok_or(NotResp)
+    }
 }
 
 /// The value of `reply`, one whole reply as [`Frame::end`] found it.
 pub fn decode(reply: &[u8]) -> Result<Value, NotResp> {
-    match decode_range(reply) {
-        Ok(Some((frame, used))) if used == reply.len() => value(reply, frame),
-        _ => Err(NotResp),
+    let mut at = 0;
+    let value = read(reply, &mut at, 0)?;
+    if at == reply.len() {
+        Ok(value)
+    } else {
+        Err(NotResp)
     }
 }
 
-fn value(buf: &[u8], frame: RangeFrame) -> Result<Value, NotResp> {
-    Ok(match frame {
-        RangeFrame::SimpleString((from, to)) => {
-            match std::str::from_utf8(&buf[from..to]).map_err(|_| NotResp)? {
-                "OK" => Value::Okay,
-                text => Value::SimpleString(text.to_owned()),
-            }
-        }
+/// The value that starts at `at`, moving `at` past it; `depth` arrays
+/// enclose it. Each bulk string is copied once, from the buffer into its
+/// `Value`.
+fn read(buf: &[u8], at: &mut usize, depth: usize) -> Result<Value, NotResp> {
+    let kind = *buf.get(*at).ok_or(NotResp)?;
+    let start = *at + 1;
+    let rest = buf.get(start..).ok_or(NotResp)?;
+    let cr = start + rest.windows(2).position(|w| w == b"\r\n").ok_or(NotResp)?;
+    let line = &buf[start..cr];
+    *at = cr + 2;
+    Ok(match kind {
+        b'+' => match std::str::from_utf8(line).map_err(|_| NotResp)? {
+            "OK" => Value::Okay,
+            text => Value::SimpleString(text.to_owned()),
+        },
         // An error reply keeps the kinds the `redis` crate gives it (MOVED,
         // NOSCRIPT...): its own parser reads the line, prefix and CRLF
         // included.
-        RangeFrame::Error((from, to)) => {
-            redis::parse_redis_value(&buf[from - 1..to + 2]).map_err(|_| NotResp)?
-        }
-        RangeFrame::Integer(n) => Value::Int(n),
-        RangeFrame::BulkString((from, to)) => Value::BulkString(buf[from..to].to_vec()),
-        RangeFrame::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|item| value(buf, item))
-                .collect::<Result<_, _>>()?,
-        ),
-        RangeFrame::Null => Value::Nil,
+        b'-' => redis::parse_redis_value(&buf[start - 1..*at]).map_err(|_| NotResp)?,
+        b':' => Value::Int(number(line)?),
+        b'$' => match number(line)? {
+            -1 => Value::Nil,
+            len => {
+                let len = usize::try_from(len).map_err(|_| NotResp)?;
+                let end = at.checked_add(len).ok_or(NotResp)?;
+                if buf.get(end..end.checked_add(2).ok_or(NotResp)?) != Some(&b"\r\n"[..]) {
+                    return Err(NotResp);
+                }
+                let bytes = buf[*at..end].to_vec();
+                *at = end + 2;
+                Value::BulkString(bytes)
+            }
+        },
+        b'*' => match number(line)? {
+            -1 => Value::Nil,
+            len => {
+                let len = usize::try_from(len).map_err(|_| NotResp)?;
+                if depth + 1 >= MAX_DEPTH {
+                    return Err(NotResp);
+                }
+                // Each element takes at least 3 bytes: a length that did
+                // not come cannot reserve memory.
+                let mut items = Vec::with_capacity(len.min((buf.len() - *at) / 3));
+                for _ in 0..len {
+                    items.push(read(buf, at, depth + 1)?);
+                }
+                Value::Array(items)
+            }
+        },
+        _ => return Err(NotResp),
     })
 }
 
@@ -255,6 +306,22 @@ mod tests {
             {
                 prop_assert_eq!(Ok(value), oracle(&bytes[..end]).map_err(|e| e.to_string()));
             }
+        }
+    }
+
+    proptest! {
+        /// A length or integer line reads as `str::parse` reads it, or is
+        /// refused where it refuses.
+        #[test]
+        fn numbers_read_as_str_parse_reads_them(
+            line in prop_oneof![
+                any::<i64>().prop_map(|n| n.to_string().into_bytes()),
+                "[-+]?[0-9]{0,21}".prop_map(String::into_bytes),
+                proptest::collection::vec(any::<u8>(), 0..6),
+            ],
+        ) {
+            let parsed = std::str::from_utf8(&line).ok().and_then(|s| s.parse::<i64>().ok());
+            prop_assert_eq!(number(&line).ok(), parsed);
         }
     }
 

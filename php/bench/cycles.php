@@ -54,14 +54,17 @@ function measure(callable $op, float $seconds, int $limit = PHP_INT_MAX): float
  * running every op for `$seconds / $rounds`; returns name => the median of
  * its rounds' ops/s. A loop measured seconds after another on a busy
  * machine can run 30% faster or slower for reasons of its own; in turns,
- * such drift hits every contender alike.
+ * such drift hits every contender alike. `$limits` (name => calls) caps an
+ * op's calls over all rounds, warm-ups included (a pop stops before its
+ * queue runs dry).
  */
-function measureInTurns(array $ops, float $seconds, int $rounds = 5): array
+function measureInTurns(array $ops, float $seconds, int $rounds = 5, array $limits = []): array
 {
     $runs = [];
     for ($r = 0; $r < $rounds; $r++) {
         foreach ($ops as $name => $op) {
-            $runs[$name][] = measure($op, $seconds / $rounds);
+            $limit = isset($limits[$name]) ? max(1, intdiv($limits[$name], $rounds) - 200) : PHP_INT_MAX;
+            $runs[$name][] = measure($op, $seconds / $rounds, $limit);
         }
     }
     return array_map(function (array $rates): float {
@@ -291,18 +294,22 @@ foreach ([1, 100] as $size) {
             'floor with a server clock and the counter: phpredis one `EVALSHA` (`TIME`, `ZADD NX`, `HINCRBY`)' => 'vs the floor with a server clock and the counter',
             'seed userland `RedisQueue::enqueue` (phpredis)' => 'vs the seed userland queue (target >= 3x)',
         ]);
-    // measure() runs 200 warm-up calls before it counts.
-    $pops = [];
-    $pops['redislock `RedisQueue::pop`'] = measure(fn () => $queue->pop('bench', $size), $seconds, $calls['r'] - 200);
-    $pops['seed userland `RedisQueue::pop` (phpredis)'] = measure(fn () => $seedQueue->pop('bench-seed', $size), $seconds, $calls['s'] - 200);
-    $pops['redislock `RedisLock\Queue::reserve` + `ackMany` (leased, 2 round trips)'] = measure(
-        fn () => $api->ackMany($api->reserve($size)), $seconds, $calls['a'] - 200);
-    $pops['floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)'] = measure(
-        fn () => $phpredis->evalSha($popSha, ['bench-floor', (string) microtime(true), $size], 1), $seconds, $calls['f'] - 200);
-    $pops['phpredis one `EVALSHA` with scores, shaped as the seed\'s `pop()`'] = measure(
-        fn () => $shapedPop('bench-shaped', $size), $seconds, $calls['g'] - 200);
-    $pops['floor with a server clock and the counter: phpredis one `EVALSHA`, shaped as the seed\'s `pop()`'] = measure(
-        fn () => $shapedPop('bench-counted', $size, true), $seconds, $calls['c'] - 200);
+    // In turns too, each pop loop stopping before its queue runs dry.
+    $pops = measureInTurns([
+        'redislock `RedisQueue::pop`' => fn () => $queue->pop('bench', $size),
+        'seed userland `RedisQueue::pop` (phpredis)' => fn () => $seedQueue->pop('bench-seed', $size),
+        'redislock `RedisLock\Queue::reserve` + `ackMany` (leased, 2 round trips)' => fn () => $api->ackMany($api->reserve($size)),
+        'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => fn () => $phpredis->evalSha($popSha, ['bench-floor', (string) microtime(true), $size], 1),
+        'phpredis one `EVALSHA` with scores, shaped as the seed\'s `pop()`' => fn () => $shapedPop('bench-shaped', $size),
+        'floor with a server clock and the counter: phpredis one `EVALSHA`, shaped as the seed\'s `pop()`' => fn () => $shapedPop('bench-counted', $size, true),
+    ], $seconds, 5, [
+        'redislock `RedisQueue::pop`' => $calls['r'],
+        'seed userland `RedisQueue::pop` (phpredis)' => $calls['s'],
+        'redislock `RedisLock\Queue::reserve` + `ackMany` (leased, 2 round trips)' => $calls['a'],
+        'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => $calls['f'],
+        'phpredis one `EVALSHA` with scores, shaped as the seed\'s `pop()`' => $calls['g'],
+        'floor with a server clock and the counter: phpredis one `EVALSHA`, shaped as the seed\'s `pop()`' => $calls['c'],
+    ]);
     table("Queue pop, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls; queues filled by the enqueue run above)', $pops,
         'redislock `RedisQueue::pop`', [
             'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => 'vs the one-round-trip floor (target >= 0.9x)',

@@ -6,8 +6,9 @@
 
 use std::sync::Arc;
 
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
+use ext_php_rs::types::{ArrayKey, ZendHashTable, ZendStr, Zval};
 
 use super::value::{Optional, Value, value_error};
 use super::{config_from_param, engine};
@@ -56,33 +57,50 @@ fn canonical_int(id: &[u8]) -> Option<i64> {
 
 /// A task as the seed's `foreach ($array as $id => $score)` builds it: the
 /// id was an array key, so a canonical decimal integer comes back an int.
-fn task_array(task: Task) -> PhpResult<Zval> {
+fn task_array(task: Task, keys: &TaskKeys) -> PhpResult<Zval> {
     let mut arr = ZendHashTable::new();
     let mut id = Zval::new();
     match canonical_int(&task.id) {
         Some(n) => id.set_long(n),
         None => id.set_zend_string(ZendStr::new(&task.id, false)),
     }
-    arr.insert("id", id)?;
-    arr.insert("score", task.score)?;
+    arr.insert(ArrayKey::ZendString(&keys.id), id)?;
+    arr.insert(ArrayKey::ZendString(&keys.score), task.score)?;
     let mut zv = Zval::new();
     zv.set_hashtable(arr);
     Ok(zv)
 }
 
+/// The keys of a task's array, made once per call: each array takes a
+/// reference to them instead of a copy (and their hash is kept).
+struct TaskKeys {
+    id: ZBox<ZendStr>,
+    score: ZBox<ZendStr>,
+}
+
+impl TaskKeys {
+    fn new() -> Self {
+        TaskKeys {
+            id: ZendStr::new("id", false),
+            score: ZendStr::new("score", false),
+        }
+    }
+}
+
 /// The seed's shapes: for `$count == 1` one task or false, else a list.
 fn tasks_result(tasks: Vec<Task>, single: bool) -> PhpResult<Zval> {
+    let keys = TaskKeys::new();
     let mut zv = Zval::new();
     if single {
         match tasks.into_iter().next() {
-            Some(task) => return task_array(task),
+            Some(task) => return task_array(task, &keys),
             None => zv.set_bool(false),
         }
         return Ok(zv);
     }
     let mut list = ZendHashTable::with_capacity(tasks.len().try_into().unwrap_or(u32::MAX));
     for task in tasks {
-        list.push(task_array(task)?)?;
+        list.push(task_array(task, &keys)?)?;
     }
     zv.set_hashtable(list);
     Ok(zv)
