@@ -19,6 +19,7 @@ mod task;
 mod untyped;
 mod value;
 
+use std::fmt::Display;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,7 +42,7 @@ fn engine<T>(result: Result<T, conn::Error>) -> PhpResult<T> {
 pub const MAX_SECONDS: f64 = 2_147_483_647.0;
 
 /// A lease from a positive number of seconds.
-pub fn lease(seconds: f64, param: &str) -> PhpResult<Duration> {
+pub fn lease(seconds: f64, param: impl Display + Copy) -> PhpResult<Duration> {
     if !seconds.is_finite() || seconds > MAX_SECONDS {
         return Err(value_error(format!(
             "{param} must be a finite number of seconds up to {MAX_SECONDS}, {seconds} given"
@@ -51,7 +52,7 @@ pub fn lease(seconds: f64, param: &str) -> PhpResult<Duration> {
 }
 
 /// A number of seconds greater than 0, as a lease.
-pub fn positive_seconds(value: &Value, param: &str) -> PhpResult<Duration> {
+pub fn positive_seconds(value: &Value, param: impl Display + Copy) -> PhpResult<Duration> {
     let n = value.number(param)?;
     if n.is_nan() || n <= 0.0 {
         return Err(value_error(format!(
@@ -62,7 +63,7 @@ pub fn positive_seconds(value: &Value, param: &str) -> PhpResult<Duration> {
 }
 
 /// How long to wait: a number of seconds >= 0, INF for (nearly) forever.
-pub fn wait_seconds(value: &Value, param: &str) -> PhpResult<Duration> {
+pub fn wait_seconds(value: &Value, param: impl Display + Copy) -> PhpResult<Duration> {
     let n = value.number(param)?;
     if n.is_nan() || n < 0.0 {
         return Err(value_error(format!(

@@ -1,6 +1,7 @@
 //! `RedisLock\Queue`: the leased queue of the object API, on the seed
 //! queue's sorted set `Queue:<name>`.
 
+use std::fmt::{self, Display};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,8 +12,8 @@ use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use super::errors::{Class, exception};
 use super::task::Task;
 use super::value::{
-    Arg, Float, Int, Key, List, NullableArray, NullableFloat, NullableText, Text, Value, array,
-    binary, non_empty, optional_binary, optional_float, type_error, value_error,
+    Arg, Argument, Float, Int, Key, List, Named, NullableArray, NullableFloat, NullableText, Text,
+    Value, array, binary, non_empty, optional_binary, optional_float, type_error, value_error,
 };
 use super::{engine, inspect, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
@@ -36,7 +37,7 @@ pub struct Queue {
 }
 
 /// A number of seconds >= 0 (`what` names the parameter).
-fn delay_seconds(value: &Value, param: &str) -> PhpResult<f64> {
+fn delay_seconds(value: &Value, param: impl Display + Copy) -> PhpResult<f64> {
     let n = value.finite(param)?;
     if n < 0.0 {
         return Err(value_error(format!("{param} must be >= 0, {n} given")));
@@ -52,7 +53,7 @@ fn lease_or(value: &Value, param: &str, default: Duration) -> PhpResult<Duration
     }
 }
 
-fn policy(value: &Value, param: &str) -> PhpResult<Policy> {
+fn policy(value: &Value, param: impl Display + Copy) -> PhpResult<Policy> {
     match value {
         Value::Null => Ok(Policy::Keep),
         Value::Str(s) => match s.as_slice() {
@@ -300,14 +301,14 @@ impl Queue {
     ) -> PhpResult<&'static str> {
         const M: &str = "RedisLock\\Queue::enqueue()";
         let task = NewTask {
-            id: non_empty(&id, &format!("{M}: Argument #1 ($id)"))?,
+            id: non_empty(&id, Argument(M, 1, "id"))?,
             payload: match &payload.0 {
                 Value::Null => None,
-                p => Some(p.bytes(&format!("{M}: Argument #2 ($payload)"))?),
+                p => Some(p.bytes(Argument(M, 2, "payload"))?),
             },
         };
-        let delay = delay_seconds(&delay, &format!("{M}: Argument #3 ($delay)"))?;
-        let policy = self::policy(&policy, &format!("{M}: Argument #4 ($policy)"))?;
+        let delay = delay_seconds(&delay, Argument(M, 3, "delay"))?;
+        let policy = self::policy(&policy, Argument(M, 4, "policy"))?;
         let statuses = self.put(&[task], delay, policy)?;
         Ok(status_name(
             statuses.first().copied().unwrap_or(Status::Ignored),
@@ -326,7 +327,7 @@ impl Queue {
         policy: Arg<NullableText>,
     ) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Queue::enqueueMany()";
-        let param = format!("{M}: Argument #1 ($tasks)");
+        let param = Argument(M, 1, "tasks");
         let Value::Array(entries) = &tasks.0 else {
             return Err(type_error(format!(
                 "{param} must be of type array, {} given",
@@ -335,15 +336,20 @@ impl Queue {
         };
         let mut batch = Vec::with_capacity(entries.len());
         for (id, payload) in entries {
-            let id = non_empty(&Value::Str(id.bytes().into_owned()), &format!("{param} id"))?;
+            let id = non_empty(
+                &Value::Str(id.bytes().into_owned()),
+                Named(|f: &mut fmt::Formatter<'_>| write!(f, "{param} id")),
+            )?;
             let payload = match payload {
                 Value::Null => None,
-                p => Some(p.bytes(&format!("{param} payload of {}", super::value::quoted(&id)))?),
+                p => Some(p.bytes(Named(|f: &mut fmt::Formatter<'_>| {
+                    write!(f, "{param} payload of {}", super::value::quoted(&id))
+                }))?),
             };
             batch.push(NewTask { id, payload });
         }
-        let delay = delay_seconds(&delay, &format!("{M}: Argument #2 ($delay)"))?;
-        let policy = self::policy(&policy, &format!("{M}: Argument #3 ($policy)"))?;
+        let delay = delay_seconds(&delay, Argument(M, 2, "delay"))?;
+        let policy = self::policy(&policy, Argument(M, 3, "policy"))?;
         let statuses = if batch.is_empty() {
             Vec::new()
         } else {

@@ -10,7 +10,7 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ArrayKey, ZendHashTable, ZendStr, Zval};
 
-use super::value::{Optional, Value, value_error};
+use super::value::{Argument, Optional, Value, value_error};
 use super::{config_from_param, engine};
 use crate::config::Config;
 use crate::queue::{Queue, Task};
@@ -26,12 +26,12 @@ pub struct RedisQueue {
 
 impl RedisQueue {
     /// The queue `name` of this object's server.
-    fn queue(&mut self, name: &Value, method: &str) -> PhpResult<&Queue> {
+    fn queue(&mut self, name: &Value, method: &'static str) -> PhpResult<&Queue> {
         let owned;
         let name: &[u8] = match name {
             Value::Str(s) => s,
             other => {
-                owned = other.bytes(&format!("RedisQueue::{method}(): Argument #1 ($name)"))?;
+                owned = other.bytes(Argument(method, 1, "name"))?;
                 &owned
             }
         };
@@ -152,7 +152,7 @@ impl RedisQueue {
                 .collect::<PhpResult<Vec<_>>>()?,
             single => vec![single.into_bytes("RedisQueue::enqueue(): Argument #2 ($id)")?],
         };
-        let queue = self.queue(&name, "enqueue")?;
+        let queue = self.queue(&name, "RedisQueue::enqueue()")?;
         engine(queue.enqueue(&ids, delay))?;
         Ok(true)
     }
@@ -176,7 +176,7 @@ impl RedisQueue {
             return Ok(false);
         }
         let id = id.bytes("RedisQueue::dequeue(): Argument #2 ($id)")?;
-        let queue = self.queue(&name, "dequeue")?;
+        let queue = self.queue(&name, "RedisQueue::dequeue()")?;
         engine(queue.dequeue(&id, score))
     }
 
@@ -186,22 +186,28 @@ impl RedisQueue {
     #[php(defaults(count = 1, timeout = 10))]
     pub fn pop(&mut self, name: Value, count: Optional, timeout: Optional) -> PhpResult<Zval> {
         let _ = timeout;
-        self.due(name, count, true, "pop")
+        self.due(name, count, true, "RedisQueue::pop()")
     }
 
     /// Returns up to `$count` due tasks without removing them (shapes as `pop`).
     #[php(defaults(count = 1))]
     pub fn top(&mut self, name: Value, count: Optional) -> PhpResult<Zval> {
-        self.due(name, count, false, "top")
+        self.due(name, count, false, "RedisQueue::top()")
     }
 }
 
 impl RedisQueue {
-    fn due(&mut self, name: Value, count: Optional, remove: bool, method: &str) -> PhpResult<Zval> {
+    fn due(
+        &mut self,
+        name: Value,
+        count: Optional,
+        remove: bool,
+        method: &'static str,
+    ) -> PhpResult<Zval> {
         if name.is_empty() {
             return Ok(empty_list());
         }
-        let count = count.number(&format!("RedisQueue::{method}(): Argument #2 ($count)"))?;
+        let count = count.number(Argument(method, 2, "count"))?;
         // pop() refuses `$count <= 0`, top() `$count < 1` (NAN fails both:
         // the negated comparisons say so).
         #[allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -215,7 +221,7 @@ impl RedisQueue {
         }
         if count.is_infinite() {
             return Err(value_error(format!(
-                "RedisQueue::{method}(): Argument #2 ($count) must be finite"
+                "{method}: Argument #2 ($count) must be finite"
             )));
         }
         let queue = self.queue(&name, method)?;

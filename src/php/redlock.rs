@@ -9,8 +9,8 @@ use ext_php_rs::prelude::*;
 
 use super::errors::{Class, exception};
 use super::value::{
-    Arg, Float, NullableArray, NullableFloat, Opt, Text, Value, non_empty, opt, read_options,
-    type_error, value_error,
+    Arg, Argument, Float, NullableArray, NullableFloat, Opt, Text, Value, non_empty, opt,
+    read_options, type_error, value_error,
 };
 use super::{config_from_param, positive_seconds, wait_seconds};
 use crate::lock::redlock::{self, Denied, Invalid, NoQuorum, Nodes};
@@ -166,7 +166,7 @@ impl Redlock {
     /// random pause between attempts, seconds, default 0.2).
     pub fn __construct(name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Self> {
         const M: &str = "RedisLock\\Redlock::__construct()";
-        let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
+        let name = non_empty(&name, Argument(M, 1, "name"))?;
         let param = format!("{M}: Argument #2 ($options)");
         let mut asked = RedlockOptions {
             nodes: None,

@@ -9,7 +9,7 @@ use ext_php_rs::types::Zval;
 
 use super::errors::{Class, exception};
 use super::lock::{Lock, Options};
-use super::value::{Arg, Float, Int, NullableFloat, Value, value_error};
+use super::value::{Arg, Argument, Float, Int, NullableFloat, Value, value_error};
 use super::{engine, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::lock::hold::Hold;
@@ -94,7 +94,7 @@ impl Semaphore {
                 )));
             }
         };
-        let wait = wait_seconds(&wait, &format!("{M}: Argument #2 ($wait)"))?;
+        let wait = wait_seconds(&wait, Argument(M, 2, "wait"))?;
         if self.lock.hold().is_mine() {
             return Err(exception(
                 Class::Root,

@@ -1,6 +1,7 @@
 //! `RedisLock\Stock`: a stock counter for flash sales, taken on the server
 //! in one script (see the `stock` engine).
 
+use std::fmt::Display;
 use std::sync::Arc;
 
 use ext_php_rs::prelude::*;
@@ -9,7 +10,7 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 use super::errors::{Class, exception};
 use super::value::binary;
 use super::value::{
-    Arg, Int, NullableArray, NullableFloat, NullableText, Text, Value, value_error,
+    Arg, Argument, Int, NullableArray, NullableFloat, NullableText, Text, Value, value_error,
 };
 use super::value::{Opt, natural, opt, read_options};
 use super::{engine, positive_seconds};
@@ -43,7 +44,7 @@ pub struct Stock {
 }
 
 /// A number of units from `$value`, at least `min`.
-fn units(value: &Value, param: &str, min: u64) -> PhpResult<u64> {
+fn units(value: &Value, param: impl Display + Copy, min: u64) -> PhpResult<u64> {
     let n = natural(value, param)?;
     if n < min || n > MAX_UNITS {
         return Err(value_error(format!(
@@ -54,7 +55,7 @@ fn units(value: &Value, param: &str, min: u64) -> PhpResult<u64> {
 }
 
 /// A buyer: null for none, else a non-empty string.
-fn buyer(value: &Value, param: &str) -> PhpResult<Option<Vec<u8>>> {
+fn buyer(value: &Value, param: impl Display + Copy) -> PhpResult<Option<Vec<u8>>> {
     match value {
         Value::Null => Ok(None),
         value => super::value::non_empty(value, param).map(Some),
@@ -106,10 +107,10 @@ impl Stock {
     /// forgotten.
     pub fn set(&self, units: Arg<Int>, ttl: Arg<NullableFloat>) -> PhpResult<bool> {
         const M: &str = "RedisLock\\Stock::set()";
-        let units = self::units(&units, &format!("{M}: Argument #1 ($units)"), 0)?;
+        let units = self::units(&units, Argument(M, 1, "units"), 0)?;
         let ttl = match &ttl.0 {
             Value::Null => None,
-            ttl => Some(positive_seconds(ttl, &format!("{M}: Argument #2 ($ttl)"))?),
+            ttl => Some(positive_seconds(ttl, Argument(M, 2, "ttl"))?),
         };
         engine(self.stock.set(units, ttl))?;
         Ok(true)
@@ -134,14 +135,14 @@ impl Stock {
         options: Arg<NullableArray>,
     ) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Stock::take()";
-        let units = self::units(&units, &format!("{M}: Argument #1 ($units)"), 1)?;
-        let buyer = self::buyer(&buyer, &format!("{M}: Argument #2 ($buyer)"))?;
-        let method = format!("{M}: Argument #3 ($options)");
+        let units = self::units(&units, Argument(M, 1, "units"), 1)?;
+        let buyer = self::buyer(&buyer, Argument(M, 2, "buyer"))?;
+        let method = Argument(M, 3, "options");
         let mut asked = TakeOptions {
             per_buyer: self.per_buyer,
             ..TakeOptions::default()
         };
-        read_options(&options, &method, TAKE_OPTIONS, &mut asked)?;
+        read_options(&options, method, TAKE_OPTIONS, &mut asked)?;
         let TakeOptions {
             key,
             task,
@@ -195,8 +196,8 @@ impl Stock {
     #[php(defaults(units = 1))]
     pub fn give_back(&self, units: Arg<Int>, buyer: Arg<NullableText>) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Stock::giveBack()";
-        let units = self::units(&units, &format!("{M}: Argument #1 ($units)"), 1)?;
-        let buyer = self::buyer(&buyer, &format!("{M}: Argument #2 ($buyer)"))?;
+        let units = self::units(&units, Argument(M, 1, "units"), 1)?;
+        let buyer = self::buyer(&buyer, Argument(M, 2, "buyer"))?;
         let given = engine(self.stock.give_back(units, buyer.as_deref()))?;
         Ok(int_or_false(match given {
             Given::Done(left) => Some(left),

@@ -2,12 +2,37 @@
 //! `empty()` and loose comparisons. `Value` is such a parameter, copied out
 //! of its zval, with those rules and the conversions the bindings need.
 
+use std::fmt::{self, Display};
+
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::convert::{FromZval, StubLiteral};
 use ext_php_rs::exception::{PhpException, PhpResult};
 use ext_php_rs::flags::DataType;
 use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::ce;
+
+/// A parameter as PHP's errors name it, `<method>: Argument #<n> ($<name>)`,
+/// written out only when an error message needs it: a hot method checks its
+/// arguments without formatting a string per argument per call.
+#[derive(Clone, Copy)]
+pub struct Argument(pub &'static str, pub u8, pub &'static str);
+
+impl Display for Argument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: Argument #{} (${})", self.0, self.1, self.2)
+    }
+}
+
+/// A parameter's name that a closure writes, when an error needs it (an
+/// entry of an array argument, named with its key).
+#[derive(Clone, Copy)]
+pub struct Named<F>(pub F);
+
+impl<F: Fn(&mut fmt::Formatter<'_>) -> fmt::Result> Display for Named<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (self.0)(f)
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -156,7 +181,7 @@ impl Value {
 
     /// The value as a number, as PHP's arithmetic takes it: null and bools
     /// count, numeric strings are parsed, anything else is a `TypeError`.
-    pub fn number(&self, param: &str) -> PhpResult<f64> {
+    pub fn number(&self, param: impl Display + Copy) -> PhpResult<f64> {
         let n = match self {
             Value::Null => Some(0.0),
             Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
@@ -174,7 +199,7 @@ impl Value {
     }
 
     /// A number that must be finite (NAN and INF are a `ValueError`).
-    pub fn finite(&self, param: &str) -> PhpResult<f64> {
+    pub fn finite(&self, param: impl Display + Copy) -> PhpResult<f64> {
         let n = self.number(param)?;
         if n.is_finite() {
             Ok(n)
@@ -187,7 +212,7 @@ impl Value {
 
     /// [`Value::bytes`] of a value no longer needed: a string is moved out,
     /// not copied (a batch of ids is copied once, out of PHP).
-    pub fn into_bytes(self, param: &str) -> PhpResult<Vec<u8>> {
+    pub fn into_bytes(self, param: impl Display + Copy) -> PhpResult<Vec<u8>> {
         match self {
             Value::Str(s) => Ok(s),
             other => other.bytes(param),
@@ -195,7 +220,7 @@ impl Value {
     }
 
     /// The value as PHP's string conversion gives it, bytes as they are.
-    pub fn bytes(&self, param: &str) -> PhpResult<Vec<u8>> {
+    pub fn bytes(&self, param: impl Display + Copy) -> PhpResult<Vec<u8>> {
         match self {
             Value::Str(s) => Ok(s.clone()),
             Value::Null => Ok(Vec::new()),
@@ -214,7 +239,7 @@ impl Value {
 }
 
 /// A name or id: the value as a string, which must not be empty.
-pub fn non_empty(value: &Value, param: &str) -> PhpResult<Vec<u8>> {
+pub fn non_empty(value: &Value, param: impl Display + Copy) -> PhpResult<Vec<u8>> {
     let bytes = value.bytes(param)?;
     if bytes.is_empty() {
         return Err(value_error(format!("{param} must not be empty")));
@@ -481,7 +506,7 @@ pub fn flag(value: &Value, param: &str) -> PhpResult<bool> {
 }
 
 /// A whole number >= 0.
-pub fn natural(value: &Value, param: &str) -> PhpResult<u64> {
+pub fn natural(value: &Value, param: impl Display + Copy) -> PhpResult<u64> {
     match value {
         Value::Int(n) => {
             u64::try_from(*n).map_err(|_| value_error(format!("{param} must be >= 0, {n} given")))
@@ -495,7 +520,10 @@ pub fn natural(value: &Value, param: &str) -> PhpResult<u64> {
 
 /// The entries of an `?array $options` parameter, by option name (a name
 /// that is not UTF-8 is no option's: it is shown with U+FFFD).
-fn option_entries<'a>(options: &'a Value, method: &str) -> PhpResult<Vec<(String, &'a Value)>> {
+fn option_entries<'a>(
+    options: &'a Value,
+    method: impl Display,
+) -> PhpResult<Vec<(String, &'a Value)>> {
     match options {
         Value::Null => Ok(Vec::new()),
         Value::Array(entries) => Ok(entries
@@ -536,7 +564,7 @@ pub(crate) use opt;
 /// Reads `options` (null, or an array) into `into` by `table`.
 pub fn read_options<T>(
     options: &Value,
-    method: &str,
+    method: impl Display + Copy,
     table: &[Opt<T>],
     into: &mut T,
 ) -> PhpResult<()> {
@@ -551,7 +579,7 @@ pub fn read_options<T>(
 }
 
 /// The error of an option `name` that is none of `known`.
-fn unknown_option(method: &str, name: &str, known: &str) -> PhpException {
+fn unknown_option(method: impl Display, name: &str, known: &str) -> PhpException {
     value_error(format!(
         "{method} has an unknown option {} (known: {known})",
         quoted(name.as_bytes())
