@@ -207,6 +207,32 @@ fn read(buf: &[u8], at: &mut usize, depth: usize) -> Result<Value, NotResp> {
     })
 }
 
+/// Appends to `out` the command whose `count` words are `parts` (RESP2: an
+/// array of bulk strings), as the `redis` crate packs a `Cmd`. For a
+/// command built from more than one buffer (a script call's keys and
+/// arguments), which the crate would copy into one `Cmd` first.
+pub fn write_command<'a, I>(out: &mut Vec<u8>, count: usize, parts: I)
+where
+    I: Iterator<Item = &'a [u8]> + Clone,
+{
+    let mut digits = itoa::Buffer::new();
+    let size: usize = parts
+        .clone()
+        .map(|p| 1 + digits.format(p.len()).len() + 2 + p.len() + 2)
+        .sum();
+    out.reserve(1 + 20 + 2 + size);
+    out.push(b'*');
+    out.extend_from_slice(digits.format(count).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for part in parts {
+        out.push(b'$');
+        out.extend_from_slice(digits.format(part.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(part);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 /// The error of a reply that is not RESP2, quoting its first line.
 pub fn not_redis(head: &[u8]) -> RedisError {
     let line = head
@@ -324,6 +350,19 @@ mod tests {
         ) {
             let parsed = std::str::from_utf8(&line).ok().and_then(|s| s.parse::<i64>().ok());
             prop_assert_eq!(number(&line).ok(), parsed);
+        }
+    }
+
+    proptest! {
+        /// A command is packed as the `redis` crate packs it.
+        #[test]
+        fn commands_are_packed_as_the_redis_crate_packs_them(
+            parts in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 1..20),
+        ) {
+            let mut packed = b"before".to_vec();
+            write_command(&mut packed, parts.len(), parts.iter().map(Vec::as_slice));
+            prop_assert_eq!(&packed[..6], b"before");
+            prop_assert_eq!(&packed[6..], &redis::pack_command(&parts)[..]);
         }
     }
 

@@ -16,6 +16,8 @@ use redis::{
     ToRedisArgs, Value,
 };
 
+use redis::ConnectionLike;
+
 use crate::conn::Conn;
 
 /// Every file under `src/scripts/`, by name.
@@ -327,14 +329,44 @@ impl Invocation<'_> {
         {
             return Ok(reply);
         }
-        let cmd = self.eval_command();
-        match cmd.query(c) {
+        let hash = self.script.eval.get_hash();
+        match self.send(c, "EVALSHA", hash) {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 self.script.eval.load(c)?;
-                cmd.query(c)
+                self.send(c, "EVALSHA", hash)
             }
             reply => reply,
         }
+    }
+
+    /// Sends the call as `command name numkeys keys... args...` and reads
+    /// its reply. To one server, packed straight from the two buffers; a
+    /// cluster routes a `Cmd` by its keys.
+    fn send<T: FromRedisValue>(&self, c: &mut Conn, command: &str, name: &str) -> RedisResult<T> {
+        let reply = match c {
+            Conn::Single(wire) => {
+                // key() and arg() write plain words only (a cursor is
+                // what a SCAN's Cmd holds).
+                let word = |a| match a {
+                    Arg::Simple(bytes) => bytes,
+                    _ => &[][..],
+                };
+                let (keys, args) = (self.keys.args_iter(), self.args.args_iter());
+                let count = 3 + keys.len() + args.len();
+                let mut digits = itoa::Buffer::new();
+                let head = [
+                    command.as_bytes(),
+                    name.as_bytes(),
+                    digits.format(keys.len()).as_bytes(),
+                ];
+                let words = head.into_iter().chain(keys.map(word)).chain(args.map(word));
+                let mut packed = Vec::new();
+                crate::resp::write_command(&mut packed, count, words);
+                wire.req_packed_command(&packed)?
+            }
+            cluster => cluster.req_command(&self.command(command, name))?,
+        };
+        Ok(redis::from_redis_value(reply.extract_error()?)?)
     }
 
     /// Runs the script as a function, loading its library when the server
@@ -344,10 +376,9 @@ impl Invocation<'_> {
     /// this call only, when the server cannot run it as a function here
     /// (see [`not_here`]).
     fn function<T: FromRedisValue>(&self, c: &mut Conn) -> RedisResult<Option<T>> {
-        let cmd = self.command("FCALL", &self.script.name);
         let mut loaded = false;
         loop {
-            match cmd.query(c) {
+            match self.send(c, "FCALL", &self.script.name) {
                 // Loaded and still not found: a cluster node the load did
                 // not reach (it joined meanwhile). EVALSHA, this once.
                 Err(e) if loaded && said(&e, "ERR", "Function not found") => return Ok(None),

@@ -57,30 +57,30 @@ fn canonical_int(id: &[u8]) -> Option<i64> {
 
 /// A task as the seed's `foreach ($array as $id => $score)` builds it: the
 /// id was an array key, so a canonical decimal integer comes back an int.
-fn task_array(task: Task, keys: &TaskKeys) -> PhpResult<Zval> {
+fn task_array(task: Task, fields: &TaskFields) -> PhpResult<Zval> {
     let mut arr = ZendHashTable::new();
     let mut id = Zval::new();
     match canonical_int(&task.id) {
         Some(n) => id.set_long(n),
         None => id.set_zend_string(ZendStr::new(&task.id, false)),
     }
-    arr.insert(ArrayKey::ZendString(&keys.id), id)?;
-    arr.insert(ArrayKey::ZendString(&keys.score), task.score)?;
+    arr.insert(ArrayKey::ZendString(&fields.id), id)?;
+    arr.insert(ArrayKey::ZendString(&fields.score), task.score)?;
     let mut zv = Zval::new();
     zv.set_hashtable(arr);
     Ok(zv)
 }
 
-/// The keys of a task's array, made once per call: each array takes a
-/// reference to them instead of a copy (and their hash is kept).
-struct TaskKeys {
+/// The field names of a task's array, made once per call: each array takes
+/// a reference to them instead of a copy (and their hash is kept).
+struct TaskFields {
     id: ZBox<ZendStr>,
     score: ZBox<ZendStr>,
 }
 
-impl TaskKeys {
+impl TaskFields {
     fn new() -> Self {
-        TaskKeys {
+        TaskFields {
             id: ZendStr::new("id", false),
             score: ZendStr::new("score", false),
         }
@@ -89,18 +89,18 @@ impl TaskKeys {
 
 /// The seed's shapes: for `$count == 1` one task or false, else a list.
 fn tasks_result(tasks: Vec<Task>, single: bool) -> PhpResult<Zval> {
-    let keys = TaskKeys::new();
+    let fields = TaskFields::new();
     let mut zv = Zval::new();
     if single {
         match tasks.into_iter().next() {
-            Some(task) => return task_array(task, &keys),
+            Some(task) => return task_array(task, &fields),
             None => zv.set_bool(false),
         }
         return Ok(zv);
     }
     let mut list = ZendHashTable::with_capacity(tasks.len().try_into().unwrap_or(u32::MAX));
     for task in tasks {
-        list.push(task_array(task, &keys)?)?;
+        list.push(task_array(task, &fields)?)?;
     }
     zv.set_hashtable(list);
     Ok(zv)
