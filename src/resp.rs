@@ -215,12 +215,10 @@ pub fn write_command<'a, I>(out: &mut Vec<u8>, count: usize, parts: I)
 where
     I: Iterator<Item = &'a [u8]> + Clone,
 {
+    // Room for each word and its framing (`$`, a length of up to 10 digits,
+    // two CRLF): reserved once, without formatting the lengths twice.
+    out.reserve(parts.clone().map(|p| p.len() + 16).sum::<usize>() + 24);
     let mut digits = itoa::Buffer::new();
-    let size: usize = parts
-        .clone()
-        .map(|p| 1 + digits.format(p.len()).len() + 2 + p.len() + 2)
-        .sum();
-    out.reserve(1 + 20 + 2 + size);
     out.push(b'*');
     out.extend_from_slice(digits.format(count).as_bytes());
     out.extend_from_slice(b"\r\n");
