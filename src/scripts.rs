@@ -12,11 +12,9 @@
 //! them run the same script with `EVALSHA`, loaded on `NOSCRIPT`.
 
 use redis::{
-    Arg, Cmd, ErrorKind, FromRedisValue, ParsingError, RedisError, RedisResult, ServerErrorKind,
-    ToRedisArgs, Value,
+    Arg, Cmd, ConnectionLike, ErrorKind, FromRedisValue, ParsingError, RedisError, RedisResult,
+    ServerErrorKind, ToRedisArgs, Value,
 };
-
-use redis::ConnectionLike;
 
 use crate::conn::Conn;
 
