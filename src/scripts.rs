@@ -294,27 +294,39 @@ impl Invocation<'_> {
         self.command("EVALSHA", self.script.eval.get_hash())
     }
 
-    /// `command name numkeys keys... args...`, its buffers sized at once.
+    /// The words of `command name numkeys keys... args...` and how many
+    /// there are; `numkeys` holds the number's digits. key() and arg() write
+    /// plain words only (a cursor is what a SCAN's `Cmd` holds).
+    fn words<'b>(
+        &'b self,
+        command: &'b str,
+        name: &'b str,
+        numkeys: &'b mut itoa::Buffer,
+    ) -> (usize, impl Iterator<Item = &'b [u8]> + Clone) {
+        let word = |a| match a {
+            Arg::Simple(bytes) => bytes,
+            _ => &[][..],
+        };
+        let (keys, args) = (self.keys.args_iter(), self.args.args_iter());
+        let count = 3 + keys.len() + args.len();
+        let head = [
+            command.as_bytes(),
+            name.as_bytes(),
+            numkeys.format(keys.len()).as_bytes(),
+        ];
+        (
+            count,
+            head.into_iter().chain(keys.map(word)).chain(args.map(word)),
+        )
+    }
+
+    /// The call as a `Cmd` (a pipeline's, a cluster's), sized at once.
     fn command(&self, command: &str, name: &str) -> Cmd {
-        let keys = self.keys.args_iter();
-        let all = keys.clone().chain(self.args.args_iter());
-        let size: usize = all
-            .clone()
-            .map(|a| {
-                if let Arg::Simple(bytes) = a {
-                    bytes.len()
-                } else {
-                    0
-                }
-            })
-            .sum();
-        let count = 3 + keys.len() + self.args.args_iter().len();
-        let mut cmd = Cmd::with_capacity(count, command.len() + name.len() + 4 + size);
-        cmd.arg(command).arg(name).arg(keys.len());
-        for a in all {
-            if let Arg::Simple(bytes) = a {
-                cmd.arg(bytes);
-            }
+        let mut numkeys = itoa::Buffer::new();
+        let (count, words) = self.words(command, name, &mut numkeys);
+        let mut cmd = Cmd::with_capacity(count, words.clone().map(<[u8]>::len).sum());
+        for word in words {
+            cmd.arg(word);
         }
         cmd
     }
@@ -343,21 +355,8 @@ impl Invocation<'_> {
     fn send<T: FromRedisValue>(&self, c: &mut Conn, command: &str, name: &str) -> RedisResult<T> {
         let reply = match c {
             Conn::Single(wire) => {
-                // key() and arg() write plain words only (a cursor is
-                // what a SCAN's Cmd holds).
-                let word = |a| match a {
-                    Arg::Simple(bytes) => bytes,
-                    _ => &[][..],
-                };
-                let (keys, args) = (self.keys.args_iter(), self.args.args_iter());
-                let count = 3 + keys.len() + args.len();
-                let mut digits = itoa::Buffer::new();
-                let head = [
-                    command.as_bytes(),
-                    name.as_bytes(),
-                    digits.format(keys.len()).as_bytes(),
-                ];
-                let words = head.into_iter().chain(keys.map(word)).chain(args.map(word));
+                let mut numkeys = itoa::Buffer::new();
+                let (count, words) = self.words(command, name, &mut numkeys);
                 let mut packed = Vec::new();
                 crate::resp::write_command(&mut packed, count, words);
                 wire.req_packed_command(&packed)?

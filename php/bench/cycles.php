@@ -294,22 +294,18 @@ foreach ([1, 100] as $size) {
             'floor with a server clock and the counter: phpredis one `EVALSHA` (`TIME`, `ZADD NX`, `HINCRBY`)' => 'vs the floor with a server clock and the counter',
             'seed userland `RedisQueue::enqueue` (phpredis)' => 'vs the seed userland queue (target >= 3x)',
         ]);
-    // In turns too, each pop loop stopping before its queue runs dry.
-    $pops = measureInTurns([
-        'redislock `RedisQueue::pop`' => fn () => $queue->pop('bench', $size),
-        'seed userland `RedisQueue::pop` (phpredis)' => fn () => $seedQueue->pop('bench-seed', $size),
-        'redislock `RedisLock\Queue::reserve` + `ackMany` (leased, 2 round trips)' => fn () => $api->ackMany($api->reserve($size)),
-        'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => fn () => $phpredis->evalSha($popSha, ['bench-floor', (string) microtime(true), $size], 1),
-        'phpredis one `EVALSHA` with scores, shaped as the seed\'s `pop()`' => fn () => $shapedPop('bench-shaped', $size),
-        'floor with a server clock and the counter: phpredis one `EVALSHA`, shaped as the seed\'s `pop()`' => fn () => $shapedPop('bench-counted', $size, true),
-    ], $seconds, 5, [
-        'redislock `RedisQueue::pop`' => $calls['r'],
-        'seed userland `RedisQueue::pop` (phpredis)' => $calls['s'],
-        'redislock `RedisLock\Queue::reserve` + `ackMany` (leased, 2 round trips)' => $calls['a'],
-        'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => $calls['f'],
-        'phpredis one `EVALSHA` with scores, shaped as the seed\'s `pop()`' => $calls['g'],
-        'floor with a server clock and the counter: phpredis one `EVALSHA`, shaped as the seed\'s `pop()`' => $calls['c'],
-    ]);
+    // In turns too, each pop loop stopping before its queue runs dry: name
+    // => [pop, the enqueue loop that filled its queue].
+    $popLoops = [
+        'redislock `RedisQueue::pop`' => [fn () => $queue->pop('bench', $size), 'r'],
+        'seed userland `RedisQueue::pop` (phpredis)' => [fn () => $seedQueue->pop('bench-seed', $size), 's'],
+        'redislock `RedisLock\Queue::reserve` + `ackMany` (leased, 2 round trips)' => [fn () => $api->ackMany($api->reserve($size)), 'a'],
+        'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => [fn () => $phpredis->evalSha($popSha, ['bench-floor', (string) microtime(true), $size], 1), 'f'],
+        'phpredis one `EVALSHA` with scores, shaped as the seed\'s `pop()`' => [fn () => $shapedPop('bench-shaped', $size), 'g'],
+        'floor with a server clock and the counter: phpredis one `EVALSHA`, shaped as the seed\'s `pop()`' => [fn () => $shapedPop('bench-counted', $size, true), 'c'],
+    ];
+    $pops = measureInTurns(array_map(fn ($l) => $l[0], $popLoops), $seconds, 5,
+        array_map(fn ($l) => $calls[$l[1]], $popLoops));
     table("Queue pop, " . ($size === 1 ? 'one task' : 'batches of 100') . ' (ops = calls; queues filled by the enqueue run above)', $pops,
         'redislock `RedisQueue::pop`', [
             'floor: phpredis one `EVALSHA` (ZRANGEBYSCORE + ZREM)' => 'vs the one-round-trip floor (target >= 0.9x)',
