@@ -9,9 +9,16 @@
  *
  * Contenders: redislock's RedisLock\Lock and seed-API RedisLock::lock (both
  * waiting in line, handed the lock by the release), SET NX polling at 100 ms
- * and at 10 ms (phpredis), and a userland fair queue with direct handoff
+ * and at 10 ms (phpredis), a userland fair queue with direct handoff
  * (waiters in a Redis list; the release script gives the lock to the head
- * and wakes only it through a per-waiter list it BLPOPs; phpredis).
+ * and wakes only it through a per-waiter list it BLPOPs; phpredis), and the
+ * same queue with the guarantees redislock's line keeps: a place per waiter
+ * that a live waiter renews (a dead one is skipped), a fencing token per
+ * acquire, a wake-up that expires when nobody takes it, a line that expires.
+ *
+ * For a quick look at one row: CONTENTION_ONLY="fair,guarded,seed" and
+ * CONTENTION_N="8" keep those contenders and numbers of processes (the lock
+ * table alone).
  */
 
 require __DIR__ . '/server.php';
@@ -28,6 +35,7 @@ const CONTENDERS = [
     'poll100' => 'SET NX polling, 100 ms',
     'poll10' => 'SET NX polling, 10 ms',
     'fair' => 'userland fair queue, direct handoff',
+    'guarded' => 'fair queue + the line\'s guarantees',
 ];
 
 const FAIR_ACQUIRE = <<<'LUA'
@@ -46,6 +54,50 @@ if nxt then
 else
   redis.call('DEL', KEYS[1])
 end
+return 1
+LUA;
+// The fair queue with redislock's guarantees, its commands those of the
+// line's scripts: KEYS lock, fencing counter, line, the caller's place;
+// ARGV token, lease ms, place ms. Returns the fencing token, or 0: in line.
+const GUARDED_ACQUIRE = <<<'LUA'
+if redis.call('LLEN', KEYS[3]) == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return redis.call('INCR', KEYS[2])
+end
+if redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 then redis.call('PEXPIRE', KEYS[3], 2 * ARGV[3]) end
+redis.call('SET', KEYS[4], '1', 'PX', ARGV[3])
+return 0
+LUA;
+// A waiter's renewal (every 0.5 s): the fencing token when the lock was
+// handed to it meanwhile, else 0 with its place kept (back in line if it
+// was dropped). Same keys and arguments as the acquire, KEYS[5] its wake list.
+const GUARDED_RENEW = <<<'LUA'
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return tonumber(redis.call('LPOP', KEYS[5]) or redis.call('GET', KEYS[2]))
+end
+if redis.call('EXISTS', KEYS[4]) == 0 then
+  redis.call('LREM', KEYS[3], 0, ARGV[1])
+  redis.call('RPUSH', KEYS[3], ARGV[1])
+end
+redis.call('PEXPIRE', KEYS[3], 2 * ARGV[3])
+redis.call('SET', KEYS[4], '1', 'PX', ARGV[3])
+return 0
+LUA;
+// KEYS lock, fencing counter, line; ARGV token, lease ms, place ms, the
+// prefix of the waiters' places ('a:' token) and wake lists ('w:' token).
+const GUARDED_RELEASE = <<<'LUA'
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+for _ = 1, 1000 do
+  local nxt = redis.call('LPOP', KEYS[3])
+  if not nxt then break end
+  if redis.call('DEL', ARGV[4] .. 'a:' .. nxt) == 1 then
+    redis.call('SET', KEYS[1], nxt, 'PX', ARGV[2])
+    local wake = ARGV[4] .. 'w:' .. nxt
+    redis.call('RPUSH', wake, redis.call('INCR', KEYS[2]))
+    redis.call('PEXPIRE', wake, ARGV[3])
+    return 1
+  end
+end
+redis.call('DEL', KEYS[1])
 return 1
 LUA;
 const POLL_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
@@ -92,6 +144,27 @@ function contender(string $kind, string $url, Redis $r, string $name): array
                 },
                 function () use ($r, $name, &$token) {
                     return $r->eval(FAIR_RELEASE, ["fair:$name", "fair:$name:q", $token, 10000], 2);
+                },
+            ];
+        case 'guarded':
+            $token = '';
+            $p = "{guarded:$name}:";
+            $lock = ["{guarded:$name}", "{$p}fence", "{$p}line"];
+            return [
+                function () use ($r, $lock, $p, &$token) {
+                    $token = bin2hex(random_bytes(8));
+                    $keys = array_merge($lock, ["{$p}a:$token"]);
+                    $fence = $r->eval(GUARDED_ACQUIRE, array_merge($keys, [$token, 10000, 2000]), 4);
+                    while (!$fence) {
+                        // (phpredis' blPop() takes whole seconds only.)
+                        $woken = $r->rawCommand('BLPOP', "{$p}w:$token", '0.5');
+                        $fence = $woken ? (int) $woken[1]
+                            : $r->eval(GUARDED_RENEW, array_merge($keys, ["{$p}w:$token", $token, 10000, 2000]), 5);
+                    }
+                    return $fence;
+                },
+                function () use ($r, $lock, $p, &$token) {
+                    return $r->eval(GUARDED_RELEASE, array_merge($lock, [$token, 10000, 2000, $p]), 3);
                 },
             ];
     }
@@ -243,12 +316,15 @@ $admin->flushAll();
 // rounds; "vs fair q" also gives the lowest and highest of the rounds'
 // ratios, each round's contender against that round's fair queue.
 const ROUNDS = 3;
+$only = getenv('CONTENTION_ONLY');
+$kinds = $only ? array_values(array_unique(['fair', ...explode(',', $only)])) : array_keys(CONTENDERS);
+$ns = getenv('CONTENTION_N') ? array_map('intval', explode(',', getenv('CONTENTION_N'))) : [2, 8, 32, 64];
 $table = [];
 foreach ([0, 2000] as $pauseUs) {
-    foreach ([2, 8, 32, 64] as $n) {
+    foreach ($ns as $n) {
         $rounds = [];
         for ($round = 0; $round < ROUNDS; $round++) {
-            foreach (array_keys(CONTENDERS) as $kind) {
+            foreach ($kinds as $kind) {
                 $admin->flushAll();
                 $before = serverCost($admin);
                 $at = hrtime(true) + (int) ((0.5 + $n * 0.03) * 1e9);
@@ -273,11 +349,17 @@ foreach ([0, 2000] as $pauseUs) {
             }
         }
         foreach ($rounds as $kind => $runs) {
-            $ratios = array_map(fn ($run, $fair) => $run['rate'] / max(1, $fair['rate']), $runs, $rounds['fair']);
             $table[$pauseUs][$n][$kind] = array_map(
                 fn ($metric) => median(array_column($runs, $metric)),
                 array_combine(array_keys($runs[0]), array_keys($runs[0])),
-            ) + ['low' => min($ratios), 'high' => max($ratios)];
+            );
+            // Each round's contender against that round's reference.
+            foreach (['fair', 'guarded'] as $ref) {
+                if (isset($rounds[$ref])) {
+                    $ratios = array_map(fn ($run, $r) => $run['rate'] / max(1, $r['rate']), $runs, $rounds[$ref]);
+                    $table[$pauseUs][$n][$kind][$ref] = [min($ratios), max($ratios)];
+                }
+            }
         }
     }
 }
@@ -286,23 +368,29 @@ printf("### Contention: N processes on one lock, %g s each, %d rounds in turns (
 echo "Section: GET, INCR, GET, INCR on phpredis and a 200 us sleep. Commands per handoff count every\n";
 echo "command Redis ran (INFO commandstats, script-internal calls and the section's 4 included).\n";
 echo "Turns: most/least critical sections of one process over another in the same run.\n";
-echo "vs fair q: the medians' ratio, then the lowest and highest of the rounds' ratios.\n";
+echo "vs fair q, vs guarded (the fair queue with the line's guarantees): the medians' ratio, then the\n";
+echo "lowest and highest of the rounds' ratios.\n";
 foreach ($table as $pauseUs => $byN) {
     printf("\n%s\n\n", $pauseUs ? "With a 2 ms pause outside the lock:" : "No pause outside the lock (every process retries at once):");
-    printf("| %-36s | %3s | %10s | %19s | %8s | %9s | %8s | %8s | %8s | %11s |\n", 'contender', 'N', 'handoffs/s', 'vs fair q', 'cmds/h', 'Redis us/h', 'p50 ms', 'p99 ms', 'max ms', 'most/least');
-    echo '|', str_repeat('-', 38), '|-----|', str_repeat('-', 12), '|', str_repeat('-', 21), '|', str_repeat('-', 10), '|', str_repeat('-', 12), '|', str_repeat('-', 10), '|', str_repeat('-', 10), '|', str_repeat('-', 10), '|', str_repeat('-', 13), "|\n";
+    printf("| %-36s | %3s | %10s | %19s | %19s | %8s | %9s | %8s | %8s | %8s | %11s |\n", 'contender', 'N', 'handoffs/s', 'vs fair q', 'vs guarded', 'cmds/h', 'Redis us/h', 'p50 ms', 'p99 ms', 'max ms', 'most/least');
+    echo '|', str_repeat('-', 38), '|-----|', str_repeat('-', 12), '|', str_repeat('-', 21), '|', str_repeat('-', 21), '|', str_repeat('-', 10), '|', str_repeat('-', 12), '|', str_repeat('-', 10), '|', str_repeat('-', 10), '|', str_repeat('-', 10), '|', str_repeat('-', 13), "|\n";
     foreach ($byN as $n => $byKind) {
         foreach ($byKind as $kind => $m) {
-            printf("| %-36s | %3d | %10.0f | %19s | %8.1f | %10.1f | %8.2f | %8.2f | %8.1f | %11s |\n",
-                CONTENDERS[$kind], $n, $m['rate'],
-                sprintf('%.2fx (%.2f-%.2f)', $m['rate'] / max(1, $byKind['fair']['rate']), $m['low'], $m['high']),
+            $vs = fn ($ref) => isset($m[$ref])
+                ? sprintf('%.2fx (%.2f-%.2f)', $m['rate'] / max(1, $byKind[$ref]['rate']), ...$m[$ref]) : '';
+            printf("| %-36s | %3d | %10.0f | %19s | %19s | %8.1f | %10.1f | %8.2f | %8.2f | %8.1f | %11s |\n",
+                CONTENDERS[$kind], $n, $m['rate'], $vs('fair'), $vs('guarded'),
                 $m['commands'], $m['redis_us'], $m['p50'], $m['p99'], $m['max'],
                 is_finite($m['spread']) ? sprintf('%.2f', $m['spread']) : 'starved');
         }
     }
 }
-printf("\nClient CPU per handoff (us), no pause, N = 64: %s\n", implode(', ', array_map(
-    fn ($k) => CONTENDERS[$k] . ' ' . round($table[0][64][$k]['client_us']), array_keys(CONTENDERS))));
+$n = max($ns);
+printf("\nClient CPU per handoff (us), no pause, N = %d: %s\n", $n, implode(', ', array_map(
+    fn ($k) => CONTENDERS[$k] . ' ' . round($table[0][$n][$k]['client_us']), $kinds)));
+if ($only) {
+    exit(0);
+}
 
 // ----------------------------------------------------------- flash sale
 // Each contender ROUNDS times, in turns; its best run (a sale's time is
@@ -324,10 +412,11 @@ for ($round = 0; $round < ROUNDS; $round++) {
     }
 }
 printf("\n### Flash sale: %d buyer processes, %d items, best of %d runs in turns; a buy = lock, GET stock, SET stock - 1, INCR sold, release\n\n", $buyers, $items, ROUNDS);
-printf("| %-46s | %9s | %9s | %8s |\n|%s|%s|%s|%s|\n", 'contender', 'sales/s', 'vs fair q', 'oversold', str_repeat('-', 48), str_repeat('-', 11), str_repeat('-', 11), str_repeat('-', 10));
+printf("| %-46s | %9s | %9s | %10s | %8s |\n|%s|%s|%s|%s|%s|\n", 'contender', 'sales/s', 'vs fair q', 'vs guarded', 'oversold', str_repeat('-', 48), str_repeat('-', 11), str_repeat('-', 11), str_repeat('-', 12), str_repeat('-', 10));
 foreach ($sale as $kind => $m) {
     $name = $kind === 'lua' ? 'one Lua check-and-decrement (no lock: ceiling)' : CONTENDERS[$kind];
-    printf("| %-46s | %9.0f | %8.2fx | %8d |\n", $name, $m['rate'], $m['rate'] / max(1, $sale['fair']['rate']), $m['oversold']);
+    printf("| %-46s | %9.0f | %8.2fx | %9.2fx | %8d |\n", $name, $m['rate'], $m['rate'] / max(1, $sale['fair']['rate']),
+        $m['rate'] / max(1, $sale['guarded']['rate']), $m['oversold']);
 }
 echo "\nOversold: summed over the runs.\n";
 

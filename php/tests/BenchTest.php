@@ -29,6 +29,29 @@ final class BenchTest extends PHPUnit\Framework\TestCase
     }
 
     /**
+     * The contention table's fair queues hand the lock over in every run,
+     * to every process: the guarded one (the fair queue with the line's
+     * guarantees) is what the line's throughput is measured against.
+     */
+    public function testTheFairQueuesOfTheContentionTableHandOver(): void
+    {
+        $so = getenv('REDISLOCK_SO') ?: ini_get('extension_dir') . '/redislock.so';
+        $cmd = [PHP_BINARY, '-d', "extension=$so", dirname(__DIR__) . '/bench/contention.php', RedisServer::$main->dsn(), '0.2'];
+        $env = ['REDISLOCK_SO' => $so, 'CONTENTION_ONLY' => 'guarded', 'CONTENTION_N' => '2'] + getenv();
+        $proc = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        $this->assertSame(0, proc_close($proc), $out);
+        // Per pause: the fair queue and the guarded one, each with handoffs
+        // and a most/least turns that is a number (not "starved").
+        preg_match_all('/^\| (userland fair queue, direct handoff|fair queue \+ the line\'s guarantees) +\| +2 \| +(\d+) \|.*\| +([\d.]+|starved) \|$/m', $out, $rows, PREG_SET_ORDER);
+        $this->assertCount(4, $rows, $out);
+        foreach ($rows as [$row, , $handoffs, $spread]) {
+            $this->assertGreaterThan(0, (int) $handoffs, $row);
+            $this->assertNotSame('starved', $spread, $row);
+        }
+    }
+
+    /**
      * Every flash-sale contender sells the whole stock, and no more: a
      * contender that reads a key nothing set stops at once, and its row
      * measures a sale that never happened (the key layout once moved the
