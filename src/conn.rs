@@ -12,8 +12,8 @@ use std::time::Duration;
 use redis::cluster::{ClusterClientBuilder, ClusterConnection};
 use redis::sentinel::{SentinelClientBuilder, SentinelServerType};
 use redis::{
-    Cmd, ConnectionInfo, ConnectionLike, ErrorKind, FromRedisValue, Pipeline, RedisError,
-    RedisResult, ServerErrorKind, TlsMode, Value,
+    Cmd, ConnectionInfo, ConnectionLike, ErrorKind, Pipeline, RedisError, RedisResult,
+    ServerErrorKind, TlsMode, Value,
 };
 
 use crate::config::{Config, Topology};
@@ -143,26 +143,35 @@ impl Conn {
         }
     }
 
-    /// Runs a blocking command (BLPOP) whose own timeout is `nap`: its
-    /// reply comes within `read_timeout` of the nap's end. A single server
-    /// is nudged at the nap's end (see [`Wire::blocking`]); a cluster
-    /// node's reply may come at the node's next cron tick.
-    pub fn blocking<T: FromRedisValue>(
+    /// Runs a blocking command (BLPOP), given as its words, whose own
+    /// timeout is `nap`: its reply comes within `read_timeout` of the nap's
+    /// end. A single server is nudged at the nap's end (see
+    /// [`Wire::blocking`]); a cluster node's reply may come at the node's
+    /// next cron tick.
+    pub fn blocking(
         &mut self,
-        cmd: &Cmd,
+        words: &[&[u8]],
         nap: Duration,
         read_timeout: Duration,
-    ) -> RedisResult<T> {
+    ) -> RedisResult<Value> {
         let reply = match self {
-            Conn::Single(c) => c.blocking(&cmd.get_packed_command(), nap)?,
+            Conn::Single(c) => {
+                let mut packed = Vec::new();
+                crate::resp::write_command(&mut packed, words.len(), words.iter().copied());
+                c.blocking(&packed, nap)?
+            }
             Conn::Cluster(c, _) => {
+                let mut cmd = Cmd::new();
+                for word in words {
+                    cmd.arg(*word);
+                }
                 c.set_read_timeout(Some(nap + read_timeout))?;
-                let reply = c.req_command(cmd)?;
+                let reply = c.req_command(&cmd)?;
                 c.set_read_timeout(Some(read_timeout))?;
                 reply
             }
         };
-        Ok(redis::from_redis_value(reply.extract_error()?)?)
+        reply.extract_error()
     }
 }
 

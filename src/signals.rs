@@ -101,14 +101,25 @@ impl Drop for Held {
 /// Whether a held-back signal has a handler (not ignored, not the default
 /// action): one a script or PHP itself reacts to.
 fn caught_pending() -> bool {
-    let mut pending = MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: sigpending fills the set; sigismember and sigaction read it
-    // and the current dispositions only.
+    // Zeroed: the kernel writes only the bits of the signals it has (8 of
+    // glibc's 128 bytes), and the whole set is read below.
+    let mut pending = MaybeUninit::<libc::sigset_t>::zeroed();
+    // SAFETY: sigpending fills the set, a plain array of bits read here as
+    // bytes; sigismember and sigaction read it and the current dispositions
+    // only.
     unsafe {
         if libc::sigpending(pending.as_mut_ptr()) != 0 {
             return false;
         }
         let pending = pending.assume_init();
+        // Nothing pending, the usual case: no signal to look up one by one.
+        let bytes = std::slice::from_raw_parts(
+            (&raw const pending).cast::<u8>(),
+            std::mem::size_of::<libc::sigset_t>(),
+        );
+        if bytes.iter().all(|&b| b == 0) {
+            return false;
+        }
         (1..libc::SIGRTMAX()).any(|sig| {
             if libc::sigismember(&pending, sig) != 1 {
                 return false;

@@ -133,11 +133,20 @@ enum Blocked {
 
 /// Blocks on the wake lists for up to `nap`, open to signals.
 fn block(config: &Config, keys: &[Vec<u8>], nap: Duration) -> Result<Blocked, Error> {
-    let mut blpop = redis::cmd("BLPOP");
-    blpop.arg(keys).arg(format!("{:.3}", nap.as_secs_f64()));
+    let timeout = blpop_timeout(nap);
+    let mut words: Vec<&[u8]> = Vec::with_capacity(keys.len() + 2);
+    words.push(b"BLPOP");
+    words.extend(keys.iter().map(Vec::as_slice));
+    words.push(&timeout);
     let mut cut = false;
     let reply = conn::with_signals_open(config, |c| {
-        let reply = c.blocking::<Option<(Vec<u8>, Vec<u8>)>>(&blpop, nap, config.read_timeout);
+        let reply = c
+            .blocking(&words, nap, config.read_timeout)
+            .and_then(|popped| {
+                Ok(redis::from_redis_value::<Option<(Vec<u8>, Vec<u8>)>>(
+                    popped,
+                )?)
+            });
         cut = reply.as_ref().is_err_and(signals::interrupted);
         reply
     });
@@ -152,6 +161,20 @@ fn block(config: &Config, keys: &[Vec<u8>], nap: Duration) -> Result<Blocked, Er
     }
 }
 
+/// BLPOP's timeout in seconds for `nap`, to the millisecond ("0.500"),
+/// rounded up: never "0.000", which BLPOP reads as no timeout at all.
+fn blpop_timeout(nap: Duration) -> Vec<u8> {
+    let ms = u64::try_from(nap.as_micros().div_ceil(1000))
+        .unwrap_or(u64::MAX)
+        .max(1);
+    let mut digits = itoa::Buffer::new();
+    let mut timeout = Vec::with_capacity(24);
+    timeout.extend_from_slice(digits.format(ms / 1000).as_bytes());
+    timeout.push(b'.');
+    timeout.extend_from_slice(digits.format(1000 + ms % 1000)[1..].as_bytes());
+    timeout
+}
+
 /// A remaining time in ms as the scripts report it; a negative one (nothing
 /// scheduled, or no expiry) leaves the wait to wake-ups and rechecks.
 pub fn later_ms(ms: i64) -> Duration {
@@ -162,4 +185,28 @@ pub fn later_ms(ms: i64) -> Duration {
 /// (`line.lua` names it the same way).
 pub fn wake_key(waiters: &[u8], token: &str) -> Vec<u8> {
     [waiters, b"w:", token.as_bytes()].concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blpop_timeout_is_in_seconds_to_the_millisecond_rounded_up() {
+        let text = |nap| String::from_utf8(blpop_timeout(nap)).unwrap();
+        assert_eq!(text(Duration::from_millis(500)), "0.500");
+        assert_eq!(text(Duration::from_millis(2)), "0.002");
+        assert_eq!(text(Duration::from_millis(1_040)), "1.040");
+        assert_eq!(text(Duration::from_secs(120)), "120.000");
+        assert_eq!(text(Duration::from_micros(1_500)), "0.002");
+        // Never "0.000": BLPOP would block for good.
+        assert_eq!(text(Duration::from_nanos(1)), "0.001");
+        assert_eq!(text(Duration::ZERO), "0.001");
+        for ms in 1..5_000u64 {
+            assert_eq!(
+                text(Duration::from_millis(ms)),
+                format!("{:.3}", ms as f64 / 1000.0)
+            );
+        }
+    }
 }

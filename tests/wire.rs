@@ -12,10 +12,20 @@ use std::time::{Duration, Instant};
 use common::*;
 use redislock::conn;
 
-fn blpop(key: &str, nap: Duration) -> redis::Cmd {
-    let mut cmd = redis::cmd("BLPOP");
-    cmd.arg(key).arg(format!("{:.3}", nap.as_secs_f64()));
-    cmd
+/// BLPOP on `key` for `nap` (replies within `read_timeout` of its end).
+fn blpop<T: redis::FromRedisValue>(
+    c: &mut conn::Conn,
+    key: &str,
+    nap: Duration,
+    read_timeout: Duration,
+) -> redis::RedisResult<T> {
+    let timeout = format!("{:.3}", nap.as_secs_f64());
+    let words: [&[u8]; 3] = [b"BLPOP", key.as_bytes(), timeout.as_bytes()];
+    Ok(redis::from_redis_value(c.blocking(
+        &words,
+        nap,
+        read_timeout,
+    )?)?)
 }
 
 /// A server whose cron runs once a second: a blocked client's timeout is
@@ -35,10 +45,8 @@ fn a_nudged_blocking_call_stays_in_step() {
         .unwrap();
     let nap = Duration::from_millis(20);
     for round in 0..20 {
-        let got: Option<(Vec<u8>, Vec<u8>)> = conn::with(&config, |c| {
-            c.blocking(&blpop("empty", nap), nap, config.read_timeout)
-        })
-        .unwrap();
+        let got: Option<(Vec<u8>, Vec<u8>)> =
+            conn::with(&config, |c| blpop(c, "empty", nap, config.read_timeout)).unwrap();
         assert_eq!(got, None, "round {round}");
         // The next reply is the next command's, not a PONG.
         let x: String = conn::with(&config, |c| redis::cmd("GET").arg("x").query(c)).unwrap();
@@ -75,10 +83,8 @@ fn a_value_pushed_as_the_nap_ends_is_received_once() {
     let mut got = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while !pusher.is_finished() && Instant::now() < deadline {
-        let reply: Option<(String, u32)> = conn::with(&config, |c| {
-            c.blocking(&blpop("l", nap), nap, config.read_timeout)
-        })
-        .unwrap();
+        let reply: Option<(String, u32)> =
+            conn::with(&config, |c| blpop(c, "l", nap, config.read_timeout)).unwrap();
         got.extend(reply.map(|(_, v)| v));
     }
     pusher.join().unwrap();
