@@ -161,10 +161,7 @@ impl Conn {
                 c.blocking(&packed, nap)?
             }
             Conn::Cluster(c, _) => {
-                let mut cmd = Cmd::new();
-                for word in words {
-                    cmd.arg(*word);
-                }
+                let cmd = crate::resp::command_of(words.len(), words.iter().copied());
                 c.set_read_timeout(Some(nap + read_timeout))?;
                 let reply = c.req_command(&cmd)?;
                 c.set_read_timeout(Some(read_timeout))?;

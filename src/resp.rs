@@ -231,6 +231,19 @@ where
     }
 }
 
+/// The same command as the `redis` crate's `Cmd` (for a cluster, which the
+/// crate routes by its keys; for a pipeline), sized at once.
+pub fn command_of<'a, I>(count: usize, parts: I) -> redis::Cmd
+where
+    I: Iterator<Item = &'a [u8]> + Clone,
+{
+    let mut cmd = redis::Cmd::with_capacity(count, parts.clone().map(<[u8]>::len).sum());
+    for part in parts {
+        cmd.arg(part);
+    }
+    cmd
+}
+
 /// The error of a reply that is not RESP2, quoting its first line.
 pub fn not_redis(head: &[u8]) -> RedisError {
     let line = head

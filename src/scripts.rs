@@ -324,11 +324,7 @@ impl Invocation<'_> {
     fn command(&self, command: &str, name: &str) -> Cmd {
         let mut numkeys = itoa::Buffer::new();
         let (count, words) = self.words(command, name, &mut numkeys);
-        let mut cmd = Cmd::with_capacity(count, words.clone().map(<[u8]>::len).sum());
-        for word in words {
-            cmd.arg(word);
-        }
-        cmd
+        crate::resp::command_of(count, words)
     }
 
     /// Runs the script: as a function where this connection's server runs

@@ -313,8 +313,9 @@ $admin->flushAll();
 // Each N's contenders run in turns, ROUNDS times: a machine that drifts
 // between runs (this benchmark's rows moved by 0.1x-0.3x between runs of one
 // build) drifts for all of them alike. Each column is the median of the
-// rounds; "vs fair q" also gives the lowest and highest of the rounds'
-// ratios, each round's contender against that round's fair queue.
+// rounds; "vs fair q" and "vs guarded" also give the lowest and highest of
+// the rounds' ratios, each round's contender against that round's fair
+// queue (bare, or with the line's guarantees).
 const ROUNDS = 3;
 $only = getenv('CONTENTION_ONLY');
 $kinds = $only ? array_values(array_unique(['fair', ...explode(',', $only)])) : array_keys(CONTENDERS);
