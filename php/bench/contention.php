@@ -22,6 +22,7 @@
  */
 
 require __DIR__ . '/server.php';
+require __DIR__ . '/stats.php';
 
 $url = ($argv[1] ?? '') ?: (getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
 $seconds = (float) ($argv[2] ?? 2);
@@ -293,12 +294,6 @@ function spawn(string $url, float $seconds, int $n, array $args): array
         proc_close($p);
     }
     return $results;
-}
-
-function median(array $values): float
-{
-    sort($values);
-    return $values[intdiv(count($values), 2)];
 }
 
 function pct(array $sorted, float $p): float

@@ -5,11 +5,14 @@
  * kernel's accounting of the loop's process): redislock against phpredis
  * doing the same round trips. Each contender runs twice in a process of its
  * own, for N and N + K operations; the difference over K is what one
- * operation costs, start-up and shutdown cancelled out. Prints markdown.
+ * operation costs, start-up and shutdown cancelled out. CPU time is measured
+ * in rounds, every contender in turn. Prints markdown.
  *
  *   php -d extension=... php/bench/syscalls.php [redis-url]
  *   php -d extension=... php/bench/syscalls.php [redis-url] run NAME COUNT   (one loop)
  */
+
+require __DIR__ . '/stats.php';
 
 $url = $argv[1] ?? (getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
 $p = parse_url($url);
@@ -111,8 +114,26 @@ $flush = new Redis();
 $flush->connect($host, $port);
 $flush->flushAll();
 
-echo "### System calls and client CPU per operation (one process; system calls by `strace -c`, the difference of 1,200 and 200 operations; CPU time the least of 3 differences of 20,200 and 200)\n\n";
-echo "| operation | contender | system calls | of which | client CPU µs (user + system) |\n|---|---|---:|---|---:|\n";
+// CPU time is not deterministic, and drifts with the machine: every loop
+// runs once per round, in turns with the others, and each contender gets
+// the median of its rounds, and of its ratios to the phpredis loop of its
+// operation in the same round.
+const ROUNDS = 5;
+$cpu = [];
+for ($round = 0; $round < ROUNDS; $round++) {
+    foreach ($contenders as $name => $_) {
+        $cpu[$name][] = (cpu($url, $name, 20200) - cpu($url, $name, 200)) / 20000;
+    }
+}
+$floor = [];
+foreach ($contenders as $name => [$what]) {
+    if (str_starts_with($name, 'phpredis')) {
+        $floor[$what] = $name;
+    }
+}
+
+echo "### System calls and client CPU per operation (one process; system calls by `strace -c`, the difference of 1,200 and 200 operations; CPU time the difference of 20,200 and 200, the median of " . ROUNDS . " rounds in turns, and of its ratios to phpredis' in each round)\n\n";
+echo "| operation | contender | system calls | of which | client CPU µs (user + system) | vs phpredis |\n|---|---|---:|---|---:|---:|\n";
 foreach ($contenders as $name => [$what]) {
     $few = counted($url, $name, 200);
     $many = counted($url, $name, 1200);
@@ -125,8 +146,7 @@ foreach ($contenders as $name => [$what]) {
     }
     arsort($per);
     $parts = array_map(fn ($c, $d) => sprintf('%s %.1f', $c, $d), array_keys($per), $per);
-    // CPU time is not deterministic: the least of 3 runs of 20,000.
-    $cpu = min(array_map(fn () => (cpu($url, $name, 20200) - cpu($url, $name, 200)) / 20000, range(1, 3)));
-    printf("| %s | %s | %.1f | %s | %.1f |\n", $what, $name, array_sum($per), implode(', ', $parts), $cpu);
+    $ratios = array_map(fn ($mine, $theirs) => $mine / $theirs, $cpu[$name], $cpu[$floor[$what]]);
+    printf("| %s | %s | %.1f | %s | %.1f | %.2fx |\n", $what, $name, array_sum($per), implode(', ', $parts), median($cpu[$name]), median($ratios));
 }
 echo "\n";
