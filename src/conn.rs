@@ -483,13 +483,13 @@ fn put(key: String, conn: Conn) {
 const MOVED_TRIES: u32 = 5;
 const MOVED_PAUSE: Duration = Duration::from_millis(100);
 
-/// Sends `cmds` in one request (one round trip, as a pipeline that
-/// ignores errors, without its copies): their replies, an error among them
-/// as a value.
-pub fn request(c: &mut Conn, cmds: &[Cmd]) -> RedisResult<Vec<Value>> {
-    let mut packed = Vec::with_capacity(cmds.len() * 128);
-    for cmd in cmds {
-        cmd.write_packed_command(&mut packed);
+/// Sends `cmds`, each given as its words, in one request (one round trip,
+/// as a pipeline that ignores errors, packed straight from the words): their
+/// replies, an error among them as a value.
+pub fn request(c: &mut Conn, cmds: &[&[&[u8]]]) -> RedisResult<Vec<Value>> {
+    let mut packed = Vec::new();
+    for words in cmds {
+        crate::resp::write_command(&mut packed, words.len(), words.iter().copied());
     }
     c.req_packed_commands(&packed, 0, cmds.len())
 }

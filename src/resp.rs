@@ -219,14 +219,26 @@ where
     // two CRLF): reserved once, without formatting the lengths twice.
     out.reserve(parts.clone().map(|p| p.len() + 16).sum::<usize>() + 24);
     let mut digits = itoa::Buffer::new();
-    out.push(b'*');
-    out.extend_from_slice(digits.format(count).as_bytes());
-    out.extend_from_slice(b"\r\n");
+    write_len(out, b'*', count, &mut digits);
     for part in parts {
-        out.push(b'$');
-        out.extend_from_slice(digits.format(part.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
+        write_len(out, b'$', part.len(), &mut digits);
         out.extend_from_slice(part);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Appends a length's line: `kind` (`*` or `$`), the length `n`, CRLF. The
+/// usual one or two digits are written as one small copy each.
+fn write_len(out: &mut Vec<u8>, kind: u8, n: usize, digits: &mut itoa::Buffer) {
+    // The casts take digits 0-9.
+    let digit = |d: usize| b'0' + d as u8;
+    if n < 10 {
+        out.extend_from_slice(&[kind, digit(n), b'\r', b'\n']);
+    } else if n < 100 {
+        out.extend_from_slice(&[kind, digit(n / 10), digit(n % 10), b'\r', b'\n']);
+    } else {
+        out.push(kind);
+        out.extend_from_slice(digits.format(n).as_bytes());
         out.extend_from_slice(b"\r\n");
     }
 }

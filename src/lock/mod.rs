@@ -19,8 +19,6 @@ use std::collections::HashSet;
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::Cmd;
-
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
@@ -247,18 +245,18 @@ impl Acquire<'_> {
         }
         let once = self.wait.timeout.is_zero();
         let (set, waiting, ttl): (Option<String>, i64, i64) = conn::with(self.config, |c| {
-            let mut set = Cmd::with_capacity(6, 128);
-            set.arg("SET")
-                .arg(&self.keys.lock)
-                .arg(self.token)
-                .arg("NX")
-                .arg("PX")
-                .arg(self.lease);
-            let mut llen = Cmd::with_capacity(2, 96);
-            llen.arg("LLEN").arg(&self.keys.line);
-            let mut pttl = Cmd::with_capacity(2, 96);
-            pttl.arg("PTTL").arg(&self.keys.lock);
-            let replies = conn::request(c, &[set, llen, pttl])?;
+            let mut lease = itoa::Buffer::new();
+            let set: [&[u8]; 6] = [
+                b"SET",
+                &self.keys.lock,
+                self.token.as_bytes(),
+                b"NX",
+                b"PX",
+                lease.format(self.lease).as_bytes(),
+            ];
+            let llen: [&[u8]; 2] = [b"LLEN", &self.keys.line];
+            let pttl: [&[u8]; 2] = [b"PTTL", &self.keys.lock];
+            let replies = conn::request(c, &[&set, &llen, &pttl])?;
             let took = replies.first() == Some(&redis::Value::Okay);
             // An error as Redis said it (a pipeline's own error names only
             // its kind: READONLY, without Redis' words).
