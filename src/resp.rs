@@ -221,15 +221,99 @@ where
     let mut digits = itoa::Buffer::new();
     write_len(out, b'*', count, &mut digits);
     for part in parts {
-        write_len(out, b'$', part.len(), &mut digits);
-        out.extend_from_slice(part);
-        out.extend_from_slice(b"\r\n");
+        write_bulk(out, part, &mut digits);
+    }
+}
+
+/// Appends one word of a command (a bulk string: its length, then it).
+pub fn write_bulk(out: &mut Vec<u8>, word: &[u8], digits: &mut itoa::Buffer) {
+    write_len(out, b'$', word.len(), digits);
+    out.extend_from_slice(word);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Words written one after the other as a command writes them (bulk
+/// strings), with how many there are: a script call's keys or arguments,
+/// framed once as they come, and copied whole into the request.
+#[derive(Debug, Default)]
+pub struct Words {
+    framed: Vec<u8>,
+    count: usize,
+}
+
+impl Words {
+    pub fn with_capacity(bytes: usize) -> Words {
+        Words {
+            framed: Vec::with_capacity(bytes),
+            count: 0,
+        }
+    }
+
+    /// How many words there are.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The words as written, framed.
+    pub fn framed(&self) -> &[u8] {
+        &self.framed
+    }
+
+    /// The words themselves.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + Clone {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let rest = self.framed.get(at..).filter(|r| !r.is_empty())?;
+            // Written by write_bulk: `$<len>\r\n<word>\r\n`.
+            let line = rest.iter().position(|&b| b == b'\r')?;
+            let len: usize = std::str::from_utf8(&rest[1..line]).ok()?.parse().ok()?;
+            let word = rest.get(line + 2..line + 2 + len)?;
+            at += line + 2 + len + 2;
+            Some(word)
+        })
+    }
+}
+
+impl redis::RedisWrite for Words {
+    fn write_arg(&mut self, arg: &[u8]) {
+        write_bulk(&mut self.framed, arg, &mut itoa::Buffer::new());
+        self.count += 1;
+    }
+
+    fn writer_for_next_arg(&mut self) -> impl std::io::Write + '_ {
+        NextWord {
+            words: self,
+            word: Vec::new(),
+        }
+    }
+}
+
+/// A word written in pieces: framed when it is complete (dropped).
+struct NextWord<'a> {
+    words: &'a mut Words,
+    word: Vec<u8>,
+}
+
+impl std::io::Write for NextWord<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.word.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for NextWord<'_> {
+    fn drop(&mut self) {
+        redis::RedisWrite::write_arg(self.words, &self.word);
     }
 }
 
 /// Appends a length's line: `kind` (`*` or `$`), the length `n`, CRLF. The
 /// usual one or two digits are written as one small copy each.
-fn write_len(out: &mut Vec<u8>, kind: u8, n: usize, digits: &mut itoa::Buffer) {
+pub fn write_len(out: &mut Vec<u8>, kind: u8, n: usize, digits: &mut itoa::Buffer) {
     // The casts take digits 0-9.
     let digit = |d: usize| b'0' + d as u8;
     if n < 10 {
@@ -386,6 +470,34 @@ mod tests {
             write_command(&mut packed, parts.len(), parts.iter().map(Vec::as_slice));
             prop_assert_eq!(&packed[..6], b"before");
             prop_assert_eq!(&packed[6..], &redis::pack_command(&parts)[..]);
+        }
+    }
+
+    proptest! {
+        /// Words framed as they come give back the same words, and pack,
+        /// after the command's count, as the `redis` crate packs them.
+        #[test]
+        fn framed_words_are_the_words_packed(
+            parts in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 0..20),
+            pieces in 1..4usize,
+        ) {
+            let mut words = Words::with_capacity(16);
+            for (i, part) in parts.iter().enumerate() {
+                if i % 2 == 0 {
+                    redis::RedisWrite::write_arg(&mut words, part);
+                } else {
+                    let mut w = redis::RedisWrite::writer_for_next_arg(&mut words);
+                    for piece in part.chunks(part.len().div_ceil(pieces).max(1)) {
+                        std::io::Write::write_all(&mut w, piece).unwrap();
+                    }
+                }
+            }
+            prop_assert_eq!(words.count(), parts.len());
+            prop_assert_eq!(words.iter().map(<[u8]>::to_vec).collect::<Vec<_>>(), parts.clone());
+            let mut packed = Vec::new();
+            write_len(&mut packed, b'*', words.count(), &mut itoa::Buffer::new());
+            packed.extend_from_slice(words.framed());
+            prop_assert_eq!(packed, redis::pack_command(&parts));
         }
     }
 

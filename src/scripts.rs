@@ -12,11 +12,12 @@
 //! them run the same script with `EVALSHA`, loaded on `NOSCRIPT`.
 
 use redis::{
-    Arg, Cmd, ConnectionLike, ErrorKind, FromRedisValue, ParsingError, RedisError, RedisResult,
+    Cmd, ConnectionLike, ErrorKind, FromRedisValue, ParsingError, RedisError, RedisResult,
     ServerErrorKind, ToRedisArgs, Value,
 };
 
 use crate::conn::Conn;
+use crate::resp::{self, Words};
 
 /// Every file under `src/scripts/`, by name.
 const FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
@@ -171,8 +172,8 @@ impl Script {
             // Room for the most keys a script takes (a queue's 12) and
             // the arguments of most calls: a small allocation costs the
             // same whatever its size, and each growth is a copy.
-            keys: Cmd::with_capacity(12, 512),
-            args: Cmd::with_capacity(16, 256),
+            keys: Words::with_capacity(512),
+            args: Words::with_capacity(512),
         }
     }
 
@@ -261,12 +262,13 @@ impl<T: FromRedisValue> FromRedisValue for NumberOr<T> {
     }
 }
 
-/// A call of a script with its keys and arguments, each list written into
-/// one buffer (a `Cmd` holds its arguments so) rather than a vector each.
+/// A call of a script with its keys and arguments, each list framed into
+/// one buffer as it comes (rather than a vector each), and copied whole
+/// into the request.
 pub struct Invocation<'a> {
     script: &'a Script,
-    keys: Cmd,
-    args: Cmd,
+    keys: Words,
+    args: Words,
 }
 
 impl Invocation<'_> {
@@ -294,37 +296,40 @@ impl Invocation<'_> {
         self.command("EVALSHA", self.script.eval.get_hash())
     }
 
-    /// The words of `command name numkeys keys... args...` and how many
-    /// there are; `numkeys` holds the number's digits. key() and arg() write
-    /// plain words only (a cursor is what a SCAN's `Cmd` holds).
-    fn words<'b>(
-        &'b self,
-        command: &'b str,
-        name: &'b str,
-        numkeys: &'b mut itoa::Buffer,
-    ) -> (usize, impl Iterator<Item = &'b [u8]> + Clone) {
-        let word = |a| match a {
-            Arg::Simple(bytes) => bytes,
-            _ => &[][..],
-        };
-        let (keys, args) = (self.keys.args_iter(), self.args.args_iter());
-        let count = 3 + keys.len() + args.len();
-        let head = [
-            command.as_bytes(),
-            name.as_bytes(),
-            numkeys.format(keys.len()).as_bytes(),
-        ];
-        (
-            count,
-            head.into_iter().chain(keys.map(word)).chain(args.map(word)),
-        )
-    }
-
     /// The call as a `Cmd` (a pipeline's, a cluster's), sized at once.
     fn command(&self, command: &str, name: &str) -> Cmd {
         let mut numkeys = itoa::Buffer::new();
-        let (count, words) = self.words(command, name, &mut numkeys);
-        crate::resp::command_of(count, words)
+        let head = [
+            command.as_bytes(),
+            name.as_bytes(),
+            numkeys.format(self.keys.count()).as_bytes(),
+        ];
+        let words = head
+            .into_iter()
+            .chain(self.keys.iter())
+            .chain(self.args.iter());
+        resp::command_of(3 + self.keys.count() + self.args.count(), words)
+    }
+
+    /// The call packed as `command name numkeys keys... args...`: its head,
+    /// then the two buffers as they are.
+    fn pack(&self, command: &str, name: &str) -> Vec<u8> {
+        let (keys, args) = (self.keys.framed(), self.args.framed());
+        let mut packed = Vec::with_capacity(64 + name.len() + keys.len() + args.len());
+        let mut digits = itoa::Buffer::new();
+        let mut numkeys = itoa::Buffer::new();
+        let count = 3 + self.keys.count() + self.args.count();
+        resp::write_len(&mut packed, b'*', count, &mut digits);
+        for word in [
+            command.as_bytes(),
+            name.as_bytes(),
+            numkeys.format(self.keys.count()).as_bytes(),
+        ] {
+            resp::write_bulk(&mut packed, word, &mut digits);
+        }
+        packed.extend_from_slice(keys);
+        packed.extend_from_slice(args);
+        packed
     }
 
     /// Runs the script: as a function where this connection's server runs
@@ -350,13 +355,7 @@ impl Invocation<'_> {
     /// cluster routes a `Cmd` by its keys.
     fn send<T: FromRedisValue>(&self, c: &mut Conn, command: &str, name: &str) -> RedisResult<T> {
         let reply = match c {
-            Conn::Single(wire) => {
-                let mut numkeys = itoa::Buffer::new();
-                let (count, words) = self.words(command, name, &mut numkeys);
-                let mut packed = Vec::new();
-                crate::resp::write_command(&mut packed, count, words);
-                wire.req_packed_command(&packed)?
-            }
+            Conn::Single(wire) => wire.req_packed_command(&self.pack(command, name))?,
             cluster => cluster.req_command(&self.command(command, name))?,
         };
         Ok(redis::from_redis_value(reply.extract_error()?)?)
