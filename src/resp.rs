@@ -208,9 +208,10 @@ fn read(buf: &[u8], at: &mut usize, depth: usize) -> Result<Value, NotResp> {
 }
 
 /// Appends to `out` the command whose `count` words are `parts` (RESP2: an
-/// array of bulk strings), as the `redis` crate packs a `Cmd`. For a
-/// command built from more than one buffer (a script call's keys and
-/// arguments), which the crate would copy into one `Cmd` first.
+/// array of bulk strings), as the `redis` crate packs a `Cmd`, without
+/// making one: a command given as its words (a waiter's `BLPOP`, the
+/// commands of a plain first try). A script call frames its words as they
+/// come instead ([`Words`]).
 pub fn write_command<'a, I>(out: &mut Vec<u8>, count: usize, parts: I)
 where
     I: Iterator<Item = &'a [u8]> + Clone,
