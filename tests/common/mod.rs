@@ -149,12 +149,59 @@ impl RedisServer {
         server
     }
 
+    /// As [`Self::start_on`], on a port from `port()`. A port found free
+    /// may be taken before the server binds it (by a server another test
+    /// starts meanwhile: a cluster node's bus port before Redis 7 is its
+    /// port + 10000, which nobody asked the kernel for): then the start is
+    /// tried again, on another port.
+    pub fn start_on_free(
+        port: impl Fn() -> u16,
+        mut args: impl FnMut(u16, &PathBuf) -> Vec<String>,
+    ) -> Self {
+        let mut tries = 0;
+        loop {
+            let port = port();
+            let dir =
+                std::env::temp_dir().join(format!("redislock-test-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let args = args(port, &dir);
+            let mut server = RedisServer {
+                port,
+                dir,
+                child: None,
+                args,
+            };
+            match server.try_spawn() {
+                Ok(()) => return server,
+                Err(said) if said.contains("Address already in use") && tries < 5 => {
+                    tries += 1;
+                    let _ = std::fs::remove_dir_all(&server.dir);
+                }
+                Err(said) => server.failed(&said),
+            }
+        }
+    }
+
     /// A free loopback port (for a TLS port beside the plain one).
     pub fn free_port() -> u16 {
         free_port()
     }
 
     fn spawn(&mut self) {
+        if let Err(said) = self.try_spawn() {
+            self.failed(&said);
+        }
+    }
+
+    /// Gives up a server that did not start, with what its log said.
+    fn failed(&self, said: &str) -> ! {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        panic!("redis-server on port {} did not start: {said}", self.port);
+    }
+
+    /// Starts the server and waits until it answers; when it does not, stops
+    /// it and returns the end of its log.
+    fn try_spawn(&mut self) -> Result<(), String> {
         let log_file = self.dir.join("server.log");
         let log = || {
             std::fs::OpenOptions::new()
@@ -198,7 +245,7 @@ impl RedisServer {
         while Instant::now() < deadline {
             if let Ok(mut c) = redis::Client::open(self.url()).and_then(|c| c.get_connection()) {
                 if redis::cmd("PING").query::<String>(&mut c).is_ok() {
-                    return;
+                    return Ok(());
                 }
             }
             if self
@@ -213,12 +260,7 @@ impl RedisServer {
         let said = std::fs::read_to_string(&log_file).unwrap_or_default();
         let tail: Vec<&str> = said.lines().rev().take(5).collect();
         self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
-        panic!(
-            "redis-server on port {} did not start: {}",
-            self.port,
-            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
-        );
+        Err(tail.into_iter().rev().collect::<Vec<_>>().join(" / "))
     }
 
     pub fn url(&self) -> String {
@@ -415,12 +457,15 @@ impl Cluster {
                 // The bus port is set where the server can (>= 7.0): port +
                 // 10000 may not exist. Before, the port is one whose + 10000
                 // is free.
-                let port = if bus_port {
-                    free_port()
-                } else {
-                    free_bus_port()
+                let port = || {
+                    if bus_port {
+                        free_port()
+                    } else {
+                        free_bus_port()
+                    }
                 };
-                RedisServer::start_on(port, |_, _| {
+                let mut tls_port = None;
+                let node = RedisServer::start_on_free(port, |_, _| {
                     let mut args: Vec<String> = [
                         "--cluster-enabled",
                         "yes",
@@ -437,15 +482,17 @@ impl Cluster {
                     }
                     args.extend(acl_user());
                     if let Some(dir) = certs {
-                        let tls_port = free_port();
-                        tls_ports.push(tls_port);
-                        args.extend(tls_args(dir, tls_port, "no"));
+                        let port = free_port();
+                        tls_port = Some(port);
+                        args.extend(tls_args(dir, port, "no"));
                         args.extend(
                             ["--tls-cluster", "yes", "--tls-replication", "yes"].map(String::from),
                         );
                     }
                     args
-                })
+                });
+                tls_ports.extend(tls_port);
+                node
             })
             .collect();
         let mut create = Command::new("redis-cli");
