@@ -135,18 +135,23 @@ impl RedisServer {
 
     /// As [`Self::start_with`], on `port`.
     pub fn start_on(port: u16, args: impl FnOnce(u16, &PathBuf) -> Vec<String>) -> Self {
+        let mut server = Self::unstarted(port, args);
+        server.spawn();
+        server
+    }
+
+    /// A server on `port` with the options `args(port, dir)`, not started.
+    fn unstarted(port: u16, args: impl FnOnce(u16, &PathBuf) -> Vec<String>) -> Self {
         let dir =
             std::env::temp_dir().join(format!("redislock-test-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let args = args(port, &dir);
-        let mut server = RedisServer {
+        RedisServer {
             port,
             dir,
             child: None,
             args,
-        };
-        server.spawn();
-        server
+        }
     }
 
     /// As [`Self::start_on`], on a port from `port()`. A port found free
@@ -160,17 +165,7 @@ impl RedisServer {
     ) -> Self {
         let mut tries = 0;
         loop {
-            let port = port();
-            let dir =
-                std::env::temp_dir().join(format!("redislock-test-{}-{port}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let args = args(port, &dir);
-            let mut server = RedisServer {
-                port,
-                dir,
-                child: None,
-                args,
-            };
+            let mut server = Self::unstarted(port(), &mut args);
             match server.try_spawn() {
                 Ok(()) => return server,
                 Err(said) if said.contains("Address already in use") && tries < 5 => {
