@@ -41,6 +41,27 @@ final class RedisQueueTest extends RedisLockTestCase
         $this->assertSame($task['score'], $this->redis->zScore('Queue:n', '123'));
     }
 
+    /** A batch's ids are read where PHP holds them: references, numbers, bytes, any keys. */
+    public function testAnArrayOfIdsIsReadAsPhpHoldsIt(): void
+    {
+        $q = new RedisQueue();
+        $ids = ["\xff\xfe" => "bin\0\xff", 'n' => 5, 2.5, 'r' => 'by-ref'];
+        $ref = &$ids['r'];
+        $ref = 'changed';
+        $this->assertTrue($q->enqueue('kinds', $ids));
+        $got = array_map('strval', array_column($q->top('kinds', 10), 'id'));
+        sort($got);
+        $this->assertSame(['2.5', '5', "bin\0\xff", 'changed'], $got);
+        // One id that is not a scalar refuses the whole batch: nothing is queued.
+        try {
+            $q->enqueue('refused', ['a', ['nested'], 'b']);
+            $this->fail('an array id was taken');
+        } catch (TypeError $e) {
+            $this->assertSame('RedisQueue::enqueue(): Argument #2 ($id) items must be of type string|int|float, array given', $e->getMessage());
+        }
+        $this->assertSame(0, $this->redis->exists('Queue:refused'));
+    }
+
     public function testOneObjectKeepsTheTasksOfEachNameApart(): void
     {
         // The object keeps the keys of the last queue it used: names that

@@ -10,7 +10,7 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ArrayKey, ZendHashTable, ZendStr, Zval};
 
-use super::value::{Argument, Optional, Value, value_error};
+use super::value::{Argument, Ids, Optional, Value, value_error};
 use super::{config_from_param, engine};
 use crate::config::Config;
 use crate::queue::{Queue, Task};
@@ -134,7 +134,7 @@ impl RedisQueue {
     pub fn enqueue(
         &mut self,
         name: Value,
-        id: Value,
+        id: Ids,
         timeout: Optional,
         afterInterval: Optional,
     ) -> PhpResult<bool> {
@@ -145,13 +145,10 @@ impl RedisQueue {
             return Ok(false);
         }
         let delay = afterInterval.finite("RedisQueue::enqueue(): Argument #4 ($afterInterval)")?;
-        let ids = match id {
-            Value::Array(items) => items
-                .into_iter()
-                .map(|(_, item)| item.into_bytes("RedisQueue::enqueue(): Argument #2 ($id) items"))
-                .collect::<PhpResult<Vec<_>>>()?,
-            single => vec![single.into_bytes("RedisQueue::enqueue(): Argument #2 ($id)")?],
-        };
+        let ids = id.bytes(
+            "RedisQueue::enqueue(): Argument #2 ($id)",
+            "RedisQueue::enqueue(): Argument #2 ($id) items",
+        )?;
         let queue = self.queue(&name, "RedisQueue::enqueue()")?;
         engine(queue.enqueue(&ids, delay))?;
         Ok(true)

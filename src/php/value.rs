@@ -97,6 +97,12 @@ pub fn entries(ht: &ZendHashTable) -> impl Iterator<Item = (Key, &Zval)> {
     })
 }
 
+/// The values of a PHP array in order (see [`entries`]).
+fn values(ht: &ZendHashTable) -> impl Iterator<Item = &Zval> {
+    let mut iter = ht.iter();
+    std::iter::from_fn(move || Some(iter.next_zval()?.1))
+}
+
 /// Inserts `value` under `key` as PHP keys it: a canonical decimal integer
 /// becomes an int key, anything else a string key of those bytes.
 pub fn insert_keyed(
@@ -211,7 +217,7 @@ impl Value {
     }
 
     /// [`Value::bytes`] of a value no longer needed: a string is moved out,
-    /// not copied (a batch of ids is copied once, out of PHP).
+    /// not copied.
     pub fn into_bytes(self, param: impl Display + Copy) -> PhpResult<Vec<u8>> {
         match self {
             Value::Str(s) => Ok(s),
@@ -390,6 +396,49 @@ impl<'a> FromZval<'a> for Callback<'a> {
 
     fn from_zval(zval: &'a Zval) -> Option<Self> {
         Some(Callback(zval))
+    }
+}
+
+/// A parameter that is one id or an array of them (the seed's
+/// `enqueue($name, $id)`), read where PHP holds it for the length of the
+/// call: a batch's string ids are borrowed, not copied out one by one.
+pub struct Ids<'a>(&'a Zval);
+
+impl<'a> FromZval<'a> for Ids<'a> {
+    const TYPE: DataType = DataType::Mixed;
+
+    fn from_zval(zval: &'a Zval) -> Option<Self> {
+        Some(Ids(zval.dereference()))
+    }
+}
+
+impl<'a> Ids<'a> {
+    /// PHP's `empty($id)`.
+    pub fn is_empty(&self) -> bool {
+        match self.0.array() {
+            Some(items) => items.len() == 0,
+            None => Value::copy_of(self.0).is_empty(),
+        }
+    }
+
+    /// The ids as PHP's string conversion gives them: an array's entries
+    /// (each a string, int or float: `item` names it in the error), or the
+    /// value itself (`one`).
+    pub fn bytes(
+        &self,
+        one: impl Display + Copy,
+        item: impl Display + Copy,
+    ) -> PhpResult<Vec<std::borrow::Cow<'a, [u8]>>> {
+        let Some(items) = self.0.array() else {
+            return Ok(vec![Value::copy_of(self.0).into_bytes(one)?.into()]);
+        };
+        values(items)
+            .map(|zv| match zv.dereference().zend_str() {
+                Some(s) => Ok(s.as_bytes().into()),
+                // As `Value::copy_of` reads an entry of an array argument.
+                None => Ok(Value::copy_at(zv, 1).into_bytes(item)?.into()),
+            })
+            .collect()
     }
 }
 

@@ -319,12 +319,17 @@ fn put_chunk(
 /// Adds `ids` due `delay` seconds from the server's now; ids already queued
 /// keep their score (the seed's `enqueue`). Returns how many were added.
 /// One script per chunk of [`lease::BATCH`] ids.
-pub fn enqueue(config: &Config, keys: &Keys, ids: &[Vec<u8>], delay: f64) -> Result<u64, Error> {
+pub fn enqueue(
+    config: &Config,
+    keys: &Keys,
+    ids: &[impl AsRef<[u8]>],
+    delay: f64,
+) -> Result<u64, Error> {
     let mut added = 0;
     for chunk in ids.chunks(lease::BATCH as usize) {
         let reply = put_script(config, keys, delay, Policy::Keep, 0, "", false, |call| {
             for id in chunk {
-                call.arg(id.as_slice());
+                call.arg(id.as_ref());
             }
         })?;
         added += reply.get(1).map_or(0, |&n| u64::try_from(n).unwrap_or(0));

@@ -65,7 +65,7 @@ impl Queue {
         /// [`super::put`].
         put => super::put(tasks: &[NewTask], delay: f64, policy: Policy, max_length: u64) -> Put;
         /// [`super::enqueue`] (the seed's).
-        enqueue => super::enqueue(ids: &[Vec<u8>], delay: f64) -> u64;
+        enqueue => super::enqueue(ids: &[std::borrow::Cow<'_, [u8]>], delay: f64) -> u64;
         /// [`super::dequeue`] (the seed's).
         dequeue => super::dequeue(id: &[u8], score: f64) -> bool;
         /// [`super::pop`] (the seed's).
