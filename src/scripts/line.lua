@@ -10,7 +10,11 @@
 
 local function line_alive(p, token) return p .. 'a:' .. token end
 local function line_wake(p, token) return p .. 'w:' .. token end
-local function line_token(member) return (string.match(member, '^[^:]+')) end
+local function line_token(member)
+  local colon = string.find(member, ':', 1, true)
+  if colon then return string.sub(member, 1, colon - 1) end
+  return member
+end
 
 -- Keeps the waiter's place for ms more (a number, or the caller's text,
 -- which goes to the commands unformatted). A fresh waiter (first try, or just

@@ -40,7 +40,8 @@ end
 local function lock_grant(lock, fence, line, keep, p, place)
   local member = line_next(line, p)
   if not member then return false end
-  local token, lease = string.match(member, '^([^:]+):(%d+)$')
+  local token = line_token(member)
+  local lease = string.sub(member, #token + 2)
   lock_set(lock, token, lease, false)
   local f = lock_fence(fence, keep, lease, true)
   line_wake_up(p, token, string.format('%.0f', f), place)
