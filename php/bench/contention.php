@@ -64,7 +64,8 @@ const GUARDED_ACQUIRE = <<<'LUA'
 if redis.call('LLEN', KEYS[3]) == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return redis.call('INCR', KEYS[2])
 end
-if redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 then redis.call('PEXPIRE', KEYS[3], 2 * ARGV[3]) end
+redis.call('RPUSH', KEYS[3], ARGV[1])
+redis.call('PEXPIRE', KEYS[3], 2 * ARGV[3])
 redis.call('SET', KEYS[4], '1', 'PX', ARGV[3])
 return 0
 LUA;

@@ -51,13 +51,13 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         return $out;
     }
 
-    /** How many times the main server ran each of $commands (`INFO commandstats`), summed. */
     /** How many scripts the server ran: as functions, or with EVAL/EVALSHA. */
     protected function scriptCalls(): int
     {
         return $this->commandCalls('evalsha', 'eval', 'fcall');
     }
 
+    /** How many times the main server ran each of $commands (`INFO commandstats`), summed. */
     protected function commandCalls(string ...$commands): int
     {
         $stats = $this->redis->info('commandstats');

@@ -20,18 +20,19 @@ end
 -- which goes to the commands unformatted). A fresh waiter (first try, or just
 -- woken and so taken out of the line) joins at the end; one whose place ran
 -- out while it waited (it stalled) joins again at the end. The line lives
--- as long as somebody renews a place in it. Returns whether it is first.
+-- two places past the last join or renewal: a busy line is never empty, and
+-- its waiters, woken before they renew, keep it alive by joining. Returns
+-- whether it is first.
 local function line_keep(line, p, member, ms, fresh)
   local alive = line_alive(p, line_token(member))
   local first
   if fresh or redis.call('EXISTS', alive) == 0 then
     if not fresh then redis.call('LREM', line, 0, member) end
     first = redis.call('RPUSH', line, member) == 1
-    if first then redis.call('PEXPIRE', line, 2 * ms) end
   else
     first = redis.call('LINDEX', line, 0) == member
-    redis.call('PEXPIRE', line, 2 * ms)
   end
+  redis.call('PEXPIRE', line, 2 * ms)
   redis.call('SET', alive, '1', 'PX', ms)
   return first
 end
