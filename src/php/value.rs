@@ -415,8 +415,11 @@ impl<'a> FromZval<'a> for Ids<'a> {
 impl<'a> Ids<'a> {
     /// PHP's `empty($id)`.
     pub fn is_empty(&self) -> bool {
-        match self.0.array() {
-            Some(items) => items.len() == 0,
+        if let Some(items) = self.0.array() {
+            return items.len() == 0;
+        }
+        match self.0.zend_str() {
+            Some(s) => matches!(s.as_bytes(), b"" | b"0"),
             None => Value::copy_of(self.0).is_empty(),
         }
     }
@@ -429,16 +432,24 @@ impl<'a> Ids<'a> {
         one: impl Display + Copy,
         item: impl Display + Copy,
     ) -> PhpResult<Vec<std::borrow::Cow<'a, [u8]>>> {
-        let Some(items) = self.0.array() else {
-            return Ok(vec![Value::copy_of(self.0).into_bytes(one)?.into()]);
-        };
-        values(items)
-            .map(|zv| match zv.dereference().zend_str() {
-                Some(s) => Ok(s.as_bytes().into()),
-                // As `Value::copy_of` reads an entry of an array argument.
-                None => Ok(Value::copy_at(zv, 1).into_bytes(item)?.into()),
-            })
-            .collect()
+        match self.0.array() {
+            None => Ok(vec![Self::id(self.0, 0, one)?]),
+            Some(items) => values(items).map(|zv| Self::id(zv, 1, item)).collect(),
+        }
+    }
+
+    /// One id, `depth` arrays deep in the argument: a string borrowed,
+    /// anything else converted as [`Value::copy_of`] reads it.
+    #[inline(always)]
+    fn id(
+        zv: &'a Zval,
+        depth: usize,
+        param: impl Display + Copy,
+    ) -> PhpResult<std::borrow::Cow<'a, [u8]>> {
+        match zv.dereference().zend_str() {
+            Some(s) => Ok(s.as_bytes().into()),
+            None => Ok(Value::copy_at(zv, depth).into_bytes(param)?.into()),
+        }
     }
 }
 
