@@ -421,6 +421,77 @@ fn a_maximum_length_refuses_a_batch_whole() {
     ));
 }
 
+/// A batch decides each id in order and writes once per key: an id twice
+/// in it ends as its later winning task left it (payload included), a
+/// payload a seed pop left behind is not inherited, a leased id waits as a
+/// rerun. The same on a server without `ZMSCORE` (Redis before 6.2), where
+/// the script reads the ids' scores one by one.
+#[test]
+fn a_batch_ends_as_its_tasks_in_order_would_leave_it() {
+    let with = RedisServer::start();
+    let without = RedisServer::start_with(|_, _| {
+        vec!["--rename-command".into(), "ZMSCORE".into(), "".into()]
+    });
+    let outcome = |server: &RedisServer| {
+        let config = server.config();
+        let keys = Keys::new(b"", b"b");
+        let put = |tasks: &[NewTask], policy: Policy| {
+            statuses(queue::put(&config, &keys, tasks, 0.0, policy, 100).unwrap())
+        };
+        put(&[task("stale", Some("old"))], Policy::Keep);
+        assert_eq!(queue::pop(&config, &keys, 1).unwrap().len(), 1);
+        put(&[task("run", Some("r"))], Policy::Keep);
+        assert_eq!(reserve(&config, &keys, how(1, 30_000, 0)).len(), 1);
+        use Status::*;
+        let batch = [
+            task("a", Some("1")),
+            task("a", None),
+            task("b", None),
+            task("b", Some("2")),
+            task("stale", None),
+            task("run", Some("again")),
+            task("c", Some("3")),
+        ];
+        assert_eq!(
+            put(&batch, Policy::Replace),
+            [Added, Updated, Added, Updated, Added, Added, Added]
+        );
+        let batch = [task("c", Some("4")), task("c", Some("5")), task("d", None)];
+        assert_eq!(put(&batch, Policy::Keep), [Ignored, Ignored, Added]);
+        let mut c = server.client();
+        let payloads: std::collections::BTreeMap<String, String> = redis::cmd("HGETALL")
+            .arg("{Queue:b}:payloads")
+            .query(&mut c)
+            .unwrap();
+        let reruns: Vec<String> = redis::cmd("HKEYS")
+            .arg("{Queue:b}:reruns")
+            .query(&mut c)
+            .unwrap();
+        let mut queued: Vec<String> = redis::cmd("ZRANGE")
+            .arg("Queue:b")
+            .arg(0)
+            .arg(-1)
+            .query(&mut c)
+            .unwrap();
+        queued.sort();
+        (payloads, reruns, queued)
+    };
+    let got = outcome(&with);
+    let payloads = [("b", "2"), ("c", "3"), ("run", "r")];
+    assert_eq!(
+        got.0,
+        payloads
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    );
+    assert_eq!(got.1, ["run"]);
+    assert_eq!(got.2, ["a", "b", "c", "d", "stale"]);
+    assert_eq!(outcome(&without), got, "without ZMSCORE");
+    assert!(with.calls(&["zmscore"]) > 0);
+    assert_eq!(without.calls(&["zmscore"]), 0);
+}
+
 #[test]
 fn keys_share_the_queues_hash_slot() {
     let plain = Keys::new(b"", b"q");

@@ -18,14 +18,20 @@ local function need_read(key)
   need_checked[key] = true
 end
 
--- Fails when key holds another type than want (somebody wrote it by hand).
-local function need_type(key, want)
-  if need_checked[key] then return end
+-- Whether key exists; fails when it holds another type than want
+-- (somebody wrote it by hand).
+local function need_exists(key, want)
   local t = redis.call('TYPE', key)['ok']
   if t ~= 'none' and t ~= want then
     need_fail(key, 'holds a ' .. t .. ', where redislock keeps a ' .. want)
   end
   need_checked[key] = true
+  return t ~= 'none'
+end
+
+-- Fails when key holds another type than want (checked once per run).
+local function need_type(key, want)
+  if not need_checked[key] then need_exists(key, want) end
 end
 
 -- Sends a command whose first argument is key, as the check of key's type

@@ -48,13 +48,15 @@ local n = (#ARGV - first + 1) / step
 -- leases (one EXISTS for the three).
 local bare = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) == 0
 
--- The seed's enqueue: one ZADD NX per 500 ids, and the consumers woken
--- only when some wait. The line's length, a read of the stats hash (a
--- read answers a number faster than TYPE its table) and the first ZADD are
--- the checks of their keys' types (need_call).
+-- Consumers are woken only when some wait. The line's length and a read
+-- of the stats hash (a read answers a number faster than TYPE its table)
+-- are the checks of their keys' types (need_call).
+local waiting = need_call(QUEUE_TYPES[9], 'LLEN', KEYS[9]) > 0
+need_call(QUEUE_TYPES[10], 'HEXISTS', KEYS[10], 'registered')
+
+-- The seed's enqueue: one ZADD NX per 500 ids (the first checks the
+-- queue's type).
 if bare and not statuses and policy == 'keep' and flags == '' and max == 0 then
-  local waiting = need_call(QUEUE_TYPES[9], 'LLEN', KEYS[9]) > 0
-  need_call(QUEUE_TYPES[10], 'HEXISTS', KEYS[10], 'registered')
   local added = 0
   local args = {}
   for from = first, #ARGV, 500 do
@@ -70,21 +72,35 @@ if bare and not statuses and policy == 'keep' and flags == '' and max == 0 then
   return counted(added)
 end
 
-local hasPayloads = not bare and redis.call('EXISTS', KEYS[2]) == 1
-local hasAttempts = not bare and redis.call('EXISTS', KEYS[3]) == 1
-local hasLeased = not bare and redis.call('EXISTS', KEYS[4]) == 1
-local hasDead = redis.call('EXISTS', KEYS[7]) == 1
-queue_need(1, 2, 3, 4, 6, 9, 10)
-if hasDead then queue_need(7, 8) end
+-- Reads first: which of the task keys exist (a key that does not holds no
+-- field of any id), checking the type of each that does, and the ids' due
+-- times and lease ends, one command each (queue_scores).
+local hasPayloads, hasAttempts, hasLeased = false, false, false
+if bare then
+  need_read(KEYS[2]) need_read(KEYS[3]) need_read(KEYS[4])
+else
+  hasPayloads = queue_has(2)
+  hasAttempts = queue_has(3)
+  hasLeased = queue_has(4)
+  if hasLeased then queue_need(6) end
+end
+local hasDead = queue_has(7)
+if hasDead then queue_need(8, 12) end
+local ids, payloads = {}, {}
+for i = 1, n do
+  ids[i] = ARGV[first + (i - 1) * step]
+  payloads[i] = step == 2 and string.sub(flags, i, i) == '1' and ARGV[first + 1 + (i - 1) * step]
+end
+local queued = queue_scores(1, ids)
+local leased = {}
+if hasLeased then leased = queue_scores(4, ids) end
 
 -- Growth: ids neither queued nor leased (a rerun replaces its running task).
 if max > 0 then
   local adding = 0
   local seen = {}
-  for i = 0, n - 1 do
-    local id = ARGV[first + i * step]
-    if not seen[id] and not redis.call('ZSCORE', KEYS[1], id)
-        and not (hasLeased and redis.call('ZSCORE', KEYS[4], id)) then
+  for i, id in ipairs(ids) do
+    if not seen[id] and not queued[i] and not leased[i] then
       adding = adding + 1
     end
     seen[id] = true
@@ -95,38 +111,58 @@ if max > 0 then
   end
 end
 
+-- What each id's task becomes, decided in order (an id may come twice in a
+-- seed batch: the later one meets the task the earlier one left), then
+-- written in one command per key: the last occurrence that queued an id
+-- gives its payload. A leased id waits as a rerun instead.
 local out = {0}
 local added = 0
-local queued = 0
-for i = 0, n - 1 do
-  local id = ARGV[first + i * step]
-  local payload = false
-  if step == 2 and string.sub(flags, i + 1, i + 1) == '1' then
-    payload = ARGV[first + 1 + i * step]
-  end
-  local status
-  if hasLeased and redis.call('ZSCORE', KEYS[4], id) then
-    status = queue_rerun(id, due, dueText, payload, policy)
+local woken = 0
+local last, fresh = {}, {}
+for i, id in ipairs(ids) do
+  local status = 0
+  if leased[i] then
+    status = queue_rerun(id, due, dueText, payloads[i], policy)
   else
-    local old = redis.call('ZSCORE', KEYS[1], id)
-    status = 0
+    local old = last[id] and due or tonumber(queued[i])
     if not old then
       status = 1
       if hasDead then queue_keep_grave(id) end
-      queue_add(id, dueText, payload)
-    elseif queue_wins(policy, due, tonumber(old)) then
+      fresh[id] = true
+    elseif queue_wins(policy, due, old) then
       status = 2
-      redis.call('ZADD', KEYS[1], dueText, id)
-      queue_payload(id, payload)
     end
-    if status > 0 then queued = queued + 1 end
+    if status > 0 then
+      last[id] = i
+      woken = woken + 1
+    end
   end
   if status == 1 then
     added = added + 1
   end
-  out[#out + 1] = status
+  out[i + 1] = status
 end
-wake(queued)
+if woken > 0 then
+  local scores, set, unset, forget = {}, {}, {}, {}
+  for i, id in ipairs(ids) do
+    if last[id] == i then
+      scores[#scores + 1] = dueText
+      scores[#scores + 1] = id
+      if payloads[i] then
+        set[#set + 1] = id
+        set[#set + 1] = payloads[i]
+      elseif hasPayloads then
+        unset[#unset + 1] = id
+      end
+      if hasAttempts and fresh[id] then forget[#forget + 1] = id end
+    end
+  end
+  redis.call('ZADD', KEYS[1], unpack(scores))
+  if #set > 0 then redis.call('HSET', KEYS[2], unpack(set)) end
+  if #unset > 0 then redis.call('HDEL', KEYS[2], unpack(unset)) end
+  if #forget > 0 then redis.call('HDEL', KEYS[3], unpack(forget)) end
+end
+if waiting then wake(woken) end
 if not statuses then
   return counted(added)
 end

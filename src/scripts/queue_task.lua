@@ -30,6 +30,26 @@ local function queue_need(...)
   end
 end
 
+-- Whether KEYS[i] exists, checking its type as queue_need does.
+local function queue_has(i)
+  return need_exists(KEYS[i], QUEUE_TYPES[i])
+end
+
+-- The scores of ids (a list) in the zset KEYS[i], in their order (false:
+-- not in it): one ZMSCORE, or a ZSCORE each on a server without it (before
+-- Redis 6.2). Checks KEYS[i]'s type as queue_need does.
+local function queue_scores(i, ids)
+  if #ids == 0 then return {} end
+  local scores = redis.pcall('ZMSCORE', KEYS[i], unpack(ids))
+  if type(scores) == 'table' and scores.err then
+    queue_need(i)
+    scores = {}
+    for j, id in ipairs(ids) do scores[j] = redis.call('ZSCORE', KEYS[i], id) end
+  end
+  need_read(KEYS[i])
+  return scores
+end
+
 -- '<head>' or '<head> <payload>' (a due time or a count never holds a
 -- space): the head as text, and the payload or false.
 local function queue_split(value)
