@@ -492,6 +492,53 @@ fn a_batch_ends_as_its_tasks_in_order_would_leave_it() {
     assert_eq!(without.calls(&["zmscore"]), 0);
 }
 
+/// An ack of many finishes each task still the caller's once: a rerun
+/// waiting behind one is queued, a task acked twice in the call counts once,
+/// a wrong token finishes nothing, and nothing is left of a finished task.
+#[test]
+fn an_ack_of_many_finishes_each_of_the_callers_tasks_once() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"acks");
+    let tasks: Vec<NewTask> = (0..5).map(|i| task(&format!("t{i}"), Some("p"))).collect();
+    queue::put(&config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap();
+    let mut got = reserve(&config, &keys, how(5, 30_000, 0));
+    got.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(got.len(), 5);
+    let again = [task("t0", Some("again"))];
+    queue::put(&config, &keys, &again, 0.0, Policy::Keep, 0).unwrap();
+    let mut done: Vec<(&[u8], &str)> = got[..4]
+        .iter()
+        .map(|t| (t.id.as_slice(), t.token.as_str()))
+        .collect();
+    done.push((&got[1].id, &got[1].token));
+    done.push((&got[4].id, "not its token"));
+    assert_eq!(lease::ack_many(&config, &keys, &done).unwrap(), 4);
+    let mut c = server.client();
+    // The members of a sorted set (ZRANGE) or the fields of a hash, sorted.
+    let mut fields = |command: &str, key: &[u8]| {
+        let mut cmd = redis::cmd(command);
+        cmd.arg(key);
+        if command == "ZRANGE" {
+            cmd.arg(0).arg(-1);
+        }
+        let mut got: Vec<String> = cmd.query(&mut c).unwrap();
+        got.sort();
+        got
+    };
+    assert_eq!(fields("ZRANGE", &keys.queue), ["t0"], "the rerun");
+    assert_eq!(fields("ZRANGE", &keys.leased), ["t4"]);
+    assert_eq!(fields("HKEYS", &keys.leases), ["t4"]);
+    assert_eq!(fields("HKEYS", &keys.payloads), ["t0", "t4"]);
+    assert_eq!(fields("HKEYS", &keys.attempts), ["t4"]);
+    assert_eq!(fields("HKEYS", &keys.reruns), Vec::<String>::new());
+    let rerun = reserve(&config, &keys, how(5, 30_000, 0));
+    assert_eq!(
+        (rerun.len(), rerun[0].payload.as_deref()),
+        (1, Some(b"again".as_slice()))
+    );
+}
+
 #[test]
 fn keys_share_the_queues_hash_slot() {
     let plain = Keys::new(b"", b"q");

@@ -1,5 +1,11 @@
 -- What enqueuing a new task takes, wherever the queue's keys sit in KEYS
 -- (a queue's own scripts, or a stock's take that enqueues its order).
+--
+-- A batch of members goes to ZADD in reverse: the members of one score
+-- come in ascending order (ZRANGEBYSCORE's, or a caller's ids), and a
+-- small sorted set (a listpack, up to 128 members by default) inserts a
+-- member after walking past every smaller one, parsing each one's score.
+-- In ascending order 100 members cost about 4x what they cost in reverse.
 
 -- Queues id (neither queued nor leased) in the queue whose due times,
 -- payloads and attempts are the keys queue, payloads and attempts, due at

@@ -54,14 +54,14 @@ local bare = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) == 0
 local waiting = need_call(QUEUE_TYPES[9], 'LLEN', KEYS[9]) > 0
 need_call(QUEUE_TYPES[10], 'HEXISTS', KEYS[10], 'registered')
 
--- The seed's enqueue: one ZADD NX per 500 ids (the first checks the
--- queue's type).
+-- The seed's enqueue: one ZADD NX per 500 ids, in reverse (queue_add.lua);
+-- the first checks the queue's type.
 if bare and not statuses and policy == 'keep' and flags == '' and max == 0 then
   local added = 0
   local args = {}
   for from = first, #ARGV, 500 do
     local k = 0
-    for i = from, math.min(from + 499, #ARGV) do
+    for i = math.min(from + 499, #ARGV), from, -1 do
       args[k + 1] = dueText
       args[k + 2] = ARGV[i]
       k = k + 2
@@ -113,8 +113,9 @@ end
 
 -- What each id's task becomes, decided in order (an id may come twice in a
 -- seed batch: the later one meets the task the earlier one left), then
--- written in one command per key: the last occurrence that queued an id
--- gives its payload. A leased id waits as a rerun instead.
+-- written in one command per key, in reverse (queue_add.lua): the last
+-- occurrence that queued an id gives its payload. A leased id waits as a
+-- rerun instead.
 local out = {0}
 local added = 0
 local woken = 0
@@ -144,7 +145,8 @@ for i, id in ipairs(ids) do
 end
 if woken > 0 then
   local scores, set, unset, forget = {}, {}, {}, {}
-  for i, id in ipairs(ids) do
+  for i = #ids, 1, -1 do
+    local id = ids[i]
     if last[id] == i then
       scores[#scores + 1] = dueText
       scores[#scores + 1] = id

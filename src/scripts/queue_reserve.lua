@@ -82,8 +82,8 @@ if #due > 0 then
     local n = (tonumber(attempts[i]) or 0) + 1
     tokens[#tokens + 1] = id
     tokens[#tokens + 1] = token
-    ends[#ends + 1] = leaseEnd
-    ends[#ends + 1] = id
+    ends[2 * (#due - i) + 1] = leaseEnd
+    ends[2 * (#due - i) + 2] = id
     counts[#counts + 1] = id
     counts[#counts + 1] = n
     out[#out + 1] = id
@@ -93,6 +93,7 @@ if #due > 0 then
   end
   redis.call('ZREM', KEYS[1], unpack(due))
   redis.call('HSET', KEYS[5], unpack(tokens))
+  -- In reverse (queue_add.lua says why).
   redis.call('ZADD', KEYS[4], unpack(ends))
   redis.call('HSET', KEYS[3], unpack(counts))
   if mode == 'keep' then waiting = waiting - line_leave(KEYS[9], p, me) end

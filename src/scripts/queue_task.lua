@@ -212,10 +212,16 @@ end
 -- acked (queue_workers.lua), counted for `worker`. Returns the ids
 -- finished, as a set.
 local function queue_ack(from, now, p, ms, worker)
-  local mine, finished = {}, {}
+  local ids, tokens = {}, {}
   for i = from, #ARGV, 2 do
-    local id = ARGV[i]
-    if not finished[id] and redis.call('HGET', KEYS[5], id) == ARGV[i + 1] then
+    ids[#ids + 1] = ARGV[i]
+    tokens[#tokens + 1] = ARGV[i + 1]
+  end
+  local mine, finished = {}, {}
+  if #ids == 0 then return finished end
+  local held = redis.call('HMGET', KEYS[5], unpack(ids))
+  for i, id in ipairs(ids) do
+    if not finished[id] and held[i] == tokens[i] then
       finished[id] = true
       mine[#mine + 1] = id
     end
@@ -224,18 +230,29 @@ local function queue_ack(from, now, p, ms, worker)
   need_read(KEYS[5])
   -- The reruns, read before any write: only a rerun queues a task (the
   -- queue's and the line's types need checking only then).
-  local reruns, any = {}, false
-  for i, id in ipairs(mine) do
-    reruns[i] = redis.call('HGET', KEYS[6], id)
-    any = any or reruns[i] ~= false
-  end
+  local reruns = redis.call('HMGET', KEYS[6], unpack(mine))
+  local any = false
+  for i = 1, #mine do any = any or reruns[i] ~= false end
   need_read(KEYS[6])
   queue_need(2, 3, 4, 10, 11, 13)
   if any then queue_need(1, 9) end
   now = now or queue_now()
+  -- A task without a rerun ends with its fields: one command per key for
+  -- all of them (queue_settle's 'done').
+  local done = {}
   for i, id in ipairs(mine) do
-    local due = queue_settle(id, 'done', nil, nil, reruns[i])
-    if due then queue_wake_for(due, now, p, ms) end
+    if reruns[i] then
+      local due = queue_settle(id, 'done', nil, nil, reruns[i])
+      if due then queue_wake_for(due, now, p, ms) end
+    else
+      done[#done + 1] = id
+    end
+  end
+  if #done > 0 then
+    redis.call('ZREM', KEYS[4], unpack(done))
+    for _, key in ipairs({KEYS[5], KEYS[2], KEYS[3], KEYS[11]}) do
+      redis.call('HDEL', key, unpack(done))
+    end
   end
   queue_count(KEYS[10], now, 'acked', #mine)
   redis.call('HINCRBY', KEYS[13], worker, #mine)
