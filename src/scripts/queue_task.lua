@@ -80,11 +80,6 @@ local function queue_hset_or_del(hash, field, value)
   end
 end
 
--- Sets the payload of id's task (false: none).
-local function queue_payload(id, payload)
-  queue_hset_or_del(KEYS[2], id, payload)
-end
-
 -- Queues id (neither queued nor leased) due at dueText as a new task: its
 -- payload (or none), no attempts.
 local function queue_add(id, dueText, payload)
