@@ -60,6 +60,8 @@ pub struct Features {
     pub acl_channels: bool,
     /// `CLIENT PAUSE ms WRITE` (>= 6.2).
     pub pause_write: bool,
+    /// `ZMSCORE` (>= 6.2).
+    pub zmscore: bool,
     /// TLS: some builds have none (asked of the server).
     pub tls: bool,
 }
@@ -100,6 +102,7 @@ pub fn features() -> &'static Features {
             cluster_port: at(7, 0),
             acl_channels: at(6, 2),
             pause_write: at(6, 2),
+            zmscore: at(6, 2),
             tls,
         }
     })
