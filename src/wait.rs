@@ -171,7 +171,7 @@ fn blpop_timeout(nap: Duration) -> Vec<u8> {
     let mut timeout = Vec::with_capacity(24);
     timeout.extend_from_slice(digits.format(ms / 1000).as_bytes());
     timeout.push(b'.');
-    timeout.extend_from_slice(digits.format(1000 + ms % 1000)[1..].as_bytes());
+    timeout.extend_from_slice(&digits.format(1000 + ms % 1000).as_bytes()[1..]);
     timeout
 }
 

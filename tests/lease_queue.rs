@@ -131,7 +131,8 @@ fn payloads_travel_with_their_tasks_and_an_ack_leaves_nothing_behind() {
     ];
     queue::put(&config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap();
     let got = reserve(&config, &keys, how(10, 30_000, 0));
-    let seen: Vec<(&[u8], Option<&[u8]>, i64)> = got
+    type Seen<'a> = (&'a [u8], Option<&'a [u8]>, i64);
+    let seen: Vec<Seen> = got
         .iter()
         .map(|t| (t.id.as_slice(), t.payload.as_deref(), t.attempts))
         .collect();
@@ -431,9 +432,12 @@ fn a_batch_ends_as_its_tasks_in_order_would_leave_it() {
     let with = RedisServer::start();
     // (Before 6.2 neither server has it, and the rename would not start.)
     let zmscore = common::features().zmscore;
-    let without = RedisServer::start_with(|_, _| match zmscore {
-        true => vec!["--rename-command".into(), "ZMSCORE".into(), "".into()],
-        false => Vec::new(),
+    let without = RedisServer::start_with(|_, _| {
+        if zmscore {
+            vec!["--rename-command".into(), "ZMSCORE".into(), "".into()]
+        } else {
+            Vec::new()
+        }
     });
     let outcome = |server: &RedisServer| {
         let config = server.config();

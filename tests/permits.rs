@@ -171,7 +171,7 @@ fn symfonys_format_on_the_key_itself() {
             .is_some()
     );
     let members = zset_members(&mut redis, "app:res");
-    assert_eq!(members, [reader.clone()]);
+    assert_eq!(members, std::slice::from_ref(&reader));
     let wait = Wait {
         timeout: Duration::from_secs(5),
         recheck: Duration::from_millis(50),

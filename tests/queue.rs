@@ -119,7 +119,7 @@ fn binary_ids_survive() {
     queue::enqueue(
         &config,
         &queue::Keys::new(b"", b"\0bin"),
-        &[id.clone()],
+        std::slice::from_ref(&id),
         0.0,
     )
     .unwrap();

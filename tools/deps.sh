@@ -19,11 +19,11 @@ mode=${1:-test}
 if [ -n "${DEPS_WITHOUT_CARGO:-}" ]; then
   :
 elif ! command -v cargo >/dev/null; then
-  echo "cargo not found: redislock needs Rust >= 1.85 (edition 2024); install it with rustup:" >&2
+  echo "cargo not found: redislock needs Rust >= 1.89 (edition 2024); install it with rustup:" >&2
   echo "  curl --proto '=https' -sSf https://sh.rustup.rs | sh" >&2
   exit 1
-elif rust=$(cargo --version | cut -d' ' -f2) && [ "$(printf '%s\n1.85.0\n' "$rust" | sort -V | head -1)" != 1.85.0 ]; then
-  echo "cargo $rust is too old: redislock needs Rust >= 1.85 (rustup update)" >&2
+elif rust=$(cargo --version | cut -d' ' -f2) && [ "$(printf '%s\n1.89.0\n' "$rust" | sort -V | head -1)" != 1.89.0 ]; then
+  echo "cargo $rust is too old: redislock needs Rust >= 1.89 (rustup update)" >&2
   exit 1
 fi
 

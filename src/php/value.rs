@@ -580,10 +580,7 @@ pub fn natural(value: &Value, param: impl Display + Copy) -> PhpResult<u64> {
 
 /// The entries of an `?array $options` parameter, by option name (a name
 /// that is not UTF-8 is no option's: it is shown with U+FFFD).
-fn option_entries<'a>(
-    options: &'a Value,
-    method: impl Display,
-) -> PhpResult<Vec<(String, &'a Value)>> {
+fn option_entries(options: &Value, method: impl Display) -> PhpResult<Vec<(String, &Value)>> {
     match options {
         Value::Null => Ok(Vec::new()),
         Value::Array(entries) => Ok(entries

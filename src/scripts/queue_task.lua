@@ -102,6 +102,14 @@ local function queue_rerun(id, due, dueText, payload, policy)
   return status
 end
 
+-- Deletes what the tasks ids (a list) leave behind when they end or are
+-- removed: their payloads, attempts and last failures, one command per key.
+local function queue_forget(ids)
+  redis.call('HDEL', KEYS[2], unpack(ids))
+  redis.call('HDEL', KEYS[3], unpack(ids))
+  redis.call('HDEL', KEYS[11], unpack(ids))
+end
+
 -- Ends the lease of id (its token checked, or run out): the task is done
 -- ('done'), due again at atText ('retry'), or a dead letter since atText
 -- ('dead'); reason (or false) says why a retried or dead task failed. A
@@ -131,9 +139,7 @@ local function queue_settle(id, outcome, atText, reason, rerun)
     queue_hset_or_del(KEYS[11], id, reason)
     return tonumber(atText)
   end
-  redis.call('HDEL', KEYS[2], id)
-  redis.call('HDEL', KEYS[3], id)
-  redis.call('HDEL', KEYS[11], id)
+  queue_forget({id})
   return nil
 end
 
@@ -142,9 +148,7 @@ end
 -- worker. Returns 1 when there was one, else 0.
 local function queue_drop(id)
   if redis.call('ZREM', KEYS[1], id) == 1 then
-    redis.call('HDEL', KEYS[2], id)
-    redis.call('HDEL', KEYS[3], id)
-    redis.call('HDEL', KEYS[11], id)
+    queue_forget({id})
     return 1
   end
   return redis.call('HDEL', KEYS[6], id)
@@ -245,9 +249,8 @@ local function queue_ack(from, now, p, ms, worker)
   end
   if #done > 0 then
     redis.call('ZREM', KEYS[4], unpack(done))
-    for _, key in ipairs({KEYS[5], KEYS[2], KEYS[3], KEYS[11]}) do
-      redis.call('HDEL', key, unpack(done))
-    end
+    redis.call('HDEL', KEYS[5], unpack(done))
+    queue_forget(done)
   end
   queue_count(KEYS[10], now, 'acked', #mine)
   redis.call('HINCRBY', KEYS[13], worker, #mine)
