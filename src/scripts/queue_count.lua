@@ -13,7 +13,8 @@ local QUEUE_COUNTERS = {'enqueued', 'acked', 'nacked', 'retried', 'dead', 'expir
 local function queue_count(stats, now, counter, n)
   if n <= 0 then return false end
   local period = math.floor(now / 10)
-  if need_call('hash', 'HINCRBY', stats, counter .. ':' .. period, n) ~= n then
+  local field = string.format('%s:%d', counter, period)
+  if need_call('hash', 'HINCRBY', stats, field, string.format('%d', n)) ~= n then
     return false
   end
   local prefix = counter .. ':'

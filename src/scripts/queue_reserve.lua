@@ -20,9 +20,9 @@
 local now = queue_now()
 local nowText = string.format('%.17g', now)
 local max = tonumber(ARGV[4])
-local p, me, place, mode = ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
+local p, me, place, mode = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
-local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[5]))
+local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', '0', ARGV[5])
 local paused = redis.call('HEXISTS', KEYS[10], 'paused') == 1
 need_read(KEYS[4])
 need_read(KEYS[10])
@@ -41,7 +41,7 @@ if acked > 0 and #expired > 0 then
 end
 local function dueNow()
   if paused then return {} end
-  return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', 0, tonumber(ARGV[1]))
+  return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', '0', ARGV[1])
 end
 local due = dueNow()
 if #expired > 0 then
@@ -72,20 +72,20 @@ if #expired > 0 then due = dueNow() end
 local out = {0, acked}
 if #due > 0 then
   local leaseEnd = string.format('%.17g', now + tonumber(ARGV[2]))
-  local stamp = string.format('@%.0f', math.floor(now * 1000))
+  local stamp = string.format('@%d', math.floor(now * 1000))
   local payloads = redis.call('HMGET', KEYS[2], unpack(due))
   local waiting = need_call('list', 'LLEN', KEYS[9])
   local attempts = redis.call('HMGET', KEYS[3], unpack(due))
   local tokens, ends, counts = {}, {}, {}
   for i, id in ipairs(due) do
-    local token = ARGV[3] .. i .. stamp
+    local token = string.format('%s%d%s', ARGV[3], i, stamp)
     local n = (tonumber(attempts[i]) or 0) + 1
     tokens[#tokens + 1] = id
     tokens[#tokens + 1] = token
     ends[2 * (#due - i) + 1] = leaseEnd
     ends[2 * (#due - i) + 2] = id
     counts[#counts + 1] = id
-    counts[#counts + 1] = n
+    counts[#counts + 1] = string.format('%d', n)
     out[#out + 1] = id
     out[#out + 1] = payloads[i]
     out[#out + 1] = n

@@ -253,6 +253,6 @@ local function queue_ack(from, now, p, ms, worker)
     queue_forget(done)
   end
   queue_count(KEYS[10], now, 'acked', #mine)
-  redis.call('HINCRBY', KEYS[13], worker, #mine)
+  redis.call('HINCRBY', KEYS[13], worker, string.format('%d', #mine))
   return finished
 end
