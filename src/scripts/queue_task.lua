@@ -233,9 +233,11 @@ local function queue_ack(from, now, p, ms, worker)
   local any = false
   for i = 1, #mine do any = any or reruns[i] ~= false end
   need_read(KEYS[6])
-  queue_need(2, 3, 4, 10, 11, 13)
+  queue_need(2, 3, 4, 10, 11)
   if any then queue_need(1, 9) end
   now = now or queue_now()
+  -- The first write, and so the check of its key's type (need_call).
+  need_call(QUEUE_TYPES[13], 'HINCRBY', KEYS[13], worker, string.format('%d', #mine))
   -- A task without a rerun ends with its fields: one command per key for
   -- all of them (queue_settle's 'done').
   local done = {}
@@ -253,6 +255,5 @@ local function queue_ack(from, now, p, ms, worker)
     queue_forget(done)
   end
   queue_count(KEYS[10], now, 'acked', #mine)
-  redis.call('HINCRBY', KEYS[13], worker, string.format('%d', #mine))
   return finished
 end
