@@ -17,7 +17,7 @@ local function lock_fence(fence, keep, lease, handoff)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local f = math.max(now, (tonumber(redis.call('GET', fence)) or 0) + 1)
-  redis.call('SET', fence, string.format('%d', f), 'PX', tonumber(lease) + tonumber(keep))
+  redis.call('SET', fence, string.format('%.0f', f), 'PX', tonumber(lease) + tonumber(keep))
   return f
 end
 
@@ -44,7 +44,7 @@ local function lock_grant(lock, fence, line, keep, p, place)
   local lease = string.sub(member, #token + 2)
   lock_set(lock, token, lease, false)
   local f = lock_fence(fence, keep, lease, true)
-  line_wake_up(p, token, string.format('%d', f), place)
+  line_wake_up(p, token, string.format('%.0f', f), place)
   return true
 end
 

@@ -130,7 +130,7 @@ local function permits_grant(holders, counts, fence, line, keep, p, place, used,
       permits_add(holders, counts, token, n, lease, now)
       used = used + n
       local f = permits_fence(fence, keep, lease, n, permits, true)
-      line_wake_up(p, token, string.format('%d', f), place)
+      line_wake_up(p, token, string.format('%.0f', f), place)
     end
   end
 end

@@ -12,7 +12,7 @@
 queue_need(9, 10)
 local now = queue_now()
 if ARGV[1] == 'pause' then
-  return redis.call('HSETNX', KEYS[10], 'paused', string.format('%d', math.floor(now * 1000)))
+  return redis.call('HSETNX', KEYS[10], 'paused', string.format('%.0f', math.floor(now * 1000)))
 end
 if redis.call('HDEL', KEYS[10], 'paused') == 0 then return 0 end
 local ready = redis.call('ZCOUNT', KEYS[1], '-inf', string.format('%.17g', now))

@@ -72,7 +72,10 @@ if #expired > 0 then due = dueNow() end
 local out = {0, acked}
 if #due > 0 then
   local leaseEnd = string.format('%.17g', now + tonumber(ARGV[2]))
-  local stamp = string.format('@%d', math.floor(now * 1000))
+  -- (Not '%d': Lua's %d is a C long, 32 bits on a 32-bit server, and the
+  -- ms since 1970 are past 2^31. Small whole numbers below take '%d', which
+  -- formats faster than a number argument's '%.17g'.)
+  local stamp = string.format('@%.0f', math.floor(now * 1000))
   local payloads = redis.call('HMGET', KEYS[2], unpack(due))
   local waiting = need_call('list', 'LLEN', KEYS[9])
   local attempts = redis.call('HMGET', KEYS[3], unpack(due))
