@@ -154,6 +154,57 @@ pub fn decode(reply: &[u8]) -> Result<Value, NotResp> {
     }
 }
 
+/// A reply of pairs, each a bulk string and a number written as a bulk
+/// string (a sorted set's members with their scores, flat), read straight
+/// from its bytes, without a `Value` for each. None when the reply is
+/// anything else (an error reply, a nil, another shape), for the caller to
+/// decode it as a `Value`. A score reads as the `redis` crate reads a bulk
+/// string as an f64.
+pub fn pairs(reply: &[u8]) -> Option<Vec<(Vec<u8>, f64)>> {
+    let mut at = 0;
+    let count = usize::try_from(header(reply, &mut at, b'*')?).ok()?;
+    if count % 2 != 0 {
+        return None;
+    }
+    // Each pair takes at least 8 bytes: a count that did not come cannot
+    // reserve memory.
+    let mut pairs = Vec::with_capacity((count / 2).min(reply.len() / 8));
+    for _ in 0..count / 2 {
+        let member = bulk(reply, &mut at)?.to_vec();
+        let score = std::str::from_utf8(bulk(reply, &mut at)?)
+            .ok()?
+            .parse()
+            .ok()?;
+        pairs.push((member, score));
+    }
+    (at == reply.len()).then_some(pairs)
+}
+
+/// The number on the line at `at` that starts with `kind`, moving `at`
+/// past the line.
+fn header(buf: &[u8], at: &mut usize, kind: u8) -> Option<i64> {
+    if *buf.get(*at)? != kind {
+        return None;
+    }
+    let start = *at + 1;
+    let cr = start + buf.get(start..)?.windows(2).position(|w| w == b"\r\n")?;
+    let n = number(&buf[start..cr]).ok()?;
+    *at = cr + 2;
+    Some(n)
+}
+
+/// The bulk string (not a nil) at `at`, moving `at` past it.
+fn bulk<'a>(buf: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
+    let len = usize::try_from(header(buf, at, b'$')?).ok()?;
+    let end = at.checked_add(len)?;
+    if buf.get(end..end.checked_add(2)?)? != b"\r\n" {
+        return None;
+    }
+    let bytes = &buf[*at..end];
+    *at = end + 2;
+    Some(bytes)
+}
+
 /// The value that starts at `at`, moving `at` past it; `depth` arrays
 /// enclose it. Each bulk string is copied once, from the buffer into its
 /// `Value`.
@@ -414,7 +465,65 @@ mod tests {
         })
     }
 
+    /// A reply a sorted set's members with their scores could be, and
+    /// others near it: bulk strings (scores among them, some not numbers),
+    /// and now and then a nil, an integer or an error in their place.
+    fn pairs_reply() -> impl Strategy<Value = Vec<u8>> {
+        let bulk = |b: Vec<u8>| {
+            [
+                format!("${}\r\n", b.len()).into_bytes(),
+                b,
+                b"\r\n".to_vec(),
+            ]
+            .concat()
+        };
+        let word = prop_oneof![
+            6 => proptest::collection::vec(any::<u8>(), 0..12).prop_map(bulk),
+            6 => any::<f64>().prop_map(move |f| bulk(format!("{f}").into_bytes())),
+            2 => prop_oneof![
+                Just("inf"), Just("-inf"), Just("nan"), Just("1e400"), Just("0.1"),
+                Just("1764201234.5670001"), Just(" 1"), Just("1.")
+            ]
+            .prop_map(move |s| bulk(s.as_bytes().to_vec())),
+            1 => Just(b"$-1\r\n".to_vec()),
+            1 => any::<i64>().prop_map(|n| format!(":{n}\r\n").into_bytes()),
+            1 => Just(b"-ERR no\r\n".to_vec()),
+        ];
+        prop_oneof![
+            8 => proptest::collection::vec(word, 0..9).prop_map(|items| {
+                [format!("*{}\r\n", items.len()).into_bytes(), items.concat()].concat()
+            }),
+            1 => Just(b"*-1\r\n".to_vec()),
+            1 => Just(b"-NOSCRIPT No matching script\r\n".to_vec()),
+        ]
+    }
+
     proptest! {
+        /// A reply read straight into pairs is what the `redis` crate makes
+        /// of its `Value`; one that is refused is left to that (the caller
+        /// decodes it), and every array of pairs of bulk strings whose
+        /// scores are numbers is taken.
+        #[test]
+        fn pairs_are_read_as_the_redis_crate_reads_them(reply in pairs_reply()) {
+            let value = oracle(&reply).unwrap();
+            let taken = pairs(&reply);
+            let made: redis::RedisResult<Vec<(Vec<u8>, f64)>> =
+                value.clone().extract_error().and_then(|v| Ok(redis::from_redis_value(v)?));
+            if let Some(taken) = &taken {
+                let made = made.as_ref().unwrap();
+                prop_assert_eq!(taken.len(), made.len());
+                for ((id, score), (id2, score2)) in taken.iter().zip(made) {
+                    prop_assert_eq!(id, id2);
+                    prop_assert!(score.to_bits() == score2.to_bits() || (score.is_nan() && score2.is_nan()));
+                }
+            }
+            let all_pairs = matches!(&value, Value::Array(items)
+                if items.len() % 2 == 0 && items.iter().all(|v| matches!(v, Value::BulkString(_))));
+            if all_pairs && made.is_ok() {
+                prop_assert!(taken.is_some(), "refused {:?}", String::from_utf8_lossy(&reply));
+            }
+        }
+
         /// Whatever the pieces, the reply ends where it ends and reads as
         /// the `redis` crate reads it.
         #[test]

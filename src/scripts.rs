@@ -262,6 +262,10 @@ impl<T: FromRedisValue> FromRedisValue for NumberOr<T> {
     }
 }
 
+/// How a call's reply may be read straight from its bytes (see
+/// [`Invocation::invoke_read`]); None: decoded as a `Value`.
+type Reader<T> = Option<fn(&[u8]) -> Option<T>>;
+
 /// A call of a script with its keys and arguments, each list framed into
 /// one buffer as it comes (rather than a vector each), and copied whole
 /// into the request.
@@ -335,16 +339,31 @@ impl Invocation<'_> {
     /// Runs the script: as a function where this connection's server runs
     /// them for us, else with `EVALSHA`.
     pub fn invoke<T: FromRedisValue>(&self, c: &mut Conn) -> RedisResult<T> {
+        self.invoke_with(c, None)
+    }
+
+    /// Like [`invoke`], with the reply from one server read by `read`
+    /// straight from its bytes (see [`crate::wire::Wire::request_read`]):
+    /// the same `T` as `FromRedisValue` makes, without a `Value` between.
+    pub fn invoke_read<T: FromRedisValue>(
+        &self,
+        c: &mut Conn,
+        read: fn(&[u8]) -> Option<T>,
+    ) -> RedisResult<T> {
+        self.invoke_with(c, Some(read))
+    }
+
+    fn invoke_with<T: FromRedisValue>(&self, c: &mut Conn, read: Reader<T>) -> RedisResult<T> {
         if c.functions()?
-            && let Some(reply) = self.function(c)?
+            && let Some(reply) = self.function(c, read)?
         {
             return Ok(reply);
         }
         let hash = self.script.eval.get_hash();
-        match self.send(c, "EVALSHA", hash) {
+        match self.send(c, "EVALSHA", hash, read) {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 self.script.eval.load(c)?;
-                self.send(c, "EVALSHA", hash)
+                self.send(c, "EVALSHA", hash, read)
             }
             reply => reply,
         }
@@ -353,10 +372,22 @@ impl Invocation<'_> {
     /// Sends the call as `command name numkeys keys... args...` and reads
     /// its reply. To one server, packed straight from the two buffers; a
     /// cluster routes a `Cmd` by its keys.
-    fn send<T: FromRedisValue>(&self, c: &mut Conn, command: &str, name: &str) -> RedisResult<T> {
-        let reply = match c {
-            Conn::Single(wire) => wire.req_packed_command(&self.pack(command, name))?,
-            cluster => cluster.req_command(&self.command(command, name))?,
+    fn send<T: FromRedisValue>(
+        &self,
+        c: &mut Conn,
+        command: &str,
+        name: &str,
+        read: Reader<T>,
+    ) -> RedisResult<T> {
+        let reply = match (c, read) {
+            (Conn::Single(wire), Some(read)) => {
+                match wire.request_read(&self.pack(command, name), read)? {
+                    Ok(value) => return Ok(value),
+                    Err(reply) => reply,
+                }
+            }
+            (Conn::Single(wire), None) => wire.req_packed_command(&self.pack(command, name))?,
+            (cluster, _) => cluster.req_command(&self.command(command, name))?,
         };
         Ok(redis::from_redis_value(reply.extract_error()?)?)
     }
@@ -367,10 +398,10 @@ impl Invocation<'_> {
     /// connection then sticks to `EVALSHA`); or, for
     /// this call only, when the server cannot run it as a function here
     /// (see [`not_here`]).
-    fn function<T: FromRedisValue>(&self, c: &mut Conn) -> RedisResult<Option<T>> {
+    fn function<T: FromRedisValue>(&self, c: &mut Conn, read: Reader<T>) -> RedisResult<Option<T>> {
         let mut loaded = false;
         loop {
-            match self.send(c, "FCALL", &self.script.name) {
+            match self.send(c, "FCALL", &self.script.name, read) {
                 // Loaded and still not found: a cluster node the load did
                 // not reach (it joined meanwhile). EVALSHA, this once.
                 Err(e) if loaded && said(&e, "ERR", "Function not found") => return Ok(None),

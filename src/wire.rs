@@ -422,18 +422,38 @@ impl Wire {
     /// within `max_reply` bytes. An error leaves the stream out of step:
     /// the connection is done.
     fn receive(&mut self) -> RedisResult<Value> {
+        self.receive_with(resp::decode)
+    }
+
+    /// Sends `cmd` and gives its reply, one whole reply's bytes, to `read`;
+    /// a reply `read` does not take (None: an error reply, another shape)
+    /// is decoded as a `Value` instead. For a reply of many values that
+    /// `read` turns into the caller's type without a `Value` each.
+    pub fn request_read<T>(
+        &mut self,
+        cmd: &[u8],
+        read: fn(&[u8]) -> Option<T>,
+    ) -> RedisResult<Result<T, Value>> {
+        self.send(cmd)?;
+        self.receive_with(|frame| match read(frame) {
+            Some(value) => Ok(Ok(value)),
+            None => resp::decode(frame).map(Err),
+        })
+    }
+
+    /// Reads one reply and decodes it with `decode` (see [`Wire::receive`]).
+    fn receive_with<R>(
+        &mut self,
+        decode: impl FnOnce(&[u8]) -> Result<R, resp::NotResp>,
+    ) -> RedisResult<R> {
         let timeout = self.read_timeout.get();
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut frame = resp::Frame::default();
         let mut reads = 0;
-        let reply = loop {
+        let len = loop {
             let held = self.inbox.held();
             match frame.end(held) {
-                Ok(Some(len)) => {
-                    let reply = resp::decode(&held[..len]).map_err(|_| resp::not_redis(held));
-                    self.inbox.take(len);
-                    break reply;
-                }
+                Ok(Some(len)) => break Ok(len),
                 Ok(None) => {}
                 Err(resp::NotResp) => break Err(resp::not_redis(held)),
             }
@@ -441,6 +461,12 @@ impl Wire {
                 break Err(e.into());
             }
         };
+        let reply = len.and_then(|len| {
+            let held = self.inbox.held();
+            let reply = decode(&held[..len]).map_err(|_| resp::not_redis(held));
+            self.inbox.take(len);
+            reply
+        });
         if reply.is_err() {
             self.open = false;
             self.inbox = Inbox::default();

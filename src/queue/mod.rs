@@ -383,15 +383,15 @@ fn due_batch(
     remove: bool,
     skip: usize,
 ) -> Result<Vec<Task>, Error> {
-    // The flat reply (id, score, id, score, ...) parses straight into pairs;
-    // a score that is not a number is a server error naming the key.
+    // The flat reply (id, score, id, score, ...) is read straight into
+    // pairs; a score that is not a number is a server error naming the key.
     let pairs: Vec<(Vec<u8>, f64)> = conn::with(config, |c| {
         DUE.key(&keys.queue)
             .key(&keys.stats)
             .arg(count)
             .arg(if remove { "1" } else { "0" })
             .arg(skip)
-            .invoke(c)
+            .invoke_read(c, crate::resp::pairs)
     })?;
     let tasks = pairs
         .into_iter()
