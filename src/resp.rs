@@ -161,48 +161,89 @@ pub fn decode(reply: &[u8]) -> Result<Value, NotResp> {
 /// decode it as a `Value`. A score reads as the `redis` crate reads a bulk
 /// string as an f64.
 pub fn pairs(reply: &[u8]) -> Option<Vec<(Vec<u8>, f64)>> {
-    let mut at = 0;
-    let count = usize::try_from(header(reply, &mut at, b'*')?).ok()?;
+    let mut reply = Cursor::new(reply);
+    let count = reply.array()?;
     if count % 2 != 0 {
         return None;
     }
-    // Each pair takes at least 8 bytes: a count that did not come cannot
-    // reserve memory.
-    let mut pairs = Vec::with_capacity((count / 2).min(reply.len() / 8));
+    let mut pairs = Vec::with_capacity(reply.room(count / 2, 8));
     for _ in 0..count / 2 {
-        let member = bulk(reply, &mut at)?.to_vec();
-        let score = std::str::from_utf8(bulk(reply, &mut at)?)
-            .ok()?
-            .parse()
-            .ok()?;
+        let member = reply.bulk()?.to_vec();
+        let score = std::str::from_utf8(reply.bulk()?).ok()?.parse().ok()?;
         pairs.push((member, score));
     }
-    (at == reply.len()).then_some(pairs)
+    reply.end().then_some(pairs)
 }
 
-/// The number on the line at `at` that starts with `kind`, moving `at`
-/// past the line.
-fn header(buf: &[u8], at: &mut usize, kind: u8) -> Option<i64> {
-    if *buf.get(*at)? != kind {
-        return None;
-    }
-    let start = *at + 1;
-    let cr = start + buf.get(start..)?.windows(2).position(|w| w == b"\r\n")?;
-    let n = number(&buf[start..cr]).ok()?;
-    *at = cr + 2;
-    Some(n)
+/// One whole reply read value by value, for a reader that knows its shape
+/// (see [`pairs`]): each step is None where the reply holds something else.
+pub struct Cursor<'a> {
+    buf: &'a [u8],
+    at: usize,
 }
 
-/// The bulk string (not a nil) at `at`, moving `at` past it.
-fn bulk<'a>(buf: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
-    let len = usize::try_from(header(buf, at, b'$')?).ok()?;
-    let end = at.checked_add(len)?;
-    if buf.get(end..end.checked_add(2)?)? != b"\r\n" {
-        return None;
+impl<'a> Cursor<'a> {
+    pub fn new(reply: &'a [u8]) -> Self {
+        Cursor { buf: reply, at: 0 }
     }
-    let bytes = &buf[*at..end];
-    *at = end + 2;
-    Some(bytes)
+
+    /// An array's length (not a nil array).
+    pub fn array(&mut self) -> Option<usize> {
+        usize::try_from(self.line(b'*')?).ok()
+    }
+
+    /// An integer.
+    pub fn int(&mut self) -> Option<i64> {
+        self.line(b':')
+    }
+
+    /// A bulk string (not a nil).
+    pub fn bulk(&mut self) -> Option<&'a [u8]> {
+        self.bulk_or_nil()?
+    }
+
+    /// A bulk string, or a nil (Some(None)).
+    pub fn bulk_or_nil(&mut self) -> Option<Option<&'a [u8]>> {
+        let len = match self.line(b'$')? {
+            -1 => return Some(None),
+            len => usize::try_from(len).ok()?,
+        };
+        let end = self.at.checked_add(len)?;
+        if self.buf.get(end..end.checked_add(2)?)? != b"\r\n" {
+            return None;
+        }
+        let bytes = &self.buf[self.at..end];
+        self.at = end + 2;
+        Some(Some(bytes))
+    }
+
+    /// Room for `count` items of at least `least` bytes each, as far as the
+    /// reply's bytes go: a count that did not come cannot reserve memory.
+    pub fn room(&self, count: usize, least: usize) -> usize {
+        count.min((self.buf.len() - self.at) / least)
+    }
+
+    /// Whether the whole reply was read.
+    pub fn end(&self) -> bool {
+        self.at == self.buf.len()
+    }
+
+    /// The number on the line that starts with `kind`.
+    fn line(&mut self, kind: u8) -> Option<i64> {
+        if *self.buf.get(self.at)? != kind {
+            return None;
+        }
+        let start = self.at + 1;
+        let cr = start
+            + self
+                .buf
+                .get(start..)?
+                .windows(2)
+                .position(|w| w == b"\r\n")?;
+        let n = number(&self.buf[start..cr]).ok()?;
+        self.at = cr + 2;
+        Some(n)
+    }
 }
 
 /// The value that starts at `at`, moving `at` past it; `depth` arrays

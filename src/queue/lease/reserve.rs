@@ -10,6 +10,7 @@ use super::{BATCH, Leased, Terms};
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::queue::{Keys, score_arg, wake_ms};
+use crate::resp;
 use crate::scripts::{Script, script};
 use crate::wait::{self, Pass, Try, Woken};
 
@@ -49,6 +50,34 @@ struct Reserved {
     later: i64,
     acked: u64,
     tasks: Vec<Leased>,
+}
+
+impl Reserved {
+    /// The reply read straight from its bytes (see `resp::Cursor`): what
+    /// `from_redis_value` makes of the same reply, or None for it to read.
+    fn read(reply: &[u8]) -> Option<Reserved> {
+        let mut reply = resp::Cursor::new(reply);
+        let count = reply.array()?.checked_sub(2)?;
+        if count % 4 != 0 {
+            return None;
+        }
+        let later = reply.int()?;
+        let acked = u64::try_from(reply.int()?).ok()?;
+        let mut tasks = Vec::with_capacity(reply.room(count / 4, 16));
+        for _ in 0..count / 4 {
+            tasks.push(Leased {
+                id: reply.bulk()?.to_vec(),
+                payload: reply.bulk_or_nil()?.map(<[u8]>::to_vec),
+                attempts: reply.int()?,
+                token: String::from_utf8(reply.bulk()?.to_vec()).ok()?,
+            });
+        }
+        reply.end().then_some(Reserved {
+            later,
+            acked,
+            tasks,
+        })
+    }
 }
 
 impl FromRedisValue for Reserved {
@@ -117,7 +146,7 @@ fn try_reserve(
         for (id, lease) in done {
             call.arg(*id).arg(*lease);
         }
-        call.invoke(c)
+        call.invoke_read(c, Reserved::read)
     })?;
     *acked += reply.acked;
     Ok(if reply.tasks.is_empty() {
@@ -278,4 +307,96 @@ pub fn ack_and_reserve(
     };
     let got = wait::until(config, &wake, how.wait, &mut consumer)?;
     Ok((consumer.acked, got))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn bulk(bytes: &[u8]) -> Vec<u8> {
+        [format!("${}\r\n", bytes.len()).as_bytes(), bytes, b"\r\n"].concat()
+    }
+
+    /// A reserve's reply ({later, acked, id, payload, attempts, token,
+    /// ...}), with now and then a value of another kind where one belongs.
+    fn reply() -> impl Strategy<Value = Vec<u8>> {
+        let int = || any::<i64>().prop_map(|n| format!(":{n}\r\n").into_bytes());
+        let text = || proptest::collection::vec(any::<u8>(), 0..10).prop_map(|b| bulk(&b));
+        let value = prop_oneof![
+            4 => text(),
+            4 => int(),
+            1 => Just(b"$-1\r\n".to_vec()),
+            1 => Just(b"-ERR no\r\n".to_vec()),
+            1 => Just(b"*0\r\n".to_vec()),
+        ];
+        let task = prop_oneof![
+            8 => (
+                text(),
+                prop_oneof![text(), Just(b"$-1\r\n".to_vec())],
+                int(),
+                "[a-z0-9:@]{0,20}".prop_map(|t| bulk(t.as_bytes())),
+            )
+                .prop_map(|(a, b, c, d)| [a, b, c, d].concat()),
+            1 => proptest::collection::vec(value.clone(), 4).prop_map(|v| v.concat()),
+        ];
+        prop_oneof![
+            8 => (
+                prop_oneof![8 => int(), 1 => value.clone()],
+                prop_oneof![8 => (0..i64::MAX).prop_map(|n| format!(":{n}\r\n").into_bytes()), 1 => value.clone()],
+                proptest::collection::vec(task, 0..5),
+                proptest::collection::vec(value, 0..2),
+            )
+                .prop_map(|(later, acked, tasks, extra)| {
+                    let items = 2 + tasks.len() * 4 + extra.len();
+                    [format!("*{items}\r\n").into_bytes(), later, acked, tasks.concat(), extra.concat()].concat()
+                }),
+            1 => Just(b"-NOSCRIPT No matching script\r\n".to_vec()),
+        ]
+    }
+
+    proptest! {
+        /// A reply read straight from its bytes is what `from_redis_value`
+        /// makes of it, and every reply it makes a `Reserved` of is taken.
+        #[test]
+        fn a_reserve_reads_as_from_redis_value_reads_it(reply in reply()) {
+            let made = redis::parse_redis_value(&reply)
+                .and_then(|v| v.extract_error())
+                .and_then(|v| Ok(Reserved::from_redis_value(v)?));
+            match (Reserved::read(&reply), made) {
+                (Some(read), Ok(made)) => {
+                    prop_assert_eq!(read.later, made.later);
+                    prop_assert_eq!(read.acked, made.acked);
+                    prop_assert_eq!(read.tasks, made.tasks);
+                }
+                (Some(_), Err(e)) => prop_assert!(false, "read what is refused: {e}"),
+                // Only an integer or a bulk string where the other belongs
+                // may be left to from_redis_value: it converts between them.
+                (None, Ok(_)) => prop_assert!(
+                    !reply.starts_with(b"*") || converts(&reply),
+                    "refused a plain reply {:?}", String::from_utf8_lossy(&reply)
+                ),
+                (None, Err(_)) => {}
+            }
+        }
+    }
+
+    /// Whether the reply holds an integer where a bulk string belongs or
+    /// the other way round, or a negative count acked: from_redis_value
+    /// converts those (a negative integer wraps as a u64).
+    fn converts(reply: &[u8]) -> bool {
+        let Ok(Value::Array(items)) = redis::parse_redis_value(reply) else {
+            return false;
+        };
+        let kinds_as_read = items.iter().enumerate().all(|(i, v)| match i {
+            0 => matches!(v, Value::Int(_)),
+            1 => matches!(v, Value::Int(n) if *n >= 0),
+            i => match (i - 2) % 4 {
+                0 | 3 => matches!(v, Value::BulkString(_)),
+                1 => matches!(v, Value::BulkString(_) | Value::Nil),
+                _ => matches!(v, Value::Int(_)),
+            },
+        });
+        !kinds_as_read
+    }
 }
