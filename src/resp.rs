@@ -145,13 +145,9 @@ fn number(line: &[u8]) -> Result<i64, NotResp> {
 
 /// The value of `reply`, one whole reply as [`Frame::end`] found it.
 pub fn decode(reply: &[u8]) -> Result<Value, NotResp> {
-    let mut at = 0;
-    let value = read(reply, &mut at, 0)?;
-    if at == reply.len() {
-        Ok(value)
-    } else {
-        Err(NotResp)
-    }
+    let mut reply = Cursor::new(reply);
+    let value = read(&mut reply, 0)?;
+    if reply.end() { Ok(value) } else { Err(NotResp) }
 }
 
 /// A reply of pairs, each a bulk string and a number written as a bulk
@@ -204,17 +200,10 @@ impl<'a> Cursor<'a> {
 
     /// A bulk string, or a nil (Some(None)).
     pub fn bulk_or_nil(&mut self) -> Option<Option<&'a [u8]>> {
-        let len = match self.line(b'$')? {
-            -1 => return Some(None),
-            len => usize::try_from(len).ok()?,
-        };
-        let end = self.at.checked_add(len)?;
-        if self.buf.get(end..end.checked_add(2)?)? != b"\r\n" {
-            return None;
+        match self.line(b'$')? {
+            -1 => Some(None),
+            len => self.body(usize::try_from(len).ok()?).map(Some),
         }
-        let bytes = &self.buf[self.at..end];
-        self.at = end + 2;
-        Some(Some(bytes))
     }
 
     /// Room for `count` items of at least `least` bytes each, as far as the
@@ -233,6 +222,12 @@ impl<'a> Cursor<'a> {
         if *self.buf.get(self.at)? != kind {
             return None;
         }
+        number(self.next_line()?.1).ok()
+    }
+
+    /// The next line: its kind (its first byte) and the rest of it.
+    fn next_line(&mut self) -> Option<(u8, &'a [u8])> {
+        let kind = *self.buf.get(self.at)?;
         let start = self.at + 1;
         let cr = start
             + self
@@ -240,22 +235,28 @@ impl<'a> Cursor<'a> {
                 .get(start..)?
                 .windows(2)
                 .position(|w| w == b"\r\n")?;
-        let n = number(&self.buf[start..cr]).ok()?;
         self.at = cr + 2;
-        Some(n)
+        Some((kind, &self.buf[start..cr]))
+    }
+
+    /// A bulk string's `len` bytes (after its length's line), and its CRLF.
+    fn body(&mut self, len: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(len)?;
+        if self.buf.get(end..end.checked_add(2)?)? != b"\r\n" {
+            return None;
+        }
+        let bytes = &self.buf[self.at..end];
+        self.at = end + 2;
+        Some(bytes)
     }
 }
 
-/// The value that starts at `at`, moving `at` past it; `depth` arrays
-/// enclose it. Each bulk string is copied once, from the buffer into its
-/// `Value`.
-fn read(buf: &[u8], at: &mut usize, depth: usize) -> Result<Value, NotResp> {
-    let kind = *buf.get(*at).ok_or(NotResp)?;
-    let start = *at + 1;
-    let rest = buf.get(start..).ok_or(NotResp)?;
-    let cr = start + rest.windows(2).position(|w| w == b"\r\n").ok_or(NotResp)?;
-    let line = &buf[start..cr];
-    *at = cr + 2;
+/// The value that starts where `reply` is, moving it past the value;
+/// `depth` arrays enclose it. Each bulk string is copied once, from the
+/// buffer into its `Value`.
+fn read(reply: &mut Cursor, depth: usize) -> Result<Value, NotResp> {
+    let from = reply.at;
+    let (kind, line) = reply.next_line().ok_or(NotResp)?;
     Ok(match kind {
         b'+' => match std::str::from_utf8(line).map_err(|_| NotResp)? {
             "OK" => Value::Okay,
@@ -264,19 +265,13 @@ fn read(buf: &[u8], at: &mut usize, depth: usize) -> Result<Value, NotResp> {
         // An error reply keeps the kinds the `redis` crate gives it (MOVED,
         // NOSCRIPT...): its own parser reads the line, prefix and CRLF
         // included.
-        b'-' => redis::parse_redis_value(&buf[start - 1..*at]).map_err(|_| NotResp)?,
+        b'-' => redis::parse_redis_value(&reply.buf[from..reply.at]).map_err(|_| NotResp)?,
         b':' => Value::Int(number(line)?),
         b'$' => match number(line)? {
             -1 => Value::Nil,
             len => {
                 let len = usize::try_from(len).map_err(|_| NotResp)?;
-                let end = at.checked_add(len).ok_or(NotResp)?;
-                if buf.get(end..end.checked_add(2).ok_or(NotResp)?) != Some(&b"\r\n"[..]) {
-                    return Err(NotResp);
-                }
-                let bytes = buf[*at..end].to_vec();
-                *at = end + 2;
-                Value::BulkString(bytes)
+                Value::BulkString(reply.body(len).ok_or(NotResp)?.to_vec())
             }
         },
         b'*' => match number(line)? {
@@ -286,11 +281,10 @@ fn read(buf: &[u8], at: &mut usize, depth: usize) -> Result<Value, NotResp> {
                 if depth + 1 >= MAX_DEPTH {
                     return Err(NotResp);
                 }
-                // Each element takes at least 3 bytes: a length that did
-                // not come cannot reserve memory.
-                let mut items = Vec::with_capacity(len.min((buf.len() - *at) / 3));
+                // Each element takes at least 3 bytes.
+                let mut items = Vec::with_capacity(reply.room(len, 3));
                 for _ in 0..len {
-                    items.push(read(buf, at, depth + 1)?);
+                    items.push(read(reply, depth + 1)?);
                 }
                 Value::Array(items)
             }
