@@ -173,6 +173,27 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             }),
         ),
         (
+            // (No lease run out: see below.)
+            "ack and reserve, none expired",
+            Box::new(|c, k, r| {
+                let done: &[(&[u8], &str)] = &[(&r.id, &r.token)];
+                lease::ack_and_reserve(c, &[(k, terms(30_000, 1))], &NOW, done).map(drop)
+            }),
+        ),
+        (
+            // (Nothing due and no lease run out: see below.)
+            "ack and wait",
+            Box::new(|c, k, r| {
+                let how = Reserve {
+                    count: 1,
+                    wait: Duration::from_millis(5),
+                    recheck: Duration::from_secs(1),
+                };
+                let done: &[(&[u8], &str)] = &[(&r.id, &r.token)];
+                lease::ack_and_reserve(c, &[(k, terms(30_000, 1))], &how, done).map(drop)
+            }),
+        ),
+        (
             "nack",
             Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 0, b"why").map(drop)),
         ),
@@ -234,7 +255,23 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
     for (role, key) in &roles {
         for (name, call) in &calls {
             let run = every_state(&server, &config, &keys);
-            if *name == "reserve waiting" {
+            if *name == "ack and reserve, none expired" || *name == "ack and wait" {
+                // An ack of a task without a rerun, whose reserve settles
+                // no run-out lease (either checks every key first): the
+                // lease of `gone` runs on, and `run` has no rerun.
+                redis::pipe()
+                    .cmd("ZADD")
+                    .arg(&keys.leased)
+                    .arg("XX")
+                    .arg("9e9")
+                    .arg("gone")
+                    .cmd("HDEL")
+                    .arg(&keys.reruns)
+                    .arg("run")
+                    .query::<()>(&mut server.client())
+                    .unwrap();
+            }
+            if *name == "reserve waiting" || *name == "ack and wait" {
                 // Nothing due: the consumer joins the line, then leaves it.
                 redis::cmd("ZADD")
                     .arg(&keys.queue)
@@ -299,6 +336,8 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("workers done", "ack and reserve"),
         ("failures", "ack and reserve"),
         ("leases", "ack and reserve"),
+        ("line", "ack and reserve, none expired"),
+        ("line", "ack and wait"),
     ] {
         assert!(refused.contains(&expected), "{expected:?} was not refused");
     }

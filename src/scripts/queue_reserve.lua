@@ -26,11 +26,26 @@ local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', '
 local paused = redis.call('HEXISTS', KEYS[10], 'paused') == 1
 need_read(KEYS[4])
 need_read(KEYS[10])
--- The finished tasks are acked before anything else is written: the
--- keys only the settling of expired leases writes (the dead letters') are
--- checked before, and an expired lease the worker finished is done.
-if #expired > 0 and #ARGV > 10 then queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12) end
-local finished, acked = queue_ack(11, now, p, place, ARGV[10]), 0
+local function dueNow()
+  if paused then return {} end
+  return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', '0', ARGV[1])
+end
+-- The finished tasks are acked before anything else is written. The keys
+-- this call reads or writes after the ack are checked or read before it:
+-- every key when expired leases are settled; else the queue's due tasks and
+-- the line's length are read first (an ack without a rerun leaves both as
+-- they are; one with a rerun queues it, and they are read again).
+local due, waiting
+if #ARGV > 10 then
+  if #expired > 0 then
+    queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12)
+  else
+    due = dueNow()
+    waiting = need_call('list', 'LLEN', KEYS[9])
+  end
+end
+local finished, requeued = queue_ack(11, now, p, place, ARGV[10])
+local acked = 0
 for _ in pairs(finished) do acked = acked + 1 end
 if acked > 0 and #expired > 0 then
   local left = {}
@@ -39,11 +54,7 @@ if acked > 0 and #expired > 0 then
   end
   expired = left
 end
-local function dueNow()
-  if paused then return {} end
-  return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', '0', ARGV[1])
-end
-local due = dueNow()
+if not due or requeued then due, waiting = dueNow(), nil end
 if #expired > 0 then
   queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12)
 elseif #due > 0 then
@@ -77,7 +88,7 @@ if #due > 0 then
   -- formats faster than a number argument's '%.17g'.)
   local stamp = string.format('@%.0f', math.floor(now * 1000))
   local payloads = redis.call('HMGET', KEYS[2], unpack(due))
-  local waiting = need_call('list', 'LLEN', KEYS[9])
+  waiting = waiting or need_call('list', 'LLEN', KEYS[9])
   local attempts = redis.call('HMGET', KEYS[3], unpack(due))
   local tokens, ends, counts = {}, {}, {}
   for i, id in ipairs(due) do

@@ -209,7 +209,7 @@ end
 -- is queued now (queue_settle), waking a consumer (consumer key prefix p,
 -- wake-ups waiting ms for their consumer). KEYS[13]: the tasks each worker
 -- acked (queue_workers.lua), counted for `worker`. Returns the ids
--- finished, as a set.
+-- finished, as a set, and whether a rerun was queued.
 local function queue_ack(from, now, p, ms, worker)
   local ids, tokens = {}, {}
   for i = from, #ARGV, 2 do
@@ -255,5 +255,5 @@ local function queue_ack(from, now, p, ms, worker)
     queue_forget(done)
   end
   queue_count(KEYS[10], now, 'acked', #mine)
-  return finished
+  return finished, any
 end
