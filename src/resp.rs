@@ -322,7 +322,7 @@ pub fn write_bulk(out: &mut Vec<u8>, word: &[u8], digits: &mut itoa::Buffer) {
 /// Words written one after the other as a command writes them (bulk
 /// strings), with how many there are: a script call's keys or arguments,
 /// framed once as they come, and copied whole into the request.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Words {
     framed: Vec<u8>,
     count: usize,

@@ -86,9 +86,10 @@ pub fn files(file: &'static str, extra: &[&'static str]) -> Vec<&'static str> {
 /// `pcall`, so that errors read as on Redis 7: an error raised as `{err =
 /// ...}` (need.lua's) is the reply (those servers' error handler fails on a
 /// table, with a Lua trace instead of the message), and a command's error,
-/// which they hand the script as `@user_script: <line>: -<error>`, is
-/// replied as `<error>` (`READONLY You can't write against a read only
-/// replica.`). Any other error is raised again as it was.
+/// which they hand the script as `@user_script: <line>: -<error>` or as
+/// `<error>` itself (6.0.16), is replied as `<error>` (`READONLY You can't
+/// write against a read only replica.`). Any other error is raised again as
+/// it was.
 pub fn source(file: &'static str, extra: &[&'static str]) -> String {
     let mut parts: Vec<&str> = files(file, extra).into_iter().map(text).collect();
     let main = parts.pop().unwrap_or_default();
@@ -100,7 +101,7 @@ pub fn source(file: &'static str, extra: &[&'static str]) -> String {
          if redis.REDIS_VERSION_NUM then return redislock_script() end\n\
          local ok, reply = pcall(redislock_script)\n\
          if ok or (type(reply) == 'table' and reply.err) then return reply end\n\
-         local said = type(reply) == 'string' and string.match(reply, '^@user_script:%s*%d+:%s*%-(.+)$')\n\
+         local said = type(reply) == 'string' and (string.match(reply, '^@user_script:%s*%d+:%s*%-(.+)$') or string.match(reply, '^%u[%u_]* .+$'))\n\
          if said then return {err = said} end\n\
          error(reply, 0)\n",
     );
@@ -174,6 +175,7 @@ impl Script {
             // same whatever its size, and each growth is a copy.
             keys: Words::with_capacity(512),
             args: Words::with_capacity(512),
+            types: None,
         }
     }
 
@@ -273,9 +275,12 @@ pub struct Invocation<'a> {
     script: &'a Script,
     keys: Words,
     args: Words,
+    /// The script that names the key of a command's own `WRONGTYPE` error
+    /// (see [`Invocation::types_checked_by`]).
+    types: Option<&'a Script>,
 }
 
-impl Invocation<'_> {
+impl<'a> Invocation<'a> {
     pub fn key<T: ToRedisArgs>(&mut self, key: T) -> &mut Self {
         key.write_redis_args(&mut self.keys);
         self
@@ -283,6 +288,17 @@ impl Invocation<'_> {
 
     pub fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
         arg.write_redis_args(&mut self.args);
+        self
+    }
+
+    /// When the call fails with a command's own `WRONGTYPE` error, which
+    /// names no key, runs `check` with the same keys (and no arguments):
+    /// its error, naming the key of the wrong type (need.lua's), is the
+    /// call's. The scripts check the types of their keys before they write,
+    /// so both failed before any change; a check that finds nothing leaves
+    /// the call's own error. The call itself costs nothing more.
+    pub fn types_checked_by(&mut self, check: &'a Script) -> &mut Self {
+        self.types = Some(check);
         self
     }
 
@@ -354,6 +370,28 @@ impl Invocation<'_> {
     }
 
     fn invoke_with<T: FromRedisValue>(&self, c: &mut Conn, read: Reader<T>) -> RedisResult<T> {
+        let reply = self.run(c, read);
+        let Some(check) = self.types else {
+            return reply;
+        };
+        match &reply {
+            Err(e) if said(e, "WRONGTYPE", "Operation against a key") => {
+                let call = Invocation {
+                    script: check,
+                    keys: self.keys.clone(),
+                    args: Words::default(),
+                    types: None,
+                };
+                match call.run::<Value>(c, None) {
+                    Err(named) if said(&named, "WRONGTYPE", "key ") => Err(named),
+                    _ => reply,
+                }
+            }
+            _ => reply,
+        }
+    }
+
+    fn run<T: FromRedisValue>(&self, c: &mut Conn, read: Reader<T>) -> RedisResult<T> {
         if c.functions()?
             && let Some(reply) = self.function(c, read)?
         {

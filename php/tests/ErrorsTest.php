@@ -103,6 +103,22 @@ final class ErrorsTest extends RedisLockTestCase
         } catch (ServerException $e) {
             $this->assertMatchesRegularExpression('/answered with an error: WRONGTYPE key Queue:str holds a string, where redislock keeps a [a-z ]+$/', $e->getMessage());
         }
+        // Where a read meets it first (reserve reads the lease ends before
+        // it writes): named all the same, and nothing changed.
+        $this->redis->del('Queue:str');
+        $this->redis->set('{Queue:str}:leased', 'not a zset either');
+        $queue = (new RedisLock\Client())->queue('str');
+        try {
+            $queue->reserve(1, 30);
+            $this->fail('reserved from a string');
+        } catch (ServerException $e) {
+            $this->assertStringEndsWith('answered with an error: WRONGTYPE key {Queue:str}:leased holds a string, where redislock keeps a zset', $e->getMessage());
+        }
+        // (The consumer said it is alive, as before any reserve.)
+        $keys = $this->redis->keys('*Queue:str*');
+        sort($keys);
+        $this->assertSame(['{Queue:str}:leased', '{Queue:str}:workers'], $keys);
+        $this->assertSame('not a zset either', $this->redis->get('{Queue:str}:leased'));
     }
 
     /** A peer that is not Redis (an HTTP proxy on the port) is named as such, quoted. */

@@ -19,6 +19,7 @@ use crate::scripts::{NumberOr, Script, script};
 static PUT: LazyLock<Script> = script!("queue_put.lua");
 static DEQUEUE: LazyLock<Script> = script!("queue_dequeue.lua");
 static DUE: LazyLock<Script> = script!("queue_due.lua");
+static TYPES: LazyLock<Script> = script!("queue_types.lua");
 
 /// How long a wake-up waits for the consumer it was pushed to, in ms (a
 /// consumer keeps its place that long).
@@ -97,9 +98,11 @@ impl Keys {
     }
 
     /// A call of a script that moves tasks, with the keys they all take,
-    /// in their order (see `scripts/queue_task.lua`).
+    /// in their order (see `scripts/queue_task.lua`); a command's own
+    /// `WRONGTYPE` error is told naming the key (`scripts/queue_types.lua`).
     pub(crate) fn call<'a>(&self, script: &'a Script) -> crate::scripts::Invocation<'a> {
         let mut call = script.prepare_invoke();
+        call.types_checked_by(&TYPES);
         for key in [
             &self.queue,
             &self.payloads,

@@ -4,8 +4,8 @@
 -- enqueued again since has another score and stays. A removed task counts
 -- as acked (the seed's consumer dequeues what it finished).
 -- KEYS[1] queue zset; KEYS[2] stats hash; ARGV[1] task id; ARGV[2] score.
--- Returns 1 or 0.
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+-- Returns 1 or 0. (Reading the score checks the queue's type: need_call.)
+local score = need_call('zset', 'ZSCORE', KEYS[1], ARGV[1])
 if score and tonumber(score) == tonumber(ARGV[2]) then
   need_type(KEYS[2], 'hash')
   local removed = redis.call('ZREM', KEYS[1], ARGV[1])

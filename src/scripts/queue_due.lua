@@ -7,10 +7,11 @@
 -- A paused queue (queue_pause.lua) pops nothing; top still shows its tasks.
 -- KEYS[1] queue zset; KEYS[2] stats hash.
 -- Returns a flat list: id, score, id, score, ...
--- (Reading the pause flag checks the stats hash's type: need_call.)
+-- (The reads of the pause flag and the queue check their keys' types:
+-- need_call.)
 if ARGV[2] == '1' and need_call('hash', 'HEXISTS', KEYS[2], 'paused') == 1 then return {} end
 local now = queue_now()
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.17g', now), 'WITHSCORES', 'LIMIT', ARGV[3], ARGV[1])
+local due = need_call('zset', 'ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.17g', now), 'WITHSCORES', 'LIMIT', ARGV[3], ARGV[1])
 -- The due tasks are the lowest ranks, so one range removal takes them all.
 if ARGV[2] == '1' and #due > 0 then
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #due / 2 - 1)
