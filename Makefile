@@ -17,7 +17,7 @@ ENGINE_CARGO := CARGO_TARGET_DIR=target/engine cargo
 RUN     := env REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps test-deps build so demo test test-rust test-php test-servers test-zts test-chroot faults bench check-stubs install uninstall deb clean
+.PHONY: all deps test-deps build so demo test test-rust test-php lint test-servers test-zts test-chroot faults bench check-stubs install uninstall deb clean
 
 all: build
 
@@ -43,6 +43,12 @@ demo: build
 	tools/with-redis.sh $(RUN) php/examples/flash_sale.php
 
 test: test-deps build test-rust test-php
+
+# What CI checks besides the tests: the code as rustfmt writes it, and none
+# of clippy's warnings.
+lint: deps
+	cargo fmt --check
+	$(CARGO_PHP) cargo clippy --release --all-targets -- -D warnings
 
 # The same tests against the other servers users run (Redis 6.0 to 7.4,
 # Valkey 8.0 to 9.1, Redict 7.3; tools/servers.sh fetches them):
