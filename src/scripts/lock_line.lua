@@ -17,7 +17,7 @@ local function lock_fence(fence, keep, lease, handoff)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local f = math.max(now, (tonumber(redis.call('GET', fence)) or 0) + 1)
-  redis.call('SET', fence, string.format('%.0f', f), 'PX', tonumber(lease) + tonumber(keep))
+  redis.call('SET', fence, string.format('%.0f', f), 'PX', string.format('%.0f', tonumber(lease) + tonumber(keep)))
   return f
 end
 
