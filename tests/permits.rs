@@ -277,3 +277,107 @@ fn a_take_names_its_order_task_by_the_key_and_refuses_a_task_queued_already() {
     assert_eq!(sale.take(&plain).unwrap(), Taken::Done(7));
     assert_eq!(orders.metrics().unwrap().ready, 3);
 }
+
+/// A semaphore's key written by hand with another type, or a holder's
+/// count that is not a number: every call either works or fails with the
+/// server's error (never a Lua error of the script's own), and a call that
+/// fails changes nothing.
+#[test]
+fn a_semaphore_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
+    use redislock::conn::Error;
+    let server = RedisServer::start();
+    let config = server.config();
+    const LEASE: Duration = Duration::from_secs(30);
+    fn keys(take: u64) -> Keys {
+        Keys::permits(b"", Kind::Semaphore, b"s", take, 3)
+    }
+    let holder = redislock::token::new_token();
+    type Call = Box<dyn Fn(&redislock::config::Config, &str) -> Result<(), Error>>;
+    let calls: Vec<(&str, Call)> = vec![
+        (
+            "acquire",
+            Box::new(|c, _| lock::acquire(c, &keys(1), "new", LEASE, waiting(0)).map(drop)),
+        ),
+        (
+            "acquire all",
+            Box::new(|c, _| lock::acquire(c, &keys(3), "all", LEASE, waiting(0)).map(drop)),
+        ),
+        (
+            "acquire waiting",
+            Box::new(|c, _| {
+                let wait = Wait {
+                    timeout: Duration::from_millis(200),
+                    recheck: Duration::from_millis(50),
+                };
+                lock::acquire(c, &keys(3), "waiter", LEASE, wait).map(drop)
+            }),
+        ),
+        (
+            "release",
+            Box::new(|c, h| lock::release(c, &keys(1), h.as_bytes()).map(drop)),
+        ),
+        (
+            "extend",
+            Box::new(|c, h| lock::extend_hold(c, &keys(1), h, LEASE).map(drop)),
+        ),
+        (
+            "usage",
+            Box::new(|c, _| permits::usage(c, &keys(1), None).map(drop)),
+        ),
+    ];
+    let k = keys(1);
+    let counts = k.permits.as_ref().unwrap().counts.clone();
+    let roles: Vec<(&str, Vec<u8>)> = vec![
+        ("holders", k.lock.clone()),
+        ("counts", counts.clone()),
+        ("fence", k.fence.clone()),
+        ("line", k.line.clone()),
+        ("a count", counts.clone()),
+    ];
+    let mut wrong = Vec::new();
+    for (role, key) in &roles {
+        for (name, call) in &calls {
+            let mut c = server.client();
+            let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
+            // A live holder of one permit, and one whose lease ran out.
+            lock::acquire(&config, &keys(1), &holder, LEASE, waiting(0)).unwrap();
+            lock::acquire(
+                &config,
+                &keys(1),
+                "gone",
+                Duration::from_millis(5),
+                waiting(0),
+            )
+            .unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            if *role == "a count" {
+                let _: () = redis::cmd("HSET")
+                    .arg(key)
+                    .arg(&holder)
+                    .arg("one")
+                    .query(&mut c)
+                    .unwrap();
+            } else {
+                server.by_hand(key);
+            }
+            let before = server.snapshot();
+            match call(&config, &holder) {
+                Ok(()) => {}
+                Err(Error::Server { cause, .. }) => {
+                    if cause.contains("user_function") || cause.contains("user_script") {
+                        wrong.push(format!(
+                            "{name}, {role} wrong: the script's own error: {cause}"
+                        ));
+                    }
+                    if before != server.snapshot() {
+                        wrong.push(format!(
+                            "{name}, {role} wrong: failed ({cause}) but changed Redis"
+                        ));
+                    }
+                }
+                Err(e) => wrong.push(format!("{name}, {role} wrong: not a server error: {e}")),
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

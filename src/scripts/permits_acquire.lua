@@ -16,7 +16,7 @@ local place, firstTry = tonumber(ARGV[5]), ARGV[6] == '1'
 local n, permits = tonumber(ARGV[7]), tonumber(ARGV[8])
 local me = table.concat({token, ARGV[2], ARGV[7], ARGV[8]}, ':')
 local now = permits_now()
-local used = permits_used(holders, counts, now)
+local used, waiting = permits_used(holders, counts, line, now)
 
 local function wait()
   if place == 0 then return {-1, 0} end
@@ -29,7 +29,7 @@ local function wait()
 end
 
 if firstTry then
-  if used + n <= permits and redis.call('LLEN', line) == 0 then
+  if used + n <= permits and waiting == 0 then
     permits_add(holders, counts, token, n, lease, now)
     return {0, permits_fence(fence, keep, lease, n, permits, false)}
   end

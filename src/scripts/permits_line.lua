@@ -42,22 +42,32 @@ local function permits_in_use(holders, counts, now)
   return used
 end
 
--- Drops the holders whose lease ran out; returns the permits in use.
-local function permits_used(holders, counts, now)
+-- Drops the holders whose lease ran out; returns the permits in use and
+-- the length of the line. Every script that writes calls it before its
+-- first write: it reads (and so checks, need.lua) the holders, the counts
+-- (each a whole number) and the line before it writes.
+local function permits_used(holders, counts, line, now)
+  local waiting = need_call('list', 'LLEN', line)
   if permits_symfony then
     -- The key is named by the caller: say clearly when it is not a lock.
     need_type(holders, 'zset')
     redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
-    return permits_in_use(holders, counts, now)
+    return permits_in_use(holders, counts, now), waiting
   end
-  local gone = redis.call('ZRANGEBYSCORE', holders, '-inf', now)
+  local gone = need_call('zset', 'ZRANGEBYSCORE', holders, '-inf', now)
+  local held = need_call('hash', 'HGETALL', counts)
+  local out = {}
+  for _, token in ipairs(gone) do out[token] = true end
+  local used = 0
+  for i = 1, #held, 2 do
+    local n = need_units(counts, held[i + 1])
+    if not out[held[i]] then used = used + n end
+  end
   if #gone > 0 then
     redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
     redis.call('HDEL', counts, unpack(gone))
   end
-  local used = 0
-  for _, n in ipairs(redis.call('HVALS', counts)) do used = used + tonumber(n) end
-  return used
+  return used, waiting
 end
 
 -- Makes the keys live as long as the longest lease: Symfony's rule in its

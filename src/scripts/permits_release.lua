@@ -8,16 +8,18 @@
 -- to release every holder's permits (an operator's forced release).
 -- Returns 1 if released, 0 if the token (or, forced, anybody) held nothing
 -- (any more).
+-- (permits_used reads and checks first; its holders are then all live.)
 local now = permits_now()
+local used = permits_used(KEYS[1], KEYS[2], KEYS[4], now)
 if ARGV[5] == 'force' then
-  local holders = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
+  local holders = redis.call('ZRANGE', KEYS[1], 0, -1)
   if #holders == 0 then return 0 end
   for _, h in ipairs(holders) do permits_drop(KEYS[1], KEYS[2], h) end
+  used = 0
 else
-  local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
-  if not ends or tonumber(ends) <= now then return 0 end
+  if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+  used = used - (permits_count(KEYS[1], KEYS[2], ARGV[1]) or 0)
   permits_drop(KEYS[1], KEYS[2], ARGV[1])
 end
-local used = permits_used(KEYS[1], KEYS[2], now)
 permits_grant(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3], tonumber(ARGV[4]), used, now)
 return 1
