@@ -250,3 +250,94 @@ fn redis_down_is_a_connection_error_naming_the_server_and_recovery_is_automatic(
     assert!(!lock::holds(&config, b"Lock:r", &token).unwrap());
     assert!(common::acquired(&config, b"Lock:r", &token, Duration::from_secs(5), NO_WAIT).unwrap());
 }
+
+/// A lock's key written by hand with another type (its fencing counter,
+/// its line): every call either works or fails with the server's error,
+/// and a call that fails changes nothing. For the seed's locks and the
+/// fenced `RedisLock\` ones; a free lock, a held one, and a release that
+/// hands the lock to a waiter.
+#[test]
+fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
+    let server = RedisServer::start();
+    let config = server.config();
+    const LEASE: Duration = Duration::from_secs(30);
+    let wait = Wait {
+        timeout: Duration::from_millis(150),
+        recheck: Duration::from_millis(50),
+    };
+    let mut wrong = Vec::new();
+    for name in [&b"Lock:s"[..], b"lock:{f}"] {
+        let keys = common::lock_keys(name);
+        // A waiter in line, as a blocked acquire leaves it.
+        let waiter = |c: &mut redis::Connection| {
+            let alive = [&keys.waiters[..], b"a:W"].concat();
+            redis::pipe()
+                .cmd("RPUSH")
+                .arg(&keys.line)
+                .arg("W:30000")
+                .cmd("SET")
+                .arg(alive)
+                .arg("1")
+                .arg("PX")
+                .arg(30000)
+                .query::<()>(c)
+                .unwrap();
+        };
+        let states: [(&str, bool, bool); 4] = [
+            ("acquire, free", false, false),
+            ("acquire, held", true, false),
+            ("release", true, false),
+            ("release to a waiter", true, true),
+        ];
+        for role in ["fence", "line"] {
+            let key = if role == "fence" {
+                &keys.fence
+            } else {
+                &keys.line
+            };
+            for (call, held, in_line) in states {
+                if (role == "line" && in_line) || (role == "fence" && !keys.fenced) {
+                    continue; // the waiter is the line; the seed's locks have no tokens
+                }
+                let mut c = server.client();
+                let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
+                if held {
+                    assert!(common::acquired(&config, name, "H", LEASE, common::NO_WAIT).unwrap());
+                }
+                if in_line {
+                    waiter(&mut c);
+                }
+                let _: () = redis::pipe()
+                    .cmd("DEL")
+                    .arg(key)
+                    .cmd("HSET")
+                    .arg(key)
+                    .arg("x")
+                    .arg("y")
+                    .query(&mut c)
+                    .unwrap();
+                let before = server.snapshot();
+                let done = if call.starts_with("acquire") {
+                    common::acquired(&config, name, "T", LEASE, wait).map(drop)
+                } else {
+                    common::release(&config, name, b"H").map(drop)
+                };
+                let what = format!("{}, {call}, {role} a hash", String::from_utf8_lossy(name));
+                match done {
+                    Ok(()) => {}
+                    Err(Error::Server { cause, .. }) => {
+                        // (A seed lock's plain first try, having set the lock
+                        // and then found its line of another type, gives it
+                        // up with a lease of 1 ms.)
+                        std::thread::sleep(Duration::from_millis(5));
+                        if before != server.snapshot() {
+                            wrong.push(format!("{what}: failed ({cause}) but changed Redis"));
+                        }
+                    }
+                    Err(e) => wrong.push(format!("{what}: not a server error: {e}")),
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -21,7 +21,7 @@ local me = token .. ':' .. lease
 if firstTry then
   if redis.call('LLEN', line) == 0 then
     if lock_set(lock, token, lease, true) then
-      return {0, lock_fence(fence, keep, lease, false)}
+      return {0, lock_fence(fence, keep, lease, false, lock)}
     end
     if lock_stale(lock, stale) then return lock_take(lock, fence, token, lease, keep) end
   end

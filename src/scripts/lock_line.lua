@@ -8,7 +8,11 @@
 -- microseconds, raised past the last token: tokens keep increasing after
 -- the counter expired, as long as the server clock does not step back.
 -- keep: how long the counter outlives the lease, in ms ('': no tokens).
-local function lock_fence(fence, keep, lease, handoff)
+-- taken: the lock key a SET NX just created (the free acquire reads the
+-- counter after it, so that a try that finds the lock taken reads nothing
+-- more): a counter of another type deletes it again before the call fails
+-- naming the counter (need.lua), so the failed call changed nothing.
+local function lock_fence(fence, keep, lease, handoff, taken)
   if keep == '' then return 0 end
   if handoff then
     local f = redis.call('INCR', fence)
@@ -16,7 +20,13 @@ local function lock_fence(fence, keep, lease, handoff)
   end
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local f = math.max(now, (tonumber(redis.call('GET', fence)) or 0) + 1)
+  local last = redis.pcall('GET', fence)
+  if type(last) == 'table' then
+    if taken then redis.call('DEL', taken) end
+    need_type(fence, 'string')
+    error(last)
+  end
+  local f = math.max(now, (tonumber(last) or 0) + 1)
   redis.call('SET', fence, string.format('%.0f', f), 'PX', string.format('%.0f', tonumber(lease) + tonumber(keep)))
   return f
 end
@@ -38,6 +48,10 @@ end
 -- place's time (place, ms, as the caller's text): see lock_unclaimed. False
 -- when nobody waits.
 local function lock_grant(lock, fence, line, keep, p, place)
+  -- The handoff's token comes after its writes (the waiter out of the
+  -- line, the lock set to it): the counter's type is checked first, when
+  -- somebody waits.
+  if keep ~= '' and redis.call('EXISTS', line) == 1 then need_type(fence, 'string') end
   local member = line_next(line, p)
   if not member then return false end
   local token = line_token(member)
