@@ -251,8 +251,8 @@ fn redis_down_is_a_connection_error_naming_the_server_and_recovery_is_automatic(
     assert!(common::acquired(&config, b"Lock:r", &token, Duration::from_secs(5), NO_WAIT).unwrap());
 }
 
-/// A lock's key written by hand with another type (its fencing counter,
-/// its line): every call either works or fails with the server's error,
+/// A lock's key written by hand with another type or value (its fencing
+/// counter, its line): every call either works or fails with the server's error,
 /// and a call that fails changes nothing. For the seed's locks and the
 /// fenced `RedisLock\` ones; a free lock, a held one, and a release that
 /// hands the lock to a waiter.
@@ -289,14 +289,14 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             ("release", true, false),
             ("release to a waiter", true, true),
         ];
-        for role in ["fence", "line"] {
-            let key = if role == "fence" {
-                &keys.fence
-            } else {
+        for role in ["fence", "fence text", "line"] {
+            let key = if role == "line" {
                 &keys.line
+            } else {
+                &keys.fence
             };
             for (call, held, in_line) in states {
-                if (role == "line" && in_line) || (role == "fence" && !keys.fenced) {
+                if (role == "line" && in_line) || (role != "line" && !keys.fenced) {
                     continue; // the waiter is the line; the seed's locks have no tokens
                 }
                 let mut c = server.client();
@@ -307,22 +307,26 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                 if in_line {
                     waiter(&mut c);
                 }
-                let _: () = redis::pipe()
-                    .cmd("DEL")
-                    .arg(key)
-                    .cmd("HSET")
-                    .arg(key)
-                    .arg("x")
-                    .arg("y")
-                    .query(&mut c)
-                    .unwrap();
+                if role == "fence text" {
+                    server.by_hand(key);
+                } else {
+                    let _: () = redis::pipe()
+                        .cmd("DEL")
+                        .arg(key)
+                        .cmd("HSET")
+                        .arg(key)
+                        .arg("x")
+                        .arg("y")
+                        .query(&mut c)
+                        .unwrap();
+                }
                 let before = server.snapshot();
                 let done = if call.starts_with("acquire") {
                     common::acquired(&config, name, "T", LEASE, wait).map(drop)
                 } else {
                     common::release(&config, name, b"H").map(drop)
                 };
-                let what = format!("{}, {call}, {role} a hash", String::from_utf8_lossy(name));
+                let what = format!("{}, {call}, {role} wrong", String::from_utf8_lossy(name));
                 match done {
                     Ok(()) => {}
                     Err(Error::Server { cause, .. }) => {

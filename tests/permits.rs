@@ -317,6 +317,10 @@ fn a_semaphore_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             Box::new(|c, h| lock::release(c, &keys(1), h.as_bytes()).map(drop)),
         ),
         (
+            "release to a waiter for all",
+            Box::new(|c, h| lock::release(c, &keys(1), h.as_bytes()).map(drop)),
+        ),
+        (
             "extend",
             Box::new(|c, h| lock::extend_hold(c, &keys(1), h, LEASE).map(drop)),
         ),
@@ -350,6 +354,22 @@ fn a_semaphore_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             )
             .unwrap();
             std::thread::sleep(Duration::from_millis(20));
+            if *name == "release to a waiter for all" && *role != "line" {
+                // In line as a blocked acquire of all 3 permits leaves it:
+                // handed them (and a fencing token) once the holder leaves.
+                let alive = [&k.waiters[..], b"a:W"].concat();
+                redis::pipe()
+                    .cmd("RPUSH")
+                    .arg(&k.line)
+                    .arg("W:30000:3:3")
+                    .cmd("SET")
+                    .arg(alive)
+                    .arg("1")
+                    .arg("PX")
+                    .arg(30000)
+                    .query::<()>(&mut c)
+                    .unwrap();
+            }
             if *role == "a count" {
                 let _: () = redis::cmd("HSET")
                     .arg(key)

@@ -16,7 +16,8 @@ local place, firstTry = tonumber(ARGV[5]), ARGV[6] == '1'
 local n, permits = tonumber(ARGV[7]), tonumber(ARGV[8])
 local me = table.concat({token, ARGV[2], ARGV[7], ARGV[8]}, ':')
 local now = permits_now()
-local used, waiting = permits_used(holders, counts, line, now)
+-- (Only an acquire of all the permits gets a fencing token.)
+local used, waiting = permits_used(holders, counts, line, now, fence, n >= permits and keep or '')
 
 local function wait()
   if place == 0 then return {-1, 0} end

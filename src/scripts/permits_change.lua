@@ -15,7 +15,7 @@ local holders, counts, fence, line = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, lease, keep, p = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local place, n, permits = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local now = permits_now()
-local used = permits_used(holders, counts, line, now)
+local used = permits_used(holders, counts, line, now, fence, keep)
 local have = permits_count(holders, counts, token)
 if not have then return {'gone', 0} end
 if used - have + n > permits then return {'busy', 0} end

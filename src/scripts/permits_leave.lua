@@ -9,7 +9,7 @@
 -- Returns {0, fencing token} when handed over, else {1, 0}.
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return permits_handed(ARGV[4], ARGV[1]) end
 local now = permits_now()
-local used = permits_used(KEYS[1], KEYS[2], KEYS[4], now)
+local used = permits_used(KEYS[1], KEYS[2], KEYS[4], now, KEYS[3], ARGV[3])
 line_leave(KEYS[4], ARGV[4], table.concat({ARGV[1], ARGV[2], ARGV[6], ARGV[7]}, ':'))
 permits_grant(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[4], tonumber(ARGV[5]), used, now)
 return {1, 0}

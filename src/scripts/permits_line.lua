@@ -45,8 +45,11 @@ end
 -- Drops the holders whose lease ran out; returns the permits in use and
 -- the length of the line. Every script that writes calls it before its
 -- first write: it reads (and so checks, need.lua) the holders, the counts
--- (each a whole number) and the line before it writes.
-local function permits_used(holders, counts, line, now)
+-- (each a whole number), the line, and the fencing counter where the
+-- script may hand out a token (keep: see lock_fence_ready) before it
+-- writes.
+local function permits_used(holders, counts, line, now, fence, keep)
+  lock_fence_ready(fence, keep)
   local waiting = need_call('list', 'LLEN', line)
   if permits_symfony then
     -- The key is named by the caller: say clearly when it is not a lock.

@@ -10,7 +10,7 @@
 -- (any more).
 -- (permits_used reads and checks first; its holders are then all live.)
 local now = permits_now()
-local used = permits_used(KEYS[1], KEYS[2], KEYS[4], now)
+local used = permits_used(KEYS[1], KEYS[2], KEYS[4], now, KEYS[3], ARGV[2])
 if ARGV[5] == 'force' then
   local holders = redis.call('ZRANGE', KEYS[1], 0, -1)
   if #holders == 0 then return 0 end
