@@ -268,21 +268,6 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
     let mut wrong = Vec::new();
     for name in [&b"Lock:s"[..], b"lock:{f}"] {
         let keys = common::lock_keys(name);
-        // A waiter in line, as a blocked acquire leaves it.
-        let waiter = |c: &mut redis::Connection| {
-            let alive = [&keys.waiters[..], b"a:W"].concat();
-            redis::pipe()
-                .cmd("RPUSH")
-                .arg(&keys.line)
-                .arg("W:30000")
-                .cmd("SET")
-                .arg(alive)
-                .arg("1")
-                .arg("PX")
-                .arg(30000)
-                .query::<()>(c)
-                .unwrap();
-        };
         let states: [(&str, bool, bool); 4] = [
             ("acquire, free", false, false),
             ("acquire, held", true, false),
@@ -305,7 +290,7 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                     assert!(common::acquired(&config, name, "H", LEASE, common::NO_WAIT).unwrap());
                 }
                 if in_line {
-                    waiter(&mut c);
+                    server.waiter_in_line(&keys.line, &keys.waiters, "W:30000");
                 }
                 if role == "fence text" {
                     server.by_hand(key);

@@ -357,18 +357,7 @@ fn a_semaphore_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             if *name == "release to a waiter for all" && *role != "line" {
                 // In line as a blocked acquire of all 3 permits leaves it:
                 // handed them (and a fencing token) once the holder leaves.
-                let alive = [&k.waiters[..], b"a:W"].concat();
-                redis::pipe()
-                    .cmd("RPUSH")
-                    .arg(&k.line)
-                    .arg("W:30000:3:3")
-                    .cmd("SET")
-                    .arg(alive)
-                    .arg("1")
-                    .arg("PX")
-                    .arg(30000)
-                    .query::<()>(&mut c)
-                    .unwrap();
+                server.waiter_in_line(&k.line, &k.waiters, "W:30000:3:3");
             }
             if *role == "a count" {
                 let _: () = redis::cmd("HSET")

@@ -331,6 +331,23 @@ impl RedisServer {
         key("w:")
     }
 
+    /// Puts the waiter `W` in a lock's or permits' line (keys `line` and
+    /// `waiters`) as a blocked acquire leaves it: `member` (`W:<lease ms>`,
+    /// and for permits `:<wanted>:<in all>`) in line, its place kept 30 s.
+    pub fn waiter_in_line(&self, line: &[u8], waiters: &[u8], member: &str) {
+        redis::pipe()
+            .cmd("RPUSH")
+            .arg(line)
+            .arg(member)
+            .cmd("SET")
+            .arg([waiters, b"a:W"].concat())
+            .arg("1")
+            .arg("PX")
+            .arg(30000)
+            .query::<()>(&mut self.client())
+            .unwrap();
+    }
+
     /// The elements of the list `key`.
     pub fn list(&self, key: &[u8]) -> Vec<Vec<u8>> {
         redis::cmd("LRANGE")
