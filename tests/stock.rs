@@ -127,3 +127,41 @@ fn a_takes_order_task_starts_anew_and_wakes_a_consumer() {
     let order = tasks.iter().find(|t| t.id == b"order").unwrap();
     assert_eq!((order.payload.as_deref(), order.attempts), (None, 1));
 }
+
+/// A buyer's record holding text where the stock counts units (written by
+/// hand): a take for that buyer fails naming the buyers' hash, with or
+/// without a limit per buyer, and changes nothing.
+#[test]
+fn a_buyer_record_that_is_not_a_number_fails_the_take_before_it_writes() {
+    let server = RedisServer::start();
+    for per_buyer in [0, 5] {
+        let (stock, keys, _) = sale(&server);
+        redis::cmd("HSET")
+            .arg(&keys.buyers)
+            .arg("buyer")
+            .arg("many")
+            .query::<()>(&mut server.client())
+            .unwrap();
+        let before = server.snapshot();
+        let take = Take {
+            units: 1,
+            buyer: Some(b"buyer"),
+            per_buyer,
+            ..Take::default()
+        };
+        match stock.take(&take) {
+            Err(Error::Server { cause, .. }) => assert!(
+                cause.contains(&format!(
+                    "key {} holds \"many\", not a whole number",
+                    String::from_utf8_lossy(&keys.buyers)
+                )),
+                "limit {per_buyer}: {cause}"
+            ),
+            other => panic!("limit {per_buyer}: {other:?}"),
+        }
+        assert!(
+            before == server.snapshot(),
+            "limit {per_buyer}: Redis changed"
+        );
+    }
+}

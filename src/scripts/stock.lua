@@ -37,9 +37,12 @@ local function stock_take(check, write)
   if not left then return {'sold out', 0} end
   left = need_units(stock, left)
   if left < n then return {'sold out', left} end
-  if buyer ~= '' and limit > 0 then
-    local had = tonumber(redis.call('HGET', buyers, buyer)) or 0
-    if had + n > limit then return {'limit', had} end
+  if buyer ~= '' then
+    -- Read with or without a limit: the HINCRBY below must not fail after
+    -- the decrement (a record holding text fails here, naming the hash).
+    local had = redis.call('HGET', buyers, buyer)
+    had = had and need_units(buyers, had) or 0
+    if limit > 0 and had + n > limit then return {'limit', had} end
     need_read(buyers)
   end
   if check then
