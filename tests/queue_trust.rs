@@ -36,6 +36,13 @@ const NOW: Reserve = Reserve {
     recheck: Duration::from_secs(1),
 };
 
+/// A reserve that waits a little: with nothing due, it joins the line.
+const WAITING: Reserve = Reserve {
+    count: 10,
+    wait: Duration::from_millis(5),
+    recheck: Duration::from_secs(1),
+};
+
 fn terms(lease_ms: u64, max_attempts: u64) -> Terms {
     Terms {
         lease: Duration::from_millis(lease_ms),
@@ -148,14 +155,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ),
         (
             "reserve waiting",
-            Box::new(|c, k, _| {
-                let how = Reserve {
-                    count: 10,
-                    wait: Duration::from_millis(5),
-                    recheck: Duration::from_secs(1),
-                };
-                try_reserve(c, k, terms(30_000, 1), &how).map(drop)
-            }),
+            Box::new(|c, k, _| try_reserve(c, k, terms(30_000, 1), &WAITING).map(drop)),
         ),
         (
             "ack",
@@ -184,13 +184,8 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             // (Nothing due and no lease run out: see below.)
             "ack and wait",
             Box::new(|c, k, r| {
-                let how = Reserve {
-                    count: 1,
-                    wait: Duration::from_millis(5),
-                    recheck: Duration::from_secs(1),
-                };
                 let done: &[(&[u8], &str)] = &[(&r.id, &r.token)];
-                lease::ack_and_reserve(c, &[(k, terms(30_000, 1))], &how, done).map(drop)
+                lease::ack_and_reserve(c, &[(k, terms(30_000, 1))], &WAITING, done).map(drop)
             }),
         ),
         (

@@ -32,8 +32,7 @@ local function lock_fence(fence, keep, lease, handoff, taken)
   local last = redis.pcall('GET', fence)
   if type(last) == 'table' then
     if taken then redis.call('DEL', taken) end
-    need_type(fence, 'string')
-    error(last)
+    last = need_call('string', 'GET', fence) -- fails, naming the counter
   end
   local f = math.max(now, (tonumber(last) or 0) + 1)
   redis.call('SET', fence, string.format('%.0f', f), 'PX', string.format('%.0f', tonumber(lease) + tonumber(keep)))
