@@ -16,6 +16,9 @@ static TAKE: LazyLock<Script> = script!("stock_take.lua");
 static TAKE_AND_ORDER: LazyLock<Script> = script!("stock_order.lua");
 static SET: LazyLock<Script> = script!("stock_set.lua");
 static GIVE: LazyLock<Script> = script!("stock_give.lua");
+/// Names the key of a stock script's own `WRONGTYPE` error (see
+/// `Invocation::types_checked_by`).
+static TYPES: LazyLock<Script> = script!("stock_types.lua");
 
 /// The keys of one stock, all in one hash slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,7 +162,8 @@ impl Stock {
                 &TAKE
             };
             let mut call = script.key(&keys.stock);
-            call.key(&keys.buyers)
+            call.types_checked_by(&TYPES)
+                .key(&keys.buyers)
                 .key(&keys.takes)
                 .arg(take.units)
                 .arg(take.buyer.unwrap_or_default())
@@ -204,6 +208,7 @@ impl Stock {
         let keys = &self.keys;
         conn::with(&self.config, |c| {
             SET.key(&keys.stock)
+                .types_checked_by(&TYPES)
                 .key(&keys.buyers)
                 .key(&keys.takes)
                 .arg(units)
@@ -218,6 +223,7 @@ impl Stock {
     pub fn give_back(&self, units: u64, buyer: Option<&[u8]>) -> Result<Given, Error> {
         let (outcome, n): (String, i64) = conn::with(&self.config, |c| {
             GIVE.key(&self.keys.stock)
+                .types_checked_by(&TYPES)
                 .key(&self.keys.buyers)
                 .arg(units)
                 .arg(buyer.unwrap_or_default())

@@ -85,9 +85,18 @@ pub fn until<T>(
         } else {
             signals::held(|| waiter.attempt(pass))
         };
-        let later = match tried? {
-            Try::Done(value) => return Ok(Some(value)),
-            Try::Later(later) => later,
+        let later = match tried {
+            Ok(Try::Done(value)) => return Ok(Some(value)),
+            Ok(Try::Later(later)) => later,
+            Err(e) => {
+                // Past the first try the waiter may be in line: it leaves,
+                // so that a failed wait leaves nothing behind. (A first try
+                // that fails has written nothing.)
+                if pass != Pass::First {
+                    let _ = waiter.leave();
+                }
+                return Err(e);
+            }
         };
         if timeout.is_zero() {
             return Ok(None);

@@ -251,11 +251,73 @@ fn redis_down_is_a_connection_error_naming_the_server_and_recovery_is_automatic(
     assert!(common::acquired(&config, b"Lock:r", &token, Duration::from_secs(5), NO_WAIT).unwrap());
 }
 
-/// A lock's key written by hand with another type or value (its fencing
-/// counter, its line): every call either works or fails with the server's error,
-/// and a call that fails changes nothing. For the seed's locks and the
-/// fenced `RedisLock\` ones; a free lock, a held one, and a release that
-/// hands the lock to a waiter.
+fn key_names(server: &RedisServer) -> std::collections::BTreeSet<Vec<u8>> {
+    redis::cmd("KEYS")
+        .arg("*")
+        .query(&mut server.client())
+        .unwrap()
+}
+
+/// A waiter whose recheck fails (the lock key was written by hand with
+/// another type while it waited) leaves the line: the failed acquire leaves
+/// nothing behind.
+#[test]
+fn a_waiter_whose_recheck_fails_leaves_the_line() {
+    let server = RedisServer::start();
+    let config = server.config();
+    for name in [&b"Lock:w"[..], b"lock:{w}"] {
+        let keys = common::lock_keys(name);
+        let _: () = redis::cmd("FLUSHALL").query(&mut server.client()).unwrap();
+        assert!(common::acquired(&config, name, "H", Duration::from_secs(30), NO_WAIT).unwrap());
+        let before = key_names(&server);
+        let overwrite = {
+            let (url, lock) = (server.url(), keys.lock.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(150));
+                let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+                redis::pipe()
+                    .cmd("DEL")
+                    .arg(&lock)
+                    .cmd("HSET")
+                    .arg(&lock)
+                    .arg("x")
+                    .arg("y")
+                    .query::<()>(&mut c)
+                    .unwrap();
+            })
+        };
+        let wait = Wait {
+            timeout: Duration::from_secs(5),
+            recheck: Duration::from_millis(50),
+        };
+        let done = common::acquired(&config, name, "T", Duration::from_secs(30), wait);
+        overwrite.join().unwrap();
+        match done {
+            Err(Error::Server { cause, .. }) => assert!(
+                cause.starts_with(&format!(
+                    "WRONGTYPE key {} holds a hash",
+                    String::from_utf8_lossy(&keys.lock)
+                )),
+                "{cause}"
+            ),
+            other => panic!("expected the lock named, got {other:?}"),
+        }
+        // The keys there were before T tried: nothing of its wait is left.
+        assert_eq!(
+            key_names(&server),
+            before,
+            "{}",
+            String::from_utf8_lossy(name)
+        );
+    }
+}
+
+/// A lock's key written by hand with another type or value (the lock, its
+/// fencing counter, its line): every call either works or fails with a
+/// server error naming the key, and a call that fails, or does not take or
+/// release the lock, changes nothing. For the seed's locks and the fenced
+/// `RedisLock\` ones; a free lock, a held one, one with a waiter in line,
+/// and a release that hands the lock to that waiter.
 #[test]
 fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
     let server = RedisServer::start();
@@ -268,20 +330,23 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
     let mut wrong = Vec::new();
     for name in [&b"Lock:s"[..], b"lock:{f}"] {
         let keys = common::lock_keys(name);
-        let states: [(&str, bool, bool); 4] = [
+        let states: [(&str, bool, bool); 7] = [
             ("acquire, free", false, false),
             ("acquire, held", true, false),
+            ("acquire, in line", true, true),
             ("release", true, false),
             ("release to a waiter", true, true),
+            ("holds", true, false),
+            ("extend", true, false),
         ];
-        for role in ["fence", "fence text", "line"] {
-            let key = if role == "line" {
-                &keys.line
-            } else {
-                &keys.fence
+        for role in ["lock", "fence", "fence text", "line"] {
+            let key = match role {
+                "lock" => &keys.lock,
+                "line" => &keys.line,
+                _ => &keys.fence,
             };
             for (call, held, in_line) in states {
-                if (role == "line" && in_line) || (role != "line" && !keys.fenced) {
+                if (role == "line" && in_line) || (role.starts_with("fence") && !keys.fenced) {
                     continue; // the waiter is the line; the seed's locks have no tokens
                 }
                 let mut c = server.client();
@@ -306,19 +371,28 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                         .unwrap();
                 }
                 let before = server.snapshot();
-                let done = if call.starts_with("acquire") {
-                    common::acquired(&config, name, "T", LEASE, wait).map(drop)
-                } else {
-                    common::release(&config, name, b"H").map(drop)
+                let done = match call {
+                    "holds" => lock::holds(&config, &keys.lock, "H"),
+                    "extend" => lock::extend(&config, &keys.lock, "H", LEASE),
+                    c if c.starts_with("acquire") => {
+                        common::acquired(&config, name, "T", LEASE, wait)
+                    }
+                    _ => common::release(&config, name, b"H"),
                 };
                 let what = format!("{}, {call}, {role} wrong", String::from_utf8_lossy(name));
+                // (A seed lock's plain first try, having set the lock and
+                // then found its line of another type, gives it up with a
+                // lease of 1 ms.)
+                std::thread::sleep(Duration::from_millis(5));
                 match done {
-                    Ok(()) => {}
+                    Ok(true) => {}
+                    Ok(false) if before == server.snapshot() => {}
+                    Ok(false) => wrong.push(format!("{what}: did nothing but changed Redis")),
                     Err(Error::Server { cause, .. }) => {
-                        // (A seed lock's plain first try, having set the lock
-                        // and then found its line of another type, gives it
-                        // up with a lease of 1 ms.)
-                        std::thread::sleep(Duration::from_millis(5));
+                        let named = format!("WRONGTYPE key {}", String::from_utf8_lossy(key));
+                        if !cause.starts_with(&named) {
+                            wrong.push(format!("{what}: not named: {cause}"));
+                        }
                         if before != server.snapshot() {
                             wrong.push(format!("{what}: failed ({cause}) but changed Redis"));
                         }

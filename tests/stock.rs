@@ -71,7 +71,15 @@ fn a_take_with_its_order_refuses_a_key_of_the_wrong_type_before_it_writes() {
                     ..Take::default()
                 };
                 match stock.take(&take) {
-                    Err(Error::Server { .. }) => {}
+                    // Named, whether a check or a command's own WRONGTYPE
+                    // refused it.
+                    Err(Error::Server { cause, .. }) => assert!(
+                        cause.starts_with(&format!(
+                            "WRONGTYPE key {} holds ",
+                            String::from_utf8_lossy(key)
+                        )),
+                        "take with the {role} a string: {cause}"
+                    ),
                     other => panic!("take with the {role} a string: {other:?}"),
                 }
                 assert!(
@@ -163,5 +171,59 @@ fn a_buyer_record_that_is_not_a_number_fails_the_take_before_it_writes() {
             before == server.snapshot(),
             "limit {per_buyer}: Redis changed"
         );
+    }
+}
+
+/// A stock's keys of another type (written by hand): giving units back
+/// fails naming the key, and changes nothing; setting a sale starts it anew
+/// (it replaces the stock and forgets the buyers and takes, whatever they
+/// held).
+#[test]
+fn set_and_give_back_name_a_key_of_the_wrong_type() {
+    let server = RedisServer::start();
+    let (stock, keys, _) = sale(&server);
+    for (role, key) in [
+        ("stock", &keys.stock),
+        ("buyers", &keys.buyers),
+        ("takes", &keys.takes),
+    ] {
+        for call in ["set", "give back"] {
+            let _: () = redis::cmd("FLUSHALL").query(&mut server.client()).unwrap();
+            stock.set(10, None).unwrap();
+            let _: () = redis::pipe()
+                .cmd("DEL")
+                .arg(key)
+                .cmd("RPUSH")
+                .arg(key)
+                .arg("x")
+                .query(&mut server.client())
+                .unwrap();
+            let before = server.snapshot();
+            let done = match call {
+                "set" => stock.set(5, None).map(drop),
+                _ => stock.give_back(1, Some(b"buyer")).map(drop),
+            };
+            match done {
+                Err(Error::Server { cause, .. }) => {
+                    assert!(
+                        cause.starts_with(&format!(
+                            "WRONGTYPE key {} holds a list",
+                            String::from_utf8_lossy(key)
+                        )),
+                        "{call} with the {role} a list: {cause}"
+                    );
+                    assert!(
+                        before == server.snapshot(),
+                        "{call} failed on the {role} but changed Redis"
+                    );
+                }
+                // A sale set anew, or a call that does not read the key.
+                Ok(()) => assert!(
+                    call == "set" || role == "takes",
+                    "{call} with the {role} a list worked"
+                ),
+                Err(e) => panic!("{call} with the {role} a list: {e}"),
+            }
+        }
     }
 }

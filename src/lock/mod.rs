@@ -32,6 +32,10 @@ static LEAVE: LazyLock<Script> = script!("lock_leave.lua");
 static MANY: LazyLock<Script> = script!("lock_many.lua");
 static EXTEND: LazyLock<Script> = script!("lock_extend.lua");
 static REMAINING: LazyLock<Script> = script!("lock_remaining.lua");
+/// Names the key of a lock script's own `WRONGTYPE` error (see
+/// `Invocation::types_checked_by`): its keys are a lock, its fencing counter
+/// and its line, in that order, for each lock.
+static TYPES: LazyLock<Script> = script!("lock_types.lua");
 
 /// How long a fence counter outlives the lease of the lock it counts for.
 pub const FENCE_KEEP: Duration = Duration::from_secs(3600);
@@ -161,12 +165,12 @@ impl Acquire<'_> {
         let permits = self.keys.permits.as_ref();
         conn::with(self.config, |c| {
             let mut call = match permits {
-                Some(p) => {
-                    let mut call = scripts.1(permits::scripts(self.keys)).key(&self.keys.lock);
-                    call.key(&p.counts);
+                Some(_) => permits::call(scripts.1(permits::scripts(self.keys)), self.keys),
+                None => {
+                    let mut call = scripts.0.key(&self.keys.lock);
+                    call.types_checked_by(&TYPES);
                     call
                 }
-                None => scripts.0.key(&self.keys.lock),
             };
             call.key(&self.keys.fence).key(&self.keys.line);
             args(&mut call);
@@ -264,7 +268,8 @@ impl Acquire<'_> {
                 Ok(replies) => Ok(redis::from_redis_value(replies)?),
                 Err(e) => {
                     // The line holds another type (written by hand): the
-                    // lock the SET took is given up again at once.
+                    // lock the SET took is given up again at once, and the
+                    // error names the key (Redis' own names none).
                     if took {
                         EXTEND
                             .key(&self.keys.lock)
@@ -272,7 +277,12 @@ impl Acquire<'_> {
                             .arg(1)
                             .invoke::<i64>(c)?;
                     }
-                    Err(e)
+                    let named = TYPES
+                        .key(&self.keys.lock)
+                        .key(&self.keys.fence)
+                        .key(&self.keys.line)
+                        .invoke::<i64>(c);
+                    Err(named.err().unwrap_or(e))
                 }
             }
         })?;
@@ -393,6 +403,7 @@ pub fn acquire_all(
     let keep = keys.first().map(|k| k.keep()).unwrap_or_default();
     let reply: Vec<i64> = conn::with(config, |c| {
         let mut call = MANY.prepare_invoke();
+        call.types_checked_by(&TYPES);
         for k in keys {
             call.key(&k.lock).key(&k.fence).key(&k.line);
         }
@@ -446,12 +457,12 @@ pub fn force_release(config: &Config, keys: &Keys) -> Result<bool, Error> {
 fn release_as(config: &Config, keys: &Keys, token: Option<&[u8]>) -> Result<bool, Error> {
     let released: i64 = conn::with(config, |c| {
         let mut call = match &keys.permits {
-            Some(p) => {
-                let mut call = permits::scripts(keys).release.key(&keys.lock);
-                call.key(&p.counts);
+            Some(_) => permits::call(&permits::scripts(keys).release, keys),
+            None => {
+                let mut call = RELEASE.key(&keys.lock);
+                call.types_checked_by(&TYPES);
                 call
             }
-            None => RELEASE.key(&keys.lock),
         };
         call.key(&keys.fence)
             .key(&keys.line)
@@ -470,7 +481,12 @@ fn release_as(config: &Config, keys: &Keys, token: Option<&[u8]>) -> Result<bool
 /// Sets a new lease if the lock still holds `token`.
 pub fn extend(config: &Config, key: &[u8], token: &str, lease: Duration) -> Result<bool, Error> {
     let done: i64 = conn::with(config, |c| {
-        EXTEND.key(key).arg(token).arg(lease_ms(lease)).invoke(c)
+        EXTEND
+            .key(key)
+            .types_checked_by(&TYPES)
+            .arg(token)
+            .arg(lease_ms(lease))
+            .invoke(c)
     })?;
     Ok(done == 1)
 }
@@ -483,7 +499,13 @@ pub fn holds(config: &Config, key: &[u8], token: &str) -> Result<bool, Error> {
 /// How long the lease of a lock still holding `token` runs (`Duration::MAX`
 /// when it has no expiry); `None` when the key no longer holds `token`.
 pub fn remaining(config: &Config, key: &[u8], token: &str) -> Result<Option<Duration>, Error> {
-    let left: i64 = conn::with(config, |c| REMAINING.key(key).arg(token).invoke(c))?;
+    let left: i64 = conn::with(config, |c| {
+        REMAINING
+            .key(key)
+            .types_checked_by(&TYPES)
+            .arg(token)
+            .invoke(c)
+    })?;
     Ok(match left {
         -2 => None,
         ms => Some(wait::later_ms(ms)),

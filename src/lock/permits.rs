@@ -16,7 +16,7 @@ use super::Keys;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::scripts::{Script, script};
+use crate::scripts::{Invocation, Script, script};
 use crate::time::millis;
 use crate::wait;
 
@@ -47,6 +47,9 @@ macro_rules! scripts {
 
 static OWN: Scripts = scripts!();
 static SYMFONY: Scripts = scripts!("permits_symfony.lua");
+/// Names the key of a permit script's own `WRONGTYPE` error (see
+/// `Invocation::types_checked_by`).
+static TYPES: LazyLock<Script> = script!("permits_types.lua");
 
 /// The permits of a read lock's whole: a number no count of readers reaches
 /// (exact in Lua's doubles).
@@ -132,6 +135,15 @@ fn counts(keys: &Keys) -> &[u8] {
     keys.permits.as_ref().map_or(&[], |p| p.counts.as_slice())
 }
 
+/// A call of `script` (one of [`scripts`]'), with the holders and their
+/// counts as its first keys; a command's own `WRONGTYPE` error is told
+/// naming the key (`scripts/permits_types.lua`).
+pub(super) fn call<'a>(script: &'a Script, keys: &Keys) -> Invocation<'a> {
+    let mut call = script.key(&keys.lock);
+    call.key(counts(keys)).types_checked_by(&TYPES);
+    call
+}
+
 /// Sets a new lease on the permits of `token` if its lease still runs.
 pub(super) fn extend(
     config: &Config,
@@ -140,10 +152,7 @@ pub(super) fn extend(
     lease: Duration,
 ) -> Result<bool, Error> {
     let done: i64 = conn::with(config, |c| {
-        scripts(keys)
-            .extend
-            .key(&keys.lock)
-            .key(counts(keys))
+        call(&scripts(keys).extend, keys)
             .arg(token)
             .arg(millis(lease))
             .invoke(c)
@@ -176,10 +185,7 @@ pub(super) fn change(
         return Ok(Changed::Gone);
     };
     let (outcome, fence): (String, i64) = conn::with(config, |c| {
-        scripts(keys)
-            .change
-            .key(&keys.lock)
-            .key(&p.counts)
+        call(&scripts(keys).change, keys)
             .key(&keys.fence)
             .key(&keys.line)
             .arg(token)
@@ -208,10 +214,7 @@ pub struct Usage {
 
 pub fn usage(config: &Config, keys: &Keys, token: Option<&str>) -> Result<Usage, Error> {
     let (left, used, waiting): (i64, i64, i64) = conn::with(config, |c| {
-        scripts(keys)
-            .state
-            .key(&keys.lock)
-            .key(counts(keys))
+        call(&scripts(keys).state, keys)
             .key(&keys.line)
             .arg(token.unwrap_or_default())
             .invoke(c)

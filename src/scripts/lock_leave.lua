@@ -8,7 +8,9 @@
 -- counter outlives the lease in ms ('': none); ARGV[4] waiter key prefix;
 -- ARGV[5] how long a place in line is kept, in ms.
 -- Returns {0, fencing token} when the lock was handed to it, else {1, 0}.
-if redis.call('GET', KEYS[1]) == ARGV[1] then return lock_handed(ARGV[4], ARGV[1], KEYS[2], ARGV[3]) end
+-- (A lock key of another type, written by hand, was handed to nobody: the
+-- waiter leaves all the same, and the lock is not free to hand on.)
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then return lock_handed(ARGV[4], ARGV[1], KEYS[2], ARGV[3]) end
 line_leave(KEYS[3], ARGV[4], ARGV[1] .. ':' .. ARGV[2])
 -- A free lock (its lease ran out) goes to the next in line now rather than
 -- at that waiter's next recheck.
