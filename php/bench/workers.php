@@ -15,12 +15,15 @@
  * Each queue is filled before its run (not timed). Jobs/s runs from the
  * common start to the last job done; Redis commands and Redis CPU per job
  * are INFO commandstats (script-internal calls included) and INFO cpu
- * deltas over the run, divided by the jobs.
+ * deltas over the run, divided by the jobs. Each N's queues run in turns,
+ * ROUNDS times, and each column is the median of the rounds (one run of a
+ * row moved by 5-10% between runs of one build).
  *
  *   php -d extension=... php/bench/workers.php [redis-url] [jobs] [N,N,...] [kind,kind,...]
  */
 
 require __DIR__ . '/server.php';
+require __DIR__ . '/stats.php';
 
 $url = ($argv[1] ?? '') ?: (getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
 $jobs = (int) (($argv[2] ?? '') ?: 20000);
@@ -144,33 +147,43 @@ $redis = new Redis();
 $redis->connect($host, $port);
 $results = [];
 $kinds = array_intersect_key(KINDS, array_flip(explode(',', ($argv[4] ?? '') ?: implode(',', array_keys(KINDS)))));
+const ROUNDS = 3;
+$rounds = [];
 foreach ($sizes as $n) {
-    foreach ($kinds as $kind => $label) {
-        $redis->flushAll();
-        fill($kind, $url, $host, $port, $jobs);
-        // Time for N processes to start and connect (Node takes longer).
-        $at = hrtime(true) + (int) (($kind === 'bullmq' ? 1.0 + 0.15 * $n : 0.5 + 0.02 * $n) * 1e9);
-        $before = serverCost($redis);
-        $workers = [];
-        for ($i = 0; $i < $n; $i++) {
-            $workers[] = start($kind === 'bullmq'
-                ? node($host, (string) $port, QUEUE, (string) $at)
-                : array_merge($php, [__FILE__, $url, (string) $jobs, '', 'worker', $kind, (string) $at]));
+    for ($round = 0; $round < ROUNDS; $round++) {
+        foreach ($kinds as $kind => $label) {
+            $redis->flushAll();
+            fill($kind, $url, $host, $port, $jobs);
+            // Time for N processes to start and connect (Node takes longer).
+            $at = hrtime(true) + (int) (($kind === 'bullmq' ? 1.0 + 0.15 * $n : 0.5 + 0.02 * $n) * 1e9);
+            $before = serverCost($redis);
+            $workers = [];
+            for ($i = 0; $i < $n; $i++) {
+                $workers[] = start($kind === 'bullmq'
+                    ? node($host, (string) $port, QUEUE, (string) $at)
+                    : array_merge($php, [__FILE__, $url, (string) $jobs, '', 'worker', $kind, (string) $at]));
+            }
+            [$done, $last] = [0, 0];
+            foreach ($workers as [$proc, $pipes]) {
+                $report = json_decode(stream_get_contents($pipes[1]), true);
+                proc_close($proc);
+                $done += $report['done'] ?? 0;
+                $last = max($last, (int) ($report['last'] ?? 0));
+            }
+            [$calls, $cpu] = serverCostSince($before, serverCost($redis));
+            $rounds[$n][$label][] = [$done, $done / max(1e-9, ($last - $at) / 1e9),
+                array_sum($calls) / max(1, $done), $cpu * 1e6 / max(1, $done)];
         }
-        [$done, $last] = [0, 0];
-        foreach ($workers as [$proc, $pipes]) {
-            $report = json_decode(stream_get_contents($pipes[1]), true);
-            proc_close($proc);
-            $done += $report['done'] ?? 0;
-            $last = max($last, (int) ($report['last'] ?? 0));
-        }
-        [$calls, $cpu] = serverCostSince($before, serverCost($redis));
-        $results[] = [$label, $n, $done, $done / max(1e-9, ($last - $at) / 1e9),
-            array_sum($calls) / max(1, $done), $cpu * 1e6 / max(1, $done)];
+    }
+    foreach ($rounds[$n] as $label => $runs) {
+        // The fewest jobs any round did (each must do them all), then the
+        // medians.
+        $results[] = [$label, $n, min(array_column($runs, 0)),
+            ...array_map(fn ($i) => median(array_column($runs, $i)), [1, 2, 3])];
     }
 }
 
-printf("### Worker loops: %d small jobs (take, a no-op, acknowledge), N worker processes, one job at a time each\n\n", $jobs);
+printf("### Worker loops: %d small jobs (take, a no-op, acknowledge), N worker processes, one job at a time each; %d rounds in turns (medians)\n\n", $jobs, ROUNDS);
 printf("| %-52s | %3s | %6s | %7s | %8s | %9s | %15s |\n", 'queue', 'N', 'jobs', 'jobs/s', 'vs redislock', 'cmds/job', 'Redis CPU us/job');
 printf("|%s|%s|%s|%s|%s|%s|%s|\n", str_repeat('-', 54), '----:', '-------:', '--------:', '-------------:', '----------:', '-----------------:');
 $ours = [];
