@@ -370,24 +370,31 @@ impl<'a> Invocation<'a> {
     }
 
     fn invoke_with<T: FromRedisValue>(&self, c: &mut Conn, read: Reader<T>) -> RedisResult<T> {
-        let reply = self.run(c, read);
-        let Some(check) = self.types else {
-            return reply;
-        };
-        match &reply {
-            Err(e) if said(e, "WRONGTYPE", "Operation against a key") => {
+        match (self.types, self.run(c, read)) {
+            (Some(check), Err(e)) => {
                 let call = Invocation {
                     script: check,
                     keys: self.keys.clone(),
                     args: Words::default(),
                     types: None,
                 };
-                match call.run::<Value>(c, None) {
-                    Err(named) if said(&named, "WRONGTYPE", "key ") => Err(named),
-                    _ => reply,
-                }
+                Err(call.naming(c, e))
             }
-            _ => reply,
+            (_, reply) => reply,
+        }
+    }
+
+    /// The error `e` of a call with this call's keys, named: when it is a
+    /// command's own `WRONGTYPE` error, which names no key, runs this call
+    /// (a script that checks the keys' types, see [`types_checked_by`]) and
+    /// gives its error when that names the key; else `e` as it is.
+    pub fn naming(&self, c: &mut Conn, e: RedisError) -> RedisError {
+        if !said(&e, "WRONGTYPE", "Operation against a key") {
+            return e;
+        }
+        match self.run::<Value>(c, None) {
+            Err(named) if said(&named, "WRONGTYPE", "key ") => named,
+            _ => e,
         }
     }
 

@@ -208,7 +208,6 @@ impl Stock {
         let keys = &self.keys;
         conn::with(&self.config, |c| {
             SET.key(&keys.stock)
-                .types_checked_by(&TYPES)
                 .key(&keys.buyers)
                 .key(&keys.takes)
                 .arg(units)

@@ -277,12 +277,11 @@ impl Acquire<'_> {
                             .arg(1)
                             .invoke::<i64>(c)?;
                     }
-                    let named = TYPES
+                    Err(TYPES
                         .key(&self.keys.lock)
                         .key(&self.keys.fence)
                         .key(&self.keys.line)
-                        .invoke::<i64>(c);
-                    Err(named.err().unwrap_or(e))
+                        .naming(c, e))
                 }
             }
         })?;
