@@ -121,6 +121,30 @@ final class ErrorsTest extends RedisLockTestCase
         $this->assertSame('not a zset either', $this->redis->get('{Queue:str}:leased'));
     }
 
+    /**
+     * A lock's key holding another type (written by hand): the seed API and
+     * the object API name it, and nothing is left in its line.
+     */
+    public function testALockKeyOfAnotherTypeIsNamed(): void
+    {
+        $this->redis->hSet('Lock:h', 'by', 'hand');
+        $this->redis->hSet('lock:{h}', 'by', 'hand');
+        foreach ([
+            'Lock:h' => fn () => (new RedisLock())->lock('h', 0, 30),
+            'lock:{h}' => fn () => (new RedisLock\Client())->lock('h', ['ttl' => 30])->acquire(0.2),
+        ] as $key => $call) {
+            try {
+                $call();
+                $this->fail("took $key");
+            } catch (ServerException $e) {
+                $this->assertStringEndsWith("answered with an error: WRONGTYPE key $key holds a hash, where redislock keeps a string", $e->getMessage());
+            }
+        }
+        $keys = $this->redis->keys('*');
+        sort($keys);
+        $this->assertSame(['Lock:h', 'lock:{h}'], $keys);
+    }
+
     /** A peer that is not Redis (an HTTP proxy on the port) is named as such, quoted. */
     public function testAPeerThatIsNotRedisIsSaidToBeOne(): void
     {
