@@ -88,15 +88,11 @@ pub fn until<T>(
         let later = match tried {
             Ok(Try::Done(value)) => return Ok(Some(value)),
             Ok(Try::Later(later)) => later,
-            Err(e) => {
-                // Past the first try the waiter may be in line: it leaves,
-                // so that a failed wait leaves nothing behind. (A first try
-                // that fails has written nothing.)
-                if pass != Pass::First {
-                    let _ = waiter.leave();
-                }
-                return Err(e);
-            }
+            // Past the first try the waiter may be in line: it leaves, so
+            // that a failed wait leaves nothing behind. (A first try that
+            // fails has written nothing.)
+            Err(e) if pass != Pass::First => return give_up(waiter, e),
+            Err(e) => return Err(e),
         };
         if timeout.is_zero() {
             return Ok(None);
@@ -123,11 +119,18 @@ pub fn until<T>(
             // recheck reconnects, and finds the lock handed over, or keeps
             // the place (joining again if the line was lost), or fails.
             Err(Error::Connection { .. }) => {}
-            Err(e) => {
-                let _ = waiter.leave();
-                return Err(e);
-            }
+            Err(e) => return give_up(waiter, e),
         }
+    }
+}
+
+/// Ends a wait that failed with `e`: the waiter leaves the line. What was
+/// handed over meanwhile (a lock, tasks) is the wait's outcome after all,
+/// never dropped; else the wait fails with `e`.
+fn give_up<T>(waiter: &mut impl Waiter<T>, e: Error) -> Result<Option<T>, Error> {
+    match waiter.leave() {
+        Ok(Some(done)) => Ok(Some(done)),
+        _ => Err(e),
     }
 }
 

@@ -512,3 +512,49 @@ fn an_enqueue_wakes_one_blocked_consumer_per_task() {
     assert_eq!(ids, want, "every task delivered once");
     assert_eq!(llen(&server, &keys.line), 0);
 }
+
+/// A waiter whose recheck fails leaves the line; what was handed to it
+/// meanwhile is the wait's outcome (a lock or tasks are never dropped),
+/// else the wait fails with the recheck's error.
+#[test]
+fn a_wait_that_fails_leaves_and_keeps_what_was_handed_over() {
+    struct Scripted {
+        handed: Option<i64>,
+        left: usize,
+    }
+    impl wait::Waiter<i64> for Scripted {
+        fn attempt(&mut self, pass: wait::Pass) -> Result<wait::Try<i64>, redislock::conn::Error> {
+            match pass {
+                wait::Pass::First => Ok(wait::Try::Later(Duration::from_millis(10))),
+                _ => Err(redislock::conn::Error::Server {
+                    server: "here".into(),
+                    cause: "the recheck failed".into(),
+                }),
+            }
+        }
+        fn woken(&mut self, _: usize, _: Vec<u8>) -> wait::Woken<i64> {
+            wait::Woken::Again(wait::Pass::Recheck)
+        }
+        fn leave(&mut self) -> Result<Option<i64>, redislock::conn::Error> {
+            self.left += 1;
+            Ok(self.handed)
+        }
+    }
+    let server = RedisServer::start();
+    let config = server.config();
+    for handed in [Some(7), None] {
+        let mut waiter = Scripted { handed, left: 0 };
+        let done = wait::until(
+            &config,
+            &[b"scripted:wake".to_vec()],
+            Duration::from_secs(5),
+            &mut waiter,
+        );
+        assert_eq!(waiter.left, 1, "left the line once");
+        match (handed, done) {
+            (Some(7), Ok(Some(7))) => {}
+            (None, Err(e)) => assert_eq!(e.cause(), "the recheck failed"),
+            (_, other) => panic!("handed {handed:?}: {other:?}"),
+        }
+    }
+}
