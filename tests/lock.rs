@@ -230,6 +230,25 @@ fn order_locks_take_ids_from_the_shared_counter() {
         .query(&mut server.client())
         .unwrap();
     assert_eq!(stored, first.to_string());
+    // A counter of another type (written by hand) is named, and no order is
+    // locked.
+    let _: () = redis::pipe()
+        .cmd("DEL")
+        .arg(lock::order::COUNTER)
+        .cmd("HSET")
+        .arg(lock::order::COUNTER)
+        .arg("x")
+        .arg("y")
+        .query(&mut server.client())
+        .unwrap();
+    match lock::order::acquire(&config, b"9", lease) {
+        Err(Error::Server { cause, .. }) => assert!(
+            cause.starts_with("WRONGTYPE key lock_unique_id holds a hash"),
+            "{cause}"
+        ),
+        other => panic!("expected the counter named, got {other:?}"),
+    }
+    assert_eq!(server.pttl("order_lock_9"), -2);
 }
 
 #[test]

@@ -34,7 +34,8 @@ static EXTEND: LazyLock<Script> = script!("lock_extend.lua");
 static REMAINING: LazyLock<Script> = script!("lock_remaining.lua");
 /// Names the key of a lock script's own `WRONGTYPE` error (see
 /// `Invocation::types_checked_by`): its keys are a lock, its fencing counter
-/// and its line, in that order, for each lock.
+/// (or an order lock's id counter) and its line, in that order, for each
+/// lock.
 static TYPES: LazyLock<Script> = script!("lock_types.lua");
 
 /// How long a fence counter outlives the lease of the lock it counts for.

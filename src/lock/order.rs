@@ -38,7 +38,12 @@ pub fn acquire(config: &Config, order: &[u8], lease: Duration) -> Result<Option<
         return Ok(set.map(|_| id));
     }
     let id: i64 = conn::with(config, |c| {
-        ACQUIRE.key(key).key(counter).arg(millis(lease)).invoke(c)
+        ACQUIRE
+            .key(key)
+            .key(counter)
+            .types_checked_by(&super::TYPES)
+            .arg(millis(lease))
+            .invoke(c)
     })?;
     Ok((id != 0).then_some(id))
 }
