@@ -175,7 +175,7 @@ impl Script {
             // same whatever its size, and each growth is a copy.
             keys: Words::with_capacity(512),
             args: Words::with_capacity(512),
-            types: None,
+            types: &[],
         }
     }
 
@@ -247,6 +247,10 @@ fn libraries_loaded(c: &mut Conn, scripts: &[&Script]) -> RedisResult<bool> {
     Ok(true)
 }
 
+/// Names the key of a command's own `WRONGTYPE` error (see
+/// [`Invocation::types_checked`]).
+static TYPES: std::sync::LazyLock<Script> = script!("types.lua");
+
 /// The reply of a script on a hot path that says its common outcome with a
 /// number alone (the server replies a number faster than a table), and
 /// anything else as `T`.
@@ -275,12 +279,21 @@ pub struct Invocation<'a> {
     script: &'a Script,
     keys: Words,
     args: Words,
-    /// The script that names the key of a command's own `WRONGTYPE` error
-    /// (see [`Invocation::types_checked_by`]).
-    types: Option<&'a Script>,
+    /// The types redislock keeps in the keys, to name the key of a
+    /// command's own `WRONGTYPE` error (see [`Invocation::types_checked`]).
+    types: &'static [&'static str],
 }
 
 impl<'a> Invocation<'a> {
+    /// The keys of a plain command (not a script) whose own `WRONGTYPE`
+    /// error is to be named ([`naming`]): each key holds `types[i]` (see
+    /// [`types_checked`]).
+    pub fn keys_of(types: &'static [&'static str]) -> Invocation<'static> {
+        let mut keys = TYPES.prepare_invoke();
+        keys.types_checked(types);
+        keys
+    }
+
     pub fn key<T: ToRedisArgs>(&mut self, key: T) -> &mut Self {
         key.write_redis_args(&mut self.keys);
         self
@@ -292,13 +305,15 @@ impl<'a> Invocation<'a> {
     }
 
     /// When the call fails with a command's own `WRONGTYPE` error, which
-    /// names no key, runs `check` with the same keys (and no arguments):
-    /// its error, naming the key of the wrong type (need.lua's), is the
-    /// call's. The scripts check the types of their keys before they write,
-    /// so both failed before any change; a check that finds nothing leaves
-    /// the call's own error. The call itself costs nothing more.
-    pub fn types_checked_by(&mut self, check: &'a Script) -> &mut Self {
-        self.types = Some(check);
+    /// names no key, checks that each key holds the type redislock keeps
+    /// there, `types[i]` for the key `i`, the list repeating (the keys of
+    /// one lock, then of the next) (`scripts/types.lua`): its error, naming
+    /// the key of the wrong type (need.lua's), is the call's. The scripts
+    /// check the types of their keys before they write, so both failed
+    /// before any change; a check that finds nothing leaves the call's own
+    /// error. The call itself costs nothing more.
+    pub fn types_checked(&mut self, types: &'static [&'static str]) -> &mut Self {
+        self.types = types;
         self
     }
 
@@ -370,29 +385,23 @@ impl<'a> Invocation<'a> {
     }
 
     fn invoke_with<T: FromRedisValue>(&self, c: &mut Conn, read: Reader<T>) -> RedisResult<T> {
-        match (self.types, self.run(c, read)) {
-            (Some(check), Err(e)) => {
-                let call = Invocation {
-                    script: check,
-                    keys: self.keys.clone(),
-                    args: Words::default(),
-                    types: None,
-                };
-                Err(call.naming(c, e))
-            }
-            (_, reply) => reply,
-        }
+        self.run(c, read).map_err(|e| self.naming(c, e))
     }
 
     /// The error `e` of a call with this call's keys, named: when it is a
-    /// command's own `WRONGTYPE` error, which names no key, runs this call
-    /// (a script that checks the keys' types, see [`types_checked_by`]) and
-    /// gives its error when that names the key; else `e` as it is.
+    /// command's own `WRONGTYPE` error, which names no key, checks the
+    /// keys' types (see [`types_checked`]) and gives that check's error
+    /// when it names a key; else `e` as it is.
     pub fn naming(&self, c: &mut Conn, e: RedisError) -> RedisError {
-        if !said(&e, "WRONGTYPE", "Operation against a key") {
+        if self.types.is_empty() || !said(&e, "WRONGTYPE", "Operation against a key") {
             return e;
         }
-        match self.run::<Value>(c, None) {
+        let mut check = TYPES.prepare_invoke();
+        check.keys = self.keys.clone();
+        for i in 0..self.keys.count() {
+            check.arg(self.types[i % self.types.len()]);
+        }
+        match check.run::<Value>(c, None) {
             Err(named) if said(&named, "WRONGTYPE", "key ") => named,
             _ => e,
         }

@@ -16,9 +16,12 @@ static TAKE: LazyLock<Script> = script!("stock_take.lua");
 static TAKE_AND_ORDER: LazyLock<Script> = script!("stock_order.lua");
 static SET: LazyLock<Script> = script!("stock_set.lua");
 static GIVE: LazyLock<Script> = script!("stock_give.lua");
-/// Names the key of a stock script's own `WRONGTYPE` error (see
-/// `Invocation::types_checked_by`).
-static TYPES: LazyLock<Script> = script!("stock_types.lua");
+/// The types of a stock script's keys (see `Invocation::types_checked`):
+/// the stock, its buyers and its takes, then for a take with its order the
+/// orders queue's (its tasks, payloads, attempts, leases, line and stats).
+const TYPES: &[&str] = &[
+    "string", "hash", "hash", "zset", "hash", "hash", "zset", "list", "hash",
+];
 
 /// The keys of one stock, all in one hash slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -162,7 +165,7 @@ impl Stock {
                 &TAKE
             };
             let mut call = script.key(&keys.stock);
-            call.types_checked_by(&TYPES)
+            call.types_checked(TYPES)
                 .key(&keys.buyers)
                 .key(&keys.takes)
                 .arg(take.units)
@@ -222,7 +225,7 @@ impl Stock {
     pub fn give_back(&self, units: u64, buyer: Option<&[u8]>) -> Result<Given, Error> {
         let (outcome, n): (String, i64) = conn::with(&self.config, |c| {
             GIVE.key(&self.keys.stock)
-                .types_checked_by(&TYPES)
+                .types_checked(TYPES)
                 .key(&self.keys.buyers)
                 .arg(units)
                 .arg(buyer.unwrap_or_default())

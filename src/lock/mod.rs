@@ -22,7 +22,7 @@ use std::time::Duration;
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
-use crate::scripts::{NumberOr, Script, script};
+use crate::scripts::{Invocation, NumberOr, Script, script};
 use crate::time::{lease_ms, millis};
 use crate::wait::{self, Pass, Try, Woken};
 
@@ -32,11 +32,10 @@ static LEAVE: LazyLock<Script> = script!("lock_leave.lua");
 static MANY: LazyLock<Script> = script!("lock_many.lua");
 static EXTEND: LazyLock<Script> = script!("lock_extend.lua");
 static REMAINING: LazyLock<Script> = script!("lock_remaining.lua");
-/// Names the key of a lock script's own `WRONGTYPE` error (see
-/// `Invocation::types_checked_by`): its keys are a lock, its fencing counter
-/// (or an order lock's id counter) and its line, in that order, for each
-/// lock.
-static TYPES: LazyLock<Script> = script!("lock_types.lua");
+/// The types of a lock script's keys, for each lock (see
+/// `Invocation::types_checked`): a lock, its fencing counter (or an order
+/// lock's id counter) and its line, in that order.
+pub(crate) const TYPES: &[&str] = &["string", "string", "list"];
 
 /// How long a fence counter outlives the lease of the lock it counts for.
 pub const FENCE_KEEP: Duration = Duration::from_secs(3600);
@@ -161,7 +160,7 @@ impl Acquire<'_> {
     fn call(
         &self,
         scripts: (&Script, fn(&permits::Scripts) -> &Script),
-        args: impl Fn(&mut crate::scripts::Invocation<'_>),
+        args: impl Fn(&mut Invocation<'_>),
     ) -> Result<(i64, i64), Error> {
         let permits = self.keys.permits.as_ref();
         conn::with(self.config, |c| {
@@ -169,7 +168,7 @@ impl Acquire<'_> {
                 Some(_) => permits::call(scripts.1(permits::scripts(self.keys)), self.keys),
                 None => {
                     let mut call = scripts.0.key(&self.keys.lock);
-                    call.types_checked_by(&TYPES);
+                    call.types_checked(TYPES);
                     call
                 }
             };
@@ -278,7 +277,7 @@ impl Acquire<'_> {
                             .arg(1)
                             .invoke::<i64>(c)?;
                     }
-                    Err(TYPES
+                    Err(Invocation::keys_of(TYPES)
                         .key(&self.keys.lock)
                         .key(&self.keys.fence)
                         .key(&self.keys.line)
@@ -403,7 +402,7 @@ pub fn acquire_all(
     let keep = keys.first().map(|k| k.keep()).unwrap_or_default();
     let reply: Vec<i64> = conn::with(config, |c| {
         let mut call = MANY.prepare_invoke();
-        call.types_checked_by(&TYPES);
+        call.types_checked(TYPES);
         for k in keys {
             call.key(&k.lock).key(&k.fence).key(&k.line);
         }
@@ -460,7 +459,7 @@ fn release_as(config: &Config, keys: &Keys, token: Option<&[u8]>) -> Result<bool
             Some(_) => permits::call(&permits::scripts(keys).release, keys),
             None => {
                 let mut call = RELEASE.key(&keys.lock);
-                call.types_checked_by(&TYPES);
+                call.types_checked(TYPES);
                 call
             }
         };
@@ -483,7 +482,7 @@ pub fn extend(config: &Config, key: &[u8], token: &str, lease: Duration) -> Resu
     let done: i64 = conn::with(config, |c| {
         EXTEND
             .key(key)
-            .types_checked_by(&TYPES)
+            .types_checked(TYPES)
             .arg(token)
             .arg(lease_ms(lease))
             .invoke(c)
@@ -500,11 +499,7 @@ pub fn holds(config: &Config, key: &[u8], token: &str) -> Result<bool, Error> {
 /// when it has no expiry); `None` when the key no longer holds `token`.
 pub fn remaining(config: &Config, key: &[u8], token: &str) -> Result<Option<Duration>, Error> {
     let left: i64 = conn::with(config, |c| {
-        REMAINING
-            .key(key)
-            .types_checked_by(&TYPES)
-            .arg(token)
-            .invoke(c)
+        REMAINING.key(key).types_checked(TYPES).arg(token).invoke(c)
     })?;
     Ok(match left {
         -2 => None,

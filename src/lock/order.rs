@@ -41,7 +41,7 @@ pub fn acquire(config: &Config, order: &[u8], lease: Duration) -> Result<Option<
         ACQUIRE
             .key(key)
             .key(counter)
-            .types_checked_by(&super::TYPES)
+            .types_checked(super::TYPES)
             .arg(millis(lease))
             .invoke(c)
     })?;

@@ -47,9 +47,9 @@ macro_rules! scripts {
 
 static OWN: Scripts = scripts!();
 static SYMFONY: Scripts = scripts!("permits_symfony.lua");
-/// Names the key of a permit script's own `WRONGTYPE` error (see
-/// `Invocation::types_checked_by`).
-static TYPES: LazyLock<Script> = script!("permits_types.lua");
+/// The types of a permit script's keys (see `Invocation::types_checked`):
+/// the holders, their counts, the fencing counter and the line.
+const TYPES: &[&str] = &["zset", "hash", "string", "list"];
 
 /// The permits of a read lock's whole: a number no count of readers reaches
 /// (exact in Lua's doubles).
@@ -137,10 +137,10 @@ fn counts(keys: &Keys) -> &[u8] {
 
 /// A call of `script` (one of [`scripts`]'), with the holders and their
 /// counts as its first keys; a command's own `WRONGTYPE` error is told
-/// naming the key (`scripts/permits_types.lua`).
+/// naming the key ([`TYPES`]).
 pub(super) fn call<'a>(script: &'a Script, keys: &Keys) -> Invocation<'a> {
     let mut call = script.key(&keys.lock);
-    call.key(counts(keys)).types_checked_by(&TYPES);
+    call.key(counts(keys)).types_checked(TYPES);
     call
 }
 
@@ -215,6 +215,7 @@ pub struct Usage {
 pub fn usage(config: &Config, keys: &Keys, token: Option<&str>) -> Result<Usage, Error> {
     let (left, used, waiting): (i64, i64, i64) = conn::with(config, |c| {
         call(&scripts(keys).state, keys)
+            .types_checked(&["zset", "hash", "list"])
             .key(&keys.line)
             .arg(token.unwrap_or_default())
             .invoke(c)

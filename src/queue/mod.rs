@@ -19,7 +19,13 @@ use crate::scripts::{NumberOr, Script, script};
 static PUT: LazyLock<Script> = script!("queue_put.lua");
 static DEQUEUE: LazyLock<Script> = script!("queue_dequeue.lua");
 static DUE: LazyLock<Script> = script!("queue_due.lua");
-static TYPES: LazyLock<Script> = script!("queue_types.lua");
+/// The types of the keys of the scripts that move tasks, in their order
+/// (see `Keys::call`; `QUEUE_TYPES` in `scripts/queue_task.lua`, which a
+/// test checks against this).
+const TYPES: &[&str] = &[
+    "zset", "hash", "hash", "zset", "hash", "hash", "zset", "hash", "list", "hash", "hash", "hash",
+    "hash",
+];
 
 /// How long a wake-up waits for the consumer it was pushed to, in ms (a
 /// consumer keeps its place that long).
@@ -99,10 +105,10 @@ impl Keys {
 
     /// A call of a script that moves tasks, with the keys they all take,
     /// in their order (see `scripts/queue_task.lua`); a command's own
-    /// `WRONGTYPE` error is told naming the key (`scripts/queue_types.lua`).
+    /// `WRONGTYPE` error is told naming the key ([`TYPES`]).
     pub(crate) fn call<'a>(&self, script: &'a Script) -> crate::scripts::Invocation<'a> {
         let mut call = script.prepare_invoke();
-        call.types_checked_by(&TYPES);
+        call.types_checked(TYPES);
         for key in [
             &self.queue,
             &self.payloads,
@@ -401,4 +407,19 @@ fn due_batch(
         .map(|(id, score)| Task { id, score })
         .collect();
     Ok(tasks)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_types_named_are_those_the_scripts_keep() {
+        let lua = include_str!("../scripts/queue_task.lua");
+        let table = lua
+            .lines()
+            .find_map(|l| l.strip_prefix("local QUEUE_TYPES = {"))
+            .and_then(|l| l.strip_suffix('}'))
+            .expect("QUEUE_TYPES in queue_task.lua");
+        let types: Vec<&str> = table.split(", ").map(|t| t.trim_matches('\'')).collect();
+        assert_eq!(types, super::TYPES);
+    }
 }
