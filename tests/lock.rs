@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::{NO_WAIT, RedisServer};
 use redislock::conn::Error;
+use redislock::lock::inspect::{self, Kind};
 use redislock::lock::{self, Wait};
 
 #[test]
@@ -347,9 +348,13 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         recheck: Duration::from_millis(50),
     };
     let mut wrong = Vec::new();
-    for name in [&b"Lock:s"[..], b"lock:{f}"] {
+    let locks = [
+        (&b"Lock:s"[..], Kind::Seed, &b"s"[..]),
+        (b"lock:{f}", Kind::Lock, b"f"),
+    ];
+    for (name, kind, short) in locks {
         let keys = common::lock_keys(name);
-        let states: [(&str, bool, bool); 7] = [
+        let states: [(&str, bool, bool); 9] = [
             ("acquire, free", false, false),
             ("acquire, held", true, false),
             ("acquire, in line", true, true),
@@ -357,6 +362,8 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             ("release to a waiter", true, true),
             ("holds", true, false),
             ("extend", true, false),
+            ("state", true, true),
+            ("states", true, true),
         ];
         for role in ["lock", "fence", "fence text", "line"] {
             let key = match role {
@@ -393,6 +400,12 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                 let done = match call {
                     "holds" => lock::holds(&config, &keys.lock, "H"),
                     "extend" => lock::extend(&config, &keys.lock, "H", LEASE),
+                    "state" => inspect::state(&config, kind, short).map(|_| true),
+                    "states" => {
+                        let others = [b"a".to_vec(), short.to_vec(), b"b".to_vec()];
+                        let locks: Vec<_> = others.into_iter().map(|n| (kind, n)).collect();
+                        inspect::states(&config, &locks).map(|_| true)
+                    }
                     c if c.starts_with("acquire") => {
                         common::acquired(&config, name, "T", LEASE, wait)
                     }

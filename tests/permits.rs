@@ -285,6 +285,7 @@ fn a_take_names_its_order_task_by_the_key_and_refuses_a_task_queued_already() {
 #[test]
 fn a_semaphore_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
     use redislock::conn::Error;
+    use redislock::lock::inspect;
     let server = RedisServer::start();
     let config = server.config();
     const LEASE: Duration = Duration::from_secs(30);
@@ -327,6 +328,17 @@ fn a_semaphore_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         (
             "usage",
             Box::new(|c, _| permits::usage(c, &keys(1), None).map(drop)),
+        ),
+        (
+            "state",
+            Box::new(|c, _| inspect::state(c, inspect::Kind::Semaphore, b"s").map(drop)),
+        ),
+        (
+            "states",
+            Box::new(|c, _| {
+                let names = [&b"a"[..], b"s", b"b"].map(|n| (inspect::Kind::Semaphore, n.to_vec()));
+                inspect::states(c, &names).map(drop)
+            }),
         ),
     ];
     let k = keys(1);

@@ -115,7 +115,14 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
             for k in &keys {
                 pipe.add_command(invocation(k).pipelined(as_functions));
             }
-            pipe.query(c)
+            // A pipeline's error does not say whose it is: a key of another
+            // type is named by the call that failed, run again alone.
+            pipe.query(c).map_err(|e| {
+                let named = keys
+                    .iter()
+                    .find_map(|k| invocation(k).invoke::<Raw>(c).err());
+                named.unwrap_or(e)
+            })
         })?;
         read.extend(keys.into_iter().zip(raw));
     }
@@ -127,16 +134,20 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
 /// permits in use.
 type Raw = (Option<Vec<u8>>, i64, Option<i64>, u64, u64, u64);
 
+/// The call that reads how the lock of `keys` stands; a key of another
+/// type is named.
 fn invocation(keys: &Keys) -> crate::scripts::Invocation<'static> {
     let mut call = match &keys.permits {
         Some(p) => {
             let mut call = PERMITS.prepare_invoke();
-            call.key(&keys.lock).key(&p.counts);
+            call.key(&keys.lock)
+                .key(&p.counts)
+                .types_checked(super::permits::TYPES);
             call
         }
         None => {
             let mut call = STATE.prepare_invoke();
-            call.key(&keys.lock);
+            call.key(&keys.lock).types_checked(super::TYPES);
             call
         }
     };

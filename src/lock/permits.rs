@@ -49,7 +49,7 @@ static OWN: Scripts = scripts!();
 static SYMFONY: Scripts = scripts!("permits_symfony.lua");
 /// The types of a permit script's keys (see `Invocation::types_checked`):
 /// the holders, their counts, the fencing counter and the line.
-const TYPES: &[&str] = &["zset", "hash", "string", "list"];
+pub(super) const TYPES: &[&str] = &["zset", "hash", "string", "list"];
 
 /// The permits of a read lock's whole: a number no count of readers reaches
 /// (exact in Lua's doubles).

@@ -7,7 +7,8 @@
 -- KEYS[1] holders zset; KEYS[2] permits per holder; KEYS[3] fencing
 -- counter; KEYS[4] waiter line. ARGV[1] waiter key prefix.
 -- Returns {a holder's token or false, ms left of its lease (-2: not held),
--- fencing counter or false, waiters, holders, permits in use}.
+-- fencing counter or false, waiters, holders, permits in use}; fails naming
+-- a fencing counter that holds no whole number (need.lua).
 local now = permits_now()
 local last = redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, 1)
 local token, left = false, -2
@@ -16,5 +17,7 @@ local waiting = 0
 for _, member in ipairs(redis.call('LRANGE', KEYS[4], 0, 999)) do
   waiting = waiting + redis.call('EXISTS', line_alive(ARGV[1], line_token(member)))
 end
-return {token, left, redis.call('GET', KEYS[3]), waiting,
+local fence = redis.call('GET', KEYS[3])
+if fence then need_units(KEYS[3], fence) end
+return {token, left, fence, waiting,
   redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf'), permits_in_use(KEYS[1], KEYS[2], now)}
