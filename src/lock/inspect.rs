@@ -115,13 +115,14 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
             for k in &keys {
                 pipe.add_command(invocation(k).pipelined(as_functions));
             }
-            // A pipeline's error does not say whose it is: a key of another
-            // type is named by the call that failed, run again alone.
+            // A pipeline's error is Redis' reply to one of its calls (all
+            // replies read), at its index: that call, run alone, names the
+            // key of another type (see `invocation`).
             pipe.query(c).map_err(|e| {
-                let named = keys
-                    .iter()
-                    .find_map(|k| invocation(k).invoke::<Raw>(c).err());
-                named.unwrap_or(e)
+                let failed = e.clone().into_server_errors();
+                let at = failed.and_then(|f| f.first().and_then(|(i, _)| keys.get(*i)));
+                at.and_then(|k| invocation(k).invoke::<Raw>(c).err())
+                    .unwrap_or(e)
             })
         })?;
         read.extend(keys.into_iter().zip(raw));
