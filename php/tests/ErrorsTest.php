@@ -122,8 +122,9 @@ final class ErrorsTest extends RedisLockTestCase
     }
 
     /**
-     * A lock's key holding another type (written by hand): the seed API and
-     * the object API name it, and nothing is left in its line.
+     * A lock's key holding another type (written by hand): the seed API, the
+     * object API and an operator's look name it, and nothing is left in its
+     * line.
      */
     public function testALockKeyOfAnotherTypeIsNamed(): void
     {
@@ -132,7 +133,10 @@ final class ErrorsTest extends RedisLockTestCase
         foreach ([
             'Lock:h' => fn () => (new RedisLock())->lock('h', 0, 30),
             'lock:{h}' => fn () => (new RedisLock\Client())->lock('h', ['ttl' => 30])->acquire(0.2),
+            // An operator's look at it.
+            'Lock:h ' => fn () => (new RedisLock\Client())->lockState('h', 'seed'),
         ] as $key => $call) {
+            $key = trim($key);
             try {
                 $call();
                 $this->fail("took $key");
@@ -143,6 +147,22 @@ final class ErrorsTest extends RedisLockTestCase
         $keys = $this->redis->keys('*');
         sort($keys);
         $this->assertSame(['Lock:h', 'lock:{h}'], $keys);
+    }
+
+    /** A held lock whose line holds another type: an operator's list of locks names the line. */
+    public function testAListOfLocksNamesALineOfAnotherType(): void
+    {
+        $lock = (new RedisLock\Client())->lock('l', ['ttl' => 30]);
+        $this->assertTrue($lock->acquire());
+        $this->redis->hSet('lock:{l}:line', 'by', 'hand');
+        try {
+            (new RedisLock\Client())->locks('*');
+            $this->fail('listed');
+        } catch (ServerException $e) {
+            $this->assertStringEndsWith('answered with an error: WRONGTYPE key lock:{l}:line holds a hash, where redislock keeps a list', $e->getMessage());
+        }
+        $this->assertSame(['by' => 'hand'], $this->redis->hGetAll('lock:{l}:line'));
+        $this->assertTrue($lock->isHeld());
     }
 
     /** A peer that is not Redis (an HTTP proxy on the port) is named as such, quoted. */
