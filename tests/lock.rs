@@ -412,10 +412,6 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                     _ => common::release(&config, name, b"H"),
                 };
                 let what = format!("{}, {call}, {role} wrong", String::from_utf8_lossy(name));
-                // (A seed lock's plain first try, having set the lock and
-                // then found its line of another type, gives it up with a
-                // lease of 1 ms.)
-                std::thread::sleep(Duration::from_millis(5));
                 match done {
                     Ok(true) => {}
                     Ok(false) if before == server.snapshot() => {}

@@ -268,13 +268,13 @@ impl Acquire<'_> {
                 Ok(replies) => Ok(redis::from_redis_value(replies)?),
                 Err(e) => {
                     // The line holds another type (written by hand): the
-                    // lock the SET took is given up again at once, and the
-                    // error names the key (Redis' own names none).
+                    // lock the SET took is deleted again (a lease below 0),
+                    // and the error names the key (Redis' own names none).
                     if took {
                         EXTEND
                             .key(&self.keys.lock)
                             .arg(self.token)
-                            .arg(1)
+                            .arg(-1)
                             .invoke::<i64>(c)?;
                     }
                     Err(Invocation::keys_of(TYPES)
