@@ -223,6 +223,19 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("clear", Box::new(|c, k, _| lease::clear(c, k).map(drop))),
         ("pause", Box::new(|c, k, _| lease::pause(c, k).map(drop))),
         ("pop", Box::new(|c, k, _| queue::pop(c, k, 10).map(drop))),
+        // An operator's looks.
+        (
+            "metrics",
+            Box::new(|c, k, _| lease::metrics(c, k).map(drop)),
+        ),
+        (
+            "history",
+            Box::new(|c, k, _| lease::history(c, k).map(drop)),
+        ),
+        (
+            "workers",
+            Box::new(|c, k, _| lease::workers(c, k, 10).map(drop)),
+        ),
         (
             "dequeue",
             Box::new(|c, k, _| {
@@ -244,6 +257,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("stats", keys.stats.clone()),
         ("failures", keys.failures.clone()),
         ("dead failures", keys.dead_failures.clone()),
+        ("workers", keys.workers.clone()),
         ("workers done", keys.worked.clone()),
     ];
     let mut refused = HashSet::new();
@@ -329,6 +343,11 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("leases", "ack and reserve"),
         ("line", "ack and reserve, none expired"),
         ("line", "ack and wait"),
+        ("queue", "metrics"),
+        ("leased", "metrics"),
+        ("dead", "metrics"),
+        ("stats", "history"),
+        ("workers", "workers"),
     ] {
         assert!(refused.contains(&expected), "{expected:?} was not refused");
     }

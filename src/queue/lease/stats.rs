@@ -57,6 +57,7 @@ fn metrics_call(config: &Config, keys: &Keys, history: bool) -> Result<Vec<i64>,
             .key(&keys.leased)
             .key(&keys.dead)
             .key(&keys.stats)
+            .types_checked(&["zset", "zset", "zset", "hash"])
             .arg(if history { "history" } else { "" })
             .invoke(c)
     })

@@ -91,6 +91,7 @@ pub fn workers(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Worker>, 
         WORKERS
             .key(&keys.workers)
             .key(&keys.worked)
+            .types_checked(&["zset", "hash"])
             .arg("list")
             .arg(limit.clamp(1, super::BATCH))
             .invoke(c)
