@@ -6,6 +6,8 @@
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
+use redis::{FromRedisValue, ToRedisArgs};
+
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
@@ -16,6 +18,7 @@ static TAKE: LazyLock<Script> = script!("stock_take.lua");
 static TAKE_AND_ORDER: LazyLock<Script> = script!("stock_order.lua");
 static SET: LazyLock<Script> = script!("stock_set.lua");
 static GIVE: LazyLock<Script> = script!("stock_give.lua");
+static READ: LazyLock<Script> = script!("stock_read.lua");
 /// The types of a stock script's keys (see `Invocation::types_checked`):
 /// the stock, its buyers and its takes, then for a take with its order the
 /// orders queue's (its tasks, payloads, attempts, leases, line and stats).
@@ -242,26 +245,27 @@ impl Stock {
 
     /// The units left, or None when the stock does not exist.
     pub fn remaining(&self) -> Result<Option<i64>, Error> {
-        conn::with(&self.config, |c| {
-            redis::cmd("GET").arg(&self.keys.stock).query(c)
-        })
+        self.read(&["left"])
     }
 
     /// The units `buyer` took.
     pub fn bought(&self, buyer: &[u8]) -> Result<u64, Error> {
-        let n: Option<i64> = conn::with(&self.config, |c| {
-            redis::cmd("HGET")
-                .arg(&self.keys.buyers)
-                .arg(buyer)
-                .query(c)
-        })?;
-        Ok(n.map_or(0, count))
+        Ok(count(self.read(&[&b"bought"[..], buyer])?))
     }
 
     /// Every buyer with the units it took.
     pub fn buyers(&self) -> Result<Vec<(Vec<u8>, i64)>, Error> {
+        self.read(&["buyers"])
+    }
+
+    /// One of `stock_read.lua`'s reads: a key written by hand, of another
+    /// type or not a whole number, is a server error naming it.
+    fn read<T: FromRedisValue, A: ToRedisArgs>(&self, args: &[A]) -> Result<T, Error> {
         conn::with(&self.config, |c| {
-            redis::cmd("HGETALL").arg(&self.keys.buyers).query(c)
+            READ.key(&self.keys.stock)
+                .key(&self.keys.buyers)
+                .arg(args)
+                .invoke(c)
         })
     }
 

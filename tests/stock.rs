@@ -227,3 +227,81 @@ fn set_and_give_back_name_a_key_of_the_wrong_type() {
         }
     }
 }
+
+/// A stock's keys written by hand (a stock or a buyer's units that are not
+/// a whole number, a key of another type): the reads fail naming the key,
+/// as a server error (before, text was a reply the extension could not
+/// read, told as Redis being unavailable).
+#[test]
+fn the_reads_name_a_key_written_by_hand() {
+    let server = RedisServer::start();
+    let (stock, keys, _) = sale(&server);
+    let stock_key = String::from_utf8_lossy(&keys.stock).into_owned();
+    let buyers_key = String::from_utf8_lossy(&keys.buyers).into_owned();
+    let cases: [(&str, redis::Pipeline, String); 3] = [
+        (
+            "stock text",
+            redis::pipe()
+                .cmd("SET")
+                .arg(&keys.stock)
+                .arg("many")
+                .clone(),
+            format!("WRONGTYPE key {stock_key} holds \"many\", not a whole number"),
+        ),
+        (
+            "stock a list",
+            redis::pipe()
+                .cmd("DEL")
+                .arg(&keys.stock)
+                .cmd("RPUSH")
+                .arg(&keys.stock)
+                .arg("x")
+                .clone(),
+            format!("WRONGTYPE key {stock_key} holds a list, where redislock keeps a string"),
+        ),
+        (
+            "a buyer's units text",
+            redis::pipe()
+                .cmd("HSET")
+                .arg(&keys.buyers)
+                .arg("buyer")
+                .arg("lots")
+                .clone(),
+            format!("WRONGTYPE key {buyers_key} holds \"lots\", not a whole number"),
+        ),
+    ];
+    for (case, write, named) in cases {
+        let _: () = redis::cmd("FLUSHALL").query(&mut server.client()).unwrap();
+        stock.set(10, None).unwrap();
+        let _: () = write.query(&mut server.client()).unwrap();
+        let before = server.snapshot();
+        let reads = [
+            (
+                "remaining",
+                stock.remaining().map(drop),
+                case.starts_with("stock"),
+            ),
+            (
+                "bought",
+                stock.bought(b"buyer").map(drop),
+                !case.starts_with("stock"),
+            ),
+            (
+                "buyers",
+                stock.buyers().map(drop),
+                !case.starts_with("stock"),
+            ),
+        ];
+        for (read, done, reads_it) in reads {
+            match done {
+                Err(Error::Server { cause, .. }) => {
+                    assert!(reads_it, "{read}, {case}: failed: {cause}");
+                    assert!(cause.starts_with(&named), "{read}, {case}: {cause}");
+                }
+                Ok(()) => assert!(!reads_it, "{read}, {case}: worked"),
+                Err(e) => panic!("{read}, {case}: not a server error: {e}"),
+            }
+        }
+        assert!(before == server.snapshot(), "{case}: Redis changed");
+    }
+}
