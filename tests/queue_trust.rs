@@ -353,6 +353,73 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
     }
 }
 
+/// The stats hash's counts written by hand with text: a call that counts
+/// (after its writes) starts such a count again instead of failing with its
+/// tasks moved, and the metrics read on.
+#[test]
+fn a_count_written_by_hand_starts_again_instead_of_failing_a_call() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"counted");
+    type Call = Box<dyn Fn(&Config, &Keys, &Leased) -> Result<(), Error>>;
+    let calls: Vec<(&str, Call)> = vec![
+        (
+            "enqueue",
+            Box::new(|c, k, _| queue::enqueue(c, k, &[b"new".to_vec()], 0.0).map(drop)),
+        ),
+        (
+            "reserve",
+            Box::new(|c, k, _| try_reserve(c, k, terms(30_000, 1), &NOW).map(drop)),
+        ),
+        (
+            "ack",
+            Box::new(|c, k, r| lease::ack(c, k, &r.id, &r.token).map(drop)),
+        ),
+        (
+            "nack",
+            Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 0, b"why").map(drop)),
+        ),
+        (
+            "nack dead",
+            Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 1, b"why").map(drop)),
+        ),
+        (
+            "retry dead",
+            Box::new(|c, k, _| lease::retry_dead(c, k, &[]).map(drop)),
+        ),
+        ("pop", Box::new(|c, k, _| queue::pop(c, k, 10).map(drop))),
+    ];
+    for (name, call) in &calls {
+        let run = every_state(&server, &config, &keys);
+        let mut c = server.client();
+        let fields: Vec<String> = redis::cmd("HKEYS").arg(&keys.stats).query(&mut c).unwrap();
+        let mut by_hand = redis::pipe();
+        for field in fields.iter().filter(|f| *f != "registered") {
+            by_hand.cmd("HSET").arg(&keys.stats).arg(field).arg("many");
+        }
+        // A period long gone, which the next count folds into the total.
+        for counter in ["enqueued", "acked", "nacked", "retried", "dead", "expired"] {
+            by_hand
+                .cmd("HSET")
+                .arg(&keys.stats)
+                .arg(format!("{counter}:1"))
+                .arg("many");
+            by_hand
+                .cmd("HSET")
+                .arg(&keys.stats)
+                .arg(counter)
+                .arg("many");
+        }
+        by_hand.query::<()>(&mut c).unwrap();
+        if let Err(e) = call(&config, &keys, &run) {
+            panic!("{name} with counts written by hand: {e}");
+        }
+        if let Err(e) = lease::metrics(&config, &keys) {
+            panic!("metrics after {name}: {e}");
+        }
+    }
+}
+
 /// The seed's enqueue into a queue that holds only bare ids (its fast path,
 /// which no state of `every_state` reaches): a key of the wrong type is
 /// refused by name, by the command that reads it or first writes it, and

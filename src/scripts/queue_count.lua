@@ -8,13 +8,29 @@
 -- most once per 10 s), so the hash stays bounded.
 local QUEUE_COUNTERS = {'enqueued', 'acked', 'nacked', 'retried', 'dead', 'expired'}
 
+-- Adds n (a whole number) to the field of stats, and returns the sum. A
+-- count comes after the script's writes, so it never fails: a field
+-- written by hand that holds no whole number starts again from n (a stats
+-- hash of another type is checked before the first write: queue_put's
+-- read, queue_need).
+local function queue_add(stats, field, n)
+  local text = string.format('%d', n)
+  local sum = redis.pcall('HINCRBY', stats, field, text)
+  if type(sum) == 'table' then
+    need_type(stats, 'hash')
+    redis.call('HSET', stats, field, text)
+    return n
+  end
+  return sum
+end
+
 -- Adds n to the counter at server time now (seconds). Returns true when
 -- this was the counter's first count in the period.
 local function queue_count(stats, now, counter, n)
   if n <= 0 then return false end
   local period = math.floor(now / 10)
   local field = string.format('%s:%d', counter, period)
-  if need_call('hash', 'HINCRBY', stats, field, string.format('%d', n)) ~= n then
+  if queue_add(stats, field, n) ~= n then
     return false
   end
   local prefix = counter .. ':'
@@ -24,11 +40,11 @@ local function queue_count(stats, now, counter, n)
     local p = string.sub(flat[i], 1, #prefix) == prefix and tonumber(string.sub(flat[i], #prefix + 1))
     if p and p <= period - 60 then
       old[#old + 1] = flat[i]
-      sum = sum + tonumber(flat[i + 1])
+      sum = sum + (tonumber(flat[i + 1]) or 0)
     end
   end
   if #old > 0 then
-    redis.call('HINCRBY', stats, counter, sum)
+    queue_add(stats, counter, sum)
     redis.call('HDEL', stats, unpack(old))
   end
   return true
