@@ -27,6 +27,10 @@ pub enum Error {
     Connection { server: String, cause: String },
     /// Redis answered with an error (wrong type, script error, OOM...).
     Server { server: String, cause: String },
+    /// Redis answered with a reply that is not what the call reads (a key
+    /// written by hand, read as it is): the server is there, and the
+    /// connection in step.
+    Reply { server: String, cause: String },
 }
 
 impl fmt::Display for Error {
@@ -38,6 +42,12 @@ impl fmt::Display for Error {
             Error::Server { server, cause } => {
                 write!(f, "Redis at {server} answered with an error: {cause}")
             }
+            Error::Reply { server, cause } => {
+                write!(
+                    f,
+                    "Redis at {server} answered with a reply redislock cannot read: {cause}"
+                )
+            }
         }
     }
 }
@@ -48,14 +58,18 @@ impl Error {
     /// The server the error came from, as messages name it.
     pub fn server(&self) -> &str {
         match self {
-            Error::Connection { server, .. } | Error::Server { server, .. } => server,
+            Error::Connection { server, .. }
+            | Error::Server { server, .. }
+            | Error::Reply { server, .. } => server,
         }
     }
 
     /// What happened.
     pub fn cause(&self) -> &str {
         match self {
-            Error::Connection { cause, .. } | Error::Server { cause, .. } => cause,
+            Error::Connection { cause, .. }
+            | Error::Server { cause, .. }
+            | Error::Reply { cause, .. } => cause,
         }
     }
 }
@@ -67,10 +81,19 @@ impl Error {
 /// asks the sentinels or the cluster again. A single server that is a
 /// replica stays one: its READONLY is an answer like any other error.
 fn keeps_connection(config: &Config, err: &RedisError) -> bool {
-    matches!(
-        err.kind(),
-        ErrorKind::Server(_) | ErrorKind::Extension | ErrorKind::UnexpectedReturnType
-    ) && !(moved(err) && may_move(config))
+    (unreadable(err)
+        || matches!(
+            err.kind(),
+            ErrorKind::Server(_) | ErrorKind::Extension | ErrorKind::UnexpectedReturnType
+        ))
+        && !(moved(err) && may_move(config))
+}
+
+/// Whether `err` is a reply read whole that the call could not convert to
+/// what it reads (the `redis` crate's `ParsingError`), rather than bytes
+/// that are not the protocol.
+fn unreadable(err: &RedisError) -> bool {
+    std::error::Error::source(err).is_some_and(|e| e.is::<redis::ParsingError>())
 }
 
 /// Whether the server that serves a key can be another one a moment later.
@@ -241,7 +264,9 @@ fn classify(config: &Config, err: RedisError) -> Error {
             None => err.to_string(),
         },
     };
-    if keeps_connection(config, &err) {
+    if unreadable(&err) {
+        Error::Reply { server, cause }
+    } else if keeps_connection(config, &err) {
         Error::Server { server, cause }
     } else {
         Error::Connection { server, cause }

@@ -432,3 +432,39 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A reply the extension cannot read (a process description written by
+/// hand with bytes that are not UTF-8) is told as such, a server's answer,
+/// not as Redis being unavailable; the connection stays in use.
+#[test]
+fn a_reply_that_cannot_be_read_is_not_told_as_redis_unavailable() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let token = redislock::holder::token();
+    let lease = Duration::from_secs(30);
+    assert!(common::acquired(&config, b"lock:{d}", &token, lease, NO_WAIT).unwrap());
+    let mut c = server.client();
+    let described: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*holder*").query(&mut c).unwrap();
+    assert_eq!(described.len(), 1, "the process describes itself");
+    let _: () = redis::cmd("HSET")
+        .arg(&described[0])
+        .arg("host")
+        .arg(&b"\xff\xfe"[..])
+        .query(&mut c)
+        .unwrap();
+    let clients = |c: &mut redis::Connection| -> usize {
+        let list: String = redis::cmd("CLIENT").arg("LIST").query(c).unwrap();
+        list.lines().count()
+    };
+    let before = clients(&mut c);
+    match inspect::state(&config, Kind::Lock, b"d") {
+        Err(e @ Error::Reply { .. }) => assert!(
+            e.to_string()
+                .contains("answered with a reply redislock cannot read"),
+            "{e}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(clients(&mut c), before, "the connection was dropped");
+    assert!(lock::holds(&config, b"lock:{d}", &token).unwrap());
+}

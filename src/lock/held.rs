@@ -169,7 +169,7 @@ pub fn end(locks: Vec<Held>, release: bool) -> usize {
         }
         match super::release(&h.config, &h.keys, h.token.as_bytes()) {
             Ok(true) => released += 1,
-            Ok(false) | Err(Error::Server { .. }) => {}
+            Ok(false) | Err(Error::Server { .. } | Error::Reply { .. }) => {}
             Err(Error::Connection { server, .. }) => unreachable.push(server),
         }
     }

@@ -131,7 +131,7 @@ pub fn exception(kind: Class, message: impl Into<String>) -> PhpException {
 pub fn to_php(err: Error) -> PhpException {
     let kind = match err {
         Error::Connection { .. } => Class::Connection,
-        Error::Server { .. } => Class::Server,
+        Error::Server { .. } | Error::Reply { .. } => Class::Server,
     };
     exception(kind, format!("redislock: {err}"))
 }

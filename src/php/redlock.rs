@@ -97,7 +97,7 @@ impl Redlock {
                 // of reach: a ServerException says so.
                 let answered = failed
                     .iter()
-                    .all(|e| matches!(e, crate::conn::Error::Server { .. }));
+                    .all(|e| !matches!(e, crate::conn::Error::Connection { .. }));
                 exception(
                     if lost {
                         Class::LockLost
