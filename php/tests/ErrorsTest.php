@@ -165,6 +165,30 @@ final class ErrorsTest extends RedisLockTestCase
         $this->assertTrue($lock->isHeld());
     }
 
+    /**
+     * A reply the extension cannot read (a process description written by
+     * hand with bytes that are not UTF-8): a ServerException that says so,
+     * not a ConnectionException, and the connection stays.
+     */
+    public function testAReplyThatCannotBeReadIsAServerException(): void
+    {
+        $client = new RedisLock\Client();
+        $lock = $client->lock('d', ['ttl' => 30]);
+        $this->assertTrue($lock->acquire());
+        // The process behind the lock's owner token (its first 12
+        // characters), as it describes itself (or would have, had an
+        // earlier test not flushed its description).
+        $owner = $this->redis->get('lock:{d}');
+        $this->redis->hSet('redislock:holder:' . substr($owner, 0, 12), 'host', "\xff\xfe");
+        try {
+            $client->lockState('d');
+            $this->fail('read');
+        } catch (ServerException $e) {
+            $this->assertStringContainsString('answered with a reply redislock cannot read: ', $e->getMessage());
+        }
+        $this->assertTrue($lock->isHeld());
+    }
+
     /** A peer that is not Redis (an HTTP proxy on the port) is named as such, quoted. */
     public function testAPeerThatIsNotRedisIsSaidToBeOne(): void
     {
