@@ -231,25 +231,44 @@ fn order_locks_take_ids_from_the_shared_counter() {
         .query(&mut server.client())
         .unwrap();
     assert_eq!(stored, first.to_string());
-    // A counter of another type (written by hand) is named, and no order is
-    // locked.
-    let _: () = redis::pipe()
+    // A counter written by hand, of another type or with text, is named,
+    // and no order is locked.
+    let hash = redis::pipe()
         .cmd("DEL")
         .arg(lock::order::COUNTER)
         .cmd("HSET")
         .arg(lock::order::COUNTER)
         .arg("x")
         .arg("y")
-        .query(&mut server.client())
-        .unwrap();
-    match lock::order::acquire(&config, b"9", lease) {
-        Err(Error::Server { cause, .. }) => assert!(
-            cause.starts_with("WRONGTYPE key lock_unique_id holds a hash"),
-            "{cause}"
+        .clone();
+    let text = redis::pipe()
+        .cmd("SET")
+        .arg(lock::order::COUNTER)
+        .arg("many")
+        .clone();
+    for (by_hand, named) in [
+        (hash, "WRONGTYPE key lock_unique_id holds a hash"),
+        (
+            text,
+            "WRONGTYPE key lock_unique_id holds \"many\", not a whole number",
         ),
-        other => panic!("expected the counter named, got {other:?}"),
+    ] {
+        let _: () = by_hand.query(&mut server.client()).unwrap();
+        let before = server.snapshot();
+        for call in ["acquire", "next id"] {
+            let done = match call {
+                "acquire" => lock::order::acquire(&config, b"9", lease).map(drop),
+                _ => lock::order::next_id(&config).map(drop),
+            };
+            match done {
+                Err(Error::Server { cause, .. }) => {
+                    assert!(cause.starts_with(named), "{call}: {cause}")
+                }
+                other => panic!("{call}: expected the counter named, got {other:?}"),
+            }
+            assert!(before == server.snapshot(), "{call}: Redis changed");
+        }
     }
-    assert_eq!(server.pttl("order_lock_9"), -2);
 }
 
 #[test]

@@ -38,12 +38,7 @@ pub fn acquire(config: &Config, order: &[u8], lease: Duration) -> Result<Option<
         return Ok(set.map(|_| id));
     }
     let id: i64 = conn::with(config, |c| {
-        ACQUIRE
-            .key(key)
-            .key(counter)
-            .types_checked(super::TYPES)
-            .arg(millis(lease))
-            .invoke(c)
+        ACQUIRE.key(key).key(counter).arg(millis(lease)).invoke(c)
     })?;
     Ok((id != 0).then_some(id))
 }
@@ -54,8 +49,8 @@ pub fn release(config: &Config, order: &[u8], id: &[u8]) -> Result<bool, Error> 
     super::release(config, &Keys::order(&config.prefix, order), id)
 }
 
-/// A new id from the counter.
+/// A new id from the counter (the script with the counter alone).
 pub fn next_id(config: &Config) -> Result<i64, Error> {
     let counter = config.key(COUNTER.as_bytes());
-    conn::with(config, |c| redis::cmd("INCR").arg(&counter).query(c))
+    conn::with(config, |c| ACQUIRE.key(&counter).invoke(c))
 }
