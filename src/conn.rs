@@ -92,7 +92,7 @@ fn keeps_connection(config: &Config, err: &RedisError) -> bool {
 /// Whether `err` is a reply read whole that the call could not convert to
 /// what it reads (the `redis` crate's `ParsingError`), rather than bytes
 /// that are not the protocol.
-fn unreadable(err: &RedisError) -> bool {
+pub fn unreadable(err: &RedisError) -> bool {
     std::error::Error::source(err).is_some_and(|e| e.is::<redis::ParsingError>())
 }
 

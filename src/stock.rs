@@ -6,7 +6,7 @@
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use redis::{FromRedisValue, ToRedisArgs};
+use redis::{Cmd, FromRedisValue, ToRedisArgs};
 
 use crate::config::Config;
 use crate::conn::{self, Error};
@@ -245,27 +245,34 @@ impl Stock {
 
     /// The units left, or None when the stock does not exist.
     pub fn remaining(&self) -> Result<Option<i64>, Error> {
-        self.read(&["left"])
+        self.read(redis::cmd("GET").arg(&self.keys.stock), &["left"])
     }
 
     /// The units `buyer` took.
     pub fn bought(&self, buyer: &[u8]) -> Result<u64, Error> {
-        Ok(count(self.read(&[&b"bought"[..], buyer])?))
+        let plain = redis::cmd("HGET").arg(&self.keys.buyers).arg(buyer).clone();
+        let units: Option<i64> = self.read(&plain, &[&b"bought"[..], buyer])?;
+        Ok(units.map_or(0, count))
     }
 
     /// Every buyer with the units it took.
     pub fn buyers(&self) -> Result<Vec<(Vec<u8>, i64)>, Error> {
-        self.read(&["buyers"])
+        self.read(redis::cmd("HGETALL").arg(&self.keys.buyers), &["buyers"])
     }
 
-    /// One of `stock_read.lua`'s reads: a key written by hand, of another
-    /// type or not a whole number, is a server error naming it.
-    fn read<T: FromRedisValue, A: ToRedisArgs>(&self, args: &[A]) -> Result<T, Error> {
-        conn::with(&self.config, |c| {
-            READ.key(&self.keys.stock)
+    /// A read with the `plain` command; what it cannot take as it is (a key
+    /// written by hand: another type, or not a whole number as Rust reads
+    /// one) is read again by `stock_read.lua` (with `args`), which reads
+    /// numbers as the stock's scripts do and fails naming the key when they
+    /// would.
+    fn read<T: FromRedisValue, A: ToRedisArgs>(&self, plain: &Cmd, args: &[A]) -> Result<T, Error> {
+        conn::with(&self.config, |c| match plain.query(c) {
+            Err(e) if e.code() == Some("WRONGTYPE") || conn::unreadable(&e) => READ
+                .key(&self.keys.stock)
                 .key(&self.keys.buyers)
                 .arg(args)
-                .invoke(c)
+                .invoke(c),
+            read => read,
         })
     }
 

@@ -384,7 +384,7 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
             ("state", true, true),
             ("states", true, true),
         ];
-        for role in ["lock", "fence", "fence text", "line"] {
+        for role in ["lock", "fence", "fence text", "fence 7.0", "line"] {
             let key = match role {
                 "lock" => &keys.lock,
                 "line" => &keys.line,
@@ -404,6 +404,9 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                 }
                 if role == "fence text" {
                     server.by_hand(key);
+                } else if role == "fence 7.0" {
+                    // A whole number to Lua, not to Redis' INCR.
+                    let _: () = redis::cmd("SET").arg(key).arg("7.0").query(&mut c).unwrap();
                 } else {
                     let _: () = redis::pipe()
                         .cmd("DEL")

@@ -136,18 +136,31 @@ fn a_takes_order_task_starts_anew_and_wakes_a_consumer() {
     assert_eq!((order.payload.as_deref(), order.attempts), (None, 1));
 }
 
-/// A buyer's record holding text where the stock counts units (written by
-/// hand): a take for that buyer fails naming the buyers' hash, with or
-/// without a limit per buyer, and changes nothing.
+/// A buyer's record or the stock holding what Redis does not count as a
+/// whole number (written by hand: text, or '2.0'): a take for that buyer
+/// fails naming the key, with or without a limit per buyer, and changes
+/// nothing (before, '2.0' passed the check and failed the increment after
+/// the take's first writes).
 #[test]
-fn a_buyer_record_that_is_not_a_number_fails_the_take_before_it_writes() {
+fn a_buyer_record_or_stock_that_is_not_a_number_fails_the_take_before_it_writes() {
     let server = RedisServer::start();
-    for per_buyer in [0, 5] {
+    // ('2.0': a whole number to Lua, not to Redis' HINCRBY or DECRBY; the
+    // stock too, which the take decrements after it enqueued the order.)
+    for (per_buyer, written, stock_too) in [
+        (0, "many", false),
+        (5, "many", false),
+        (5, "2.0", false),
+        (0, "2.0", true),
+    ] {
         let (stock, keys, _) = sale(&server);
-        redis::cmd("HSET")
-            .arg(&keys.buyers)
-            .arg("buyer")
-            .arg("many")
+        let key = if stock_too { &keys.stock } else { &keys.buyers };
+        let mut by_hand = redis::cmd(if stock_too { "SET" } else { "HSET" });
+        by_hand.arg(key);
+        if !stock_too {
+            by_hand.arg("buyer");
+        }
+        by_hand
+            .arg(written)
             .query::<()>(&mut server.client())
             .unwrap();
         let before = server.snapshot();
@@ -160,8 +173,8 @@ fn a_buyer_record_that_is_not_a_number_fails_the_take_before_it_writes() {
         match stock.take(&take) {
             Err(Error::Server { cause, .. }) => assert!(
                 cause.contains(&format!(
-                    "key {} holds \"many\", not a whole number",
-                    String::from_utf8_lossy(&keys.buyers)
+                    "key {} holds \"{written}\", not a whole number",
+                    String::from_utf8_lossy(key)
                 )),
                 "limit {per_buyer}: {cause}"
             ),
