@@ -33,9 +33,9 @@ static MANY: LazyLock<Script> = script!("lock_many.lua");
 static EXTEND: LazyLock<Script> = script!("lock_extend.lua");
 static REMAINING: LazyLock<Script> = script!("lock_remaining.lua");
 /// The types of a lock script's keys, for each lock (see
-/// `Invocation::types_checked`): a lock, its fencing counter (or an order
-/// lock's id counter) and its line, in that order.
-pub(crate) const TYPES: &[&str] = &["string", "string", "list"];
+/// `Invocation::types_checked`): a lock, its fencing counter and its line,
+/// in that order.
+const TYPES: &[&str] = &["string", "string", "list"];
 
 /// How long a fence counter outlives the lease of the lock it counts for.
 pub const FENCE_KEEP: Duration = Duration::from_secs(3600);
