@@ -22,7 +22,7 @@ final class BadInputTest extends RedisLockTestCase
             'array' => ['a', 'b'], 'nested array' => [['x']], 'object' => new stdClass(), 'resource' => $fp,
             'closure' => fn () => 1, 'nul bytes' => "a\0b", 'invalid utf-8' => "\xff\xfe",
             'huge' => str_repeat('n', 1 << 20), 'true' => true, 'false' => false, 'float' => 1.5,
-            'minus zero' => -0.0, 'denormal' => 5e-324,
+            'minus zero' => -0.0, 'denormal' => 5e-324, 'huge float' => 1e300,
         ];
     }
 
@@ -127,6 +127,7 @@ final class BadInputTest extends RedisLockTestCase
     public function testEveryMethodWithEveryHostileValue(): void
     {
         $outcomes = [];
+        $messages = [];
         foreach (self::calls() as $call => $row) {
             [$setUp, $fn] = is_array($row) ? $row : [fn () => null, $row];
             foreach (self::hostile() as $label => $value) {
@@ -139,6 +140,7 @@ final class BadInputTest extends RedisLockTestCase
                 } catch (TypeError | ValueError $e) {
                     $outcome = get_class($e);
                     $this->assertNotSame('', $e->getMessage());
+                    $messages["$call($label)"] = $e->getMessage();
                     $this->assertSame($before, $this->snapshot(), "$call($label) threw but changed Redis");
                 }
                 unset($context);
@@ -230,6 +232,15 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('ValueError', $outcomes['Client::lock $options(deep array)'], 'unknown option 0');
         $this->assertSame('ValueError', $outcomes['Redlock::__construct $options(recursive array)'], 'unknown option 0');
         $this->assertSame('TypeError', $outcomes['Queue::enqueueMany $tasks(deep array)']);
+        // Numbers in messages are written as PHP code writes them.
+        $this->assertStringEndsWith(', NAN given', $messages['Lock::acquire $wait(nan)']);
+        $this->assertStringEndsWith(', -INF given', $messages['Queue::enqueue $delay(-inf)']);
+        $this->assertStringEndsWith(', 9.223372036854776E+18 given', $messages['Lock::extend $ttl(max int)']);
+        $this->assertStringEndsWith(', 1.0E+300 given', $messages['Queue::extend $lease(huge float)']);
+        // (an int has at most 19 digits; 1e300 was written out in 301)
+        foreach ($messages as $case => $message) {
+            $this->assertDoesNotMatchRegularExpression('/\b(NaN|inf)\b|\d{20}/', $message, $case);
+        }
         foreach ($outcomes as $case => $outcome) {
             $this->assertContains($outcome, ['boolean', 'integer', 'string', 'array', 'object', 'NULL', 'TypeError', 'ValueError'], $case);
         }

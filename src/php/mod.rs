@@ -45,7 +45,8 @@ pub const MAX_SECONDS: f64 = 2_147_483_647.0;
 pub fn lease(seconds: f64, param: impl Display + Copy) -> PhpResult<Duration> {
     if !seconds.is_finite() || seconds > MAX_SECONDS {
         return Err(value_error(format!(
-            "{param} must be a finite number of seconds up to {MAX_SECONDS}, {seconds} given"
+            "{param} must be a finite number of seconds up to {MAX_SECONDS}, {} given",
+            value::shown(seconds)
         )));
     }
     Ok(Duration::from_secs_f64(seconds.max(0.001)))
@@ -56,7 +57,8 @@ pub fn positive_seconds(value: &Value, param: impl Display + Copy) -> PhpResult<
     let n = value.number(param)?;
     if n.is_nan() || n <= 0.0 {
         return Err(value_error(format!(
-            "{param} must be a number of seconds greater than 0, {n} given"
+            "{param} must be a number of seconds greater than 0, {} given",
+            value::shown(n)
         )));
     }
     lease(n, param)
@@ -67,7 +69,8 @@ pub fn wait_seconds(value: &Value, param: impl Display + Copy) -> PhpResult<Dura
     let n = value.number(param)?;
     if n.is_nan() || n < 0.0 {
         return Err(value_error(format!(
-            "{param} must be a number of seconds >= 0 (INF to wait without limit), {n} given"
+            "{param} must be a number of seconds >= 0 (INF to wait without limit), {} given",
+            value::shown(n)
         )));
     }
     Ok(Duration::from_secs_f64(n.min(MAX_SECONDS)))

@@ -40,7 +40,10 @@ pub struct Queue {
 fn delay_seconds(value: &Value, param: impl Display + Copy) -> PhpResult<f64> {
     let n = value.finite(param)?;
     if n < 0.0 {
-        return Err(value_error(format!("{param} must be >= 0, {n} given")));
+        return Err(value_error(format!(
+            "{param} must be >= 0, {} given",
+            super::value::shown(n)
+        )));
     }
     lease(n, param).map(|_| n)
 }

@@ -10,7 +10,7 @@ use ext_php_rs::prelude::*;
 use super::errors::{Class, exception};
 use super::value::{
     Arg, Argument, Float, NullableArray, NullableFloat, Opt, Text, Value, non_empty, opt,
-    read_options, type_error, value_error,
+    read_options, shown, type_error, value_error,
 };
 use super::{config_from_param, positive_seconds, wait_seconds};
 use crate::lock::redlock::{self, Denied, Invalid, NoQuorum, Nodes};
@@ -35,7 +35,7 @@ const OPTIONS: &[Opt<RedlockOptions>] = &[
             if !(0.0..1.0).contains(&o.drift_factor) {
                 return Err(value_error(format!(
                     "{p} must be in [0, 1), {} given",
-                    o.drift_factor
+                    shown(o.drift_factor)
                 )));
             }
             Ok(())

@@ -211,7 +211,8 @@ impl Value {
             Ok(n)
         } else {
             Err(value_error(format!(
-                "{param} must be a finite number, {n} given"
+                "{param} must be a finite number, {} given",
+                shown(n)
             )))
         }
     }
@@ -451,6 +452,13 @@ impl<'a> Ids<'a> {
             None => Ok(Value::copy_at(zv, depth).into_bytes(param)?.into()),
         }
     }
+}
+
+/// A float in a message, as `var_export()` writes it: the shortest form
+/// that reads back the same, `1.0E+300` rather than 301 digits, `NAN` and
+/// `INF` as PHP code spells them.
+pub fn shown(d: f64) -> String {
+    php_float(d, -1)
 }
 
 /// A float as PHP's string conversion writes it (`"Lock:{$name}"`): Zend's
