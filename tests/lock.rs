@@ -231,8 +231,8 @@ fn order_locks_take_ids_from_the_shared_counter() {
         .query(&mut server.client())
         .unwrap();
     assert_eq!(stored, first.to_string());
-    // A counter written by hand, of another type or with text, is named,
-    // and no order is locked.
+    // A counter written by hand, of another type, with text or at the
+    // last id, is named, and no order is locked.
     let hash = redis::pipe()
         .cmd("DEL")
         .arg(lock::order::COUNTER)
@@ -246,11 +246,20 @@ fn order_locks_take_ids_from_the_shared_counter() {
         .arg(lock::order::COUNTER)
         .arg("many")
         .clone();
+    let last = redis::pipe()
+        .cmd("SET")
+        .arg(lock::order::COUNTER)
+        .arg(i64::MAX)
+        .clone();
     for (by_hand, named) in [
         (hash, "WRONGTYPE key lock_unique_id holds a hash"),
         (
             text,
             "WRONGTYPE key lock_unique_id holds \"many\", not a whole number",
+        ),
+        (
+            last,
+            "WRONGTYPE key lock_unique_id holds \"9223372036854775807\", too large a count",
         ),
     ] {
         let _: () = by_hand.query(&mut server.client()).unwrap();

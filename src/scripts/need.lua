@@ -51,12 +51,15 @@ end
 -- The whole number that raw (key's value) holds, written as Redis' INCRBY
 -- reads one (digits, a '-' before them, no leading zero, within 64 bits):
 -- a count that passes here never fails the increment a script makes after
--- its checks ('7.0' is a whole number to Lua, not to INCRBY). Fails when
--- it holds something else.
+-- its checks ('7.0' is a whole number to Lua, not to INCRBY), and one
+-- within 9e18 (Lua's numbers are exact below 2^53; past 9e18 the next
+-- increment may overflow 64 bits). Fails when it holds something else.
 local function need_units(key, raw)
   local n = tonumber(raw)
-  if not n or not (raw == '0' or string.match(raw, '^%-?[1-9]%d*$')) or math.abs(n) >= 9e18 then
-    need_fail(key, 'holds "' .. string.gsub(string.sub(raw, 1, 40), '%c', '?') .. '", not a whole number')
+  local whole = n and (raw == '0' or string.match(raw, '^%-?[1-9]%d*$'))
+  if not whole or math.abs(n) >= 9e18 then
+    need_fail(key, 'holds "' .. string.gsub(string.sub(raw, 1, 40), '%c', '?') .. '", '
+      .. (whole and 'too large a count' or 'not a whole number'))
   end
   return n
 end
