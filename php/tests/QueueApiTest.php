@@ -296,7 +296,20 @@ final class QueueApiTest extends RedisLockTestCase
         }
         $this->assertSame(2, $this->redis->zCard('Queue:bounded'), 'nothing of the batch was added');
         $q->ack($q->reserve()[0]);
+        // Room for one, a batch of two new ones: the message says so.
+        try {
+            $q->enqueueMany(['c' => null, 'd' => null, 'b' => null]);
+            $this->fail('enqueued past maxLength');
+        } catch (QueueFullException $e) {
+            $this->assertSame("redislock: queue 'bounded' has room for 1 more task (at most 2), fewer than the batch adds; nothing was enqueued", $e->getMessage());
+        }
         $this->assertSame('added', $q->enqueue('c'));
+        try {
+            $q->enqueue('d');
+            $this->fail('enqueued past maxLength');
+        } catch (QueueFullException $e) {
+            $this->assertSame("redislock: queue 'bounded' is full: 2 tasks of at most 2; nothing was enqueued", $e->getMessage());
+        }
     }
 
     public function testMetricsMatchTheGroundTruth(): void

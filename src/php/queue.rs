@@ -172,9 +172,19 @@ impl Queue {
             Put::Full { length, enqueued } => Err(exception(
                 Class::QueueFull,
                 format!(
-                    "redislock: queue '{}' is full: {length} tasks of at most {}; {}",
+                    "redislock: queue '{}' {}; {}",
                     String::from_utf8_lossy(self.queue.name()),
-                    self.options.max_length,
+                    match self.options.max_length.checked_sub(length) {
+                        Some(room @ 1..) => format!(
+                            "has room for {room} more {} (at most {}), fewer than the batch adds",
+                            if room == 1 { "task" } else { "tasks" },
+                            self.options.max_length
+                        ),
+                        _ => format!(
+                            "is full: {length} tasks of at most {}",
+                            self.options.max_length
+                        ),
+                    },
                     match enqueued {
                         0 => "nothing was enqueued".to_owned(),
                         n => format!(
