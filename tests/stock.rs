@@ -137,7 +137,8 @@ fn a_takes_order_task_starts_anew_and_wakes_a_consumer() {
 }
 
 /// A buyer's record or the stock holding what Redis does not count as a
-/// whole number (written by hand: text, or '2.0'): a take for that buyer
+/// whole number (written by hand: text, or '2.0'), or a count too large to
+/// count on: a take for that buyer
 /// fails naming the key, with or without a limit per buyer, and changes
 /// nothing (before, '2.0' passed the check and failed the increment after
 /// the take's first writes).
@@ -146,11 +147,15 @@ fn a_buyer_record_or_stock_that_is_not_a_number_fails_the_take_before_it_writes(
     let server = RedisServer::start();
     // ('2.0': a whole number to Lua, not to Redis' HINCRBY or DECRBY; the
     // stock too, which the take decrements after it enqueued the order.)
-    for (per_buyer, written, stock_too) in [
-        (0, "many", false),
-        (5, "many", false),
-        (5, "2.0", false),
-        (0, "2.0", true),
+    // (A count at 9e18 or past it is whole, but too large to count on.)
+    let (whole, large) = ("not a whole number", "too large a count");
+    for (per_buyer, written, stock_too, what) in [
+        (0, "many", false, whole),
+        (5, "many", false, whole),
+        (5, "2.0", false, whole),
+        (0, "2.0", true, whole),
+        (5, "9223372036854775807", false, large),
+        (0, "-9000000000000000000", true, large),
     ] {
         let (stock, keys, _) = sale(&server);
         let key = if stock_too { &keys.stock } else { &keys.buyers };
@@ -173,7 +178,7 @@ fn a_buyer_record_or_stock_that_is_not_a_number_fails_the_take_before_it_writes(
         match stock.take(&take) {
             Err(Error::Server { cause, .. }) => assert!(
                 cause.contains(&format!(
-                    "key {} holds \"{written}\", not a whole number",
+                    "key {} holds \"{written}\", {what}",
                     String::from_utf8_lossy(key)
                 )),
                 "limit {per_buyer}: {cause}"
