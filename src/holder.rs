@@ -4,8 +4,9 @@
 //! `redislock:holder:<id>`: host, pid, since when (its first description)
 //! and what the process runs (the SAPI and the script's file name: never
 //! its command line, which can carry a password). An inspection finds the
-//! holder of a token there; an acquire or a reserve costs nothing more (one
-//! write per process and server, renewed every [`RENEW`]).
+//! holder of a token there. The acquire or reserve that writes it pays one
+//! round trip more, the others nothing (one write per process, server and
+//! prefix, renewed every [`RENEW`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
