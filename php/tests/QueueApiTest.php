@@ -151,6 +151,25 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertTrue($q->ack($second));
     }
 
+    /**
+     * A lease that ran out is its worker's until a reserve() settles it: a
+     * late ack() or extend() before that still counts, and the task does
+     * not run a second time.
+     */
+    public function testALeaseThatRanOutIsTheWorkersUntilAReserveSettlesIt(): void
+    {
+        $q = $this->queue();
+        $q->enqueueMany(['acked' => null, 'extended' => null]);
+        [$acked, $extended] = $q->reserve(2, 0.1);
+        usleep(200000);
+        $this->assertTrue($q->ack($acked), 'nobody has it yet');
+        $this->assertTrue($q->extend($extended, 30), 'nobody has it yet');
+        $this->assertSame([], $q->reserve(2), 'neither runs again');
+        $this->assertSame(['extended'], array_column($q->leased(), 'id'));
+        $this->assertSame(['acked' => 1, 'expired' => 0], array_intersect_key($q->metrics()['totals'], ['acked' => 0, 'expired' => 0]));
+        $this->assertTrue($q->ack($extended));
+    }
+
     public function testAPoisonTaskLandsInTheDeadLettersAndComesBackOnRetry(): void
     {
         $q = $this->queue('poison', ['maxAttempts' => 3]);
