@@ -286,10 +286,10 @@ $reads = array_sum(array_map(fn ($w) => $w['kind'] === 'read' ? $w['turns'] : 0,
 $writes = array_sum(array_map(fn ($w) => $w['kind'] === 'write' ? $w['turns'] : 0, $workers));
 $writerWaits = array_merge(...array_map(fn ($w) => $w['waits'], $workers));
 sort($writerWaits);
-$at = fn (float $q) => $writerWaits[min(count($writerWaits) - 1, (int) (count($writerWaits) * $q))] ?? 0.0;
+$quantile = fn (float $q) => $writerWaits[min(count($writerWaits) - 1, (int) (count($writerWaits) * $q))] ?? 0.0;
 printf("\n### Read-write lock: 32 readers (200 us reads) and 2 writers (1 ms writes, 20 ms apart)\n\n");
 printf("| %8s | %8s | %32s | %26s |\n|%s|%s|%s|%s|\n", 'reads/s', 'writes/s', 'reads/s vs uncontended lock cycle', 'writer waits ms p50/p99/max',
     str_repeat('-', 10), str_repeat('-', 10), str_repeat('-', 34), str_repeat('-', 28));
 printf("| %8.0f | %8.0f | %31.2fx | %26s |\n", $reads / $seconds, $writes / $seconds, $reads / $seconds / $cycleRate,
-    sprintf('%.1f / %.1f / %.1f', $at(0.5), $at(0.99), end($writerWaits) ?: 0.0));
+    sprintf('%.1f / %.1f / %.1f', $quantile(0.5), $quantile(0.99), end($writerWaits) ?: 0.0));
 printf("\nUncontended RedisLock\\Lock acquire + release, one process: %.0f cycles/s.\n", $cycleRate);

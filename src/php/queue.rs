@@ -13,7 +13,8 @@ use super::errors::{Class, exception};
 use super::task::Task;
 use super::value::{
     Arg, Argument, Float, Int, Key, List, Named, NullableArray, NullableFloat, NullableText, Text,
-    Value, array, binary, non_empty, optional_binary, optional_float, type_error, value_error,
+    Value, array, binary, non_empty, optional_binary, optional_float, shown, type_error,
+    value_error,
 };
 use super::{engine, inspect, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
@@ -42,7 +43,7 @@ fn delay_seconds(value: &Value, param: impl Display + Copy) -> PhpResult<f64> {
     if n < 0.0 {
         return Err(value_error(format!(
             "{param} must be >= 0, {} given",
-            super::value::shown(n)
+            shown(n)
         )));
     }
     lease(n, param).map(|_| n)
