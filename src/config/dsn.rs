@@ -59,10 +59,7 @@ pub(super) fn parse_base(dsn: &str) -> Result<(ConnectionInfo, Topology)> {
     let (scheme, rest) = dsn.split_once("://").unwrap_or(("", dsn));
     let (base, topology) = match scheme {
         "redis" | "rediss" | "unix" | "redis+unix" => {
-            return Ok((
-                dsn.into_connection_info().map_err(|e| invalid(&e))?,
-                Topology::Single,
-            ));
+            return Ok((server_url(dsn).map_err(|e| invalid(&e))?, Topology::Single));
         }
         "redis+cluster" => ("redis", "cluster"),
         "rediss+cluster" => ("rediss", "cluster"),
@@ -107,9 +104,8 @@ pub(super) fn parse_base(dsn: &str) -> Result<(ConnectionInfo, Topology)> {
         } else {
             format!("/{db}")
         };
-        let info = format!("{base}://{userinfo}{host}{db}")
-            .into_connection_info()
-            .map_err(|e| invalid(&e))?;
+        let info =
+            server_url(&format!("{base}://{userinfo}{host}{db}")).map_err(|e| invalid(&e))?;
         nodes.push(info);
     }
     let info = nodes[0].clone();
@@ -121,6 +117,48 @@ pub(super) fn parse_base(dsn: &str) -> Result<(ConnectionInfo, Topology)> {
         },
     };
     Ok((info, topology))
+}
+
+/// One server's URL (`redis://`, `rediss://`, `unix://`) as the redis
+/// crate reads it, or why not, in words that never quote it (it can hold a
+/// password).
+fn server_url(text: &str) -> std::result::Result<ConnectionInfo, String> {
+    // A character that ends a URL's user name or password early ('#', '/',
+    // '?', '@') leaves a URL that parses wrong or not at all.
+    let hint = |why: &str| {
+        if text.contains('@') {
+            format!(
+                "{why} (in a user name or password, write '#' as %23, '/' as %2F, '?' as %3F and '@' as %40)"
+            )
+        } else {
+            why.to_owned()
+        }
+    };
+    let url = url::Url::parse(text).map_err(|e| hint(&e.to_string()))?;
+    match url.fragment() {
+        None => {}
+        Some("insecure") => {
+            return Err(
+                "'#insecure' is not supported: TLS always verifies the server's certificate \
+                 (tls_ca names the CA to trust)"
+                    .to_owned(),
+            );
+        }
+        Some(_) => return Err(hint("a DSN has no '#' part")),
+    }
+    let info = url.into_connection_info().map_err(|e| {
+        // The crate's words, as a clause of ours ("Missing hostname").
+        let words = crate::conn::words(&e);
+        let mut chars = words.chars();
+        chars.next().map_or(String::new(), |first| {
+            first.to_lowercase().chain(chars).collect()
+        })
+    })?;
+    let db = info.redis_settings().db();
+    if db < 0 {
+        return Err(format!("the database must be an integer >= 0, got '{db}'"));
+    }
+    Ok(info)
 }
 
 /// The PEM files named by `tls_ca`, `tls_cert` and `tls_key`, read now so a

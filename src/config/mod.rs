@@ -462,6 +462,47 @@ mod tests {
     }
 
     #[test]
+    fn a_dsn_that_does_not_parse_says_why_without_the_password() {
+        let d = Defaults::default();
+        let hint = "write '#' as %23, '/' as %2F, '?' as %3F and '@' as %40";
+        for (dsn, why) in [
+            ("redis://h:abc", "invalid port number"),
+            ("redis://h:99999", "invalid port number"),
+            ("redis://[::1", "invalid IPv6 address"),
+            ("redis://a b", "invalid domain character"),
+            ("redis://h/x", "invalid database number"),
+            ("unix://", "missing path"),
+            ("redis://0.0.0.0:1", "cannot connect to a wildcard address"),
+            // The crate reads a database below 0 that SELECT refuses later.
+            (
+                "redis://h:1/-1",
+                "the database must be an integer >= 0, got '-1'",
+            ),
+            ("redis+sentinel://:pw@s:1/m/-2", "got '-2'"),
+            ("redis+cluster://h:1,[::1", "invalid IPv6 address"),
+            ("redis://h:1#x", "a DSN has no '#' part"),
+            ("rediss://h:1#insecure", "'#insecure' is not supported"),
+            // A password with a character that ends it: the hint.
+            ("redis://:pa#ss@h:1", hint),
+            ("redis://:pa/ss@h:1", hint),
+            ("redis://u:p@h:abc", hint),
+        ] {
+            let err = Config::from_dsn(dsn, &d).unwrap_err().to_string();
+            assert!(err.contains(why), "{dsn}: {err}");
+            assert!(!err.contains("InvalidClientConfig"), "{dsn}: {err}");
+            assert!(!err.contains("pa#ss") && !err.contains("pa/ss"), "{err}");
+        }
+        // Without a user name or password, no hint about them.
+        let err = Config::from_dsn("redis://h:abc", &d)
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("%23"), "{err}");
+        // Percent-encoded, such a password is read as it is.
+        let c = Config::from_dsn("redis://:pa%23s%2Fs%3F%40@h:1", &d).unwrap();
+        assert_eq!(c.info.redis_settings().password(), Some("pa#s/s?@"));
+    }
+
+    #[test]
     fn redaction() {
         assert_eq!(redact("redis://u:pw@h:1/2"), "redis://u:***@h:1/2");
         assert_eq!(redact("redis://:pw@h:1"), "redis://:***@h:1");
