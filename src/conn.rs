@@ -261,7 +261,7 @@ fn classify(config: &Config, err: RedisError) -> Error {
             .to_owned(),
         _ => match err.code() {
             Some(code) => reply_text(code, err.detail().unwrap_or_default()),
-            None => words(&err),
+            None => crate::config::words(&err),
         },
     };
     if unreadable(&err) {
@@ -271,14 +271,6 @@ fn classify(config: &Config, err: RedisError) -> Error {
     } else {
         Error::Connection { server, cause }
     }
-}
-
-/// What the crate says of an error of its own, without the name of its
-/// kind that its `Display` puts after the words ("Missing hostname -
-/// InvalidClientConfig"): the kind is the crate's, the words are the cause.
-pub fn words(err: &RedisError) -> String {
-    err.to_string()
-        .replacen(&format!(" - {:?}", err.kind()), "", 1)
 }
 
 /// An error reply as Redis wrote it (`WRONGTYPE key ... holds a string`),

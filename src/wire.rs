@@ -97,6 +97,46 @@ impl Stream {
         }
     }
 
+    /// An I/O error in words. A socket timeout reads as EAGAIN: `late` says
+    /// what did not come in time. Over TLS before the handshake is done, a
+    /// timeout or an answer that is not TLS (rustls' word for a plaintext
+    /// `-ERR`) most likely means a server that does not speak TLS.
+    fn named(&self, err: io::Error, late: &str) -> io::Error {
+        let timeout = matches!(
+            err.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        );
+        if matches!(self, Stream::Tls(s) if s.conn.is_handshaking()) {
+            let not_tls = err
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<rustls::Error>())
+                .is_some_and(|e| {
+                    matches!(
+                        e,
+                        rustls::Error::InvalidMessage(_)
+                            | rustls::Error::InappropriateMessage { .. }
+                            | rustls::Error::InappropriateHandshakeMessage { .. }
+                    )
+                });
+            let what = if timeout {
+                "no TLS handshake within the timeout".to_owned()
+            } else if not_tls {
+                format!("an answer that is not TLS ({err})")
+            } else {
+                return err;
+            };
+            return io::Error::new(
+                err.kind(),
+                format!("{what}: is the server at this address speaking TLS?"),
+            );
+        }
+        if timeout {
+            io::Error::new(io::ErrorKind::TimedOut, late)
+        } else {
+            err
+        }
+    }
+
     fn fd(&self) -> RawFd {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
@@ -182,19 +222,11 @@ impl Inbox {
     }
 }
 
-fn timed_out() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::TimedOut,
-        "no whole reply within the read timeout",
-    )
-}
+const READ_LATE: &str = "no whole reply within the read timeout";
+const WRITE_LATE: &str = "no whole request written within the write timeout";
 
-/// A socket timeout reads as EAGAIN; say what it means.
-fn named(err: io::Error) -> io::Error {
-    match err.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => timed_out(),
-        _ => err,
-    }
+fn timed_out() -> io::Error {
+    io::Error::new(io::ErrorKind::TimedOut, READ_LATE)
 }
 
 /// How long a blocking command's reply may be late before the server is
@@ -392,7 +424,7 @@ impl Wire {
                 let left = deadline
                     .checked_duration_since(Instant::now())
                     .filter(|d| !d.is_zero())
-                    .ok_or_else(|| io::Error::new(io::ErrorKind::TimedOut, "write timed out"))?;
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::TimedOut, WRITE_LATE))?;
                 self.stream.set_write_timeout(Some(left))?;
                 shortened = true;
             }
@@ -402,13 +434,13 @@ impl Wire {
                 Ok(n) => bytes = &bytes[n..],
                 // A signal's handler ran before anything was written.
                 Err(e) if e.kind() == io::ErrorKind::Interrupted && signals::resume() => {}
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(self.stream.named(e, WRITE_LATE).into()),
             }
         }
         loop {
             match self.stream.flush() {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted && signals::resume() => {}
-                flushed => break flushed?,
+                flushed => break flushed.map_err(|e| self.stream.named(e, WRITE_LATE))?,
             }
         }
         // The socket's timeout is set again only when a partial write cut it.
@@ -512,7 +544,7 @@ impl Wire {
                 }
                 // A signal's handler ran; the reply is still coming.
                 Err(e) if e.kind() == io::ErrorKind::Interrupted && signals::resume() => {}
-                Err(e) => return Err(named(e)),
+                Err(e) => return Err(self.stream.named(e, READ_LATE)),
             }
         }
     }

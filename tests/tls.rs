@@ -81,3 +81,48 @@ fn certificates_are_checked_both_ways() {
     .to_string();
     assert!(err.contains("tls_ca") && err.contains("nope.crt"), "{err}");
 }
+
+/// A `rediss://` DSN for a server that does not speak TLS fails saying so:
+/// one that answers in plain text (Redis' `-ERR` to the TLS hello), and one
+/// that answers nothing within the timeout (a socket timeout reads as
+/// EAGAIN, "Resource temporarily unavailable", without it).
+#[test]
+fn tls_to_a_server_that_does_not_speak_it_says_so() {
+    if !common::has(common::features().tls, "TLS (built without it)") {
+        return;
+    }
+    for answer in [Some(&b"-ERR unknown command\r\n"[..]), None] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let (mut sock, _) = listener.accept().unwrap();
+            let mut hello = [0u8; 512];
+            let _ = sock.read(&mut hello);
+            if let Some(answer) = answer {
+                let _ = sock.write_all(answer);
+            }
+            // Held open until the client gives up.
+            let _ = sock.read(&mut hello);
+        });
+        let dsn = format!("rediss://:s3cret@127.0.0.1:{port}?timeout=0.3&read_timeout=0.3");
+        let err = lock::holds(&config(&dsn), b"k", "t").unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::Connection { .. }), "{text}");
+        assert!(
+            text.contains("is the server at this address speaking TLS?"),
+            "{text}"
+        );
+        let expected = if answer.is_some() {
+            "an answer that is not TLS"
+        } else {
+            "no TLS handshake within the timeout"
+        };
+        assert!(text.contains(expected), "{text}");
+        assert!(
+            !text.contains("s3cret") && !text.contains("os error"),
+            "{text}"
+        );
+        server.join().unwrap();
+    }
+}

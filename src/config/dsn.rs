@@ -148,7 +148,7 @@ fn server_url(text: &str) -> std::result::Result<ConnectionInfo, String> {
     }
     let info = url.into_connection_info().map_err(|e| {
         // The crate's words, as a clause of ours ("Missing hostname").
-        let words = crate::conn::words(&e);
+        let words = super::words(&e);
         let mut chars = words.chars();
         chars.next().map_or(String::new(), |first| {
             first.to_lowercase().chain(chars).collect()

@@ -14,8 +14,8 @@ use percent_encoding::percent_decode_str;
 use redis::{ConnectionAddr, ConnectionInfo, TlsCertificates};
 
 use dsn::{describe, parse_base, split_query, tls_files};
-pub use shown::redact;
 use shown::shown;
+pub use shown::{redact, words};
 pub use values::{parse_seconds, parse_size};
 
 pub const DEFAULT_DSN: &str = "redis://127.0.0.1:6379";

@@ -82,3 +82,11 @@ pub fn redact(dsn: &str) -> String {
     }
     out
 }
+
+/// What the redis crate says of an error of its own, without the name of
+/// its kind that its `Display` puts after the words ("Missing hostname -
+/// InvalidClientConfig"): the kind is the crate's, the words are the cause.
+pub fn words(err: &redis::RedisError) -> String {
+    err.to_string()
+        .replacen(&format!(" - {:?}", err.kind()), "", 1)
+}
