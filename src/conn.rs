@@ -375,6 +375,43 @@ fn connect(config: &Config) -> RedisResult<Conn> {
     }
 }
 
+/// Why a cluster has no node to send to, when the crate's words do not
+/// say: a seed node without cluster mode refuses the crate's `CLUSTER
+/// SLOTS`, and a command then fails with "No connections found". Asked
+/// again, on this error path only, on a connection of our own.
+fn not_a_cluster(config: &Config, err: RedisError) -> RedisError {
+    let Topology::Cluster { nodes } = &config.topology else {
+        return err;
+    };
+    if err.kind() != ErrorKind::ClusterConnectionNotFound {
+        return err;
+    }
+    for node in nodes {
+        let Ok(mut wire) = Wire::open(node, &limits(config), config.connect_timeout) else {
+            continue;
+        };
+        if wire.set_read_timeout(Some(config.read_timeout)).is_err() {
+            continue;
+        }
+        // An error reply: "ERR This instance has cluster support disabled",
+        // or whatever keeps this node from telling its cluster.
+        if let Err(e) = redis::cmd("CLUSTER").arg("MYID").query::<Value>(&mut wire)
+            && let Some(code) = e.code()
+        {
+            return RedisError::from((
+                ErrorKind::ClusterConnectionNotFound,
+                "not a cluster",
+                format!(
+                    "{} answered CLUSTER MYID with '{}' (a redis:// DSN names one server)",
+                    crate::config::describe_addr(node.addr()),
+                    reply_text(code, e.detail().unwrap_or_default())
+                ),
+            ));
+        }
+    }
+    err
+}
+
 /// A connection to one server with our timeouts, bounds and name.
 fn single(config: &Config, info: &ConnectionInfo) -> RedisResult<Conn> {
     let mut conn = Wire::open(info, &limits(config), config.connect_timeout)?;
@@ -572,7 +609,7 @@ fn run<T>(config: &Config, mut f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Re
                 if keeps_connection(config, &err) && conn.is_open() {
                     put(key, conn);
                 }
-                return Err(classify(config, err));
+                return Err(classify(config, not_a_cluster(config, err)));
             }
         }
     }

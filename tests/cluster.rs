@@ -283,3 +283,30 @@ fn a_tls_cluster_with_an_acl_user() {
     contract(&config, "tls");
     let _ = std::fs::remove_dir_all(&certs);
 }
+
+/// A cluster DSN that names a server without cluster mode fails saying so
+/// (the crate says only "No connections found").
+#[test]
+fn a_cluster_dsn_for_a_server_without_cluster_mode_says_so() {
+    let server = common::RedisServer::start();
+    let dsn = format!(
+        "redis+cluster://127.0.0.1:{}?timeout=1&read_timeout=1",
+        server.port
+    );
+    let config = Config::from_dsn(&dsn, &Defaults::default()).unwrap();
+    let err = lock::holds(&config, b"k", "t").unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::Connection { .. }), "{text}");
+    assert!(
+        text.contains(&format!(
+            "not a cluster: 127.0.0.1:{} answered CLUSTER MYID with 'ERR ",
+            server.port
+        )),
+        "{text}"
+    );
+    // In the server's own words (Redis: "This instance has cluster support
+    // disabled").
+    let refused =
+        common::ask::<String>(server.port, redis::cmd("CLUSTER").arg("MYID")).unwrap_err();
+    assert!(text.contains(refused.detail().unwrap()), "{text}");
+}

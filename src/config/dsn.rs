@@ -198,7 +198,7 @@ pub(super) fn tls_files(
     }))
 }
 
-pub(super) fn describe(addr: &ConnectionAddr) -> String {
+pub(crate) fn describe(addr: &ConnectionAddr) -> String {
     match addr {
         ConnectionAddr::Tcp(host, port) => format!("{host}:{port}"),
         ConnectionAddr::Unix(path) => format!("unix:{}", path.display()),

@@ -13,6 +13,8 @@ use anyhow::{Context, Result, bail};
 use percent_encoding::percent_decode_str;
 use redis::{ConnectionAddr, ConnectionInfo, TlsCertificates};
 
+/// An address as messages name it (`host:port`, `unix:path`).
+pub(crate) use dsn::describe as describe_addr;
 use dsn::{describe, parse_base, split_query, tls_files};
 use shown::shown;
 pub use shown::{redact, words};
