@@ -317,6 +317,31 @@ final class ErrorsTest extends RedisLockTestCase
         $this->assertTrue((new RedisLock())->lock('still works'));
     }
 
+    /**
+     * A bad value in php.ini (or -d, or a PHP-FPM pool's php_value) is said
+     * in a startup warning, without the password, and the entry keeps its
+     * default: nobody checks a return value there. ini_set() only returns
+     * false (testIniSettingsAreValidated).
+     */
+    public function testABadIniValueIsAWarningAtStartup(): void
+    {
+        $out = self::php('echo ini_get("redislock.default_dsn"), "|", ini_get("redislock.read_timeout"), "|";
+            var_dump(ini_set("redislock.read_timeout", "abc"));',
+            ['redislock.default_dsn' => 'redis://:s3cret@db.internal:63790x', 'redislock.read_timeout' => 'abc']);
+        $this->assertStringContainsString("PHP Startup: redislock.default_dsn: invalid DSN 'redis://:***@db.internal:63790x': invalid port number", $out);
+        $this->assertStringContainsString("'redislock.read_timeout' must be a number of seconds in (0, 86400], got 'abc'; the setting is ignored", $out);
+        $this->assertSame(2, substr_count($out, 'the setting is ignored'), $out);
+        $this->assertStringContainsString('redis://127.0.0.1:6379|2|bool(false)', $out);
+        $this->assertStringNotContainsString('s3cret', $out);
+        // phpinfo() lists them (PHP-FPM shows no startup warning), and not
+        // the refusal of ini_set(), which returned false to its caller.
+        $out = self::php('ini_set("redislock.connect_timeout", "-1"); phpinfo(INFO_MODULES);',
+            ['redislock.default_dsn' => 'redis://:s3cret@db.internal:63790x', 'display_startup_errors' => '0']);
+        $this->assertStringContainsString("refused from configuration => redislock.default_dsn: invalid DSN 'redis://:***@db.internal:63790x'", $out);
+        $this->assertSame(1, substr_count($out, 'refused from configuration'), $out);
+        $this->assertStringNotContainsString('s3cret', $out);
+    }
+
     public function testPhpinfoShowsTheSettingsWithoutThePassword(): void
     {
         $out = self::php('phpinfo(INFO_MODULES);', ['redislock.default_dsn' => 'redis://app:s3cret@127.0.0.1:6379/2']);

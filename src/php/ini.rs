@@ -7,7 +7,9 @@ use std::ffi::{CStr, c_int, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use ext_php_rs::error::php_error;
 use ext_php_rs::ffi::{zend_ini_entry, zend_string};
+use ext_php_rs::flags::ErrorType;
 use ext_php_rs::flags::IniEntryPermission;
 use ext_php_rs::types::ZendStr;
 use ext_php_rs::zend::{IniEntryDef, IniEntryDefs};
@@ -46,6 +48,10 @@ pub struct Settings {
     pub release_at_request_end: bool,
     /// The DSNs of `RedisLock\Redlock`'s nodes when its options name none.
     pub redlock_nodes: Vec<String>,
+    /// Why values from configuration were refused (the last few): a warning
+    /// said it at startup, where PHP shows one (the CLI), and `phpinfo()`
+    /// says it where PHP shows none (PHP-FPM's master).
+    pub refused: Vec<String>,
 }
 
 impl Default for Settings {
@@ -54,6 +60,7 @@ impl Default for Settings {
             defaults: Defaults::default(),
             release_at_request_end: true,
             redlock_nodes: Vec::new(),
+            refused: Vec::new(),
         }
     }
 }
@@ -131,21 +138,31 @@ fn text(s: *mut zend_string) -> String {
     String::from_utf8_lossy(&bytes(s)).into_owned()
 }
 
+/// The stages at which a value comes from configuration (php.ini, `-d`, a
+/// PHP-FPM pool's `php_value`, `.htaccess`), not from code: a refused one
+/// is said in a warning, as PHP says a bad `date.timezone`, since nobody
+/// checks a return value there. (`ini_set()` returns false instead.)
+const CONFIGURED: c_int =
+    ZEND_INI_STAGE_STARTUP | ZEND_INI_STAGE_ACTIVATE | ZEND_INI_STAGE_HTACCESS;
+const ZEND_INI_STAGE_STARTUP: c_int = 1 << 0;
+const ZEND_INI_STAGE_ACTIVATE: c_int = 1 << 2;
+const ZEND_INI_STAGE_HTACCESS: c_int = 1 << 5;
+
 unsafe extern "C" fn on_modify(
     entry: *mut zend_ini_entry,
     new_value: *mut zend_string,
     _: *mut c_void,
     _: *mut c_void,
     _: *mut c_void,
-    _stage: c_int,
+    stage: c_int,
 ) -> c_int {
     const SUCCESS: c_int = 0;
     const FAILURE: c_int = -1;
-    let outcome = std::panic::catch_unwind(|| {
+    let outcome = std::panic::catch_unwind(|| -> Result<(), Option<String>> {
         // SAFETY: the engine passes the entry being modified.
         let name = match unsafe { entry.as_ref() } {
             Some(entry) => text(entry.name),
-            None => return false,
+            None => return Err(None),
         };
         let raw = bytes(new_value);
         let value = String::from_utf8_lossy(&raw).into_owned();
@@ -153,17 +170,40 @@ unsafe extern "C" fn on_modify(
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut next = guard.clone().unwrap_or_default();
-        if apply(&mut next, &name, &value, &raw).is_err() {
-            return false;
+        if let Err(why) = apply(&mut next, &name, &value, &raw) {
+            let why = if why.contains(&name) {
+                format!("{why}; the setting is ignored")
+            } else {
+                format!("{name}: {why}; the setting is ignored")
+            };
+            if stage & CONFIGURED != 0 {
+                let refused = &mut guard.get_or_insert_with(Settings::default).refused;
+                if !refused.contains(&why) {
+                    if refused.len() >= 10 {
+                        refused.remove(0);
+                    }
+                    refused.push(why.clone());
+                }
+            }
+            return Err(Some(why));
         }
         *guard = Some(next);
         GENERATION.fetch_add(1, Ordering::Release);
-        true
+        Ok(())
     });
-    if outcome.unwrap_or(false) {
-        SUCCESS
-    } else {
-        FAILURE
+    match outcome {
+        Ok(Ok(())) => SUCCESS,
+        Ok(Err(why)) => {
+            // Said once the settings' lock is released; the messages show
+            // no password (a DSN's is masked).
+            if let Some(why) = why
+                && stage & CONFIGURED != 0
+            {
+                php_error(&ErrorType::Warning, &why);
+            }
+            FAILURE
+        }
+        Err(_) => FAILURE,
     }
 }
 

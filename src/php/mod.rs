@@ -176,6 +176,9 @@ extern "C" fn module_info(_module: *mut ModuleEntry) {
                 "Off"
             }
         );
+        for why in &s.refused {
+            info_table_row!("refused from configuration", why.as_str());
+        }
         info_table_end!();
     });
 }
