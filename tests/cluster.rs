@@ -310,3 +310,24 @@ fn a_cluster_dsn_for_a_server_without_cluster_mode_says_so() {
         common::ask::<String>(server.port, redis::cmd("CLUSTER").arg("MYID")).unwrap_err();
     assert!(text.contains(refused.detail().unwrap()), "{text}");
 }
+
+/// No seed node answers: each is named with why, in words (the crate's
+/// "It failed to check startup nodes.: ... - Io" without its kind and stop).
+#[test]
+fn a_cluster_whose_seed_nodes_all_refuse_names_each() {
+    let (a, b) = (
+        common::RedisServer::free_port(),
+        common::RedisServer::free_port(),
+    );
+    let dsn = format!("redis+cluster://127.0.0.1:{a},127.0.0.1:{b}?timeout=0.5&read_timeout=0.5");
+    let config = Config::from_dsn(&dsn, &Defaults::default()).unwrap();
+    let text = lock::holds(&config, b"k", "t").unwrap_err().to_string();
+    assert!(text.contains("startup nodes: "), "{text}");
+    assert!(!text.contains(".:") && !text.contains(" - Io"), "{text}");
+    for port in [a, b] {
+        assert!(
+            text.contains(&format!("127.0.0.1:{port}: Connection refused")),
+            "{text}"
+        );
+    }
+}

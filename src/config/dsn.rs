@@ -198,11 +198,20 @@ pub(super) fn tls_files(
     }))
 }
 
+/// `host:port`, an IPv6 address in brackets (`[::1]:6379`, not `::1:6379`).
+fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
 pub(crate) fn describe(addr: &ConnectionAddr) -> String {
     match addr {
-        ConnectionAddr::Tcp(host, port) => format!("{host}:{port}"),
+        ConnectionAddr::Tcp(host, port) => host_port(host, *port),
         ConnectionAddr::Unix(path) => format!("unix:{}", path.display()),
-        ConnectionAddr::TcpTls { host, port, .. } => format!("{host}:{port} (TLS)"),
+        ConnectionAddr::TcpTls { host, port, .. } => format!("{} (TLS)", host_port(host, *port)),
         other => other.to_string(),
     }
 }

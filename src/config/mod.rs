@@ -397,6 +397,27 @@ mod tests {
     }
 
     #[test]
+    fn an_ipv6_address_is_named_in_brackets() {
+        let d = Defaults::default();
+        assert_eq!(
+            Config::from_dsn("redis://[::1]:7000", &d).unwrap().server,
+            "[::1]:7000"
+        );
+        assert_eq!(
+            Config::from_dsn("rediss://[fe80::1]:7000", &d)
+                .unwrap()
+                .server,
+            "[fe80::1]:7000 (TLS)"
+        );
+        assert_eq!(
+            Config::from_dsn("redis+cluster://[::1]:1,h:2", &d)
+                .unwrap()
+                .server,
+            "cluster [::1]:1,h:2"
+        );
+    }
+
+    #[test]
     fn unix_socket() {
         let c = Config::from_dsn("unix:///tmp/r.sock", &Defaults::default()).unwrap();
         assert_eq!(c.server, "unix:/tmp/r.sock");

@@ -86,7 +86,10 @@ pub fn redact(dsn: &str) -> String {
 /// What the redis crate says of an error of its own, without the name of
 /// its kind that its `Display` puts after the words ("Missing hostname -
 /// InvalidClientConfig"): the kind is the crate's, the words are the cause.
+/// (A description that ends in a full stop before its detail, "It failed
+/// to check startup nodes.: ...", loses the stop.)
 pub fn words(err: &redis::RedisError) -> String {
     err.to_string()
         .replacen(&format!(" - {:?}", err.kind()), "", 1)
+        .replacen(".: ", ": ", 1)
 }
