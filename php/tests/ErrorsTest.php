@@ -333,6 +333,12 @@ final class ErrorsTest extends RedisLockTestCase
         $this->assertSame(2, substr_count($out, 'the setting is ignored'), $out);
         $this->assertStringContainsString('redis://127.0.0.1:6379|2|bool(false)', $out);
         $this->assertStringNotContainsString('s3cret', $out);
+        // A value that is not a plain word is not shown (it may be a DSN
+        // with its password, set in the wrong entry).
+        $out = self::php('echo "ran";', ['redislock.release_at_request_end' => 'redis://:s3cret@h', 'redislock.connect_timeout' => 'soon']);
+        $this->assertStringContainsString("redislock.release_at_request_end must be on or off, got a value that is not shown (not a plain word or number); the setting is ignored", $out);
+        $this->assertStringContainsString("'redislock.connect_timeout' must be a number of seconds in (0, 86400], got 'soon'", $out);
+        $this->assertStringNotContainsString('s3cret', $out);
         // phpinfo() lists them (PHP-FPM shows no startup warning), and not
         // the refusal of ini_set(), which returned false to its caller.
         $out = self::php('ini_set("redislock.connect_timeout", "-1"); phpinfo(INFO_MODULES);',

@@ -16,7 +16,7 @@ use redis::{ConnectionAddr, ConnectionInfo, TlsCertificates};
 /// An address as messages name it (`host:port`, `unix:path`).
 pub(crate) use dsn::describe as describe_addr;
 use dsn::{describe, parse_base, split_query, tls_files};
-use shown::shown;
+pub(crate) use shown::shown;
 pub use shown::{redact, words};
 pub use values::{parse_seconds, parse_size};
 

@@ -24,7 +24,7 @@ pub(super) fn shown_dsn(dsn: &str) -> String {
 
 /// A value for an error message: quoted when it is a plain word or number;
 /// otherwise left out, since a mistyped DSN can put credentials anywhere.
-pub(super) fn shown(value: &str) -> String {
+pub(crate) fn shown(value: &str) -> String {
     let plain = value.len() <= 32
         && value
             .bytes()

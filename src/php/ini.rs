@@ -112,7 +112,7 @@ fn apply(s: &mut Settings, name: &str, value: &str, raw: &[u8]) -> Result<(), St
         PREFIX => s.defaults.prefix = raw.to_vec(),
         RELEASE_AT_REQUEST_END => {
             s.release_at_request_end = parse_bool(value)
-                .ok_or_else(|| format!("{name} must be on or off, got '{value}'"))?;
+                .ok_or_else(|| format!("{name} must be on or off, got {}", config::shown(value)))?;
         }
         REDLOCK_NODES => {
             let nodes: Vec<String> = value.split_whitespace().map(str::to_owned).collect();
