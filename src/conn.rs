@@ -378,7 +378,9 @@ fn connect(config: &Config) -> RedisResult<Conn> {
 /// Why a cluster has no node to send to, when the crate's words do not
 /// say: a seed node without cluster mode refuses the crate's `CLUSTER
 /// SLOTS`, and a command then fails with "No connections found". Asked
-/// again, on this error path only, on a connection of our own.
+/// again, on this error path only, on a connection of our own, within
+/// [`PROBE`] in all: the same error in an outage (nodes that do not answer)
+/// comes at most that much later.
 fn not_a_cluster(config: &Config, err: RedisError) -> RedisError {
     let Topology::Cluster { nodes } = &config.topology else {
         return err;
@@ -386,11 +388,16 @@ fn not_a_cluster(config: &Config, err: RedisError) -> RedisError {
     if err.kind() != ErrorKind::ClusterConnectionNotFound {
         return err;
     }
+    let deadline = std::time::Instant::now() + PROBE.min(config.connect_timeout);
     for node in nodes {
-        let Ok(mut wire) = Wire::open(node, &limits(config), config.connect_timeout) else {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let Ok(mut wire) = Wire::open(node, &limits(config), left) else {
             continue;
         };
-        if wire.set_read_timeout(Some(config.read_timeout)).is_err() {
+        if wire.set_read_timeout(Some(left)).is_err() {
             continue;
         }
         // An error reply: "ERR This instance has cluster support disabled",
@@ -411,6 +418,9 @@ fn not_a_cluster(config: &Config, err: RedisError) -> RedisError {
     }
     err
 }
+
+/// How long [`not_a_cluster`] may ask the seed nodes.
+const PROBE: Duration = Duration::from_millis(200);
 
 /// A connection to one server with our timeouts, bounds and name.
 fn single(config: &Config, info: &ConnectionInfo) -> RedisResult<Conn> {
