@@ -286,6 +286,68 @@ final class BadInputTest extends RedisLockTestCase
         }
     }
 
+    /**
+     * An object with __toString() (a uuid object, a value object) is its
+     * string wherever a name, id or payload is a string, as in the seeds'
+     * "Lock:{$name}" and in PHP's string parameters; it is not a number,
+     * and an object without one is a TypeError that names its class.
+     */
+    public function testStringableObjectsAreTheirStrings(): void
+    {
+        $id = new class { public function __toString(): string { return "uuid-7\0x"; } };
+        $lock = new RedisLock();
+        $this->assertTrue($lock->lock($id, 0, 60));
+        $this->assertSame(1, $this->redis->exists("Lock:uuid-7\0x"));
+        $this->assertTrue($lock->isLocking($id));
+        $this->assertTrue($lock->unlock($id));
+        $queue = new RedisQueue();
+        $this->assertTrue($queue->enqueue($id, $id));
+        $this->assertSame("uuid-7\0x", $queue->pop($id)['id']);
+        $this->assertSame(1, Lock_Service::addLock($id, 60));
+        $this->assertSame(1, $this->redis->exists("order_lock_uuid-7\0x"));
+
+        $client = new RedisLock\Client();
+        $held = $client->lock($id);
+        $this->assertTrue($held->acquire());
+        $this->assertTrue($client->lockState("uuid-7\0x")['held']);
+        $held->release();
+        $tasks = $client->queue($id);
+        $this->assertSame('added', $tasks->enqueue($id, $id));
+        [$task] = $tasks->reserve();
+        $this->assertSame(["uuid-7\0x", "uuid-7\0x"], [$task->id(), $task->payload()]);
+        $this->assertTrue($tasks->ack($task));
+
+        $five = new class { public function __toString(): string { return '5'; } };
+        $this->assertTypeError('$wait) must be of type int|float, class@anonymous given', fn () => $held->acquire($five));
+        $this->assertTypeError('$name) must be of type string|int|float, stdClass given', fn () => $client->lock(new stdClass()));
+        // An anonymous class is named as PHP names it (its full name goes on
+        // after a NUL byte with the declaring file).
+        $this->assertTypeError('$name) must be of type string|int|float, class@anonymous given', fn () => $client->lock(new class {}));
+        // A __toString() that throws: its exception, as PHP's own string
+        // parameters let it through; nothing is written.
+        $this->redis->flushDb();
+        $throws = new class { public function __toString(): string { throw new LogicException('no name yet'); } };
+        foreach ([fn () => $lock->lock($throws), fn () => $queue->enqueue('q', $throws), fn () => $client->lock($throws)] as $call) {
+            try {
+                $call();
+                $this->fail('no exception');
+            } catch (LogicException $e) {
+                $this->assertSame('no name yet', $e->getMessage());
+            }
+        }
+        $this->assertSame(0, $this->redis->dbSize());
+    }
+
+    private function assertTypeError(string $ends, callable $call): void
+    {
+        try {
+            $call();
+            $this->fail("no TypeError: $ends");
+        } catch (TypeError $e) {
+            $this->assertStringEndsWith($ends, $e->getMessage());
+        }
+    }
+
     /** The reported crash, as a script runs it: a TypeError, not SIGSEGV. */
     public function testARecursiveArrayIsATypeErrorNotACrash(): void
     {

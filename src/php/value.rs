@@ -8,7 +8,7 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::convert::{FromZval, StubLiteral};
 use ext_php_rs::exception::{PhpException, PhpResult};
 use ext_php_rs::flags::DataType;
-use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
+use ext_php_rs::types::{ZendHashTable, ZendObject, ZendStr, Zval};
 use ext_php_rs::zend::ce;
 
 /// A parameter as PHP's errors name it, `<method>: Argument #<n> ($<name>)`,
@@ -43,6 +43,11 @@ pub enum Value {
     Str(Vec<u8>),
     /// The array's entries in order, keys as PHP holds them.
     Array(Vec<(Key, Value)>),
+    /// An object with `__toString()` (by class name), and the string it
+    /// gave: where PHP takes a string, it is that string (a uuid object as
+    /// a lock name or a task id), and nothing else (not a number, never
+    /// empty).
+    Stringable(String, Vec<u8>),
     /// An object (by class name) or a resource: never a valid scalar here.
     Other(String),
 }
@@ -148,7 +153,11 @@ impl Value {
                     .collect(),
             )
         } else if let Some(obj) = zv.object() {
-            Value::Other(obj.get_class_name().unwrap_or_else(|_| "object".to_owned()))
+            let class = class_name(obj);
+            match text_of(obj) {
+                Some(text) => Value::Stringable(class, text),
+                None => Value::Other(class),
+            }
         } else {
             Value::Other(zv.get_type().to_string())
         }
@@ -163,7 +172,7 @@ impl Value {
             Value::Float(f) => *f == 0.0,
             Value::Str(s) => s.is_empty() || s == b"0",
             Value::Array(a) => a.is_empty(),
-            Value::Other(_) => false,
+            Value::Stringable(..) | Value::Other(_) => false,
         }
     }
 
@@ -181,7 +190,7 @@ impl Value {
             Value::Float(_) => "float",
             Value::Str(_) => "string",
             Value::Array(_) => "array",
-            Value::Other(class) => class,
+            Value::Stringable(class, _) | Value::Other(class) => class,
         }
     }
 
@@ -221,7 +230,7 @@ impl Value {
     /// not copied.
     pub fn into_bytes(self, param: impl Display + Copy) -> PhpResult<Vec<u8>> {
         match self {
-            Value::Str(s) => Ok(s),
+            Value::Str(s) | Value::Stringable(_, s) => Ok(s),
             other => other.bytes(param),
         }
     }
@@ -229,7 +238,7 @@ impl Value {
     /// The value as PHP's string conversion gives it, bytes as they are.
     pub fn bytes(&self, param: impl Display + Copy) -> PhpResult<Vec<u8>> {
         match self {
-            Value::Str(s) => Ok(s.clone()),
+            Value::Str(s) | Value::Stringable(_, s) => Ok(s.clone()),
             Value::Null => Ok(Vec::new()),
             Value::Bool(b) => Ok(if *b { b"1".to_vec() } else { Vec::new() }),
             Value::Int(i) => Ok(i.to_string().into_bytes()),
@@ -243,6 +252,28 @@ impl Value {
             ))),
         }
     }
+}
+
+/// An object's class as PHP's messages name it: an anonymous class as
+/// `class@anonymous` (its full name goes on after a NUL byte with the file
+/// that declared it).
+fn class_name(obj: &ZendObject) -> String {
+    let name = obj.get_class_name().unwrap_or_else(|_| "object".to_owned());
+    match name.split_once('\0') {
+        Some((shown, _)) => shown.to_owned(),
+        None => name,
+    }
+}
+
+/// What the object's `__toString()` returns, as PHP's string conversion
+/// calls it; None for a class without one, or when it threw (the exception
+/// stays pending, and the parameter's `TypeError` carries it as previous).
+fn text_of(obj: &ZendObject) -> Option<Vec<u8>> {
+    if obj.get_class_entry().__tostring.is_null() {
+        return None;
+    }
+    let text = obj.try_call_method("__toString", vec![]).ok()?;
+    text.zend_str().map(|s| s.as_bytes().to_vec())
 }
 
 /// A name or id: the value as a string, which must not be empty.
@@ -418,6 +449,9 @@ impl<'a> Ids<'a> {
     pub fn is_empty(&self) -> bool {
         if let Some(items) = self.0.array() {
             return items.len() == 0;
+        }
+        if self.0.is_object() {
+            return false; // (without calling __toString() a second time)
         }
         match self.0.zend_str() {
             Some(s) => matches!(s.as_bytes(), b"" | b"0"),
