@@ -229,6 +229,14 @@ namespace RedisLock {
         private function __construct() {}
 
         /**
+         * What `var_dump()` shows: the name and the fencing token of the current
+         * hold (from this object, without a round trip; never the owner token).
+         *
+         * @return array{name: string, token: int|null}
+         */
+        public function __debugInfo(): array {}
+
+        /**
          * Takes the lock, waiting up to `$wait` seconds (0: one try, INF: no
          * limit) in the lock's line, first come first served: the release hands
          * the lock to the next waiter, no polling. False if it was not
@@ -412,6 +420,13 @@ namespace RedisLock {
     class Queue {
         /** Not constructible with `new`: see `Client::queue()`. */
         private function __construct() {}
+
+        /**
+         * What `var_dump()` shows: the queue's name.
+         *
+         * @return array{name: string}
+         */
+        public function __debugInfo(): array {}
 
         /**
          * Finishes a task; false if its lease ran out and another worker has
@@ -952,6 +967,13 @@ namespace RedisLock {
     class Task {
         /** Not constructible with `new`: tasks come from `reserve()`. */
         private function __construct() {}
+
+        /**
+         * What `var_dump()` shows: the queue, id, payload and attempts.
+         *
+         * @return array{queue: string, id: string, payload: string|null, attempts: int}
+         */
+        public function __debugInfo(): array {}
 
         /**
          * How many times the task has been reserved, this time included.

@@ -87,6 +87,35 @@ final class LockApiTest extends RedisLockTestCase
         new Lock('x');
     }
 
+    /**
+     * var_dump() and print_r() show what the object knows without a round
+     * trip: a lock's name and fencing token (not its owner token, which
+     * speaks for the holder), a queue's name, a task's queue, id, payload
+     * and attempts.
+     */
+    public function testVarDumpShowsWhatTheObjectKnows(): void
+    {
+        $c = new Client();
+        $lock = $c->lock("orders:\0x", ['owner' => 'owner-secret-123']);
+        $this->assertSame(['name' => "orders:\0x", 'token' => null], $lock->__debugInfo());
+        $lock->acquire();
+        $this->assertSame(['name' => "orders:\0x", 'token' => $lock->token()], $lock->__debugInfo());
+        ob_start();
+        var_dump($lock);
+        $dump = ob_get_clean();
+        $this->assertStringContainsString('["token"]=>' . "\n  int(" . $lock->token() . ')', $dump);
+        $this->assertStringNotContainsString('owner-secret-123', $dump . print_r($lock, true));
+        $lock->release();
+
+        $queue = $c->queue('mail');
+        $queue->enqueue('welcome:42', '{"to":"ann"}');
+        $this->assertSame(['name' => 'mail'], $queue->__debugInfo());
+        [$task] = $queue->reserve();
+        $this->assertSame(['queue' => 'mail', 'id' => 'welcome:42', 'payload' => '{"to":"ann"}', 'attempts' => 1], $task->__debugInfo());
+        $this->assertStringContainsString('[payload] => {"to":"ann"}', print_r($task, true));
+        $queue->ack($task);
+    }
+
     public function testTheExceptionHierarchy(): void
     {
         foreach ([ConnectionException::class, LockLostException::class, NotHeldException::class,

@@ -177,11 +177,12 @@ final class StubsTest extends RedisLockTestCase
         $tasks = $this->call($q, 'reserve', 3, 30);
         $this->assertCount(3, $tasks);
         foreach ($tasks as $t) {
-            foreach (['id', 'payload', 'queue', 'attempts'] as $m) {
+            foreach (['id', 'payload', 'queue', 'attempts', '__debugInfo'] as $m) {
                 $this->call($t, $m);
             }
         }
         $this->call($q, 'find', $tasks[0]->id());
+        $this->call($q, '__debugInfo');
         $this->call($q, 'metrics');
         $this->call($q, 'leased');
         $this->call($q, 'workers');
@@ -210,9 +211,11 @@ final class StubsTest extends RedisLockTestCase
         $lock = $c->lock('l');
         $this->call($lock, 'owner');
         $this->call($lock, 'token');
+        $this->call($lock, '__debugInfo');
         $lock->acquire();
         $this->call($lock, 'owner');
         $this->call($lock, 'token');
+        $this->call($lock, '__debugInfo');
         $this->call($lock, 'extend', 5);
         $this->call($c, 'lockState', 'l');
         $this->call($c, 'lockState', 'free', 'seed');

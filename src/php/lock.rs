@@ -5,9 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendCallable, Zval};
+use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
 
 use super::errors::{Class, exception};
 use super::value::{Arg, Callback, Float, NullableFloat, Value, type_error};
@@ -222,6 +223,17 @@ impl Lock {
     /// process) created with it as `owner` speaks for the same holder.
     pub fn owner(&self) -> Zval {
         super::value::optional_binary(self.hold.owner().as_deref())
+    }
+
+    /// What `var_dump()` shows: the name and the fencing token of the
+    /// current hold (nothing that needs Redis, and not the owner token,
+    /// which speaks for the holder).
+    #[php(name = "__debugInfo")]
+    pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        let mut info = ZendHashTable::with_capacity(2);
+        info.insert("name", super::value::binary(&self.name))?;
+        info.insert("token", self.token())?;
+        Ok(info)
     }
 
     /// Releases the lock whoever holds it (an operator's or a framework's

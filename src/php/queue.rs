@@ -645,6 +645,14 @@ impl Queue {
     pub fn name(&self) -> Zval {
         binary(self.queue.name())
     }
+
+    /// What `var_dump()` shows: the queue's name (nothing that needs Redis).
+    #[php(name = "__debugInfo")]
+    pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        let mut info = ZendHashTable::with_capacity(1);
+        info.insert("name", self.name())?;
+        Ok(info)
+    }
 }
 
 /// A task looked at, as a PHP array.

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::Zval;
+use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::value::{binary, optional_binary};
 use crate::queue::{self, lease::Leased};
@@ -67,5 +68,16 @@ impl Task {
     /// The name of the queue it came from.
     pub fn queue(&self) -> Zval {
         binary(self.queue.name())
+    }
+
+    /// What `var_dump()` shows: the queue, id, payload and attempts.
+    #[php(name = "__debugInfo")]
+    pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        let mut info = ZendHashTable::with_capacity(4);
+        info.insert("queue", self.queue())?;
+        info.insert("id", self.id())?;
+        info.insert("payload", self.payload())?;
+        info.insert("attempts", self.attempts())?;
+        Ok(info)
     }
 }
