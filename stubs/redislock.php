@@ -359,6 +359,14 @@ namespace RedisLock {
         private function __construct() {}
 
         /**
+         * What `var_dump()` shows: the names and the tokens of the locks held
+         * (from this object, without a round trip).
+         *
+         * @return array{names: non-empty-list<string>, tokens: array<int|string, positive-int>}
+         */
+        public function __debugInfo(): array {}
+
+        /**
          * Takes every lock, or none, waiting up to `$wait` seconds (0: one
          * try). When they can be taken at once (one Redis server, or one
          * Cluster slot) the first try is one round trip; then each is waited
@@ -773,6 +781,14 @@ namespace RedisLock {
         private function __construct() {}
 
         /**
+         * What `var_dump()` shows: the name, the count of permits, how many this
+         * object holds and its token (without a round trip).
+         *
+         * @return array{name: string, permits: int, held: int, token: int|null}
+         */
+        public function __debugInfo(): array {}
+
+        /**
          * Takes `$permits` permits (1 to the semaphore's count), waiting up to
          * `$wait` seconds (0: one try, INF: no limit) in the semaphore's line,
          * first come first served: a waiter wanting many is never overtaken by
@@ -867,6 +883,13 @@ namespace RedisLock {
     class Stock {
         /** Not constructible with `new`: see `Client::stock()`. */
         private function __construct() {}
+
+        /**
+         * What `var_dump()` shows: the stock's name (its count is on Redis).
+         *
+         * @return array{name: string}
+         */
+        public function __debugInfo(): array {}
 
         /**
          * The units `$buyer` took in this sale.

@@ -91,7 +91,8 @@ final class LockApiTest extends RedisLockTestCase
      * var_dump() and print_r() show what the object knows without a round
      * trip: a lock's name and fencing token (not its owner token, which
      * speaks for the holder), a queue's name, a task's queue, id, payload
-     * and attempts.
+     * and attempts; a MultiLock's names and tokens, a semaphore's name,
+     * permits, how many it holds and its token, a stock's name.
      */
     public function testVarDumpShowsWhatTheObjectKnows(): void
     {
@@ -114,6 +115,15 @@ final class LockApiTest extends RedisLockTestCase
         $this->assertSame(['queue' => 'mail', 'id' => 'welcome:42', 'payload' => '{"to":"ann"}', 'attempts' => 1], $task->__debugInfo());
         $this->assertStringContainsString('[payload] => {"to":"ann"}', print_r($task, true));
         $queue->ack($task);
+
+        $many = $c->lockMany(['b', 'a']);
+        $many->acquire();
+        $this->assertSame(['names' => $many->names(), 'tokens' => $many->tokens()], $many->__debugInfo());
+        $this->assertCount(2, $many->__debugInfo()['tokens']);
+        $sem = $c->semaphore('pool', 3);
+        $sem->acquire(2);
+        $this->assertSame(['name' => 'pool', 'permits' => 3, 'held' => 2, 'token' => null], $sem->__debugInfo());
+        $this->assertSame(['name' => 'sale'], $c->stock('sale')->__debugInfo());
     }
 
     public function testTheExceptionHierarchy(): void

@@ -231,20 +231,23 @@ final class StubsTest extends RedisLockTestCase
         $many = $c->lockMany(['m1', '42']);
         $this->call($many, 'names');
         $this->call($many, 'tokens');
+        $this->call($many, '__debugInfo');
         $many->acquire();
         $this->call($many, 'tokens');
+        $this->call($many, '__debugInfo');
         $this->call($many, 'extend');
         $this->call($many, 'release');
 
         $sem = $c->semaphore('s', 3);
         $this->call($sem, 'token');
         $sem->acquire(3);
-        foreach (['available', 'held', 'permits', 'token', 'waiting', 'extend', 'release'] as $m) {
+        foreach (['available', 'held', 'permits', 'token', 'waiting', '__debugInfo', 'extend', 'release'] as $m) {
             $this->call($sem, $m);
         }
 
         $stock = $c->stock('sale');
         $this->call($stock, 'name');
+        $this->call($stock, '__debugInfo');
         $this->call($stock, 'giveBack');
         $this->call($stock, 'set', 2);
         $this->call($stock, 'take', 1, 'alice');

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ext_php_rs::boxed::ZBox;
+use ext_php_rs::convert::IntoZval;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
@@ -230,10 +231,10 @@ impl Lock {
     /// which speaks for the holder).
     #[php(name = "__debugInfo")]
     pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        let mut info = ZendHashTable::with_capacity(2);
-        info.insert("name", super::value::binary(&self.name))?;
-        info.insert("token", self.token())?;
-        Ok(info)
+        super::value::debug_info(vec![
+            ("name", super::value::binary(&self.name)),
+            ("token", self.token().into_zval(false)?),
+        ])
     }
 
     /// Releases the lock whoever holds it (an operator's or a framework's

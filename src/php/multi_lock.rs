@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
@@ -126,6 +127,13 @@ impl MultiLock {
         let mut zv = Zval::new();
         zv.set_hashtable(out);
         Ok(zv)
+    }
+
+    /// What `var_dump()` shows: the names and the tokens of the locks held
+    /// (from this object, without a round trip).
+    #[php(name = "__debugInfo")]
+    pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        super::value::debug_info(vec![("names", self.names()?), ("tokens", self.tokens()?)])
     }
 }
 

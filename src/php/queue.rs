@@ -649,9 +649,7 @@ impl Queue {
     /// What `var_dump()` shows: the queue's name (nothing that needs Redis).
     #[php(name = "__debugInfo")]
     pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        let mut info = ZendHashTable::with_capacity(1);
-        info.insert("name", self.name())?;
-        Ok(info)
+        super::value::debug_info(vec![("name", self.name())])
     }
 }
 

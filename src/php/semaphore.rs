@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
+use ext_php_rs::boxed::ZBox;
+use ext_php_rs::convert::IntoZval;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::Zval;
+use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::errors::{Class, exception};
 use super::lock::{Lock, Options};
@@ -165,6 +167,18 @@ impl Semaphore {
     /// Seconds left on the lease of the permits held, or null.
     pub fn remaining(&self) -> PhpResult<Option<f64>> {
         self.lock.seconds_left()
+    }
+
+    /// What `var_dump()` shows: the name, the count of permits, how many
+    /// this object holds and its token (without a round trip).
+    #[php(name = "__debugInfo")]
+    pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        super::value::debug_info(vec![
+            ("name", super::value::binary(&self.name)),
+            ("permits", self.permits().into_zval(false)?),
+            ("held", self.held().into_zval(false)?),
+            ("token", self.token().into_zval(false)?),
+        ])
     }
 }
 

@@ -4,6 +4,7 @@
 use std::fmt::Display;
 use std::sync::Arc;
 
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
@@ -244,5 +245,11 @@ impl Stock {
     /// The stock's name.
     pub fn name(&self) -> Zval {
         binary(self.stock.name())
+    }
+
+    /// What `var_dump()` shows: the stock's name (its count is on Redis).
+    #[php(name = "__debugInfo")]
+    pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        super::value::debug_info(vec![("name", self.name())])
     }
 }

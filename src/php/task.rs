@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use ext_php_rs::boxed::ZBox;
+use ext_php_rs::convert::IntoZval;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
-use super::value::{binary, optional_binary};
+use super::value::{binary, debug_info, optional_binary};
 use crate::queue::{self, lease::Leased};
 
 /// A reserved task, from `RedisLock\Queue::reserve()`: ack or nack it with
@@ -73,11 +74,11 @@ impl Task {
     /// What `var_dump()` shows: the queue, id, payload and attempts.
     #[php(name = "__debugInfo")]
     pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        let mut info = ZendHashTable::with_capacity(4);
-        info.insert("queue", self.queue())?;
-        info.insert("id", self.id())?;
-        info.insert("payload", self.payload())?;
-        info.insert("attempts", self.attempts())?;
-        Ok(info)
+        debug_info(vec![
+            ("queue", self.queue()),
+            ("id", self.id()),
+            ("payload", self.payload()),
+            ("attempts", self.attempts().into_zval(false)?),
+        ])
     }
 }

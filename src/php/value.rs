@@ -276,6 +276,16 @@ fn text_of(obj: &ZendObject) -> Option<Vec<u8>> {
     text.zend_str().map(|s| s.as_bytes().to_vec())
 }
 
+/// What `var_dump()` and `print_r()` show of an object (its
+/// `__debugInfo()`): these entries, in order.
+pub fn debug_info(entries: Vec<(&str, Zval)>) -> PhpResult<ZBox<ZendHashTable>> {
+    let mut info = ZendHashTable::with_capacity(entries.len().try_into().unwrap_or(u32::MAX));
+    for (key, value) in entries {
+        info.insert(key, value)?;
+    }
+    Ok(info)
+}
+
 /// A name or id: the value as a string, which must not be empty.
 pub fn non_empty(value: &Value, param: impl Display + Copy) -> PhpResult<Vec<u8>> {
     let bytes = value.bytes(param)?;
