@@ -267,7 +267,7 @@ fn class_name(obj: &ZendObject) -> String {
 
 /// What the object's `__toString()` returns, as PHP's string conversion
 /// calls it; None for a class without one, or when it threw (the exception
-/// stays pending, and the parameter's `TypeError` carries it as previous).
+/// stays pending, and it is what the call throws).
 fn text_of(obj: &ZendObject) -> Option<Vec<u8>> {
     if obj.get_class_entry().__tostring.is_null() {
         return None;
