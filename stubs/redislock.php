@@ -46,6 +46,14 @@ namespace RedisLock {
         public function __construct(mixed $connection = null) {}
 
         /**
+         * What `var_dump()` shows: the server as messages name it (never a
+         * password), the database and the key prefix.
+         *
+         * @return array{server: string, database: int, prefix: string}
+         */
+        public function __debugInfo(): array {}
+
+        /**
          * Releases the lock `$name` of `$kind` (as `lockState()`'s: null or
          * `'lock'`, `'exact'`, `'seed'`, `'semaphore'`, `'rwlock'`) whoever
          * holds it (a semaphore or read-write lock: every holder), handing it
@@ -701,6 +709,14 @@ namespace RedisLock {
          * @param array{nodes?: non-empty-list<string|array<string, mixed>>, ttl?: int|float, driftFactor?: int|float, drift?: int|float, retryDelay?: int|float}|null $options
          */
         public function __construct(string $name, ?array $options = null) {}
+
+        /**
+         * What `var_dump()` shows: the name and the nodes' servers (never a
+         * password), without a round trip.
+         *
+         * @return array{name: string, nodes: non-empty-list<string>}
+         */
+        public function __debugInfo(): array {}
 
         /**
          * Takes the lock on a majority of the nodes, trying again after random

@@ -92,7 +92,9 @@ final class LockApiTest extends RedisLockTestCase
      * trip: a lock's name and fencing token (not its owner token, which
      * speaks for the holder), a queue's name, a task's queue, id, payload
      * and attempts; a MultiLock's names and tokens, a semaphore's name,
-     * permits, how many it holds and its token, a stock's name.
+     * permits, how many it holds and its token, a stock's name; a client's
+     * server, database and prefix, a Redlock's name and nodes (never a
+     * password).
      */
     public function testVarDumpShowsWhatTheObjectKnows(): void
     {
@@ -124,6 +126,15 @@ final class LockApiTest extends RedisLockTestCase
         $sem->acquire(2);
         $this->assertSame(['name' => 'pool', 'permits' => 3, 'held' => 2, 'token' => null], $sem->__debugInfo());
         $this->assertSame(['name' => 'sale'], $c->stock('sale')->__debugInfo());
+
+        // A client and a Redlock: their servers, never a password.
+        $server = parse_url(RedisServer::$main->dsn());
+        $at = "{$server['host']}:{$server['port']}";
+        $secret = new Client("redis://:pass-secret-9@$at/2?prefix=app:");
+        $this->assertSame(['server' => $at, 'database' => 2, 'prefix' => 'app:'], $secret->__debugInfo());
+        $redlock = new RedisLock\Redlock('r', ['nodes' => ["redis://:pass-secret-9@$at", 'redis://127.0.0.1:1']]);
+        $this->assertSame(['name' => 'r', 'nodes' => [$at, '127.0.0.1:1']], $redlock->__debugInfo());
+        $this->assertStringNotContainsString('pass-secret-9', print_r($secret, true) . print_r($redlock, true));
     }
 
     public function testTheExceptionHierarchy(): void

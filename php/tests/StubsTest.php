@@ -159,6 +159,7 @@ final class StubsTest extends RedisLockTestCase
     public function testEveryMethodReturnsWhatItsReturnTagSays(): void
     {
         $c = new Client();
+        $this->call($c, '__debugInfo');
         $held = $c->lock('runtime');
         $held->acquire();
         $this->assertSame(['lock:{runtime}'], $this->call(RedisLock\Runtime::class, 'held'));
@@ -259,6 +260,7 @@ final class StubsTest extends RedisLockTestCase
         $this->call($stock, 'remaining');
 
         $redlock = new Redlock('r', ['nodes' => [RedisServer::$main->dsn()]]);
+        $this->call($redlock, '__debugInfo');
         $redlock->acquire();
         $this->call($redlock, 'extend');
         $this->call($redlock, 'release');

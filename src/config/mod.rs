@@ -187,6 +187,12 @@ impl Config {
         })
     }
 
+    /// What a client shows of itself (`var_dump()`): the server as
+    /// messages name it (never a password), the database and the key prefix.
+    pub fn described(&self) -> (&str, i64, &[u8]) {
+        (&self.server, self.info.redis_settings().db(), &self.prefix)
+    }
+
     /// Whether one script may use all of `keys`: always on one server; on a
     /// Cluster only when they hash to one slot.
     pub fn one_slot(&self, keys: &[&[u8]]) -> bool {

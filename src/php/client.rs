@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ext_php_rs::boxed::ZBox;
+use ext_php_rs::convert::IntoZval;
 use ext_php_rs::prelude::*;
 
 use ext_php_rs::types::{ZendHashTable, Zval};
@@ -198,6 +200,18 @@ impl Client {
         Ok(Self {
             config: config_from_param(connection.0, "$connection")?,
         })
+    }
+
+    /// What `var_dump()` shows: the server as messages name it (never a
+    /// password), the database and the key prefix.
+    #[php(name = "__debugInfo")]
+    pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        let (server, database, prefix) = self.config.described();
+        super::value::debug_info(vec![
+            ("server", server.into_zval(false)?),
+            ("database", database.into_zval(false)?),
+            ("prefix", super::value::binary(prefix)),
+        ])
     }
 
     /// A lock named `$name` (key `lock:{<name>}`). Options: `ttl` (lease in

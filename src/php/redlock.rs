@@ -4,8 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::errors::{Class, exception};
 use super::value::{
@@ -257,5 +259,21 @@ impl Redlock {
     /// Seconds of validity left (by this process's clock), or null.
     pub fn remaining(&self) -> Option<f64> {
         self.lock.remaining().map(|d| d.as_secs_f64())
+    }
+
+    /// What `var_dump()` shows: the name and the nodes' servers (never a
+    /// password), without a round trip.
+    #[php(name = "__debugInfo")]
+    pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        let mut nodes = ZendHashTable::new();
+        for node in &self.lock.nodes().nodes {
+            nodes.push(node.server.as_str())?;
+        }
+        let mut list = Zval::new();
+        list.set_hashtable(nodes);
+        super::value::debug_info(vec![
+            ("name", super::value::binary(self.lock.name())),
+            ("nodes", list),
+        ])
     }
 }
