@@ -7,7 +7,7 @@ use std::time::Duration;
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendHashTable, Zval};
+use ext_php_rs::types::ZendHashTable;
 
 use super::errors::{Class, exception};
 use super::value::{
@@ -269,11 +269,9 @@ impl Redlock {
         for node in &self.lock.nodes().nodes {
             nodes.push(node.server.as_str())?;
         }
-        let mut list = Zval::new();
-        list.set_hashtable(nodes);
         super::value::debug_info(vec![
             ("name", super::value::binary(self.lock.name())),
-            ("nodes", list),
+            ("nodes", super::value::array(nodes)),
         ])
     }
 }
