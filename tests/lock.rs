@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::{NO_WAIT, RedisServer};
 use redislock::conn::Error;
 use redislock::lock::inspect::{self, Kind};
-use redislock::lock::{self, Wait};
+use redislock::lock::{self, Keys, Wait};
 
 #[test]
 fn acquire_is_exclusive_and_only_the_owner_releases() {
@@ -458,6 +458,80 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                     }
                     Err(e) => wrong.push(format!("{what}: not a server error: {e}")),
                 }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// A one-try acquire of a lock whose key holds another type fails naming
+/// the key, as a waiting acquire does: "not acquired" would be said of a
+/// lock nobody can ever take. For the fenced `RedisLock\` locks and the
+/// seed's (whose key without expiry goes to the script as a stale one);
+/// nothing changes.
+#[test]
+fn a_one_try_acquire_of_a_key_of_another_type_fails_naming_it() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let mut c = server.client();
+    for name in [&b"lock:{f}"[..], b"Lock:s"] {
+        let _: () = redis::cmd("HSET")
+            .arg(name)
+            .arg("x")
+            .arg("y")
+            .query(&mut c)
+            .unwrap();
+        let before = server.snapshot();
+        let lease = Duration::from_secs(30);
+        match common::acquired(&config, name, "T", lease, common::NO_WAIT) {
+            Err(Error::Server { cause, .. }) => {
+                let named = format!("WRONGTYPE key {}", String::from_utf8_lossy(name));
+                assert!(cause.starts_with(&named), "{cause}");
+            }
+            other => panic!("{}: {other:?}", String::from_utf8_lossy(name)),
+        }
+        assert!(before == server.snapshot(), "the failed try changed Redis");
+    }
+}
+
+/// A multi-lock's one-round-trip try (`acquire_all`) whose locks' keys
+/// hold another type fails naming the key, and changes nothing: not the
+/// locks before it, not the ones it already checked. A lock's own key of
+/// another type is not "taken", which nobody could ever undo.
+#[test]
+fn a_multi_lock_try_meeting_a_key_of_another_type_fails_and_takes_nothing() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let mut c = server.client();
+    let (a, b) = (Keys::named(b"", b"a"), Keys::named(b"", b"b"));
+    let tokens = ["A".to_string(), "B".to_string()];
+    let mut wrong = Vec::new();
+    for (which, keys) in [("first", &a), ("second", &b)] {
+        for (role, key) in [
+            ("lock", &keys.lock),
+            ("fence", &keys.fence),
+            ("line", &keys.line),
+        ] {
+            let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
+            let _: () = redis::cmd("HSET")
+                .arg(key)
+                .arg("x")
+                .arg("y")
+                .query(&mut c)
+                .unwrap();
+            let before = server.snapshot();
+            let what = format!("the {which} lock's {role}");
+            match lock::acquire_all(&config, &[&a, &b], &tokens, Duration::from_secs(30)) {
+                Err(Error::Server { cause, .. }) => {
+                    let named = format!("WRONGTYPE key {}", String::from_utf8_lossy(key));
+                    if !cause.starts_with(&named) {
+                        wrong.push(format!("{what}: not named: {cause}"));
+                    }
+                }
+                other => wrong.push(format!("{what}: {other:?}")),
+            }
+            if before != server.snapshot() {
+                wrong.push(format!("{what}: the failed try changed Redis"));
             }
         }
     }

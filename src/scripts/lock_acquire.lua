@@ -24,9 +24,11 @@ if firstTry then
       return {0, lock_fence(fence, keep, lease, false, lock)}
     end
     if lock_stale(lock, stale) then return lock_take(lock, fence, token, lease, keep) end
-    -- Held: joining the line writes, so the lock's type is checked first
-    -- (a line that is not empty was joined by a try that checked it).
-    if place ~= '0' then need_type(lock, 'string') end
+    -- Held, or of another type: checked before joining the line writes,
+    -- and on one try too, which would say 'not acquired' of a key nobody
+    -- can ever take (a line that is not empty was joined by a try that
+    -- checked it).
+    need_type(lock, 'string')
   end
   return lock_wait(lock, line, p, me, place, firstTry)
 end
