@@ -417,15 +417,7 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                     // A whole number to Lua, not to Redis' INCR.
                     let _: () = redis::cmd("SET").arg(key).arg("7.0").query(&mut c).unwrap();
                 } else {
-                    let _: () = redis::pipe()
-                        .cmd("DEL")
-                        .arg(key)
-                        .cmd("HSET")
-                        .arg(key)
-                        .arg("x")
-                        .arg("y")
-                        .query(&mut c)
-                        .unwrap();
+                    server.hash_by_hand(key);
                 }
                 let before = server.snapshot();
                 let done = match call {
@@ -473,14 +465,8 @@ fn a_lock_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
 fn a_one_try_acquire_of_a_key_of_another_type_fails_naming_it() {
     let server = RedisServer::start();
     let config = server.config();
-    let mut c = server.client();
     for name in [&b"lock:{f}"[..], b"Lock:s"] {
-        let _: () = redis::cmd("HSET")
-            .arg(name)
-            .arg("x")
-            .arg("y")
-            .query(&mut c)
-            .unwrap();
+        server.hash_by_hand(name);
         let before = server.snapshot();
         let lease = Duration::from_secs(30);
         match common::acquired(&config, name, "T", lease, common::NO_WAIT) {
@@ -513,12 +499,7 @@ fn a_multi_lock_try_meeting_a_key_of_another_type_fails_and_takes_nothing() {
             ("line", &keys.line),
         ] {
             let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
-            let _: () = redis::cmd("HSET")
-                .arg(key)
-                .arg("x")
-                .arg("y")
-                .query(&mut c)
-                .unwrap();
+            server.hash_by_hand(key);
             let before = server.snapshot();
             let what = format!("the {which} lock's {role}");
             match lock::acquire_all(&config, &[&a, &b], &tokens, Duration::from_secs(30)) {

@@ -312,6 +312,20 @@ impl RedisServer {
             .unwrap();
     }
 
+    /// Writes a hash at `key`, in place of what it held, where redislock
+    /// keeps a string or a list (as somebody might, by hand).
+    pub fn hash_by_hand(&self, key: &[u8]) {
+        redis::pipe()
+            .cmd("DEL")
+            .arg(key)
+            .cmd("HSET")
+            .arg(key)
+            .arg("x")
+            .arg("y")
+            .query::<()>(&mut self.client())
+            .unwrap();
+    }
+
     /// Puts the consumer `token` in the line of a queue (its keys `line`
     /// and `waiters`) as a blocked reserve leaves it: in line, its place
     /// kept. Returns the list its wake-up is pushed to.
