@@ -185,20 +185,75 @@ fn symfonys_format_on_the_key_itself() {
     assert_eq!(members.len(), 2);
     assert!(members.contains(&writer) && members.contains(&"__write__".to_string()));
 
-    // A key of another type under the name: a clear error, nothing written.
-    let _: () = redis::cmd("SET")
-        .arg("app:cached")
-        .arg("value")
-        .query(&mut redis)
-        .unwrap();
+    // A key of another type under the name (but a string: below): a clear
+    // error, nothing written.
+    server.hash_by_hand(b"app:cached");
     let cached = Keys::symfony(b"app:", b"cached", UNLIMITED);
+    let before = server.snapshot();
     let err = lock::acquire(&config, &cached, &writer, lease, waiting(0)).unwrap_err();
-    assert!(err.cause().contains("app:cached holds a string"), "{err}");
-    let value: String = redis::cmd("GET")
-        .arg("app:cached")
-        .query(&mut redis)
-        .unwrap();
-    assert_eq!(value, "value");
+    assert!(err.cause().contains("app:cached holds a hash"), "{err}");
+    assert!(before == server.snapshot(), "the failed acquire wrote");
+}
+
+/// A string on the key is a lock of Symfony before 5.2 (`SET NX`), and
+/// held by somebody else, as Symfony's own store reads it: no read or
+/// write lock is taken, a waiter takes it when it expires, and nothing of
+/// it is extended or released, but by a forced release, which deletes it.
+#[test]
+fn a_string_in_symfonys_format_is_an_old_symfony_lock_held_by_another() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let mut redis = server.client();
+    let lease = Duration::from_secs(30);
+    let (write, read) = (
+        Keys::symfony(b"", b"res", UNLIMITED),
+        Keys::symfony(b"", b"res", 1),
+    );
+    let old = |ms: u64| {
+        let _: () = redis::cmd("SET")
+            .arg("res")
+            .arg("an-old-symfony-token")
+            .arg("PX")
+            .arg(ms)
+            .query(&mut server.client())
+            .unwrap();
+    };
+    old(700);
+    let before = server.snapshot();
+    let token = redislock::token::new_token();
+    for keys in [&write, &read] {
+        let once = lock::acquire(&config, keys, &token, lease, waiting(0));
+        assert!(once.unwrap().is_none(), "{}: taken", keys.what());
+        let usage = permits::usage(&config, keys, Some(&token)).unwrap();
+        assert!(usage.left.is_none(), "{}: held by this token", keys.what());
+        assert!(usage.used > 0, "{}: no permit in use", keys.what());
+        assert!(!lock::extend_hold(&config, keys, &token, lease).unwrap());
+        assert!(!lock::release(&config, keys, token.as_bytes()).unwrap());
+        assert!(
+            !lock::release(&config, keys, b"an-old-symfony-token").unwrap(),
+            "the old token released it"
+        );
+    }
+    assert!(before == server.snapshot(), "a call wrote");
+    // A waiter takes it when it expires (looking again at its recheck).
+    let wait = Wait {
+        timeout: Duration::from_secs(5),
+        recheck: Duration::from_millis(50),
+    };
+    assert!(
+        lock::acquire(&config, &write, &token, lease, wait)
+            .unwrap()
+            .is_some()
+    );
+    let members = zset_members(&mut redis, "res");
+    assert!(members.contains(&token) && members.contains(&"__write__".to_string()));
+    assert!(lock::release(&config, &write, token.as_bytes()).unwrap());
+    // Without expiry it is held until deleted: a forced release deletes it.
+    old(60_000);
+    let _: () = redis::cmd("PERSIST").arg("res").query(&mut redis).unwrap();
+    assert!(lock::force_release(&config, &write).unwrap());
+    let exists: i64 = redis::cmd("EXISTS").arg("res").query(&mut redis).unwrap();
+    assert_eq!(exists, 0);
 }
 
 #[test]

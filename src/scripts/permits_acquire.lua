@@ -24,8 +24,10 @@ local function wait()
   if not line_keep(line, p, me, place, firstTry) then return {-1, 0} end
   -- First in line: look again when the first lease ends (a holder that
   -- died gives its permits back then, waking nobody).
-  local first = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
-  if first[2] then return {math.max(tonumber(first[2]) - now, 1), 0} end
+  local first = permits_first_end(holders, now)
+  if first then return {math.max(first - now, 1), 0} end
+  -- An old Symfony lock without expiry: looked at again at the recheck.
+  if permits_old_lock(holders) then return {place, 0} end
   return {1, 0}
 end
 
@@ -38,8 +40,8 @@ if firstTry then
 end
 -- A recheck while in line: handed over meanwhile, or permits freed by a
 -- lease that ran out go to the head of the line, which may be the caller.
-if not redis.call('ZSCORE', holders, token) then
+if not permits_ends(holders, token) then
   permits_grant(holders, counts, fence, line, keep, p, place, used, now)
 end
-if redis.call('ZSCORE', holders, token) then return permits_handed(p, token) end
+if permits_ends(holders, token) then return permits_handed(p, token) end
 return wait()

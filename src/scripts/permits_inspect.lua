@@ -10,14 +10,19 @@
 -- fencing counter or false, waiters, holders, permits in use}; fails naming
 -- a fencing counter that holds no whole number (need.lua).
 local now = permits_now()
-local last = redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, 1)
-local token, left = false, -2
-if last[1] then token, left = last[1], tonumber(last[2]) - now end
+local token, left, holding = false, -2, 1
+if permits_old_lock(KEYS[1]) then
+  -- (Its value is the old client's token; -1: no expiry.)
+  token, left = redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])
+else
+  local last = redis.call('ZREVRANGEBYSCORE', KEYS[1], '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, 1)
+  if last[1] then token, left = last[1], tonumber(last[2]) - now end
+  holding = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+end
 local waiting = 0
 for _, member in ipairs(redis.call('LRANGE', KEYS[4], 0, 999)) do
   waiting = waiting + redis.call('EXISTS', line_alive(ARGV[1], line_token(member)))
 end
 local fence = redis.call('GET', KEYS[3])
 if fence then need_units(KEYS[3], fence) end
-return {token, left, fence, waiting,
-  redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf'), permits_in_use(KEYS[1], KEYS[2], now)}
+return {token, left, fence, waiting, holding, permits_in_use(KEYS[1], KEYS[2], now)}

@@ -15,6 +15,41 @@ local permits_symfony = false
 local PERMITS_WRITE = '__write__'
 local PERMITS_ALL = 2 ^ 50
 
+-- Whether the holders' key is a lock of Symfony before 5.2, in Symfony's
+-- format only: a string (`SET NX`) where Symfony keeps its sorted set. Its
+-- stock store reads it as Symfony's own does, as held by somebody else, and
+-- takes, extends and releases nothing there: so do these scripts, until it
+-- expires or its client deletes it (a forced release deletes it). Any other
+-- type fails, naming the key (need.lua). Checked once per run: need.lua's
+-- record of the run's checks keeps the type found (any other check of the
+-- key found a zset, or nothing).
+local function permits_old_lock(holders)
+  if not permits_symfony then return false end
+  if not need_checked[holders] then
+    local t = redis.call('TYPE', holders)['ok']
+    if t ~= 'string' and t ~= 'none' and t ~= 'zset' then
+      need_fail(holders, 'holds a ' .. t .. ', where redislock keeps a zset')
+    end
+    need_checked[holders] = t
+  end
+  return need_checked[holders] == 'string'
+end
+
+-- When `token`'s lease ends (server ms; nil: it holds nothing).
+local function permits_ends(holders, token)
+  if permits_old_lock(holders) then return nil end
+  return tonumber(redis.call('ZSCORE', holders, token))
+end
+
+-- When the first lease to end ends (server ms; nil: none, or never).
+local function permits_first_end(holders, now)
+  if permits_old_lock(holders) then
+    local ms = redis.call('PTTL', holders)
+    return ms >= 0 and now + ms or nil
+  end
+  return tonumber(redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2])
+end
+
 local function permits_now()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -23,13 +58,14 @@ end
 -- The permits `token` holds (nil: none), its lease aside.
 local function permits_count(holders, counts, token)
   if not permits_symfony then return tonumber(redis.call('HGET', counts, token)) end
-  if not redis.call('ZSCORE', holders, token) then return nil end
+  if not permits_ends(holders, token) then return nil end
   if redis.call('ZSCORE', holders, PERMITS_WRITE) then return PERMITS_ALL end
   return 1
 end
 
 -- The permits the holders whose lease runs after now hold.
 local function permits_in_use(holders, counts, now)
+  if permits_old_lock(holders) then return PERMITS_ALL end
   if permits_symfony then
     local write = redis.call('ZSCORE', holders, PERMITS_WRITE)
     if write and tonumber(write) > now then return PERMITS_ALL end
@@ -53,7 +89,7 @@ local function permits_used(holders, counts, line, now, fence, keep)
   local waiting = need_call('list', 'LLEN', line)
   if permits_symfony then
     -- The key is named by the caller: say clearly when it is not a lock.
-    need_type(holders, 'zset')
+    if permits_old_lock(holders) then return PERMITS_ALL, waiting end
     redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
     return permits_in_use(holders, counts, now), waiting
   end

@@ -11,13 +11,17 @@
 -- (permits_used reads and checks first; its holders are then all live.)
 local now = permits_now()
 local used = permits_used(KEYS[1], KEYS[2], KEYS[4], now, KEYS[3], ARGV[2])
-if ARGV[5] == 'force' then
+if permits_old_lock(KEYS[1]) then
+  if ARGV[5] ~= 'force' then return 0 end
+  redis.call('DEL', KEYS[1])
+  used = 0
+elseif ARGV[5] == 'force' then
   local holders = redis.call('ZRANGE', KEYS[1], 0, -1)
   if #holders == 0 then return 0 end
   for _, h in ipairs(holders) do permits_drop(KEYS[1], KEYS[2], h) end
   used = 0
 else
-  if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+  if not permits_ends(KEYS[1], ARGV[1]) then return 0 end
   used = used - (permits_count(KEYS[1], KEYS[2], ARGV[1]) or 0)
   permits_drop(KEYS[1], KEYS[2], ARGV[1])
 end

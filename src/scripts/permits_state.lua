@@ -8,6 +8,6 @@
 local now = permits_now()
 local used = permits_in_use(KEYS[1], KEYS[2], now)
 local left = -2
-local ends = ARGV[1] ~= '' and redis.call('ZSCORE', KEYS[1], ARGV[1])
-if ends and tonumber(ends) > now then left = tonumber(ends) - now end
+local ends = ARGV[1] ~= '' and permits_ends(KEYS[1], ARGV[1])
+if ends and ends > now then left = ends - now end
 return {left, used, redis.call('LLEN', KEYS[3])}
