@@ -16,9 +16,9 @@ local PERMITS_WRITE = '__write__'
 local PERMITS_ALL = 2 ^ 50
 
 -- Whether the holders' key is a lock of Symfony before 5.2, in Symfony's
--- format only: a string (`SET NX`) where Symfony keeps its sorted set. Its
--- stock store reads it as Symfony's own does, as held by somebody else, and
--- takes, extends and releases nothing there: so do these scripts, until it
+-- format only: a string (`SET NX`) where Symfony keeps its sorted set.
+-- Symfony's stock store reads it as held by somebody else, and takes,
+-- extends and releases nothing there: so do these scripts, until it
 -- expires or its client deletes it (a forced release deletes it). Any other
 -- type fails, naming the key (need.lua). Checked once per run: need.lua's
 -- record of the run's checks keeps the type found (any other check of the
