@@ -236,12 +236,8 @@ fn a_string_in_symfonys_format_is_an_old_symfony_lock_held_by_another() {
     }
     assert!(before == server.snapshot(), "a call wrote");
     // A waiter takes it when it expires (looking again at its recheck).
-    let wait = Wait {
-        timeout: Duration::from_secs(5),
-        recheck: Duration::from_millis(50),
-    };
     assert!(
-        lock::acquire(&config, &write, &token, lease, wait)
+        lock::acquire(&config, &write, &token, lease, waiting(5))
             .unwrap()
             .is_some()
     );
