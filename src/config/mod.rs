@@ -87,6 +87,18 @@ pub struct Config {
     pub(crate) id: String,
 }
 
+/// One server's address and login (see [`Config::endpoint`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Endpoint {
+    /// A host name or address, or a socket path (then `port` is 0).
+    pub host: String,
+    pub port: u16,
+    pub tls: bool,
+    pub database: i64,
+    pub username: Option<String>,
+    pub password: Option<String>,
+}
+
 /// The option names an options array may hold (besides the DSN parts).
 pub const OPTION_NAMES: &[&str] = &[
     "dsn",
@@ -191,6 +203,30 @@ impl Config {
     /// messages name it (never a password), the database and the key prefix.
     pub fn described(&self) -> (&str, i64, &[u8]) {
         (&self.server, self.info.redis_settings().db(), &self.prefix)
+    }
+
+    /// Where and as whom a single server is reached, for another client to
+    /// reach the same (`Lock_Service::getRedisConn()`'s phpredis); `None`
+    /// for a Cluster or Sentinel DSN.
+    pub fn endpoint(&self) -> Option<Endpoint> {
+        if !matches!(self.topology, Topology::Single) {
+            return None;
+        }
+        let (host, port, tls) = match self.info.addr() {
+            ConnectionAddr::Tcp(host, port) => (host.clone(), *port, false),
+            ConnectionAddr::TcpTls { host, port, .. } => (host.clone(), *port, true),
+            ConnectionAddr::Unix(path) => (path.to_string_lossy().into_owned(), 0, false),
+            _ => return None,
+        };
+        let redis = self.info.redis_settings();
+        Some(Endpoint {
+            host,
+            port,
+            tls,
+            database: redis.db(),
+            username: redis.username().map(str::to_owned),
+            password: redis.password().map(str::to_owned),
+        })
     }
 
     /// Whether one script may use all of `keys`: always on one server; on a

@@ -32,6 +32,7 @@ static LEAVE: LazyLock<Script> = script!("lock_leave.lua");
 static MANY: LazyLock<Script> = script!("lock_many.lua");
 static EXTEND: LazyLock<Script> = script!("lock_extend.lua");
 static REMAINING: LazyLock<Script> = script!("lock_remaining.lua");
+static EXPIRY: LazyLock<Script> = script!("lock_expiry.lua");
 /// The types of a lock script's keys, for each lock (see
 /// `Invocation::types_checked`): a lock, its fencing counter and its line,
 /// in that order.
@@ -505,6 +506,16 @@ pub fn remaining(config: &Config, key: &[u8], token: &str) -> Result<Option<Dura
         -2 => None,
         ms => Some(wait::later_ms(ms)),
     })
+}
+
+/// When the lease of a lock still holding `token` ends, in whole unix
+/// seconds on the server's clock (`Some(-1)`: it has no expiry); `None`
+/// when the key no longer holds `token`.
+pub fn expiry(config: &Config, key: &[u8], token: &str) -> Result<Option<i64>, Error> {
+    let at: i64 = conn::with(config, |c| {
+        EXPIRY.key(key).types_checked(TYPES).arg(token).invoke(c)
+    })?;
+    Ok((at != -2).then_some(at))
 }
 
 /// Sets a new lease on a hold (a lock, or a holder's permits) if it still

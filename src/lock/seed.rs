@@ -11,6 +11,18 @@ use super::{Keys, Wait};
 use crate::config::Config;
 use crate::conn::Error;
 
+/// How a lock stands for the object that took it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// The object never took it (or released it).
+    NotTaken,
+    /// The object took it, but the key is gone or holds another's token.
+    Lost,
+    /// Held: its lease ends at this unix second on the server's clock (-1:
+    /// somebody removed its expiry).
+    Until(i64),
+}
+
 /// The locks one object holds.
 pub struct SeedLocks {
     config: Arc<Config>,
@@ -92,12 +104,16 @@ impl SeedLocks {
         }
     }
 
-    /// Whether this object took lock `name` and Redis still holds its token.
-    pub fn holds(&self, name: &[u8]) -> Result<bool, Error> {
-        match held::get(self.owner, name) {
-            Some(h) => super::holds(&h.config, &h.keys.lock, &h.token),
-            None => Ok(false),
-        }
+    /// How lock `name` stands for this object, as the seed's `isLocking()`
+    /// reads it.
+    pub fn standing(&self, name: &[u8]) -> Result<Standing, Error> {
+        Ok(match held::get(self.owner, name) {
+            None => Standing::NotTaken,
+            Some(h) => match super::expiry(&h.config, &h.keys.lock, &h.token)? {
+                Some(at) => Standing::Until(at),
+                None => Standing::Lost,
+            },
+        })
     }
 
     /// Whether this object took lock `name` (whatever Redis says now).

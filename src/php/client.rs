@@ -17,10 +17,11 @@ use super::queue::{self, Queue, task_list};
 use super::semaphore::{Semaphore, permits_param};
 use super::stock::Stock;
 use super::value::{
-    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Opt, Optional, Text, Value,
+    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Opt, Text, Value,
     flag, natural, non_empty, opt, read_options, type_error, value_error,
 };
-use super::{config_from_param, engine, positive_seconds};
+use super::injected::Connection;
+use super::{config_from_connection, engine, positive_seconds};
 use crate::config::Config;
 use crate::lock::hold::Hold;
 
@@ -196,9 +197,9 @@ impl Client {
     /// `$connection`: null for the `redislock.*` INI defaults, a DSN string,
     /// or an options array (dsn, host, port, socket, database, username,
     /// password, timeout, read_timeout, prefix).
-    pub fn __construct(connection: Optional) -> PhpResult<Self> {
+    pub fn __construct(connection: Connection) -> PhpResult<Self> {
         Ok(Self {
-            config: config_from_param(connection.0, "$connection")?,
+            config: config_from_connection(connection, "$connection")?,
         })
     }
 

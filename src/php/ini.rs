@@ -23,6 +23,10 @@ pub const PREFIX: &str = "redislock.prefix";
 pub const RELEASE_AT_REQUEST_END: &str = "redislock.release_at_request_end";
 pub const REDLOCK_NODES: &str = "redislock.redlock_nodes";
 pub const MAX_REPLY_SIZE: &str = "redislock.max_reply_size";
+pub const CONNECTIONS: &str = "redislock.connections";
+pub const LOCK_SERVICE_EXPIRE: &str = "redislock.lock_service_expire";
+pub const REDIS_LOCK_TIMEOUT: &str = "redislock.redis_lock_timeout";
+pub const REDIS_LOCK_EXPIRE: &str = "redislock.redis_lock_expire";
 
 const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {
     let mut def = IniEntryDef::new(name, default, IniEntryPermission::All);
@@ -30,7 +34,7 @@ const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {
     def
 }
 
-static ENTRIES: IniEntryDefs<8> = IniEntryDefs::new([
+static ENTRIES: IniEntryDefs<12> = IniEntryDefs::new([
     entry(c"redislock.default_dsn", c"redis://127.0.0.1:6379"),
     entry(c"redislock.connect_timeout", c"1"),
     entry(c"redislock.read_timeout", c"2"),
@@ -38,6 +42,10 @@ static ENTRIES: IniEntryDefs<8> = IniEntryDefs::new([
     entry(c"redislock.release_at_request_end", c"1"),
     entry(c"redislock.redlock_nodes", c""),
     entry(c"redislock.max_reply_size", c"512M"),
+    entry(c"redislock.connections", c""),
+    entry(c"redislock.lock_service_expire", c"86400"),
+    entry(c"redislock.redis_lock_timeout", c"0"),
+    entry(c"redislock.redis_lock_expire", c"15"),
     IniEntryDef::end(),
 ]);
 
@@ -48,6 +56,11 @@ pub struct Settings {
     pub release_at_request_end: bool,
     /// The DSNs of `RedisLock\Redlock`'s nodes when its options name none.
     pub redlock_nodes: Vec<String>,
+    /// Connection names (what the seeds' `RedisFactory::get($name)` took)
+    /// and their DSNs.
+    pub connections: Vec<(String, String)>,
+    /// The seed classes' defaults that copies in the wild change.
+    pub seed: SeedDefaults,
     /// Why values from configuration were refused (the last few): a warning
     /// said it at startup, where PHP shows one (the CLI), and `phpinfo()`
     /// says it where PHP shows none (PHP-FPM's master).
@@ -60,9 +73,87 @@ impl Default for Settings {
             defaults: Defaults::default(),
             release_at_request_end: true,
             redlock_nodes: Vec::new(),
+            connections: Vec::new(),
+            seed: SeedDefaults::default(),
             refused: Vec::new(),
         }
     }
+}
+
+/// The defaults of the seed classes' parameters, in seconds, when a call
+/// omits them: the articles' values unless php.ini says otherwise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SeedDefaults {
+    /// `Lock_Service::addLock()`'s `$intExpireTime`.
+    pub lock_service_expire: f64,
+    /// `RedisLock::lock()`'s `$timeout`.
+    pub redis_lock_timeout: f64,
+    /// `RedisLock::lock()`'s `$expire`.
+    pub redis_lock_expire: f64,
+}
+
+impl Default for SeedDefaults {
+    fn default() -> Self {
+        Self {
+            lock_service_expire: 86400.0,
+            redis_lock_timeout: 0.0,
+            redis_lock_expire: 15.0,
+        }
+    }
+}
+
+/// The seed classes' defaults now in force.
+pub fn seed_defaults() -> SeedDefaults {
+    let guard = SETTINGS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    guard.as_ref().map(|s| s.seed).unwrap_or_default()
+}
+
+/// The DSN a connection name stands for, or why there is none. "" and
+/// "default" stand for `redislock.default_dsn` unless they are listed, and
+/// so does any name when `fallback`.
+fn connection(s: &Settings, name: &str, fallback: bool) -> Result<String, String> {
+    if let Some((_, dsn)) = s.connections.iter().find(|(n, _)| n == name) {
+        return Ok(dsn.clone());
+    }
+    if fallback || name.is_empty() || name == "default" {
+        return Ok(s.defaults.dsn.clone());
+    }
+    let known: Vec<&str> = s.connections.iter().map(|(n, _)| n.as_str()).collect();
+    Err(format!(
+        "no connection named {}: a string without '://' names a connection, which \
+         {CONNECTIONS} maps to a DSN (e.g. {CONNECTIONS}=\"{}=redis://127.0.0.1:6379\"){}",
+        config::shown(name),
+        if name.len() <= 64 && name.bytes().all(name_byte) { name } else { "lock" },
+        if known.is_empty() {
+            String::new()
+        } else {
+            format!("; it names {}", known.join(", "))
+        }
+    ))
+}
+
+fn name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+/// A number of seconds in `[min, MAX_SECONDS]` (`min` itself only when
+/// `zero_ok`), for a seed default.
+fn seed_seconds(name: &str, value: &str, zero_ok: bool) -> Result<f64, String> {
+    let max = super::MAX_SECONDS;
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v <= max && (*v > 0.0 || (zero_ok && *v == 0.0)))
+        .ok_or_else(|| {
+            format!(
+                "{name} must be a number of seconds {} {max}, got {}",
+                if zero_ok { "from 0 to" } else { "above 0, up to" },
+                config::shown(value)
+            )
+        })
 }
 
 static SETTINGS: Mutex<Option<Settings>> = Mutex::new(None);
@@ -121,6 +212,26 @@ fn apply(s: &mut Settings, name: &str, value: &str, raw: &[u8]) -> Result<(), St
             }
             s.redlock_nodes = nodes;
         }
+        CONNECTIONS => {
+            let mut connections: Vec<(String, String)> = Vec::new();
+            for pair in value.split_whitespace() {
+                let (name, dsn) = pair.split_once('=').unwrap_or((pair, ""));
+                if name.is_empty() || !name.bytes().all(name_byte) || dsn.is_empty() {
+                    return Err(format!(
+                        "{CONNECTIONS} holds name=DSN pairs separated by spaces (names of \
+                         letters, digits, '_', '-' and '.'), got {}",
+                        config::shown(pair)
+                    ));
+                }
+                Config::from_dsn(dsn, &s.defaults).map_err(|e| e.to_string())?;
+                connections.retain(|(n, _)| n != name);
+                connections.push((name.to_owned(), dsn.to_owned()));
+            }
+            s.connections = connections;
+        }
+        LOCK_SERVICE_EXPIRE => s.seed.lock_service_expire = seed_seconds(name, value, false)?,
+        REDIS_LOCK_TIMEOUT => s.seed.redis_lock_timeout = seed_seconds(name, value, true)?,
+        REDIS_LOCK_EXPIRE => s.seed.redis_lock_expire = seed_seconds(name, value, false)?,
         _ => return Err(format!("unknown setting {name}")),
     }
     Ok(())
@@ -207,23 +318,52 @@ unsafe extern "C" fn on_modify(
     }
 }
 
+/// The configs built from the INI settings of one generation, by
+/// connection name (`None`: the default server).
+type Built = (u64, Vec<(Option<String>, bool, Arc<Config>)>);
+
 thread_local! {
-    static DEFAULT_CONFIG: RefCell<Option<(u64, Arc<Config>)>> = const { RefCell::new(None) };
+    static BUILT: RefCell<Built> = const { RefCell::new((u64::MAX, Vec::new())) };
 }
 
 /// The config the INI settings describe, rebuilt only after they change.
 pub fn default_config() -> Result<Arc<Config>, String> {
+    named_config(None, true)
+}
+
+/// The config of connection `name` in `redislock.connections` (`None`:
+/// the default server; a name not listed is an error unless `fallback`),
+/// rebuilt only after the settings change.
+pub fn named_config(name: Option<&str>, fallback: bool) -> Result<Arc<Config>, String> {
     let generation = GENERATION.load(Ordering::Acquire);
-    if let Some(config) = DEFAULT_CONFIG.with(|c| {
-        c.borrow()
-            .as_ref()
-            .filter(|(g, _)| *g == generation)
-            .map(|(_, config)| config.clone())
-    }) {
+    let cached = BUILT.with(|b| {
+        let b = b.borrow();
+        if b.0 != generation {
+            return None;
+        }
+        b.1.iter()
+            .find(|(n, f, _)| n.as_deref() == name && *f == fallback)
+            .map(|(_, _, config)| config.clone())
+    });
+    if let Some(config) = cached {
         return Ok(config);
     }
-    let defaults = settings().defaults;
-    let config = Arc::new(Config::from_dsn(&defaults.dsn, &defaults).map_err(|e| e.to_string())?);
-    DEFAULT_CONFIG.with(|c| *c.borrow_mut() = Some((generation, config.clone())));
+    let s = settings();
+    let dsn = match name {
+        Some(name) => connection(&s, name, fallback)?,
+        None => s.defaults.dsn.clone(),
+    };
+    let config = Arc::new(Config::from_dsn(&dsn, &s.defaults).map_err(|e| e.to_string())?);
+    BUILT.with(|b| {
+        let mut b = b.borrow_mut();
+        if b.0 != generation {
+            *b = (generation, Vec::new());
+        }
+        // Bounded: a process that names many connections rebuilds them.
+        if b.1.len() >= 16 {
+            b.1.clear();
+        }
+        b.1.push((name.map(str::to_owned), fallback, config.clone()));
+    });
     Ok(config)
 }

@@ -3,17 +3,27 @@
 // Parameter names are the seeds' (PHP named arguments use them).
 #![allow(non_snake_case)]
 
+use ext_php_rs::convert::{IntoZval, IntoZvalDyn};
+use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
+use ext_php_rs::zend::{ClassEntry, ExecutorGlobals, ce};
 
-use super::value::{Optional, Value};
-use super::{config_or_throw, engine, lease};
+use super::value::{Defaulted, Literal, Value};
+use super::{engine, ini, lease, value_error};
 use crate::lock::order;
 
 /// Order locks: `order_lock_<id>` holds an id from `INCR lock_unique_id`.
 #[php_class]
 #[php(name = "Lock_Service")]
 pub struct LockService;
+
+/// The server of the order locks: connection `lock_service` of
+/// `redislock.connections` where it is listed (an app whose copy pointed
+/// `REDIS_CONFIG_HOST` elsewhere), else the default server.
+fn config() -> PhpResult<std::sync::Arc<crate::config::Config>> {
+    ini::named_config(Some("lock_service"), true).map_err(value_error)
+}
 
 fn order_id(order_id: &Value) -> PhpResult<Vec<u8>> {
     order_id.bytes("Lock_Service: Argument #1 ($intOrderId)")
@@ -36,15 +46,16 @@ impl LockService {
     /// Locks an order for `$intExpireTime` seconds. Returns the lock id (an
     /// int that strictly increases: a fencing token), or false if the order
     /// is already locked or the arguments are empty.
-    #[php(defaults(intExpireTime = 86400))]
-    pub fn add_lock(intOrderId: Value, intExpireTime: Optional) -> PhpResult<Zval> {
+    #[php(defaults(intExpireTime = Literal("86400")))]
+    pub fn add_lock(intOrderId: Value, intExpireTime: Defaulted) -> PhpResult<Zval> {
         let mut result = Zval::new();
         result.set_bool(false);
         if intOrderId.is_empty() {
             return Ok(result);
         }
-        let seconds =
-            intExpireTime.number("Lock_Service::addLock(): Argument #2 ($intExpireTime)")?;
+        let seconds = intExpireTime
+            .or(ini::seed_defaults().lock_service_expire)
+            .number("Lock_Service::addLock(): Argument #2 ($intExpireTime)")?;
         if seconds <= 0.0 {
             return Ok(result);
         }
@@ -53,7 +64,7 @@ impl LockService {
             "Lock_Service::addLock(): Argument #2 ($intExpireTime)",
         )?;
         let order = order_id(&intOrderId)?;
-        let config = config_or_throw()?;
+        let config = config()?;
         if let Some(id) = engine(order::acquire(&config, &order, lease))? {
             result.set_long(id);
         }
@@ -73,13 +84,100 @@ impl LockService {
             Ok(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => (n as i64).to_string().into_bytes(),
             _ => intLockId.bytes("Lock_Service::releaseLock(): Argument #2 ($intLockId)")?,
         };
-        let config = config_or_throw()?;
+        let config = config()?;
         engine(order::release(&config, &order, &id))
+    }
+
+    /// The seed's public helper: a phpredis `\Redis` connected to
+    /// `$strIp:$intPort`, or, with both omitted, to the server (database,
+    /// credentials, key prefix) the order locks use. An `Error` where
+    /// phpredis is not loaded.
+    #[php(defaults(strIp = Literal("'127.0.0.1'"), intPort = Literal("6379")))]
+    pub fn get_redis_conn(strIp: Defaulted, intPort: Defaulted) -> PhpResult<Zval> {
+        let Some(class) = ClassEntry::try_find("Redis") else {
+            return Err(PhpException::new(
+                "Lock_Service::getRedisConn() returns a phpredis \\Redis, and phpredis is not \
+                 loaded (install php-redis, or take the server from redislock.default_dsn)"
+                    .to_owned(),
+                0,
+                ce::error(),
+            ));
+        };
+        let mut redis = class.new().into_zval(false)?;
+        match connect_phpredis(&mut redis, strIp, intPort) {
+            Ok(()) => Ok(redis),
+            // phpredis threw (a refused connection, a wrong password): its
+            // exception is the call's.
+            Err(None) => Ok(Zval::new()),
+            Err(Some(e)) => Err(e),
+        }
     }
 
     /// A new unique id from `INCR lock_unique_id`.
     pub fn generate_unique_lock_id() -> PhpResult<i64> {
-        let config = config_or_throw()?;
+        let config = config()?;
         engine(order::next_id(&config))
     }
+}
+
+/// Connects a new phpredis object as `getRedisConn()` says; `Err(None)`
+/// when phpredis threw.
+#[allow(clippy::needless_pass_by_value)]
+fn connect_phpredis(
+    redis: &mut Zval,
+    ip: Defaulted,
+    port: Defaulted,
+) -> Result<(), Option<PhpException>> {
+    let config = config()?;
+    let call = |method: &str, args: Vec<&dyn IntoZvalDyn>| -> Result<(), Option<PhpException>> {
+        let result = redis.try_call_method(method, args);
+        if ExecutorGlobals::has_exception() {
+            return Err(None);
+        }
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) => Err(Some(value_error(format!(
+                "Lock_Service::getRedisConn(): \\Redis::{method}(): {e}"
+            )))),
+        }
+    };
+    call("__construct", vec![])?;
+    let timeout = config.connect_timeout.as_secs_f64();
+    if ip.given.is_some() || port.given.is_some() {
+        let ip = ip.given.unwrap_or(Value::Str(b"127.0.0.1".to_vec()));
+        let ip = ip.bytes("Lock_Service::getRedisConn(): Argument #1 ($strIp)")?;
+        let port = port
+            .given
+            .unwrap_or(Value::Int(6379))
+            .number("Lock_Service::getRedisConn(): Argument #2 ($intPort)")?;
+        let ip = String::from_utf8_lossy(&ip).into_owned();
+        return call("connect", vec![&ip, &(port as i64), &timeout]);
+    }
+    let Some(at) = config.endpoint() else {
+        return Err(Some(value_error(format!(
+            "Lock_Service::getRedisConn(): {} is not one server, which phpredis' \\Redis \
+             cannot reach (pass a host and port)",
+            config.server
+        ))));
+    };
+    let host = if at.tls {
+        format!("tls://{}", at.host)
+    } else {
+        at.host
+    };
+    call("connect", vec![&host, &i64::from(at.port), &timeout])?;
+    match (at.username, at.password) {
+        (Some(user), Some(password)) => call("auth", vec![&vec![user, password]])?,
+        (None, Some(password)) => call("auth", vec![&password])?,
+        _ => {}
+    }
+    if at.database != 0 {
+        call("select", vec![&at.database])?;
+    }
+    if !config.prefix.is_empty() {
+        // Redis::OPT_PREFIX
+        let prefix = String::from_utf8_lossy(&config.prefix).into_owned();
+        call("setOption", vec![&2_i64, &prefix])?;
+    }
+    Ok(())
 }

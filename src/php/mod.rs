@@ -4,7 +4,9 @@
 mod client;
 mod errors;
 mod ini;
+mod injected;
 mod inspect;
+mod last_resort;
 mod lock;
 mod lock_service;
 mod multi_lock;
@@ -81,11 +83,16 @@ fn config_or_throw() -> PhpResult<Arc<Config>> {
 }
 
 /// The config a constructor's parameter (named `name`) describes: null for
-/// the INI defaults, a DSN string, or an options array.
+/// the INI defaults, a DSN string (it has `://`), a connection name from
+/// `redislock.connections` (any other string), or an options array.
 fn config_from_param(param: Value, name: &str) -> PhpResult<Arc<Config>> {
     let defaults = ini::settings().defaults;
     let config = match &param {
         Value::Null => return config_or_throw(),
+        Value::Str(text) if !text.windows(3).any(|w| w == b"://") => {
+            return ini::named_config(Some(&String::from_utf8_lossy(text)), false)
+                .map_err(|e| value_error(format!("redislock: {e}")));
+        }
         Value::Str(dsn) => Config::from_dsn(&String::from_utf8_lossy(dsn), &defaults),
         Value::Array(entries) => {
             let mut options = Vec::with_capacity(entries.len());
@@ -106,6 +113,19 @@ fn config_from_param(param: Value, name: &str) -> PhpResult<Arc<Config>> {
     config
         .map(Arc::new)
         .map_err(|e| value_error(format!("redislock: {e}")))
+}
+
+/// The config of a constructor's connection parameter: what
+/// [`config_from_param`] takes, or a phpredis or Predis client, which stands
+/// for its server, database, credentials and prefix.
+fn config_from_connection(param: injected::Connection, name: &str) -> PhpResult<Arc<Config>> {
+    match param.injected {
+        None => config_from_param(param.value, name),
+        Some(Err(why)) => Err(value_error(format!("redislock: {name}: {why}"))),
+        Some(Ok(options)) => Config::from_options(&options, &ini::settings().defaults)
+            .map(Arc::new)
+            .map_err(|e| value_error(format!("redislock: {name}: {e}"))),
+    }
 }
 
 /// What this process runs, for its holder description: the SAPI and the
@@ -138,7 +158,7 @@ fn runs() -> String {
 }
 
 extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
-    let _ = std::panic::catch_unwind(untyped::untype_seed_methods);
+    let _ = std::panic::catch_unwind(untyped::prepare_seed_classes);
     0
 }
 

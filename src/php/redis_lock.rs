@@ -7,11 +7,13 @@
 use std::time::Duration;
 
 use ext_php_rs::prelude::*;
+use ext_php_rs::types::Zval;
 
-use super::value::{Optional, Value};
-use super::{MAX_SECONDS, config_from_param, engine, ini, lease};
+use super::value::{Defaulted, Literal, Optional, Value};
+use super::injected::Connection;
+use super::{MAX_SECONDS, config_from_connection, engine, ini, lease};
 use crate::lock::Wait;
-use crate::lock::seed::SeedLocks;
+use crate::lock::seed::{SeedLocks, Standing};
 
 #[php_class]
 #[php(name = "RedisLock")]
@@ -24,9 +26,9 @@ impl RedisLock {
     /// `$param`: null for the `redislock.*` INI defaults, a DSN string, or an
     /// options array (dsn, host, port, socket, database, username, password,
     /// timeout, read_timeout, prefix).
-    pub fn __construct(param: Optional) -> PhpResult<Self> {
+    pub fn __construct(param: Connection) -> PhpResult<Self> {
         Ok(Self {
-            locks: SeedLocks::new(config_from_param(param.0, "$param")?),
+            locks: SeedLocks::new(config_from_connection(param, "$param")?),
         })
     }
 
@@ -35,18 +37,26 @@ impl RedisLock {
     /// served: the release hands the lock to the next waiter. A signal with a
     /// handler ends the wait (false). `$waitIntervalUs` is only the longest
     /// gap between re-checks of the first in line.
-    #[php(defaults(timeout = 0, expire = 15, waitIntervalUs = 100000))]
+    #[php(defaults(timeout = Literal("0"), expire = Literal("15"), waitIntervalUs = 100000))]
     pub fn lock(
         &mut self,
         name: Value,
-        timeout: Optional,
-        expire: Optional,
+        timeout: Defaulted,
+        expire: Defaulted,
         waitIntervalUs: Optional,
     ) -> PhpResult<bool> {
         if name.is_loosely_null() {
             return Ok(false);
         }
-        let seconds = expire.number("RedisLock::lock(): Argument #3 ($expire)")?;
+        let defaults = if timeout.given.is_none() || expire.given.is_none() {
+            ini::seed_defaults()
+        } else {
+            ini::SeedDefaults::default()
+        };
+        let timeout = timeout.or(defaults.redis_lock_timeout);
+        let seconds = expire
+            .or(defaults.redis_lock_expire)
+            .number("RedisLock::lock(): Argument #3 ($expire)")?;
         if seconds <= 0.0 {
             return Ok(false);
         }
@@ -90,10 +100,19 @@ impl RedisLock {
         engine(self.locks.extend(&name, lease))
     }
 
-    /// True only if this instance took the lock and Redis still holds its token.
-    pub fn is_locking(&mut self, name: Value) -> PhpResult<bool> {
+    /// As the seed: while this instance holds the lock, its expiry time in
+    /// whole unix seconds (the server's clock) as a string; "" when the
+    /// instance took it but the key is gone or no longer its own; false when
+    /// the instance never took it.
+    pub fn is_locking(&mut self, name: Value) -> PhpResult<Zval> {
         let name = name.bytes("RedisLock::isLocking(): Argument #1 ($name)")?;
-        engine(self.locks.holds(&name))
+        let mut result = Zval::new();
+        match engine(self.locks.standing(&name))? {
+            Standing::NotTaken => result.set_bool(false),
+            Standing::Lost => result.set_string("", false)?,
+            Standing::Until(at) => result.set_string(&at.to_string(), false)?,
+        }
+        Ok(result)
     }
 }
 

@@ -11,7 +11,8 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ArrayKey, ZendHashTable, ZendStr, Zval};
 
 use super::value::{Argument, Ids, Optional, Value, value_error};
-use super::{config_from_param, engine};
+use super::injected::Connection;
+use super::{config_from_connection, engine};
 use crate::config::Config;
 use crate::queue::{Queue, Task};
 
@@ -120,9 +121,9 @@ fn count_of(count: f64) -> u64 {
 #[php_impl]
 impl RedisQueue {
     /// `$param`: null for the INI defaults, a DSN string, or an options array.
-    pub fn __construct(param: Optional) -> PhpResult<Self> {
+    pub fn __construct(param: Connection) -> PhpResult<Self> {
         Ok(Self {
-            config: config_from_param(param.0, "$param")?,
+            config: config_from_connection(param, "$param")?,
             last: None,
         })
     }
@@ -155,7 +156,8 @@ impl RedisQueue {
     }
 
     /// Removes task `$id` only if its score is still `$score` (as `pop` or
-    /// `top` returned it); false if it was queued again since, or is gone.
+    /// `top` returned it): the seed's `(float)` delete count, 1.0; false if
+    /// it was queued again since, or is gone.
     #[php(defaults(timeout = 10))]
     pub fn dequeue(
         &mut self,
@@ -163,18 +165,23 @@ impl RedisQueue {
         id: Value,
         score: Value,
         timeout: Optional,
-    ) -> PhpResult<bool> {
+    ) -> PhpResult<Zval> {
         let _ = timeout;
+        let mut result = Zval::new();
+        result.set_bool(false);
         if name.is_empty() || id.is_empty() || score.is_empty() {
-            return Ok(false);
+            return Ok(result);
         }
         let score = score.number("RedisQueue::dequeue(): Argument #3 ($score)")?;
         if !score.is_finite() {
-            return Ok(false);
+            return Ok(result);
         }
         let id = id.bytes("RedisQueue::dequeue(): Argument #2 ($id)")?;
         let queue = self.queue(&name, "RedisQueue::dequeue()")?;
-        engine(queue.dequeue(&id, score))
+        if engine(queue.dequeue(&id, score))? {
+            result.set_double(1.0);
+        }
+        Ok(result)
     }
 
     /// Removes and returns up to `$count` due tasks, earliest first: for

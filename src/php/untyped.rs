@@ -12,16 +12,23 @@ use ext_php_rs::ffi::{ZEND_ACC_HAS_RETURN_TYPE, zend_function, zend_type};
 use ext_php_rs::zend::ClassEntry;
 
 /// The classes whose methods must stay untyped, as the seeds wrote them.
-const SEED_CLASSES: [&str; 3] = ["Lock_Service", "RedisLock", "RedisQueue"];
+pub const SEED_CLASSES: [&str; 3] = ["Lock_Service", "RedisLock", "RedisQueue"];
 
 static DONE: AtomicBool = AtomicBool::new(false);
 
-/// Takes the return types off the seed classes' methods (once a process; a
-/// forked child inherits the result).
-pub fn untype_seed_methods() {
+/// Readies the seed classes at the first request start of a process (a
+/// forked child inherits the result): their methods untyped, then their
+/// global names made a last resort (`last_resort.rs`).
+pub fn prepare_seed_classes() {
     if DONE.swap(true, Ordering::AcqRel) {
         return;
     }
+    untype_seed_methods();
+    super::last_resort::yield_seed_names();
+}
+
+/// Takes the return types off the seed classes' methods.
+fn untype_seed_methods() {
     for name in SEED_CLASSES {
         let Some(class) = ClassEntry::try_find(name) else {
             continue;

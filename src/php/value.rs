@@ -430,6 +430,51 @@ impl<'a, D: Declared> FromZval<'a> for Arg<D> {
     }
 }
 
+/// A seed parameter whose default is not fixed (php.ini may change it, or
+/// the extension chooses it): `given` is `None` when the caller omitted it.
+/// Reflection shows the seed's own default, `literal`.
+pub struct Defaulted {
+    pub given: Option<Value>,
+    literal: &'static str,
+}
+
+/// The seed's default of a [`Defaulted`] parameter, as PHP code writes it.
+pub struct Literal(pub &'static str);
+
+impl From<Literal> for Defaulted {
+    fn from(literal: Literal) -> Self {
+        Self {
+            given: None,
+            literal: literal.0,
+        }
+    }
+}
+
+impl StubLiteral for Defaulted {
+    fn stub_literal(&self) -> String {
+        self.literal.to_owned()
+    }
+}
+
+impl<'a> FromZval<'a> for Defaulted {
+    const TYPE: DataType = DataType::Mixed;
+    const NULLABLE: bool = true;
+
+    fn from_zval(zval: &'a Zval) -> Option<Self> {
+        Some(Self {
+            given: Some(Value::copy_of(zval)),
+            literal: "",
+        })
+    }
+}
+
+impl Defaulted {
+    /// The value given, or `default` when the caller omitted it.
+    pub fn or(self, default: f64) -> Value {
+        self.given.unwrap_or(Value::Float(default))
+    }
+}
+
 /// A `callable` parameter, checked by the binding.
 pub struct Callback<'a>(pub &'a Zval);
 
