@@ -39,9 +39,11 @@ namespace RedisLock {
         /**
          * `$connection`: null for the `redislock.*` INI defaults, a DSN string
          * (`redis://`, `rediss://`, `unix://`, `redis+cluster://`,
-         * `redis+sentinel://`), or an options array.
+         * `redis+sentinel://`), a connection name of `redislock.connections`
+         * (any other string), an options array, or a phpredis `\Redis` or
+         * Predis client (its server, database, credentials and prefix).
          *
-         * @param string|array{dsn?: string, host?: string, port?: int, socket?: string, database?: int, username?: string, password?: string, timeout?: int|float, read_timeout?: int|float, prefix?: string, tls_ca?: string, tls_cert?: string, tls_key?: string}|null $connection
+         * @param string|array{dsn?: string, host?: string, port?: int, socket?: string, database?: int, username?: string, password?: string, timeout?: int|float, read_timeout?: int|float, prefix?: string, tls_ca?: string, tls_cert?: string, tls_key?: string}|null|\Redis $connection
          */
         public function __construct(mixed $connection = null) {}
 
@@ -1087,6 +1089,19 @@ namespace {
         public static function generateUniqueLockId() {}
 
         /**
+         * The seed's public helper: a phpredis `\Redis` connected to
+         * `$strIp:$intPort`, or, with both omitted, to the server (database,
+         * credentials, key prefix) the order locks use. An `Error` where
+         * phpredis is not loaded.
+         *
+         * @param string $strIp
+         * @param int $intPort
+         * @return \Redis
+         * @throws \Error phpredis is not loaded
+         */
+        public static function getRedisConn(mixed $strIp = '127.0.0.1', mixed $intPort = 6379) {}
+
+        /**
          * Unlocks an order if it is still locked with `$intLockId`; true only if
          * this call removed the lock.
          *
@@ -1103,10 +1118,13 @@ namespace {
      */
     class RedisLock {
         /**
-         * `$param`: null for the `redislock.*` INI defaults, a DSN string, or an
-         * options array as for `RedisLock\Client`.
+         * `$param`: null for the `redislock.*` INI defaults, a DSN string (it
+         * has `://`), a connection name of `redislock.connections` (any other
+         * string), an options array as for `RedisLock\Client`, or a phpredis
+         * `\Redis` or Predis client (its server, database, credentials and
+         * prefix).
          *
-         * @param string|array{dsn?: string, host?: string, port?: int, socket?: string, database?: int, username?: string, password?: string, timeout?: int|float, read_timeout?: int|float, prefix?: string, tls_ca?: string, tls_cert?: string, tls_key?: string}|null $param
+         * @param string|array{dsn?: string, host?: string, port?: int, socket?: string, database?: int, username?: string, password?: string, timeout?: int|float, read_timeout?: int|float, prefix?: string, tls_ca?: string, tls_cert?: string, tls_key?: string}|null|\Redis $param
          */
         public function __construct(mixed $param = null) {}
 
@@ -1122,10 +1140,13 @@ namespace {
         public function expire(mixed $name, mixed $expire) {}
 
         /**
-         * True only if this instance took the lock and Redis still holds its token.
+         * As the seed: while this instance holds the lock, its expiry time in
+         * whole unix seconds (the server's clock) as a string; "" when the
+         * instance took it but the key is gone or no longer its own; false when
+         * the instance never took it.
          *
          * @param string $name
-         * @return bool
+         * @return string|false
          * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
         public function isLocking(mixed $name) {}
@@ -1171,22 +1192,26 @@ namespace {
      */
     class RedisQueue {
         /**
-         * `$param`: null for the INI defaults, a DSN string, or an options
-         * array as for `RedisLock\Client`.
+         * `$param`: null for the `redislock.*` INI defaults, a DSN string (it
+         * has `://`), a connection name of `redislock.connections` (any other
+         * string), an options array as for `RedisLock\Client`, or a phpredis
+         * `\Redis` or Predis client (its server, database, credentials and
+         * prefix).
          *
-         * @param string|array{dsn?: string, host?: string, port?: int, socket?: string, database?: int, username?: string, password?: string, timeout?: int|float, read_timeout?: int|float, prefix?: string, tls_ca?: string, tls_cert?: string, tls_key?: string}|null $param
+         * @param string|array{dsn?: string, host?: string, port?: int, socket?: string, database?: int, username?: string, password?: string, timeout?: int|float, read_timeout?: int|float, prefix?: string, tls_ca?: string, tls_cert?: string, tls_key?: string}|null|\Redis $param
          */
         public function __construct(mixed $param = null) {}
 
         /**
          * Removes task `$id` only if its score is still `$score` (as `pop` or
-         * `top` returned it); false if it was queued again since, or is gone.
+         * `top` returned it): the seed's `(float)` delete count, 1.0; false if
+         * it was queued again since, or is gone.
          *
          * @param string $name
          * @param int|string $id
          * @param int|float $score
          * @param int $timeout accepted for compatibility
-         * @return bool
+         * @return float|false
          * @throws \RedisLock\RedisLockException Redis out of reach or answering with an error
          */
         public function dequeue(mixed $name, mixed $id, mixed $score, mixed $timeout = 10) {}

@@ -298,7 +298,7 @@ final class BadInputTest extends RedisLockTestCase
         $lock = new RedisLock();
         $this->assertTrue($lock->lock($id, 0, 60));
         $this->assertSame(1, $this->redis->exists("Lock:uuid-7\0x"));
-        $this->assertTrue($lock->isLocking($id));
+        $this->assertLocking($lock->isLocking($id));
         $this->assertTrue($lock->unlock($id));
         $queue = new RedisQueue();
         $this->assertTrue($queue->enqueue($id, $id));
@@ -366,7 +366,7 @@ final class BadInputTest extends RedisLockTestCase
         foreach (["a\0b", "\xff\xfe", $huge] as $name) {
             $this->assertTrue($lock->lock($name));
             $this->assertTrue((bool) $this->redis->exists("Lock:$name"));
-            $this->assertTrue($lock->isLocking($name));
+            $this->assertLocking($lock->isLocking($name));
             $this->assertTrue($lock->unlock($name));
             $api = (new RedisLock\Client())->lock($name);
             $this->assertTrue($api->acquire());

@@ -65,7 +65,7 @@ final class ErrorsTest extends RedisLockTestCase
         } catch (ConnectionException) {
         }
         $server->restart();
-        $this->assertFalse($lock->isLocking('r'), 'the restarted server lost the key');
+        $this->assertSame('', $lock->isLocking('r'), 'the restarted server lost the key');
         $this->assertTrue($lock->lock('r'));
         $this->assertTrue($lock->unlock('r'));
     }
@@ -244,8 +244,11 @@ final class ErrorsTest extends RedisLockTestCase
         $stock = $client->stock('{half}', ['orders' => '{half}:orders']);
         $stock->set(3);
         $this->redis->set('stock:{half}#6:{half}', '2.5');
+        // This process' connections to the main server: other test classes
+        // run before this one may have left some of their own (another
+        // database), so the check is that none is dropped or added.
         $before = $this->myConnections($this->redis);
-        $this->assertCount(1, $before);
+        $this->assertNotEmpty($before);
         foreach ([fn () => $stock->take(1, 'buyer', ['perBuyer' => 2, 'task' => 'order-1']), fn () => $stock->giveBack(1, 'buyer')] as $call) {
             try {
                 $call();

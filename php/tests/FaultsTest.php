@@ -133,7 +133,7 @@ final class FaultsTest extends RedisLockTestCase
         $this->assertTrue($queue->enqueue('q', 'after'));
         $this->assertSame(['warm', 'after'], array_column($queue->top('q', 10), 'id'));
         $this->assertTrue($lock->lock('y'));
-        $this->assertTrue($lock->isLocking('y'));
+        $this->assertLocking($lock->isLocking('y'));
         $this->assertSame(1, $admin->exists('Lock:y'));
     }
 

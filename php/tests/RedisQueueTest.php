@@ -113,9 +113,9 @@ final class RedisQueueTest extends RedisLockTestCase
         $tasks = $q->top('s', 2);
         $this->assertFalse($q->dequeue('s', 'a', $tasks[0]['score'] + 1e-6));
         $this->assertFalse($q->dequeue('s', 'a', $tasks[1]['score'] + 1));
-        $this->assertTrue($q->dequeue('s', 'a', $tasks[0]['score']), 'the score round-trips exactly');
+        $this->assertSame(1.0, $q->dequeue('s', 'a', $tasks[0]['score']), "the score round-trips exactly; the seed's (float) delete count");
         $this->assertFalse($q->dequeue('s', 'a', $tasks[0]['score']));
-        $this->assertTrue($q->dequeue('s', 'b', $tasks[1]['score']));
+        $this->assertSame(1.0, $q->dequeue('s', 'b', $tasks[1]['score']));
         $this->assertSame([], $this->snapshot());
     }
 

@@ -51,6 +51,17 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
         return $out;
     }
 
+    /**
+     * What the seed's `RedisLock::isLocking()` says of a lock its instance
+     * holds: the lock's expiry time in whole unix seconds, as a string.
+     */
+    protected function assertLocking(mixed $isLocking, string $message = ''): void
+    {
+        $this->assertIsString($isLocking, $message);
+        $this->assertMatchesRegularExpression('/^[1-9][0-9]{9,}$/', $isLocking, $message);
+        $this->assertGreaterThanOrEqual(time() - 1, (int) $isLocking, $message);
+    }
+
     /** How many scripts the server ran: as functions, or with EVAL/EVALSHA. */
     protected function scriptCalls(): int
     {

@@ -10,6 +10,7 @@ use ext_php_rs::prelude::*;
 
 use ext_php_rs::types::{ZendHashTable, Zval};
 
+use super::injected::Connection;
 use super::inspect;
 use super::lock::{self, Lock};
 use super::multi_lock::{MultiLock, names_param};
@@ -17,10 +18,9 @@ use super::queue::{self, Queue, task_list};
 use super::semaphore::{Semaphore, permits_param};
 use super::stock::Stock;
 use super::value::{
-    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Opt, Text, Value,
-    flag, natural, non_empty, opt, read_options, type_error, value_error,
+    Arg, Float, Int, List, NullableArray, NullableFloat, NullableText, Opt, Text, Value, flag,
+    natural, non_empty, opt, read_options, type_error, value_error,
 };
-use super::injected::Connection;
 use super::{config_from_connection, engine, positive_seconds};
 use crate::config::Config;
 use crate::lock::hold::Hold;
@@ -194,9 +194,10 @@ impl Client {
 
 #[php_impl]
 impl Client {
-    /// `$connection`: null for the `redislock.*` INI defaults, a DSN string,
-    /// or an options array (dsn, host, port, socket, database, username,
-    /// password, timeout, read_timeout, prefix).
+    /// `$connection`: null for the `redislock.*` INI defaults, a DSN string
+    /// (it has `://`), a connection name of `redislock.connections` (any
+    /// other string), an options array, or a phpredis `\Redis` or Predis
+    /// client (its server, database, credentials and prefix).
     pub fn __construct(connection: Connection) -> PhpResult<Self> {
         Ok(Self {
             config: config_from_connection(connection, "$connection")?,

@@ -110,14 +110,14 @@ pub fn seed_defaults() -> SeedDefaults {
     guard.as_ref().map(|s| s.seed).unwrap_or_default()
 }
 
-/// The DSN a connection name stands for, or why there is none. "" and
-/// "default" stand for `redislock.default_dsn` unless they are listed, and
-/// so does any name when `fallback`.
+/// The DSN a connection name stands for, or why there is none. "default"
+/// stands for `redislock.default_dsn` unless it is listed, and so does any
+/// name when `fallback`.
 fn connection(s: &Settings, name: &str, fallback: bool) -> Result<String, String> {
     if let Some((_, dsn)) = s.connections.iter().find(|(n, _)| n == name) {
         return Ok(dsn.clone());
     }
-    if fallback || name.is_empty() || name == "default" {
+    if fallback || name == "default" {
         return Ok(s.defaults.dsn.clone());
     }
     let known: Vec<&str> = s.connections.iter().map(|(n, _)| n.as_str()).collect();
@@ -125,7 +125,11 @@ fn connection(s: &Settings, name: &str, fallback: bool) -> Result<String, String
         "no connection named {}: a string without '://' names a connection, which \
          {CONNECTIONS} maps to a DSN (e.g. {CONNECTIONS}=\"{}=redis://127.0.0.1:6379\"){}",
         config::shown(name),
-        if name.len() <= 64 && name.bytes().all(name_byte) { name } else { "lock" },
+        if name.len() <= 64 && name.bytes().all(name_byte) {
+            name
+        } else {
+            "lock"
+        },
         if known.is_empty() {
             String::new()
         } else {
@@ -150,7 +154,11 @@ fn seed_seconds(name: &str, value: &str, zero_ok: bool) -> Result<f64, String> {
         .ok_or_else(|| {
             format!(
                 "{name} must be a number of seconds {} {max}, got {}",
-                if zero_ok { "from 0 to" } else { "above 0, up to" },
+                if zero_ok {
+                    "from 0 to"
+                } else {
+                    "above 0, up to"
+                },
                 config::shown(value)
             )
         })

@@ -64,7 +64,9 @@ fn phpredis(redis: &ZendObject) -> Result<Vec<(String, Vec<u8>)>, String> {
     if host.starts_with('/') {
         options.push(("socket".to_owned(), host.into_bytes()));
     } else {
-        let port = call(redis, "getPort").and_then(|p| p.long()).unwrap_or(6379);
+        let port = call(redis, "getPort")
+            .and_then(|p| p.long())
+            .unwrap_or(6379);
         let (scheme, host) = match host.split_once("://") {
             Some(("tls" | "ssl", host)) => ("rediss", host.to_owned()),
             Some((_, host)) => ("redis", host.to_owned()),
@@ -75,7 +77,10 @@ fn phpredis(redis: &ZendObject) -> Result<Vec<(String, Vec<u8>)>, String> {
         } else {
             host
         };
-        options.push(("dsn".to_owned(), format!("{scheme}://{host}:{port}").into_bytes()));
+        options.push((
+            "dsn".to_owned(),
+            format!("{scheme}://{host}:{port}").into_bytes(),
+        ));
     }
     if let Some(db) = call(redis, "getDbNum").and_then(|d| d.long()) {
         options.push(("database".to_owned(), db.to_string().into_bytes()));
@@ -91,7 +96,9 @@ fn phpredis(redis: &ZendObject) -> Result<Vec<(String, Vec<u8>)>, String> {
                     options.push(("username".to_owned(), user.into_bytes()));
                     options.push(("password".to_owned(), password.into_bytes()));
                 }
-                (Some(password), None) => options.push(("password".to_owned(), password.into_bytes())),
+                (Some(password), None) => {
+                    options.push(("password".to_owned(), password.into_bytes()))
+                }
                 _ => {}
             }
         }
@@ -143,7 +150,10 @@ fn predis(client: &ZendObject) -> Result<Vec<(String, Vec<u8>)>, String> {
         let port = get_number("port").unwrap_or(6379);
         let tls = matches!(scheme.as_str(), "tls" | "rediss");
         let scheme = if tls { "rediss" } else { "redis" };
-        options.push(("dsn".to_owned(), format!("{scheme}://{host}:{port}").into_bytes()));
+        options.push((
+            "dsn".to_owned(),
+            format!("{scheme}://{host}:{port}").into_bytes(),
+        ));
     }
     if let Some(db) = get_number("database") {
         options.push(("database".to_owned(), db.to_string().into_bytes()));

@@ -108,7 +108,10 @@ pub fn yield_seed_names() {
 
 /// The wrapped entry point: the app's autoloaders first, then the
 /// extension's class for a seed name that they did not provide.
-unsafe extern "C" fn autoload(name: *mut zend_string, lc: *mut zend_string) -> *mut zend_class_entry {
+unsafe extern "C" fn autoload(
+    name: *mut zend_string,
+    lc: *mut zend_string,
+) -> *mut zend_class_entry {
     let previous = PREVIOUS.load(Ordering::Acquire);
     if previous != 0 {
         // SAFETY: PREVIOUS holds the entry point that was set before ours.
@@ -141,7 +144,11 @@ unsafe extern "C" fn autoload(name: *mut zend_string, lc: *mut zend_string) -> *
             let entered = unsafe {
                 zend_register_class_alias_ex(name.as_ptr().cast(), name.len(), class, false)
             };
-            return if entered == 0 { class } else { std::ptr::null_mut() };
+            return if entered == 0 {
+                class
+            } else {
+                std::ptr::null_mut()
+            };
         }
         std::ptr::null_mut()
     })

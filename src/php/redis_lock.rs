@@ -9,8 +9,8 @@ use std::time::Duration;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 
-use super::value::{Defaulted, Literal, Optional, Value};
 use super::injected::Connection;
+use super::value::{Defaulted, Literal, Optional, Value};
 use super::{MAX_SECONDS, config_from_connection, engine, ini, lease};
 use crate::lock::Wait;
 use crate::lock::seed::{SeedLocks, Standing};
@@ -23,9 +23,11 @@ pub struct RedisLock {
 
 #[php_impl]
 impl RedisLock {
-    /// `$param`: null for the `redislock.*` INI defaults, a DSN string, or an
-    /// options array (dsn, host, port, socket, database, username, password,
-    /// timeout, read_timeout, prefix).
+    /// `$param`: null for the `redislock.*` INI defaults, a DSN string (it
+    /// has `://`), a connection name of `redislock.connections` (any other
+    /// string), an options array as for `RedisLock\Client`, or a phpredis
+    /// `\Redis` or Predis client (its server, database, credentials and
+    /// prefix).
     pub fn __construct(param: Connection) -> PhpResult<Self> {
         Ok(Self {
             locks: SeedLocks::new(config_from_connection(param, "$param")?),

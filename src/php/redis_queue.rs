@@ -10,8 +10,8 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ArrayKey, ZendHashTable, ZendStr, Zval};
 
-use super::value::{Argument, Ids, Optional, Value, value_error};
 use super::injected::Connection;
+use super::value::{Argument, Ids, Optional, Value, value_error};
 use super::{config_from_connection, engine};
 use crate::config::Config;
 use crate::queue::{Queue, Task};
@@ -120,7 +120,11 @@ fn count_of(count: f64) -> u64 {
 
 #[php_impl]
 impl RedisQueue {
-    /// `$param`: null for the INI defaults, a DSN string, or an options array.
+    /// `$param`: null for the `redislock.*` INI defaults, a DSN string (it
+    /// has `://`), a connection name of `redislock.connections` (any other
+    /// string), an options array as for `RedisLock\Client`, or a phpredis
+    /// `\Redis` or Predis client (its server, database, credentials and
+    /// prefix).
     pub fn __construct(param: Connection) -> PhpResult<Self> {
         Ok(Self {
             config: config_from_connection(param, "$param")?,
