@@ -188,6 +188,21 @@ extern "C" fn module_info(_module: *mut ModuleEntry) {
         );
         let nodes: Vec<String> = s.redlock_nodes.iter().map(|d| redact(d)).collect();
         info_table_row!(ini::REDLOCK_NODES, nodes.join(" "));
+        let connections: Vec<String> = s
+            .connections
+            .iter()
+            .map(|(name, dsn)| format!("{name}={}", redact(dsn)))
+            .collect();
+        info_table_row!(ini::CONNECTIONS, connections.join(" "));
+        info_table_row!(
+            ini::LOCK_SERVICE_EXPIRE,
+            s.seed.lock_service_expire.to_string()
+        );
+        info_table_row!(
+            ini::REDIS_LOCK_TIMEOUT,
+            s.seed.redis_lock_timeout.to_string()
+        );
+        info_table_row!(ini::REDIS_LOCK_EXPIRE, s.seed.redis_lock_expire.to_string());
         info_table_row!(
             ini::RELEASE_AT_REQUEST_END,
             if s.release_at_request_end {
