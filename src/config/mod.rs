@@ -97,6 +97,8 @@ pub struct Endpoint {
     pub database: i64,
     pub username: Option<String>,
     pub password: Option<String>,
+    /// The key prefix (phpredis' `OPT_PREFIX`).
+    pub prefix: Vec<u8>,
 }
 
 /// The option names an options array may hold (besides the DSN parts).
@@ -226,6 +228,7 @@ impl Config {
             database: redis.db(),
             username: redis.username().map(str::to_owned),
             password: redis.password().map(str::to_owned),
+            prefix: self.prefix.clone(),
         })
     }
 

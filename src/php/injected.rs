@@ -10,11 +10,14 @@ use ext_php_rs::types::{ZendObject, Zval};
 
 use super::value::Value;
 
+/// Options as `Config::from_options` takes them.
+pub type Options = Vec<(String, Vec<u8>)>;
+
 /// A connection parameter: any value, and for a phpredis or Predis client
 /// the options that describe its connection (or why they cannot be read).
 pub struct Connection {
     pub value: Value,
-    pub injected: Option<Result<Vec<(String, Vec<u8>)>, String>>,
+    pub injected: Option<Result<Options, String>>,
 }
 
 impl<'a> FromZval<'a> for Connection {
@@ -55,7 +58,7 @@ fn text(zv: &Zval) -> Option<String> {
 
 /// The options of a phpredis connection: it tells its host (a socket path,
 /// or `tls://host`), port, database, credentials and prefix once connected.
-fn phpredis(redis: &ZendObject) -> Result<Vec<(String, Vec<u8>)>, String> {
+fn phpredis(redis: &ZendObject) -> Result<Options, String> {
     let host = call(redis, "getHost")
         .as_ref()
         .and_then(text)
@@ -118,7 +121,7 @@ fn phpredis(redis: &ZendObject) -> Result<Vec<(String, Vec<u8>)>, String> {
 
 /// The options of a Predis client: its connection's parameters, and the
 /// prefix of its options.
-fn predis(client: &ZendObject) -> Result<Vec<(String, Vec<u8>)>, String> {
+fn predis(client: &ZendObject) -> Result<Options, String> {
     let unreadable = || {
         "the Predis client given has no single connection to read (a cluster or replication \
          client): pass a DSN"

@@ -174,9 +174,9 @@ fn connect_phpredis(
     if at.database != 0 {
         call("select", vec![&at.database])?;
     }
-    if !config.prefix.is_empty() {
+    if !at.prefix.is_empty() {
         // Redis::OPT_PREFIX
-        let prefix = String::from_utf8_lossy(&config.prefix).into_owned();
+        let prefix = String::from_utf8_lossy(&at.prefix).into_owned();
         call("setOption", vec![&2_i64, &prefix])?;
     }
     Ok(())
