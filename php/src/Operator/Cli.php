@@ -33,6 +33,9 @@ final class Cli
           metrics              the Prometheus text exposition
           check [NAME...]      every queue (or those named) against the thresholds below;
                                exit 1 when one is crossed (for cron, probes, Nagios)
+          doctor PATH          an app's copies of Lock_Service, RedisLock and RedisQueue (and
+                               unrelated classes of those names): what each changed, what
+                               the swap to the extension changes, the steps; changes nothing
 
         Options:
           --url=DSN            the Redis to look at (default: $REDISLOCK_URL, else the
@@ -56,7 +59,7 @@ final class Cli
 
         TXT;
 
-    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check'];
+    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check', 'doctor'];
     /** check's thresholds: option => what crossing it says. */
     private const THRESHOLDS = ['ready' => 'tasks ready', 'oldest' => 's the oldest due task waited', 'dead' => 'dead letters', 'idle' => 's since a worker was seen'];
     private const DESTRUCTIVE = ['retry', 'purge', 'pause', 'resume', 'clear', 'remove', 'unlock', 'move'];
@@ -78,6 +81,16 @@ final class Cli
         }
         if ($command === 'help') {
             fwrite($this->out, self::USAGE);
+            return 0;
+        }
+        if ($command === 'doctor') {
+            try {
+                $reports = (new Doctor())->examine($args[0]);
+            } catch (\InvalidArgumentException $e) {
+                fwrite($this->err, "redislock: {$e->getMessage()}\n");
+                return 1;
+            }
+            fwrite($this->out, $options['json'] ? self::json($reports) . "\n" : Doctor::text($reports));
             return 0;
         }
         try {
@@ -204,11 +217,14 @@ final class Cli
         if ($needsName && ($rest[0] ?? '') === '') {
             throw new \InvalidArgumentException("$command needs a name");
         }
+        if ($command === 'doctor' && ($rest[0] ?? '') === '') {
+            throw new \InvalidArgumentException('doctor needs the path of an app (a directory or a file)');
+        }
         $takes = match ($command) {
             'status', 'metrics' => 0,
             'check' => PHP_INT_MAX,
             'task' => 2,
-            'queue', 'dead', 'running', 'workers', 'pause', 'resume', 'clear', 'unlock', 'locks' => 1,
+            'queue', 'dead', 'running', 'workers', 'pause', 'resume', 'clear', 'unlock', 'locks', 'doctor' => 1,
             'move' => 2,
             default => PHP_INT_MAX,
         };
@@ -392,7 +408,7 @@ final class Cli
     }
 
     /** A name as a message or table shows it: control bytes as '?', at most $max bytes. */
-    private static function clean(string $name, int $max = 100): string
+    public static function clean(string $name, int $max = 100): string
     {
         $name = preg_replace('/[\x00-\x1f\x7f]/', '?', $name);
         return strlen($name) > $max ? substr($name, 0, $max - 3) . '...' : $name;

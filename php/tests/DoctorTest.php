@@ -1,0 +1,158 @@
+<?php
+
+require_once dirname(__DIR__) . '/src/Operator/Cli.php';
+require_once dirname(__DIR__) . '/src/Operator/Doctor.php';
+
+use RedisLock\Operator\Doctor;
+
+/**
+ * `redislock doctor` over a corpus of apps written in the styles public
+ * code carries copies of the originals in (doctor/): it finds and explains
+ * each, and an app whose doctor's steps are applied prints what it printed
+ * before the swap, on the extension instead of its copy.
+ */
+final class DoctorTest extends RedisLockTestCase
+{
+    private const CORPUS = __DIR__ . '/doctor';
+
+    /** A copy of a corpus app, its `{{PORT}}` the test server's. */
+    private static function app(string $name): string
+    {
+        $dir = sys_get_temp_dir() . "/redislock-doctor-$name-" . getmypid() . '-' . bin2hex(random_bytes(3));
+        $walk = new RecursiveIteratorIterator(new RecursiveDirectoryIterator(self::CORPUS . "/$name", FilesystemIterator::SKIP_DOTS));
+        foreach ($walk as $file) {
+            $to = $dir . substr($file->getPathname(), strlen(self::CORPUS . "/$name"));
+            @mkdir(dirname($to), 0777, true);
+            file_put_contents($to, str_replace('{{PORT}}', (string) RedisServer::$main->port, file_get_contents($file->getPathname())));
+        }
+        return $dir;
+    }
+
+    /** The report of each class the doctor found in a corpus app, by class. */
+    private static function reports(string $name): array
+    {
+        $out = [];
+        foreach ((new Doctor())->examine(self::app($name)) as $r) {
+            $out[$r['class']] = $r;
+        }
+        return $out;
+    }
+
+    private static function texts(array $report, string $key): string
+    {
+        return implode("\n", array_map(fn ($l) => is_array($l) ? $l['text'] : $l, $report[$key]));
+    }
+
+    public function testTheDoctorFindsAndExplainsEveryVariant(): void
+    {
+        $expected = [
+            // app => [class, original, what its changes say, what its steps say]
+            'service-article' => ['Lock_Service', 'Lock_Service', [], ['stop loading', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
+            'service-30s' => ['Lock_Service', 'Lock_Service', ['$intExpireTime defaults to 30'], ['redislock.lock_service_expire = 30']],
+            'redislock-factory' => ['RedisLock', 'RedisLock', ['$timeout defaults to 10', 'RedisFactory::get'], ['redislock.redis_lock_timeout = 10', 'redislock.connections = "NAME=']],
+            'redislock-namespaced' => ['app\common\service\RedisLock', 'RedisLock', ['named app\common\service\RedisLock'], ['namespace app\common\service; class RedisLock extends \RedisLock {}']],
+            'redislock-extras' => ['RedisLock', 'RedisLock', ['$expire defaults to 8', 'onLock, delLock', "its keys are its own ('lock:')"], ['port them', 'redislock.redis_lock_expire = 8']],
+            'trait' => ['App\Support\RedisLockTrait', 'RedisLock', ['a trait'], ['cannot stand in for a trait']],
+            'queue' => ['RedisQueue', 'RedisQueue', [], ['stop loading']],
+            'unrelated' => ['redisLock', null, [], ['keeps using it']],
+        ];
+        $this->assertEqualsCanonicalizing(array_keys($expected), array_map('basename', glob(self::CORPUS . '/*', GLOB_ONLYDIR)), 'every app of the corpus is checked');
+        foreach ($expected as $app => [$class, $original, $changes, $steps]) {
+            $reports = self::reports($app);
+            $this->assertSame([$class], array_keys($reports), "$app: what the doctor found");
+            $r = $reports[$class];
+            $this->assertSame($original, $r['original'], $app);
+            $this->assertSame($original === null ? 'same-name' : 'copy', $r['kind'], $app);
+            foreach ($changes as $change) {
+                $this->assertStringContainsString($change, self::texts($r, 'changes'), $app);
+            }
+            foreach ($steps as $step) {
+                $this->assertStringContainsString($step, self::texts($r, 'steps'), $app);
+            }
+            $this->assertSame($original === null ? [] : Doctor::SWAP_CHANGES[$original], $r['swap'], "$app: what a swap changes");
+        }
+        // The service's constructor and the queue's key template are the
+        // originals': nothing said of them.
+        $this->assertSame([], self::reports('queue')['RedisQueue']['changes']);
+    }
+
+    /**
+     * Each app that can swap by the doctor's steps alone runs before (its
+     * copy on phpredis, no extension) and after (the steps applied, the
+     * extension loaded): the same transcript. The connection names of an
+     * app's own factory config are the one step the doctor leaves to the
+     * reader (`configure`): given here as that config says.
+     */
+    public function testEachAppPrintsTheSameAfterTheDoctorsSteps(): void
+    {
+        $dsn = RedisServer::$main->dsn();
+        $configured = ['redislock-factory' => ['redislock.connections' => "lock=$dsn"]];
+        foreach (['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated'] as $name) {
+            $dir = self::app($name);
+            $this->redis->flushAll();
+            $before = $this->runApp($dir, false, []);
+            $ini = $configured[$name] ?? [];
+            foreach ((new Doctor())->examine($dir) as $report) {
+                foreach ($report['steps'] as $step) {
+                    match ($step['do']) {
+                        'unload' => file_put_contents($step['file'], "<?php\n"),
+                        'replace' => file_put_contents($step['file'], $step['code'] . "\n"),
+                        'ini' => $ini[$step['entry']] = isset($ini[$step['entry']]) ? $ini[$step['entry']] . ' ' . $step['value'] : $step['value'],
+                        'configure' => $this->assertArrayHasKey($step['entry'], $ini, "$name: the test knows the app's config"),
+                        'nothing' => null,
+                        default => $this->fail("$name: a step by hand: {$step['text']}"),
+                    };
+                }
+            }
+            $this->redis->flushAll();
+            $after = $this->runApp($dir, true, $ini);
+            $this->assertNotSame('', $before, $name);
+            $this->assertStringNotContainsString('Error', $before, "$name ran before the swap");
+            $this->assertSame($before, $after, "$name: the transcript after the doctor's steps");
+        }
+    }
+
+    /** Runs an app's app.php with phpredis, and the extension when `$extension`. */
+    private function runApp(string $dir, bool $extension, array $ini): string
+    {
+        $cmd = [PHP_BINARY, '-n'];
+        foreach (self::phpredisExtensions() as $ext) {
+            array_push($cmd, '-d', "extension=$ext");
+        }
+        if ($extension) {
+            $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
+            array_push($cmd, '-d', "extension=$so", '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn());
+        }
+        foreach ($ini as $k => $v) {
+            array_push($cmd, '-d', "$k=\"$v\"");
+        }
+        $cmd[] = "$dir/app.php";
+        $p = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        proc_close($p);
+        return $out;
+    }
+
+    /** The -d that loads the tokenizer, where PHP has it as a shared extension. */
+    private static function tokenizer(): array
+    {
+        return array_merge(...array_map(fn ($ext) => ['-d', "extension=$ext"], self::shared('tokenizer')));
+    }
+
+    public function testTheCommandLine(): void
+    {
+        $bin = dirname(__DIR__) . '/bin/redislock';
+        // Without the extension: an app is examined before it is installed.
+        exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', ...self::tokenizer(), $bin, 'doctor', self::CORPUS . '/service-30s'])) . ' 2>&1', $out, $exit);
+        $this->assertSame(0, $exit, implode("\n", $out));
+        $this->assertStringContainsString('class Lock_Service: a copy of the original Lock_Service', implode("\n", $out));
+        $this->assertStringContainsString('2. php.ini: redislock.lock_service_expire = 30', implode("\n", $out));
+        $out = [];
+        exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', ...self::tokenizer(), $bin, 'doctor', '--json', self::CORPUS . '/unrelated'])), $out, $exit);
+        $this->assertSame('same-name', json_decode($out[0], true)[0]['kind']);
+        $out = [];
+        exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', ...self::tokenizer(), $bin, 'doctor', '/no/such/app'])) . ' 2>&1', $out, $exit);
+        $this->assertSame(1, $exit);
+        $this->assertSame("redislock: doctor: no file or directory '/no/such/app'", $out[0]);
+    }
+}
