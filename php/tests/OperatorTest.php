@@ -610,6 +610,28 @@ final class OperatorTest extends RedisLockTestCase
     }
 
     /**
+     * A move to the queue itself (the same server, database and prefix,
+     * whatever the DSN calls them) is refused before anything changes: it
+     * removed every task it "moved".
+     */
+    public function testMoveToTheSameQueueIsRefused(): void
+    {
+        $q = (new Client())->queue('mail');
+        $q->enqueueMany(['a' => '1', 'b' => '2', 'c' => '3', 'd' => '4']);
+        $port = RedisServer::$main->port;
+        foreach (["redis://127.0.0.1:$port", "redis://localhost:$port/0", "redis://127.0.0.1:$port?prefix="] as $dsn) {
+            [$status, $out, $err] = self::cli(['--yes', 'move', 'mail', "--to-url=$dsn"]);
+            $this->assertSame(1, $status, $dsn);
+            $this->assertSame('', $out);
+            $this->assertStringContainsString("the destination is queue 'mail' itself", $err);
+            $this->assertSame(4, $q->metrics()['ready'], "$dsn: nothing lost");
+        }
+        // Another database of the same server is another queue.
+        [$status, $out] = self::cli(['--yes', 'move', 'mail', "--to-url=redis://127.0.0.1:$port/1"]);
+        $this->assertSame([0, "4 task(s) moved\n"], [$status, $out]);
+    }
+
+    /**
      * A task the destination already holds under the same id stays there,
      * as it was, even when the source's copy is taken by a worker while
      * `move` runs: `move` takes back only what it added.

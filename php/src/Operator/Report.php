@@ -116,6 +116,9 @@ final class Report
      */
     public function move(string $name, Client $to, string $toName): int
     {
+        if ($name === $toName && $this->sameKeys($to)) {
+            throw new \ValueError("move: the destination is queue '" . Cli::clean($name) . "' itself (the same server, database and prefix): nothing was moved");
+        }
         $from = $this->client->queue($name);
         $into = $to->queue($toName);
         $counts = $from->metrics();
@@ -149,6 +152,26 @@ final class Report
             $left -= count($tasks);
         }
         return $moved;
+    }
+
+    /**
+     * Whether `$other` reaches the keys this report's client reaches (the
+     * same server, database and prefix, whatever names the DSNs give
+     * them): a lock taken here for a moment is seen there. Its fencing
+     * counter is left to expire.
+     */
+    private function sameKeys(Client $other): bool
+    {
+        $probe = 'redislock:same-keys-probe:' . bin2hex(random_bytes(8));
+        $lock = $this->client->lock($probe, ['ttl' => 10]);
+        if (!$lock->acquire()) {
+            return false;
+        }
+        try {
+            return ($other->lockState($probe)['held'] ?? false) === true;
+        } finally {
+            $lock->release();
+        }
     }
 
     /** Locks matching a glob (null: all), see Client::locks(). */
