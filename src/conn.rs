@@ -264,6 +264,9 @@ fn classify(config: &Config, err: RedisError) -> Error {
             None => crate::config::words(&err),
         },
     };
+    // A reply can be megabytes of anything: a message quotes a short,
+    // printable excerpt of it.
+    let cause = excerpt(&cause);
     if unreadable(&err) {
         Error::Reply { server, cause }
     } else if keeps_connection(config, &err) {
@@ -271,6 +274,27 @@ fn classify(config: &Config, err: RedisError) -> Error {
     } else {
         Error::Connection { server, cause }
     }
+}
+
+/// The most of a cause a message quotes, in bytes.
+const EXCERPT: usize = 300;
+
+/// `text` as a message may quote it: control characters escaped (`\x1b`),
+/// and past [`EXCERPT`] bytes cut, saying how long it was.
+pub fn excerpt(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(EXCERPT + 40));
+    for c in text.chars() {
+        if out.len() >= EXCERPT {
+            out.push_str(&format!("... ({} bytes in all)", text.len()));
+            return out;
+        }
+        if c.is_control() {
+            out.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// An error reply as Redis wrote it (`WRONGTYPE key ... holds a string`),

@@ -33,12 +33,21 @@ pub struct Frame {
     /// The elements still to come of each array that is open, outermost
     /// first.
     open: Vec<u64>,
+    /// How long the reply is at least, once a bulk string's length was
+    /// read: a reader refuses a reply too large before it arrives.
+    wants: usize,
 }
 
 /// What a reply's bytes are not: RESP2 (the caller quotes the reply).
 pub struct NotResp;
 
 impl Frame {
+    /// How many bytes the reply has at least, as far as its lengths read
+    /// so far say.
+    pub fn wants(&self) -> usize {
+        self.wants
+    }
+
     /// The length of the reply at the start of `buf` once it is all there,
     /// None while more must come. `buf` must be the same bytes as at the
     /// last call, with more after them.
@@ -71,6 +80,7 @@ impl Frame {
                             // Wait for the whole string (the line is read
                             // again then: it is short).
                             self.seek = self.at + 1;
+                            self.wants = end;
                             return Ok(None);
                         }
                         if &buf[end - 2..end] != b"\r\n" {

@@ -486,6 +486,11 @@ impl Wire {
             let held = self.inbox.held();
             match frame.end(held) {
                 Ok(Some(len)) => break Ok(len),
+                // A bulk string that says it is larger than the bound is
+                // refused now, not after the read timeout.
+                Ok(None) if frame.wants() as u64 > self.max_reply => {
+                    break Err(too_large(self.max_reply).into());
+                }
                 Ok(None) => {}
                 Err(resp::NotResp) => break Err(resp::not_redis(held)),
             }
@@ -514,13 +519,7 @@ impl Wire {
     fn fill(&mut self, deadline: Option<Instant>, reads: &mut u32) -> io::Result<()> {
         let held = self.inbox.held().len() as u64;
         if held >= self.max_reply {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "a reply larger than {} bytes (redislock.max_reply_size)",
-                    self.max_reply
-                ),
-            ));
+            return Err(too_large(self.max_reply));
         }
         let bound = usize::try_from(self.max_reply - held).unwrap_or(usize::MAX);
         loop {
@@ -548,6 +547,14 @@ impl Wire {
             }
         }
     }
+}
+
+/// A reply past `redislock.max_reply_size`.
+fn too_large(max_reply: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("a reply larger than {max_reply} bytes (redislock.max_reply_size)"),
+    )
 }
 
 fn tcp(host: &str, port: u16, timeout: Duration) -> io::Result<TcpStream> {

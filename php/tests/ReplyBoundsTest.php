@@ -77,6 +77,59 @@ final class ReplyBoundsTest extends RedisLockTestCase
         }
     }
 
+    public function testABulkStringSaidToBeTooLargeIsRefusedAtOnce(): void
+    {
+        // The length line alone, then nothing: refused when it is read,
+        // not after the 5 s read timeout.
+        [$proc, $addr] = self::misbehaving('fwrite($c, "\$2000000\r\nxx"); sleep(10);');
+        $this->assertTrue(ini_set('redislock.max_reply_size', '1M') !== false);
+        $t = microtime(true);
+        try {
+            (new RedisLock(['dsn' => "redis://$addr", 'read_timeout' => 5]))->lock('x');
+            $this->fail('a 2 MB string was waited for');
+        } catch (ConnectionException $e) {
+            $this->assertStringContainsString('a reply larger than 1048576 bytes (redislock.max_reply_size)', $e->getMessage());
+            $this->assertLessThan(4.0, microtime(true) - $t, 'refused before the read timeout');
+        } finally {
+            ini_restore('redislock.max_reply_size');
+            proc_terminate($proc[0]);
+            self::finish($proc);
+        }
+    }
+
+    /**
+     * A reply the call cannot read, or an error reply, of megabytes and
+     * with terminal escapes: the message quotes a short excerpt, control
+     * characters escaped.
+     */
+    public function testMessagesQuoteAShortEscapedExcerptOfAReply(): void
+    {
+        $big = str_repeat("\e]0;pwned\x07", 400000);
+        foreach ([
+            'wrong shape' => '$out = "*1\r\n\$' . strlen($big) . '\r\n" . str_repeat("\e]0;pwned\x07", 400000) . "\r\n";',
+            'error reply' => '$out = "-ERR " . str_repeat("\e]0;pwned\x07", 400000) . "\r\n";',
+        ] as $case => $reply) {
+            // Written whole (a socket takes a large write in parts), then
+            // the connection is left open until the client is done.
+            // (the same to each command of a pipeline, until the client
+            // is done).
+            [$proc, $addr] = self::misbehaving($reply . ' do { $left = $out; while ($left !== "") { $n = fwrite($c, $left); if (!$n) break 2; $left = substr($left, $n); } } while (fgets($c) !== false);');
+            try {
+                (new RedisLock("redis://$addr"))->lock('x');
+                $this->fail("$case: no error");
+            } catch (RedisLock\RedisLockException $e) {
+                $this->assertLessThan(600, strlen($e->getMessage()), "$case: a short message");
+                $this->assertStringNotContainsString("\e", $e->getMessage(), $case);
+                $this->assertStringNotContainsString("\x07", $e->getMessage(), $case);
+                $this->assertMatchesRegularExpression('/(\\\\x1b|\\\\u\{1b\})\]0;pwned/', $e->getMessage(), "$case: escaped");
+                $this->assertStringContainsString('bytes in all)', $e->getMessage(), $case);
+            } finally {
+                proc_terminate($proc[0]);
+                self::finish($proc);
+            }
+        }
+    }
+
     public function testATooLargeReplyFromRedisLosesNothing(): void
     {
         $q = (new Client())->queue('big');
