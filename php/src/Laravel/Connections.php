@@ -24,6 +24,9 @@ final class Connections
             throw new \InvalidArgumentException("Redis connection [{$name}] not configured.");
         }
         $options = [];
+        if (!empty($config['url']) && class_exists(\Illuminate\Support\ConfigurationUrlParser::class)) {
+            $config = self::parsed($config);
+        }
         if (!empty($config['url'])) {
             $options['dsn'] = (string) $config['url'];
         } elseif (str_starts_with((string) ($config['host'] ?? ''), '/')) {
@@ -43,11 +46,39 @@ final class Connections
                 $options[$key] = (string) $config[$key];
             }
         }
+        // phpredis reads a timeout of 0 as "no limit": the extension's own
+        // timeouts (redislock.connect_timeout, read_timeout) apply then.
+        foreach (['timeout', 'read_timeout'] as $key) {
+            if (isset($options[$key]) && is_numeric($options[$key]) && (float) $options[$key] === 0.0) {
+                unset($options[$key]);
+            }
+        }
         $prefix = self::prefix($connections, $name);
         if ($prefix !== '') {
             $options['prefix'] = $prefix;
         }
         return new Client($options);
+    }
+
+    /**
+     * A connection's config as Laravel's RedisManager reads it: the url's
+     * parts (host, port, database from its path, user, password, query
+     * options) over the connection's keys, and `scheme` tls for a `tls://`
+     * url. So `['url' => 'redis://h:6379/3', 'database' => '0']` is
+     * database 3, as Laravel's own clients use it.
+     *
+     * @param array<string, mixed> $config
+     * @return array<string, mixed>
+     */
+    private static function parsed(array $config): array
+    {
+        $parsed = (new \Illuminate\Support\ConfigurationUrlParser())->parseConfiguration($config);
+        $driver = strtolower((string) ($parsed['driver'] ?? ''));
+        if (in_array($driver, ['tcp', 'tls'], true)) {
+            $parsed['scheme'] = $driver;
+        }
+        unset($parsed['driver'], $parsed['url']);
+        return $parsed;
     }
 
     /**

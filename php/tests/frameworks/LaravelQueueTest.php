@@ -152,6 +152,40 @@ final class LaravelQueueTest extends TestCase
         $this->assertGreaterThanOrEqual(8, $checked);
     }
 
+    /**
+     * The server and database of a connection are the ones Laravel's own
+     * clients use: the url's parts win over the connection's keys (the
+     * shape of Laravel's default config when REDIS_URL is set), as its
+     * ConfigurationUrlParser reads them. A lock of the adapter and one of
+     * the stock client on the same name exclude each other.
+     */
+    public function testTheConnectionIsTheOneLaravelsClientsUse(): void
+    {
+        $port = RedisServer::$main->port;
+        $clients = class_exists(Predis\Client::class) ? ['phpredis', 'predis'] : ['phpredis'];
+        $cases = [
+            'url with a database' => ['url' => "redis://127.0.0.1:$port/3", 'database' => '0'],
+            'url without one' => ['url' => "redis://127.0.0.1:$port", 'database' => '4'],
+            'url and a query' => ['url' => "redis://127.0.0.1:$port/2?database=6"],
+            'keys only' => ['host' => '127.0.0.1', 'port' => $port, 'database' => '7'],
+            'timeouts of 0' => ['host' => '127.0.0.1', 'port' => $port, 'database' => '8', 'timeout' => 0, 'read_timeout' => 0],
+        ];
+        foreach ($clients as $client) {
+            foreach ($cases as $case => $connection) {
+                $config = ['client' => $client, 'default' => $connection];
+                $manager = new Illuminate\Redis\RedisManager($this->app, $client, $config);
+                $stock = $manager->connection('default');
+                $stock->command('set', ['where-am-i', $case]);
+                $mine = RedisLock\Laravel\Connections::client($config, 'default');
+                $lock = $mine->lock('where-am-i-lock', ['ttl' => 10]);
+                $this->assertTrue($lock->acquire(), "$client, $case");
+                $this->assertSame(1, (int) $stock->command('exists', ['lock:{where-am-i-lock}']), "$client, $case: the adapter's lock is in the stock client's database");
+                $lock->release();
+                $stock->command('del', ['where-am-i']);
+            }
+        }
+    }
+
     /** Runs one of Laravel's queue commands on the test app; returns [exit code, output]. */
     private static function artisan(string ...$args): array
     {
