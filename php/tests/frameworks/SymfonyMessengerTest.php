@@ -124,6 +124,46 @@ final class SymfonyMessengerTest extends RedisLockTestCase
         $this->assertSame(0, $t->getMessageCount());
     }
 
+    /**
+     * A message of queue `low` whose handler fails for good, with the
+     * failure transport on the same Redis (Messenger's own Worker and
+     * failure listener): it lands in the failure transport, and its
+     * handler ran once. The failure transport's send() followed the
+     * message's QueueStamp back into `low`, where the main worker ran it
+     * again and Symfony's listener, seeing it was sent to the failure
+     * transport already, dropped it: the message was lost.
+     */
+    public function testAMessageThatFailsForGoodIsKeptByTheFailureTransport(): void
+    {
+        $main = self::transport();
+        $failed = (new TransportFactory())->createTransport(
+            'redislock://127.0.0.1:' . RedisServer::$main->port . '?queues=failed&wait=0', [], new PhpSerializer());
+        $main->send(new Envelope(new Recorded(1), [new QueueStamp('low')]));
+        $runs = 0;
+        $bus = new MessageBus([new HandleMessageMiddleware(new HandlersLocator([Recorded::class => [
+            function (Recorded $m) use (&$runs): void {
+                $runs++;
+                throw new Symfony\Component\Messenger\Exception\UnrecoverableMessageHandlingException('for good');
+            },
+        ]]))]);
+        $senders = new class ($failed) implements Psr\Container\ContainerInterface {
+            public function __construct(private object $failed) {}
+            public function get(string $id): mixed { return $this->failed; }
+            public function has(string $id): bool { return true; }
+        };
+        $events = new EventDispatcher();
+        $events->addSubscriber(new Symfony\Component\Messenger\EventListener\SendFailedMessageToFailureTransportListener($senders));
+        $events->addSubscriber(new StopWorkerOnMessageLimitListener(2));
+        $events->addSubscriber(new Symfony\Component\Messenger\EventListener\StopWorkerOnTimeLimitListener(2));
+        (new Worker(['main' => $main], $bus, $events))->run(['sleep' => 10000]);
+        $this->assertSame(1, $runs, 'the handler ran once');
+        $this->assertSame(0, $main->getMessageCount(), 'nothing back in the main queues');
+        $kept = iterator_to_array($failed->all(), false);
+        $this->assertCount(1, $kept, 'the failure transport holds the message');
+        $this->assertSame(1, $kept[0]->getMessage()->n);
+        $this->assertSame(1, $this->redis->zCard('Queue:failed'));
+    }
+
     public function testAnEnvelopeNotReceivedHereIsRefused(): void
     {
         $this->expectException(Symfony\Component\Messenger\Exception\LogicException::class);

@@ -38,8 +38,9 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
 
     /**
      * @param list<string> $queues the first receives what is sent (unless a
-     *                             QueueStamp says otherwise); get() takes from
-     *                             all, the first that has a message first
+     *                             QueueStamp names another of them); get()
+     *                             takes from all, the first that has a
+     *                             message first
      */
     public function __construct(
         private Client $client,
@@ -64,7 +65,13 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
 
     public function send(Envelope $envelope): Envelope
     {
-        $queue = $envelope->last(QueueStamp::class)?->queue ?? $this->queues[0];
+        // A transport sends only to the queues it serves: a stamp for
+        // another's (a message failed on the main transport, sent on to the
+        // failure transport with its stamp) is not its business.
+        $queue = $envelope->last(QueueStamp::class)?->queue;
+        if ($queue === null || !in_array($queue, $this->queues, true)) {
+            $queue = $this->queues[0];
+        }
         $delay = $envelope->last(DelayStamp::class)?->getDelay() ?? 0;
         $id = bin2hex(random_bytes(16));
         $this->queue($queue)->enqueue($id, serialize($this->serializer->encode($envelope)), max(0, $delay) / 1000);
