@@ -51,7 +51,7 @@ class Job extends BaseJob implements JobContract
     public function release($delay = 0)
     {
         parent::release($delay);
-        $this->redislock->queue($this->queue)->nack($this->task, max(0, (float) $delay), $this->failure);
+        $this->redislock->queue($this->queue)->nack($this->task, min(max(0, (float) $delay), Queue::LONGEST_DELAY), $this->failure);
     }
 
     /** Records why this attempt failed: the reason `release()` gives the queue. */

@@ -23,7 +23,10 @@ use RedisLock\NotHeldException;
  */
 class Lock extends \Illuminate\Cache\Lock
 {
-    private \RedisLock\Lock $lock;
+    /** Null for the empty owner, which redislock cannot hold with (restoreLock($name, '')). */
+    private ?\RedisLock\Lock $lock = null;
+    /** Whether this object took the lock (and has not released it since). */
+    private bool $taken = false;
 
     /**
      * @param string $connection the name of the Laravel Redis connection the
@@ -32,7 +35,17 @@ class Lock extends \Illuminate\Cache\Lock
     public function __construct(Client $client, private string $connection, $name, $seconds, $owner = null)
     {
         parent::__construct($name, $seconds, $owner ?? $client->newOwner());
-        $this->lock = $client->lock((string) $this->name, [
+        $this->client = $client;
+        if ((string) $this->owner !== '') {
+            $this->lock = $this->newLock();
+        }
+    }
+
+    private Client $client;
+
+    private function newLock(): \RedisLock\Lock
+    {
+        return $this->client->lock((string) $this->name, [
             'ttl' => $this->seconds > 0 ? $this->seconds : INF,
             'owner' => (string) $this->owner,
             'releaseAtRequestEnd' => false,
@@ -40,9 +53,28 @@ class Lock extends \Illuminate\Cache\Lock
         ]);
     }
 
+    /**
+     * Laravel's contract is a bool: a lock this object holds already is
+     * not acquired again (false, as the stock store's SET NX says); one
+     * whose lease ran out meanwhile is taken anew.
+     */
     public function acquire()
     {
-        return $this->lock->acquire(0);
+        return $this->take(0);
+    }
+
+    private function take(float $wait): bool
+    {
+        if ($this->lock === null) {
+            return false;
+        }
+        if ($this->taken) {
+            if ($this->lock->isHeld()) {
+                return false;
+            }
+            $this->lock = $this->newLock();
+        }
+        return $this->taken = $this->lock->acquire($wait);
     }
 
     /**
@@ -51,7 +83,7 @@ class Lock extends \Illuminate\Cache\Lock
      */
     public function block($seconds, $callback = null)
     {
-        if (!$this->lock->acquire(max(0, (float) $seconds))) {
+        if (!$this->take(max(0, (float) $seconds))) {
             throw new LockTimeoutException();
         }
         if (!is_callable($callback)) {
@@ -67,6 +99,10 @@ class Lock extends \Illuminate\Cache\Lock
     /** True when this owner held the lock and it is now released. */
     public function release()
     {
+        if ($this->lock === null) {
+            return false;
+        }
+        $this->taken = false;
         try {
             return $this->lock->release();
         } catch (NotHeldException | LockLostException) {
@@ -76,13 +112,14 @@ class Lock extends \Illuminate\Cache\Lock
 
     public function forceRelease()
     {
-        $this->lock->forceRelease();
+        $this->taken = false;
+        ($this->lock ?? $this->client->lock((string) $this->name, ['exactKey' => true]))->forceRelease();
     }
 
     /** The owner when it holds the lock, else null (another owner, or none). */
     protected function getCurrentOwner()
     {
-        return $this->lock->isHeld() ? $this->owner : null;
+        return $this->lock?->isHeld() ? $this->owner : null;
     }
 
     /** The Laravel Redis connection the lock lives on. */
@@ -94,6 +131,6 @@ class Lock extends \Illuminate\Cache\Lock
     /** The redislock lock underneath (fencing token, remaining lease...). */
     public function redisLock(): \RedisLock\Lock
     {
-        return $this->lock;
+        return $this->lock ?? throw new \LogicException('a lock restored with the empty owner has no redislock lock');
     }
 }

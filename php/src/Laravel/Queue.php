@@ -123,17 +123,31 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
     /** All the jobs in one round trip (unless one waits for a commit). */
     public function bulk($jobs, $data = '', $queue = null)
     {
-        $tasks = [];
+        $tasks = $queued = [];
         foreach ((array) $jobs as $job) {
             if ($this->shouldDispatchAfterCommit($job) && $this->container->bound('db.transactions')) {
                 return parent::bulk($jobs, $data, $queue);
             }
             $payload = $this->createPayload($job, $this->getQueue($queue), $data);
-            $tasks[self::idOf($payload)] = $payload;
+            $id = self::idOf($payload);
+            $tasks[$id] = $payload;
+            $queued[] = [$id, $job, $payload];
         }
         if ($tasks !== []) {
             $this->queue($queue)->enqueueMany($tasks);
         }
+        // Laravel's own bulk() pushes each job, and each push says so.
+        foreach ($queued as [$id, $job, $payload]) {
+            $this->raiseQueued($id, $job, $payload, $queue);
+        }
+    }
+
+    /** The JobQueued event of one job, as this Laravel's queue raises it (its arguments changed in 10 and 11). */
+    private function raiseQueued(string $id, $job, string $payload, ?string $queue): void
+    {
+        $given = ['queue' => $this->getQueue($queue), 'jobId' => $id, 'job' => $job, 'payload' => $payload, 'delay' => null];
+        $method = new \ReflectionMethod(parent::class, 'raiseJobQueuedEvent');
+        $this->raiseJobQueuedEvent(...array_map(fn (\ReflectionParameter $p) => $given[$p->getName()] ?? null, $method->getParameters()));
     }
 
     public function pop($queue = null)
@@ -153,12 +167,24 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
         ]);
     }
 
+    /**
+     * Queues a payload: under its own id, or, when the queue holds a job of
+     * that id already (a raw payload pushed twice), under a new one, as
+     * Laravel's driver queues both. A delay past the queue's longest
+     * (2^31 - 1 s, 68 years) is that longest.
+     */
     private function enqueue(string $payload, ?string $queue, $delay): string
     {
         $id = self::idOf($payload);
-        $this->queue($queue)->enqueue($id, $payload, max(0, (float) $delay));
+        $delay = min(max(0, (float) $delay), self::LONGEST_DELAY);
+        while ($this->queue($queue)->enqueue($id, $payload, $delay) !== 'added') {
+            $id = Str::random(32);
+        }
         return $id;
     }
+
+    /** The longest delay a queue takes, in seconds. */
+    public const LONGEST_DELAY = 2147483647;
 
     /** A job's id: its payload's `id`, or `uuid` (raw payloads), or a new one. */
     private static function idOf(string $payload): string

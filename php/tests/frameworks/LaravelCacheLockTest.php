@@ -99,6 +99,37 @@ final class LaravelCacheLockTest extends LaravelRedisCacheLockTestCase
         Cache::store('redis')->lock('foo', 10)->block(0.2);
     }
 
+    /**
+     * Laravel's Lock contract in its corners, step by step on the stock
+     * store and on the adapter: the same answers. A second get() or a
+     * block(0) on the object that holds the lock is false or
+     * LockTimeoutException, not an exception of redislock's; a lock
+     * restored with the empty owner releases nothing.
+     */
+    public function testTheLockContractsCornersAnswerAsTheStockStore(): void
+    {
+        $steps = function (string $store): array {
+            $out = [];
+            $lock = Cache::store($store)->lock('corner', 10);
+            $out[] = $lock->get();
+            $out[] = $lock->get();
+            try {
+                $lock->block(0);
+                $out[] = 'no timeout';
+            } catch (LockTimeoutException) {
+                $out[] = 'timeout';
+            }
+            $out[] = Cache::store($store)->restoreLock('corner', '')->release();
+            $out[] = $lock->release();
+            $out[] = $lock->get();
+            $out[] = $lock->release();
+            return $out;
+        };
+        $stock = $steps('stock');
+        $this->assertSame([true, false, 'timeout', false, true, true, true], $stock, 'Laravel\'s own store');
+        $this->assertSame($stock, $steps('redis'), 'the adapter answers as the stock store');
+    }
+
     public function testAnOwnerIsReleasedFromAnotherProcessAndTheLockOutlivesItsObject(): void
     {
         $lock = Cache::store('redis')->lock('foo', 10);

@@ -199,6 +199,34 @@ final class LaravelQueueTest extends TestCase
     }
 
     /**
+     * The queue contract's corners, on Laravel's own Redis driver (the
+     * reference) and on the adapter: bulk() raises JobQueued for each job,
+     * a raw payload pushed twice is two jobs, and a delay past 2^31 s is
+     * queued (the adapter: at its longest delay, 68 years).
+     */
+    public function testBulkEventsDuplicatePayloadsAndLongDelaysAsLaravelsOwnDriver(): void
+    {
+        $seen = [];
+        Illuminate\Support\Facades\Event::listen(Illuminate\Queue\Events\JobQueued::class, function ($event) use (&$seen) {
+            $seen[] = $event->connectionName;
+        });
+        $raw = json_encode(['id' => 'same', 'uuid' => 'same', 'attempts' => 0, 'job' => 'x', 'data' => []]);
+        $results = [];
+        foreach (['redis', 'redislock'] as $driver) {
+            $queue = Queue::connection($driver);
+            $queue->bulk([new RecordedJob(1), new RecordedJob(2), new RecordedJob(3)], '', 'bulk');
+            $queue->pushRaw($raw, 'raw');
+            $queue->pushRaw($raw, 'raw');
+            $queue->later(2 ** 31 + 10, new RecordedJob(4), '', 'far');
+            $results[$driver] = [count(array_keys($seen, $driver)), $queue->size('bulk'), $queue->size('raw'), $queue->size('far')];
+        }
+        $this->assertSame([4, 3, 2, 1], $results['redis'], "Laravel's own driver: 3 bulk events and one later()");
+        $this->assertSame($results['redis'], $results['redislock']);
+        $far = Queue::connection('redislock')->queue('far')->peek(1)[0];
+        $this->assertGreaterThan(microtime(true) + 2 ** 31 - 100, $far['at'], 'due at the longest delay');
+    }
+
+    /**
      * `queue:clear` and `queue:monitor` on the adapter and, as the
      * reference, Laravel's own Redis driver: the same counts, except that
      * a job running now is left to its worker.

@@ -32,6 +32,9 @@ use Symfony\Component\Messenger\Transport\TransportInterface;
  */
 final class Transport implements TransportInterface, MessageCountAwareInterface, ListableReceiverInterface, QueueReceiverInterface
 {
+    /** The longest delay a queue takes, in seconds (2^31 - 1): a longer DelayStamp is that. */
+    private const LONGEST_DELAY = 2147483647;
+
     private SerializerInterface $serializer;
     /** @var array<string, \RedisLock\Queue> */
     private array $opened = [];
@@ -74,7 +77,7 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
         }
         $delay = $envelope->last(DelayStamp::class)?->getDelay() ?? 0;
         $id = bin2hex(random_bytes(16));
-        $this->queue($queue)->enqueue($id, serialize($this->serializer->encode($envelope)), max(0, $delay) / 1000);
+        $this->queue($queue)->enqueue($id, serialize($this->serializer->encode($envelope)), min(max(0, $delay) / 1000, self::LONGEST_DELAY));
         return $envelope->with(new TransportMessageIdStamp($id));
     }
 
