@@ -164,6 +164,22 @@ final class SymfonyMessengerTest extends RedisLockTestCase
         $this->assertSame(1, $this->redis->zCard('Queue:failed'));
     }
 
+    /** Junk in the DSN's options is refused when the DSN is read, naming the option. */
+    public function testJunkOptionsAreRefusedWhenTheDsnIsRead(): void
+    {
+        $base = 'redislock://127.0.0.1:' . RedisServer::$main->port;
+        foreach (['lease=abc' => 'lease', 'lease=0' => 'lease', 'wait=abc' => 'wait', 'wait=-1' => 'wait',
+                  'max_attempts=1.5' => 'max_attempts', 'max_attempts=-1' => 'max_attempts'] as $query => $option) {
+            try {
+                (new TransportFactory())->createTransport("$base?$query", [], new PhpSerializer());
+                $this->fail("$query was taken");
+            } catch (Symfony\Component\Messenger\Exception\InvalidArgumentException $e) {
+                $this->assertStringContainsString("the $option option must be", $e->getMessage(), $query);
+            }
+        }
+        $this->assertInstanceOf(Transport::class, (new TransportFactory())->createTransport("$base?wait=0&lease=0.5&max_attempts=3", [], new PhpSerializer()));
+    }
+
     public function testAnEnvelopeNotReceivedHereIsRefused(): void
     {
         $this->expectException(Symfony\Component\Messenger\Exception\LogicException::class);

@@ -29,10 +29,29 @@ final class TransportFactory implements TransportFactoryInterface
             new Client($redis),
             is_string($queues) ? explode(',', $queues) : $queues,
             $serializer,
-            (float) ($options['lease'] ?? 30),
-            (float) ($options['wait'] ?? 1),
-            (int) ($options['max_attempts'] ?? 5),
+            self::number($options, 'lease', 30, false),
+            self::number($options, 'wait', 1, true),
+            (int) self::number($options, 'max_attempts', 5, true, true),
         );
+    }
+
+    /**
+     * An option's number, refused when it is not one (`lease=abc` read as
+     * 0 failed only at the first send, `wait=abc` waited 0 s): seconds above
+     * 0 (or from 0, `$zero`), or a whole count (`$whole`).
+     */
+    private static function number(array $options, string $name, float $default, bool $zero, bool $whole = false): float
+    {
+        $value = $options[$name] ?? $default;
+        $ok = is_numeric($value) && is_finite((float) $value)
+            && ((float) $value > 0 || ($zero && (float) $value == 0))
+            && (!$whole || (float) $value == floor((float) $value));
+        if (!$ok) {
+            $shown = is_scalar($value) ? var_export((string) $value, true) : get_debug_type($value);
+            throw new \Symfony\Component\Messenger\Exception\InvalidArgumentException(sprintf('redislock transport: the %s option must be %s, %s given',
+                $name, $whole ? 'a whole number >= 0' : ($zero ? 'a number of seconds >= 0' : 'a number of seconds above 0'), $shown));
+        }
+        return (float) $value;
     }
 
     public function supports(string $dsn, array $options): bool
