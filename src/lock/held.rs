@@ -122,12 +122,32 @@ pub fn take_owner(owner: u64) -> Vec<Held> {
         .unwrap_or_default()
 }
 
-/// Forgets and returns every lock of every owner.
+/// Forgets and returns every lock of every owner, but those told to
+/// outlive the request, which stay their owners' (a `releaseAtRequestEnd
+/// => false` lock object kept across requests by a worker runtime still
+/// holds, extends and releases its lock); their renewals stop, as every
+/// lock's do at request end.
 fn take_all() -> Vec<Held> {
-    HELD.with(|h| std::mem::take(&mut *h.borrow_mut()))
-        .into_values()
-        .flat_map(HashMap::into_values)
-        .collect()
+    let pid = crate::process::id();
+    HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        let mut ended = Vec::new();
+        h.retain(|_, locks| {
+            locks.retain(|_, held| {
+                let stays = held.outlives_request && held.pid == pid;
+                if stays {
+                    if let Some(id) = held.renewal.take() {
+                        super::renew::stop(id);
+                    }
+                } else {
+                    ended.push(held.clone());
+                }
+                stays
+            });
+            !locks.is_empty()
+        });
+        ended
+    })
 }
 
 /// The Redis keys of the locks this process holds, in no order.
@@ -143,9 +163,9 @@ pub fn keys() -> Vec<Vec<u8>> {
     })
 }
 
-/// Request end: lets go of every lock of every owner, as [`end`] does;
-/// `release` is the `release_at_request_end` setting. Returns how many
-/// were released.
+/// Request end: lets go of every lock of every owner, as [`end`] does,
+/// but those told to outlive the request; `release` is the
+/// `release_at_request_end` setting. Returns how many were released.
 pub fn end_request(release: bool) -> usize {
     REQUEST.with(|r| r.set(r.get() + 1));
     end(take_all(), release)

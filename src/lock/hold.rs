@@ -187,21 +187,25 @@ impl Hold {
         held::get(self.owner, &self.entry).filter(|h| h.pid == crate::process::id())
     }
 
-    /// The record, if this object holds the lock.
+    /// The record, if this object holds the lock: one taken in an earlier
+    /// request only when it was told to outlive the request.
     fn mine(&self) -> Option<Held> {
-        if self.mine == 0 || self.request != held::request() {
-            None
-        } else {
-            self.record()
+        if self.mine == 0 {
+            return None;
         }
+        self.record()
+            .filter(|h| self.request == held::request() || h.outlives_request)
     }
 
-    /// Counts this object's holds from 0 when a request boundary ended them.
+    /// Counts this object's holds from 0 when a request boundary ended them
+    /// (not those told to outlive the request).
     fn in_this_request(&mut self) {
         let request = held::request();
         if self.request != request {
             self.request = request;
-            self.mine = 0;
+            if !self.record().is_some_and(|h| h.outlives_request) {
+                self.mine = 0;
+            }
         }
     }
 

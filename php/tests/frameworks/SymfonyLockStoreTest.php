@@ -66,6 +66,31 @@ final class SymfonyLockStoreTest extends AbstractStoreTestCase
         $this->assertSame('acquired', self::finish($waiter));
     }
 
+    /**
+     * A lock told to outlive the request (releaseAtRequestEnd false, as
+     * docs/runtimes.md advises, and Symfony's autoRelease false) stays its
+     * object's across the request boundary of a worker runtime: held,
+     * refreshed, and released by it, as Symfony's contract says. It was
+     * forgotten: isAcquired() false, refresh() threw, and release() left
+     * the key for its whole ttl.
+     */
+    public function testALockKeptAcrossTheRequestBoundaryStaysItsObjects(): void
+    {
+        $factory = new Symfony\Component\Lock\LockFactory(new LockStore(new Client(), 300, ['releaseAtRequestEnd' => false]));
+        $lock = $factory->createLock('import', 600, false);
+        $this->assertTrue($lock->acquire());
+        (new RedisLock\Symfony\RequestBoundary())->reset();
+        $this->assertTrue($lock->isAcquired(), 'still its object\'s');
+        $lock->refresh(900);
+        $this->assertGreaterThan(800, RedisServer::$main->client()->ttl('import'));
+        $lock->release();
+        $this->assertSame(0, RedisServer::$main->client()->exists('import'), 'released by its object');
+        $this->assertFalse($factory->createLock('import', 600, false)->isAcquired());
+        $other = $factory->createLock('import', 600, false);
+        $this->assertTrue($other->acquire(), 'free for the next');
+        $other->release();
+    }
+
     public function testSharedLocksThroughSymfonysLock(): void
     {
         $store = $this->getStore();
