@@ -96,6 +96,53 @@ final class LockApiTest extends RedisLockTestCase
      * server, database and prefix, a Redlock's name and nodes (never a
      * password).
      */
+    /**
+     * Objects made without their constructor (a subclass whose constructor
+     * does not call parent::__construct(), or reflection's
+     * newInstanceWithoutConstructor()) dump as empty objects, and each of
+     * the extension's methods throws an Error that names
+     * parent::__construct(); the subclass's own methods run. var_dump()
+     * of one was an uncatchable fatal error.
+     */
+    public function testObjectsMadeWithoutTheirConstructorDumpEmptyAndSayWhy(): void
+    {
+        $sub = new class () extends RedisLock\Client {
+            public function __construct()
+            {
+            }
+
+            public function mine(): string
+            {
+                return 'mine';
+            }
+        };
+        $objects = ['subclass' => [$sub, 'lock', ['x']]];
+        $calls = ['RedisLock\Lock' => ['acquire', []], 'RedisLock\Queue' => ['enqueue', ['i', 'p']], 'RedisLock\Task' => ['payload', []],
+                  'RedisLock\Stock' => ['take', [1]], 'RedisLock\Semaphore' => ['acquire', []], 'RedisLock\MultiLock' => ['acquire', []],
+                  'RedisLock\Redlock' => ['acquire', []], 'RedisLock\Client' => ['queue', ['q']], 'RedisLock' => ['lock', ['x']],
+                  'RedisQueue' => ['enqueue', ['q', 1]]];
+        foreach ($calls as $class => [$method, $args]) {
+            $objects[$class] = [(new ReflectionClass($class))->newInstanceWithoutConstructor(), $method, $args];
+        }
+        foreach ($objects as $what => [$object, $method, $args]) {
+            $this->assertSame([], get_mangled_object_vars($object), $what);
+            ob_start();
+            var_dump($object);
+            print_r($object);
+            $dump = ob_get_clean();
+            $this->assertMatchesRegularExpression('/^object\(.+\)#\d+ \(0\) \{\n\}\n.+ Object\n\(\n\)\n$/', $dump, $what);
+            try {
+                $object->$method(...$args);
+                $this->fail("$what: $method() ran");
+            } catch (Error $e) {
+                $this->assertStringContainsString("::$method(): the object was not constructed", $e->getMessage(), $what);
+                $this->assertStringContainsString('parent::__construct()', $e->getMessage(), $what);
+            }
+        }
+        $this->assertSame('mine', $sub->mine(), 'the subclass\'s own methods run');
+        $this->assertSame([], $this->snapshot(), 'nothing written');
+    }
+
     public function testVarDumpShowsWhatTheObjectKnows(): void
     {
         $c = new Client();

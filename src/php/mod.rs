@@ -18,6 +18,7 @@ mod runtime;
 mod semaphore;
 mod stock;
 mod task;
+mod unconstructed;
 mod untyped;
 mod value;
 

@@ -25,6 +25,23 @@ pub fn prepare_seed_classes() {
     }
     untype_seed_methods();
     super::last_resort::yield_seed_names();
+    guard_unconstructed();
+}
+
+/// Objects made without their constructor dump as empty objects and say
+/// what is wrong when called (`unconstructed.rs`).
+fn guard_unconstructed() {
+    use super::unconstructed::guard;
+    guard::<super::redis_lock::RedisLock>();
+    guard::<super::redis_queue::RedisQueue>();
+    guard::<super::client::Client>();
+    guard::<super::lock::Lock>();
+    guard::<super::queue::Queue>();
+    guard::<super::task::Task>();
+    guard::<super::redlock::Redlock>();
+    guard::<super::stock::Stock>();
+    guard::<super::semaphore::Semaphore>();
+    guard::<super::multi_lock::MultiLock>();
 }
 
 /// Takes the return types off the seed classes' methods.
