@@ -85,7 +85,7 @@ unsafe extern "C" fn get_method<T: RegisteredClass>(
         };
         let class = String::from_utf8_lossy(&class.unwrap_or_default()).into_owned();
         let name = String::from_utf8_lossy(&name.unwrap_or_default()).into_owned();
-        let _ = PhpException::new(
+        PhpException::new(
             format!(
                 "{class}::{name}(): the object was not constructed: a subclass's constructor must \
                  call parent::__construct() (objects made without their constructor hold nothing)"
