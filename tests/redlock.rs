@@ -136,6 +136,45 @@ fn a_paused_node_costs_only_its_timeout() {
     assert!(took < Duration::from_millis(900), "{took:?}");
 }
 
+/// The validity counts the time the nodes took once: the keys, set from the
+/// start of the attempt, live until `ttl` after it, less the drift; a slow
+/// (paused) node made it end earlier by the time it took, twice.
+#[test]
+fn the_validity_takes_the_time_spent_off_once() {
+    let servers = five();
+    let nodes = nodes(&servers);
+    let pid = servers[4].pid();
+    let signal = |sig: &str| {
+        Command::new("kill")
+            .arg(sig)
+            .arg(pid.to_string())
+            .status()
+            .unwrap()
+    };
+    assert!(signal("-STOP").success());
+    let ttl = Duration::from_secs(2);
+    let started = Instant::now();
+    let held = redlock::acquire(&nodes, b"once", &new_token(), ttl, Duration::ZERO);
+    let took = started.elapsed();
+    signal("-CONT");
+    let held = held.unwrap();
+    assert!(
+        took >= Duration::from_millis(150),
+        "the paused node's timeout: {took:?}"
+    );
+    let ends = held.since + held.validity;
+    let keys_end = started + ttl - (ttl.mul_f64(nodes.drift_factor) + nodes.drift_fixed);
+    let off = if ends > keys_end {
+        ends - keys_end
+    } else {
+        keys_end - ends
+    };
+    assert!(
+        off < Duration::from_millis(50),
+        "the validity ends {off:?} away from the keys' end, after {took:?}"
+    );
+}
+
 #[test]
 fn ten_contenders_never_overlap() {
     let servers = five();

@@ -103,6 +103,29 @@ final class RedlockTest extends RedisLockTestCase
         $this->assertSame(0, $this->servers[0]->client()->exists('lock:{o}'), 'released when the object went away');
     }
 
+    /**
+     * Nodes as options arrays, as docs/topologies.md shows them; drift and
+     * retryDelay say what is wrong with them (not "INF to wait").
+     */
+    public function testNodesAsOptionsArraysAndSpansSayWhatIsWrong(): void
+    {
+        $this->nodes(3);
+        $nodes = array_map(fn ($s) => ['host' => '127.0.0.1', 'port' => $s->port], $this->servers);
+        $lock = new Redlock('arrays', ['nodes' => $nodes]);
+        $this->assertTrue($lock->acquire());
+        $this->assertSame(1, $this->servers[2]->client()->exists('lock:{arrays}'));
+        $this->assertTrue($lock->release());
+        foreach (['drift' => -1, 'retryDelay' => INF] as $option => $bad) {
+            try {
+                new Redlock('o', ['nodes' => $nodes, $option => $bad]);
+                $this->fail("$option accepted");
+            } catch (ValueError $e) {
+                $this->assertStringContainsString("option '$option' must be a finite number of seconds >= 0", $e->getMessage());
+                $this->assertStringNotContainsString('INF to wait', $e->getMessage());
+            }
+        }
+    }
+
     public function testSettingsThatCouldNeverWorkAreRefused(): void
     {
         $nodes = $this->nodes(3);

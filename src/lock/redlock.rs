@@ -152,11 +152,15 @@ fn attempt(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<Val
         .map(|ok| ok.is_some())
     });
     let taken = results.iter().filter(|r| matches!(r, Ok(true))).count();
-    let spent = since.elapsed() + nodes.drift(ttl);
+    // The keys were set from `since` on: what is left of `ttl` past the
+    // time the nodes took and the drift allowance counts from now (not
+    // from `since`, which would take the time spent off twice).
+    let now = Instant::now();
+    let spent = (now - since) + nodes.drift(ttl);
     if taken >= nodes.quorum() && spent < ttl {
         return Ok(Validity {
             validity: ttl - spent,
-            since,
+            since: now,
         });
     }
     // Not ours: undo what was taken, on every node (a node whose answer was
@@ -220,11 +224,12 @@ pub fn extend(
         extend_on(n, &Keys::redlock(&n.prefix, name).lock, token, ttl)
     });
     let kept = results.iter().filter(|r| matches!(r, Ok(true))).count();
-    let spent = since.elapsed() + nodes.drift(ttl);
+    let now = Instant::now();
+    let spent = (now - since) + nodes.drift(ttl);
     if kept >= nodes.quorum() && spent < ttl {
         return Ok(Validity {
             validity: ttl - spent,
-            since,
+            since: now,
         });
     }
     let failed = failures(&results);

@@ -79,6 +79,19 @@ pub fn wait_seconds(value: &Value, param: impl Display + Copy) -> PhpResult<Dura
     Ok(Duration::from_secs_f64(n.min(MAX_SECONDS)))
 }
 
+/// A span that is no wait: a finite number of seconds >= 0 (Redlock's
+/// `drift` and `retryDelay`).
+pub fn span_seconds(value: &Value, param: impl Display + Copy) -> PhpResult<Duration> {
+    let n = value.number(param)?;
+    if !n.is_finite() || n < 0.0 {
+        return Err(value_error(format!(
+            "{param} must be a finite number of seconds >= 0, {} given",
+            value::shown(n)
+        )));
+    }
+    lease(n, param).map(|d| if n == 0.0 { Duration::ZERO } else { d })
+}
+
 fn config_or_throw() -> PhpResult<Arc<Config>> {
     ini::default_config().map_err(value_error)
 }

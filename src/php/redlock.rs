@@ -14,7 +14,7 @@ use super::value::{
     Arg, Argument, Float, NullableArray, NullableFloat, Opt, Text, Value, non_empty, opt,
     read_options, shown, type_error, value_error,
 };
-use super::{config_from_param, positive_seconds, wait_seconds};
+use super::{config_from_param, positive_seconds, span_seconds, wait_seconds};
 use crate::lock::redlock::{self, Denied, Invalid, NoQuorum, Nodes};
 
 /// What the options of `new Redlock()` ask.
@@ -43,8 +43,8 @@ const OPTIONS: &[Opt<RedlockOptions>] = &[
             Ok(())
         },
     },
-    opt!("drift" => drift_fixed = wait_seconds),
-    opt!("retryDelay" => retry_delay = wait_seconds),
+    opt!("drift" => drift_fixed = span_seconds),
+    opt!("retryDelay" => retry_delay = span_seconds),
 ];
 
 /// A lock over independent Redis masters (Redlock): held when a majority

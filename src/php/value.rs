@@ -64,11 +64,12 @@ impl Declared for Mixed {
     const NULLABLE: bool = true;
 }
 
-/// How deep arrays are copied: an array of arrays of scalars (Redlock's
-/// `nodes` inside its options) is the deepest any parameter takes. Deeper
-/// arrays, and arrays that contain themselves, are not walked: they stay
-/// an opaque "array" that every parameter refuses with a `TypeError`.
-const MAX_DEPTH: usize = 2;
+/// How deep arrays are copied: an options array whose list holds options
+/// arrays (Redlock's `nodes`, each a node's options) is the deepest any
+/// parameter takes. Deeper arrays, and arrays that contain themselves, are
+/// not walked: they stay an opaque "array" that every parameter refuses
+/// with a `TypeError`.
+const MAX_DEPTH: usize = 3;
 
 /// An array key as PHP holds it: most arrays passed here are lists, whose
 /// int keys are never needed as text.
