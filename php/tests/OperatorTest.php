@@ -700,7 +700,8 @@ final class OperatorTest extends RedisLockTestCase
             [['status', 'x'], 'too many arguments'],
             [['--watch=0', 'status'], '--watch needs a number > 0'],
             [['--watch=NAN', 'status'], '--watch needs a number > 0'],
-            [['--limit=-1', 'locks'], '--limit needs a number > 0'],
+            [['--limit=-1', 'locks'], '--limit needs a whole number >= 1'],
+            [['dead', 'mail', '--limit=0.5'], '--limit needs a whole number >= 1'],
             [['--watch', 'retry', 'mail'], '--watch is for commands that look'],
             [['--json=1', 'status'], '--json takes no value'],
             [['move', 'mail'], 'move needs another queue or --to-url'],
@@ -711,9 +712,14 @@ final class OperatorTest extends RedisLockTestCase
             [$status, $out, $err] = self::cli($args);
             $this->assertSame(2, $status, implode(' ', $args));
             $this->assertStringContainsString($message, $err);
-            $this->assertStringContainsString('Usage: redislock', $err);
+            // One line saying what is wrong, and the command's usage line,
+            // not the whole help.
+            $lines = explode("\n", rtrim($err));
+            $this->assertCount(2, $lines, $err);
+            $this->assertStringStartsWith('usage: redislock [options] ', $lines[1]);
             $this->assertSame('', $out);
         }
+        $this->assertStringStartsWith('usage: redislock [options] dead NAME', self::cli(['dead', 'mail', '--limit=0.5'])[2] === '' ? '' : explode("\n", self::cli(['dead', 'mail', '--limit=0.5'])[2])[1]);
         [$status, $out] = self::cli(['--help']);
         $this->assertSame(0, $status);
         $this->assertStringStartsWith('Usage: redislock', $out);
@@ -725,6 +731,35 @@ final class OperatorTest extends RedisLockTestCase
         (new Client())->queue('mail')->enqueue('t');
         [$status, , $err] = self::cli(['--limit=5000', 'dead', 'mail']);
         $this->assertSame(0, $status, $err);
+    }
+
+    /**
+     * Nothing a queue holds reaches the operator's terminal raw: names with
+     * ESC and BEL through every command that prints them, a payload that
+     * is not UTF-8, the pause prompt; and retry or purge of an id that is
+     * no dead letter says so before anything is asked, exit 1.
+     */
+    public function testTheCliPrintsNothingRawAndSaysWhatIsNotThere(): void
+    {
+        $name = "evil\e]0;pwned\x07\e[2J";
+        $q = (new Client())->queue($name);
+        $q->enqueue("id\e[31m", "\xff\xfe payload \x9b");
+        $q->enqueue('welcome:2', 'p');
+        foreach ([['status'], ['queue', $name], ['metrics'], ['task', $name, "id\e[31m"], ['pause', $name], ['resume', $name, '--yes']] as $args) {
+            [$status, $out, $err] = self::cli($args, "y\n");
+            $this->assertSame(0, $status, implode(' ', $args) . ": $err");
+            $this->assertDoesNotMatchRegularExpression('/[\x00-\x09\x0b-\x1f\x7f]/', $out . $err, implode(' ', $args) . ': a control byte reached the terminal');
+            $this->assertTrue(mb_check_encoding($out . $err, 'UTF-8'), implode(' ', $args) . ': bytes that are not UTF-8');
+        }
+        $this->assertStringContainsString('\xff\xfe payload', self::cli(['task', $name, "id\e[31m"])[1]);
+        [$status, $out, $err] = self::cli(['retry', $name, 'welcome:2']);
+        $this->assertSame([1, ''], [$status, $out]);
+        $this->assertStringContainsString("no dead letter 'welcome:2' in queue", $err);
+        $this->assertStringContainsString('(that task is queued)', $err);
+        $this->assertStringNotContainsString('[y/N]', $err, 'said before asking');
+        [$status, , $err] = self::cli(['purge', $name, 'nope', '--yes']);
+        $this->assertSame(1, $status);
+        $this->assertStringContainsString("no dead letter 'nope' in queue", $err);
     }
 
     /** What a newcomer trips over: a mistyped queue, -h, JSON metrics, long names, cut lists, watch into a pipe. */

@@ -76,7 +76,7 @@ final class Cli
         try {
             [$command, $args, $options] = $this->parse(array_slice($argv, 1));
         } catch (\InvalidArgumentException $e) {
-            fwrite($this->err, "redislock: {$e->getMessage()}\n\n" . self::USAGE);
+            $this->say($this->err, "redislock: {$e->getMessage()}\n" . self::usageOf($argv[1] ?? '', array_slice($argv, 1)) . "\n");
             return 2;
         }
         if ($command === 'help') {
@@ -87,17 +87,17 @@ final class Cli
             try {
                 $reports = (new Doctor())->examine($args[0]);
             } catch (\InvalidArgumentException $e) {
-                fwrite($this->err, "redislock: {$e->getMessage()}\n");
+                $this->say($this->err, "redislock: {$e->getMessage()}\n");
                 return 1;
             }
-            fwrite($this->out, $options['json'] ? self::json($reports) . "\n" : Doctor::text($reports));
+            $options['json'] ? fwrite($this->out, self::json($reports) . "\n") : $this->say($this->out, Doctor::text($reports));
             return 0;
         }
         try {
             $report = new Report(new Client($options['url']));
             if (in_array($command, self::ON_A_QUEUE, true) && !$report->exists($args[0])) {
                 $like = $report->like($args[0]);
-                fwrite($this->err, "redislock: no queue '" . self::clean($args[0]) . "'"
+                $this->say($this->err, "redislock: no queue '" . self::clean($args[0]) . "'"
                     . ($like ? ": did you mean '" . implode("' or '", array_map(self::clean(...), $like)) . "'?" : ' (redislock status lists the queues)') . "\n");
                 return 1;
             }
@@ -116,7 +116,7 @@ final class Cli
             } while ($again);
             return 0;
         } catch (\RedisLock\RedisLockException | \ValueError | \TypeError $e) {
-            fwrite($this->err, self::message($e) . "\n");
+            $this->say($this->err, self::message($e) . "\n");
             return $command === 'check' ? 3 : 1;
         }
     }
@@ -130,7 +130,7 @@ final class Cli
     {
         foreach ($names as $name) {
             if (!$report->exists($name)) {
-                fwrite($this->err, "redislock: no queue '" . self::clean($name) . "'\n");
+                $this->say($this->err, "redislock: no queue '" . self::clean($name) . "'\n");
                 return 3;
             }
         }
@@ -155,12 +155,12 @@ final class Cli
         if ($options['json']) {
             fwrite($this->out, self::json(['ok' => $problems === [], 'queues' => count($queues), 'problems' => $problems]) . "\n");
         } elseif ($problems === []) {
-            fwrite($this->out, 'OK: ' . count($queues) . " queue(s) within the thresholds\n");
+            $this->say($this->out, 'OK: ' . count($queues) . " queue(s) within the thresholds\n");
         } else {
             foreach ($problems as $p) {
                 $value = $p['value'] === null ? ($p['check'] === 'idle' ? 'no worker seen' : '-')
                     : (is_float($p['value']) ? sprintf('%.1f', $p['value']) : $p['value']) . ' ' . self::THRESHOLDS[$p['check']];
-                fwrite($this->out, "PROBLEM queue '" . self::clean($p['queue']) . "': $value (over " . $p['threshold'] . ")\n");
+                $this->say($this->out, "PROBLEM queue '" . self::clean($p['queue']) . "': $value (over " . $p['threshold'] . ")\n");
             }
         }
         return $problems === [] ? 0 : 1;
@@ -198,7 +198,7 @@ final class Cli
                 'url' => $options['url'] = $value ?? throw new \InvalidArgumentException('--url needs a value: --url=DSN'),
                 'to-url' => $options['toUrl'] = $value ?? throw new \InvalidArgumentException('--to-url needs a value: --to-url=DSN'),
                 'watch' => $options['watch'] = self::positive($value ?? '2', '--watch'),
-                'limit' => $options['limit'] = (int) self::positive($value ?? '', '--limit'),
+                'limit' => $options['limit'] = self::count($value ?? '', '--limit'),
                 'ready', 'oldest', 'dead', 'idle' => $options['thresholds'][$name] = self::threshold($value, "--$name"),
                 default => throw new \InvalidArgumentException("unknown option --$name"),
             };
@@ -260,6 +260,14 @@ final class Cli
         return (float) $value;
     }
 
+    private static function count(string $value, string $option): int
+    {
+        if (!preg_match('/^[1-9][0-9]{0,8}$/', $value)) {
+            throw new \InvalidArgumentException("$option needs a whole number >= 1, '$value' given");
+        }
+        return (int) $value;
+    }
+
     private static function positive(string $value, string $option): float
     {
         if (!is_numeric($value) || (float) $value <= 0 || !is_finite((float) $value)) {
@@ -289,6 +297,18 @@ final class Cli
     {
         $name = $args[0];
         $ids = array_slice($args, 1);
+        if (in_array($command, ['retry', 'purge'], true)) {
+            // Said before anything is asked or done: retry and purge act on
+            // dead letters, and an id that is none is a mistake to hear of.
+            foreach ($ids as $id) {
+                $state = $report->task($name, $id)['state'] ?? null;
+                if ($state !== 'dead') {
+                    $this->say($this->err, "redislock: no dead letter '" . self::clean($id) . "' in queue '" . self::clean($name) . "'"
+                        . ($state === null ? '' : " (that task is $state)") . "\n");
+                    return 1;
+                }
+            }
+        }
         $what = match ($command) {
             'retry' => ($ids ? count($ids) . ' dead letter(s)' : 'every dead letter') . " of queue '$name' back to the queue",
             'purge' => ($ids ? count($ids) . ' dead letter(s)' : 'every dead letter') . " of queue '$name', with their payloads, for good",
@@ -301,10 +321,10 @@ final class Cli
                 . ($options['toUrl'] !== null ? ' of --to-url' : ''),
         };
         if (!$options['yes']) {
-            fwrite($this->err, ucfirst($command) . " $what? [y/N] ");
+            $this->say($this->err, ucfirst($command) . " $what? [y/N] ");
             $answer = strtolower(trim((string) fgets($this->in)));
             if (!in_array($answer, ['y', 'yes'], true)) {
-                fwrite($this->err, "redislock: nothing done\n");
+                $this->say($this->err, "redislock: nothing done\n");
                 return 1;
             }
         }
@@ -322,7 +342,7 @@ final class Cli
             fwrite($this->out, self::json($result) . "\n");
         } else {
             $n = reset($result);
-            fwrite($this->out, match ($command) {
+            $this->say($this->out, match ($command) {
                 'retry' => "$n dead letter(s) back in queue '$name'\n",
                 'purge' => "$n dead letter(s) purged from queue '$name'\n",
                 'pause' => $n ? "queue '$name' paused\n" : "queue '$name' was paused already\n",
@@ -392,6 +412,9 @@ final class Cli
                 ) . ($more ? "showing the first $limit locks; there are more (--limit=N shows up to 10000)\n" : ''),
             };
         }
+        if (!$options['json']) {
+            $text = self::printable($text);
+        }
         if ($options['watch'] !== null && !$options['json']) {
             // A terminal is redrawn; a pipe or file gets rounds it can tell apart.
             $text = (stream_isatty($this->out)
@@ -405,6 +428,54 @@ final class Cli
     private static function showing(int $shown, int $total, string $what): string
     {
         return $shown < $total ? "showing $shown of $total $what (--limit=N shows more, up to 1000)\n" : '';
+    }
+
+    /**
+     * The one way text reaches the terminal: every name, id, payload and
+     * reason the CLI prints goes through printable(), so nothing a queue or
+     * task holds can move the cursor, retitle or clear the operator's
+     * terminal (JSON escapes its own).
+     *
+     * @param resource $stream
+     */
+    private function say($stream, string $text): void
+    {
+        fwrite($stream, self::printable($text));
+    }
+
+    /**
+     * `$text` with control characters (but the line ends) and bytes that
+     * are not UTF-8 written as `\xNN`.
+     */
+    public static function printable(string $text): string
+    {
+        return (string) preg_replace_callback(
+            '/([\x0a\x20-\x7e]+|(?:[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}'
+            . '|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}))|(.)/s',
+            function (array $m): string {
+                if (($m[2] ?? '') !== '') {
+                    return sprintf('\\x%02x', ord($m[2]));
+                }
+                // C1 controls (U+0080 to U+009F) act on terminals too.
+                return preg_match('/^\xc2[\x80-\x9f]$/', $m[1]) ? sprintf('\\xc2\\x%02x', ord($m[1][1])) : $m[1];
+            },
+            $text,
+        );
+    }
+
+    /** One command's usage line (the general one for another word), for a usage error. */
+    private static function usageOf(string $first, array $words): string
+    {
+        foreach ($words as $word) {
+            if (in_array($word, self::COMMANDS, true)) {
+                foreach (explode("\n", self::USAGE) as $line) {
+                    if (preg_match('/^\s+(' . preg_quote($word, '/') . '\b[^ ]*(?: [A-Z.\[\]-]+)*)/', $line, $m) && str_starts_with(trim($line), $word)) {
+                        return 'usage: redislock [options] ' . rtrim($m[1]) . ' (redislock --help says more)';
+                    }
+                }
+            }
+        }
+        return 'usage: redislock [options] <command> [arguments] (redislock --help lists the commands)';
     }
 
     /** A name as a message or table shows it: control bytes as '?', at most $max bytes. */
