@@ -78,6 +78,9 @@ final class InstallTest extends RedisLockTestCase
         $out = $this->inThrowawayRoot(<<<SH
             set -e
             ver=\$(php-config --version | cut -d. -f1,2)
+            # What the machine had before (a dashboard's throttle file in
+            # the session folder, from an earlier sign-in): not the package's.
+            before=\$(find /etc/php /usr/lib/php /var/lib/php -name '*redislock*' | wc -l)
             dpkg -i $deb >/dev/null 2>&1
             echo "installed: \$(php -m | grep -x redislock) \$(php-fpm\$ver -m | grep -x redislock)"
             dpkg -i $tools >/dev/null 2>&1
@@ -89,7 +92,7 @@ final class InstallTest extends RedisLockTestCase
             dpkg -r php\$ver-redislock >/dev/null 2>&1
             echo "removed: \$(php -m | grep -cx redislock || true) \$(php-fpm\$ver -m | grep -cx redislock || true) \$(find /etc/php/\$ver -name '*redislock*' | wc -l)"
             dpkg -P php\$ver-redislock >/dev/null 2>&1
-            echo "purged: \$(find /etc/php /usr/lib/php /var/lib/php -name '*redislock*' | wc -l) \$(dpkg-query -W php\$ver-redislock 2>/dev/null | wc -l)"
+            echo "purged: \$(( \$(find /etc/php /usr/lib/php /var/lib/php -name '*redislock*' | wc -l) - before )) \$(dpkg-query -W php\$ver-redislock 2>/dev/null | wc -l)"
             SH);
         $this->assertStringContainsString("installed: redislock redislock\n", $out);
         $this->assertStringContainsString("cli: Usage: redislock [options] <command> [arguments]\n", $out);
