@@ -82,24 +82,45 @@ final class DropInTest extends RedisLockTestCase
         $this->assertSame('RedisLock internal true int true', $out, 'an app without its own class gets the extension\'s');
     }
 
-    public function testAppsOfBothKindsShareAPhpFpmWorker(): void
+    /**
+     * @return array<string, array{array<string, string>}> without opcache, and
+     *                                                     with it (as PHP-FPM runs in production)
+     */
+    public static function opcache(): array
+    {
+        $dir = ini_get('extension_dir');
+        $with = is_file("$dir/opcache.so")
+            ? ['zend_extension' => 'opcache', 'opcache.enable' => '1', 'opcache.validate_timestamps' => '1', 'opcache.revalidate_freq' => '0']
+            : null;
+        return ['without opcache' => [[]]] + ($with === null ? [] : ['with opcache' => [$with]]);
+    }
+
+    /** @dataProvider opcache */
+    public function testAppsOfBothKindsShareAPhpFpmWorker(array $ini): void
     {
         $dir = self::files();
-        $scripts = ['extension.php' => '<?php ' . self::EXTENSION_APP];
+        $scripts = ['extension.php' => '<?php ' . self::EXTENSION_APP,
+                    'subclass.php' => '<?php class MyLock extends RedisLock { public function lock($n, $t = 0, $e = 15, $w = 100000) { return parent::lock("my-$n", $t, $e, $w); } }
+                        echo get_parent_class(new MyLock()), " ", var_export((new MyLock())->lock("sub"), true);',
+                    'opcache.php' => '<?php echo function_exists("opcache_get_status") && (opcache_get_status(false)["opcache_enabled"] ?? false) ? "on" : "off";'];
         foreach (self::OWN as $style => $_) {
             $scripts["$style-required.php"] = '<?php ' . self::app($dir, $style, false);
             $scripts["$style-autoloaded.php"] = '<?php ' . self::app($dir, $style, true);
         }
         // One worker serves every app in turn: what one request declares
         // or enters is gone at the next.
-        $pool = new FpmPool($scripts, ['pm.max_children' => '1']);
+        $pool = new FpmPool($scripts, ['pm.max_children' => '1'], $ini);
         try {
             $this->assertTrue($pool->started());
+            if ($ini !== []) {
+                $this->assertSame('on', $pool->request('opcache.php'), 'opcache is on in the pool');
+            }
             for ($round = 0; $round < 2; $round++) {
                 foreach (self::OWN as $style => $_) {
                     $this->assertSame(self::EXPECTED[$style], $pool->request("$style-required.php"), "$style, required");
                     $this->assertSame('RedisLock internal true int true', $pool->request('extension.php'), "after $style");
                     $this->assertSame(self::EXPECTED[$style], $pool->request("$style-autoloaded.php"), "$style, autoloaded");
+                    $this->assertSame('RedisLock true', $pool->request('subclass.php'), "a seed-era subclass, after $style");
                     $this->redis->flushAll();
                 }
             }

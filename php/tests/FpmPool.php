@@ -13,8 +13,12 @@ final class FpmPool
     public readonly string $dir;
     private string $socket;
 
-    /** @param array<string, string> $scripts file name => PHP source */
-    public function __construct(array $scripts, array $pool = [])
+    /**
+     * @param array<string, string> $scripts file name => PHP source
+     * @param array<string, string> $ini more -d settings of the master
+     *                                   (zend_extension=opcache...)
+     */
+    public function __construct(array $scripts, array $pool = [], array $ini = [])
     {
         $bin = php_fpm_binary();
         if ($bin === null || !is_executable('/usr/bin/cgi-fcgi')) {
@@ -35,7 +39,11 @@ final class FpmPool
             file_put_contents($this->dir . "/$name", $code);
         }
         $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
-        $this->process = proc_open([$bin, '-n', '-R', '-d', "extension=$so", '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn(),
+        $settings = [];
+        foreach ($ini as $k => $v) {
+            array_push($settings, '-d', "$k=$v");
+        }
+        $this->process = proc_open([$bin, '-n', '-R', ...$settings, '-d', "extension=$so", '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn(),
                      '-y', $this->dir . '/fpm.conf', '-F'],
             [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
         for ($i = 0; $i < 100 && !file_exists($this->socket); $i++) {
