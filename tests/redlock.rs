@@ -24,6 +24,16 @@ fn five() -> Vec<RedisServer> {
     (0..5).map(|_| RedisServer::start()).collect()
 }
 
+/// Sends `sig` (`-STOP`, `-CONT`) to a server's process.
+fn signal(server: &RedisServer, sig: &str) -> bool {
+    Command::new("kill")
+        .arg(sig)
+        .arg(server.pid().to_string())
+        .status()
+        .unwrap()
+        .success()
+}
+
 fn value(server: &RedisServer, key: &str) -> Option<String> {
     redis::cmd("GET")
         .arg(key)
@@ -117,20 +127,12 @@ fn a_minority_taken_by_another_is_released_after_the_failed_attempt() {
 fn a_paused_node_costs_only_its_timeout() {
     let servers = five();
     let nodes = nodes(&servers);
-    let pid = servers[4].pid();
-    let stop = |sig: &str| {
-        Command::new("kill")
-            .arg(sig)
-            .arg(pid.to_string())
-            .status()
-            .unwrap()
-    };
-    assert!(stop("-STOP").success());
+    assert!(signal(&servers[4], "-STOP"));
     let ttl = Duration::from_secs(1);
     let started = Instant::now();
     let result = redlock::acquire(&nodes, b"slow", &new_token(), ttl, Duration::ZERO);
     let took = started.elapsed();
-    stop("-CONT");
+    signal(&servers[4], "-CONT");
     assert!(result.is_ok(), "{result:?}");
     // The node timeout is a tenth of the TTL: 100 ms. A hang would be 1 s+.
     assert!(took < Duration::from_millis(900), "{took:?}");
@@ -143,20 +145,12 @@ fn a_paused_node_costs_only_its_timeout() {
 fn the_validity_takes_the_time_spent_off_once() {
     let servers = five();
     let nodes = nodes(&servers);
-    let pid = servers[4].pid();
-    let signal = |sig: &str| {
-        Command::new("kill")
-            .arg(sig)
-            .arg(pid.to_string())
-            .status()
-            .unwrap()
-    };
-    assert!(signal("-STOP").success());
+    assert!(signal(&servers[4], "-STOP"));
     let ttl = Duration::from_secs(2);
     let started = Instant::now();
     let held = redlock::acquire(&nodes, b"once", &new_token(), ttl, Duration::ZERO);
     let took = started.elapsed();
-    signal("-CONT");
+    signal(&servers[4], "-CONT");
     let held = held.unwrap();
     assert!(
         took >= Duration::from_millis(150),

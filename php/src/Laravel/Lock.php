@@ -27,6 +27,7 @@ class Lock extends \Illuminate\Cache\Lock
     private ?\RedisLock\Lock $lock = null;
     /** Whether this object took the lock (and has not released it since). */
     private bool $taken = false;
+    private Client $client;
 
     /**
      * @param string $connection the name of the Laravel Redis connection the
@@ -40,8 +41,6 @@ class Lock extends \Illuminate\Cache\Lock
             $this->lock = $this->newLock();
         }
     }
-
-    private Client $client;
 
     private function newLock(): \RedisLock\Lock
     {

@@ -76,7 +76,7 @@ final class Cli
         try {
             [$command, $args, $options] = $this->parse(array_slice($argv, 1));
         } catch (\InvalidArgumentException $e) {
-            $this->say($this->err, "redislock: {$e->getMessage()}\n" . self::usageOf($argv[1] ?? '', array_slice($argv, 1)) . "\n");
+            $this->say($this->err, "redislock: {$e->getMessage()}\n" . self::usageOf(array_slice($argv, 1)) . "\n");
             return 2;
         }
         if ($command === 'help') {
@@ -464,7 +464,7 @@ final class Cli
     }
 
     /** One command's usage line (the general one for another word), for a usage error. */
-    private static function usageOf(string $first, array $words): string
+    private static function usageOf(array $words): string
     {
         foreach ($words as $word) {
             if (in_array($word, self::COMMANDS, true)) {

@@ -423,9 +423,10 @@ final class Doctor
         return $changes;
     }
 
+    /** A string that starts like a key template (`lock:`, `order_lock_%s`). */
     private static function looksLikeAKey(string $s): bool
     {
-        return (bool) preg_match('/^[A-Za-z_][A-Za-z0-9_]*[:_](%s|\{?\$)?/', $s) && strlen($s) < 40 && preg_match('/^[A-Za-z_]+(:|_lock|_%s)/', $s);
+        return strlen($s) < 40 && preg_match('/^[A-Za-z_]+(:|_lock|_%s)/', $s) === 1;
     }
 
     /**
