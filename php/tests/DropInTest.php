@@ -216,6 +216,21 @@ final class DropInTest extends RedisLockTestCase
         }
     }
 
+    public function testAnInjectedPredisClientIsItsServerDatabaseAndPrefix(): void
+    {
+        if (!class_exists(Predis\Client::class) && is_file('/usr/share/php/Predis/autoload.php')) {
+            require_once '/usr/share/php/Predis/autoload.php';
+        }
+        if (!class_exists(Predis\Client::class)) {
+            $this->markTestSkipped('Predis is not installed (Debian has it as php-nrk-predis where the release carries it)');
+        }
+        $predis = new Predis\Client(['host' => '127.0.0.1', 'port' => RedisServer::$main->port, 'database' => 6], ['prefix' => 'shop:']);
+        $lock = new RedisLock($predis);
+        $this->assertTrue($lock->lock('predis'));
+        $this->redis->select(6);
+        $this->assertSame(1, $this->redis->exists('shop:Lock:predis'));
+    }
+
     public function testGetRedisConnIsAPhpredisConnectionToTheOrderLocksServer(): void
     {
         $id = Lock_Service::addLock('conn', 60);
