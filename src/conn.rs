@@ -72,6 +72,19 @@ impl Error {
             | Error::Reply { cause, .. } => cause,
         }
     }
+
+    /// The same error, its cause followed by what it left behind.
+    pub fn with_note(mut self, note: &str) -> Self {
+        match &mut self {
+            Error::Connection { cause, .. }
+            | Error::Server { cause, .. }
+            | Error::Reply { cause, .. } => {
+                cause.push_str("; ");
+                cause.push_str(note);
+            }
+        }
+        self
+    }
 }
 
 /// An error reply leaves the stream in step; anything else may not have.

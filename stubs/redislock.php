@@ -583,6 +583,26 @@ namespace RedisLock {
         public function metrics(): mixed {}
 
         /**
+         * Moves the tasks waiting here (due now or later, as many as it held
+         * when the move began) to `$to`: another name, prefix, database or
+         * server. Each keeps its id, payload, attempts and last failure, and
+         * its due time relative to the server's clock (so their order). This
+         * queue is paused meanwhile (unless it was already; then it stays
+         * paused), so each task runs on one side only. Leased tasks, the
+         * reruns of leased ids and dead letters stay. A task `$to` already
+         * holds under its id stays as it is there, and the one here is
+         * removed. Returns how many tasks left this queue. A move to the queue
+         * itself (the same keys on the same server, whatever address reaches
+         * it) is a `ValueError` before anything changes; `$to`'s `maxLength`
+         * stops it with `QueueFullException` (nothing of that batch moved).
+         *
+         * @return int<0, max>
+         * @throws QueueFullException `$to` is at its `maxLength`
+         * @throws RedisLockException Redis out of reach or answering with an error; a move cut short leaves this queue paused (its message says so)
+         */
+        public function moveTo(Queue $to): int {}
+
+        /**
          * Gives a task back, due again after `$delay` seconds, or to the dead
          * letters when it has used up `maxAttempts`; `$reason` says why this
          * attempt failed (its first 1000 bytes are kept, shown by `find()`,
@@ -671,10 +691,14 @@ namespace RedisLock {
 
         /**
          * Puts dead letters back in the queue, due now with their attempts
-         * reset: the given ids, or all of them (null). Returns how many.
+         * reset: the given ids, or all of them (null), the oldest first.
+         * Returns how many. One that would take the queue past its
+         * `maxLength` stops the retry with `QueueFullException`: those before
+         * it are retried, it and the rest stay dead letters.
          *
          * @param list<string>|null $ids
          * @return int<0, max>
+         * @throws QueueFullException the queue is at its `maxLength`: the rest stay dead letters
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function retryDead(?array $ids = null): int {}

@@ -282,7 +282,9 @@ fn a_poison_task_dies_after_its_attempts_and_can_be_retried_or_purged() {
     assert_eq!((m.ready, m.leased, m.dead), (0, 0, 2));
 
     assert_eq!(
-        lease::retry_dead(&config, &keys, &[b"bad".to_vec(), b"nope".to_vec()]).unwrap(),
+        lease::retry_dead(&config, &keys, &[b"bad".to_vec(), b"nope".to_vec()], 0)
+            .unwrap()
+            .retried,
         1
     );
     let again = reserve(&config, &keys, how(5, 30_000, 0));

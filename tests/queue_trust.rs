@@ -204,7 +204,7 @@ fn calls() -> Vec<(&'static str, Call)> {
         ),
         (
             "retry dead",
-            Box::new(|c, k, _| lease::retry_dead(c, k, &[]).map(drop)),
+            Box::new(|c, k, _| lease::retry_dead(c, k, &[], 0).map(drop)),
         ),
         (
             "purge dead",
@@ -221,6 +221,21 @@ fn calls() -> Vec<(&'static str, Call)> {
             }),
         ),
         ("clear", Box::new(|c, k, _| lease::clear(c, k).map(drop))),
+        (
+            "move out",
+            Box::new(|c, k, _| {
+                let to = Keys::new(b"", b"moved-to");
+                lease::move_to((c, k), (c, &to), 0).map(drop)
+            }),
+        ),
+        (
+            "move in",
+            // (From an empty queue: its checks run before the first task.)
+            Box::new(|c, k, _| {
+                let from = Keys::new(b"", b"moved-from");
+                lease::move_to((c, &from), (c, k), 0).map(drop)
+            }),
+        ),
         ("pause", Box::new(|c, k, _| lease::pause(c, k).map(drop))),
         ("pop", Box::new(|c, k, _| queue::pop(c, k, 10).map(drop))),
         // An operator's looks.
@@ -604,7 +619,10 @@ fn a_dead_letter_keeps_its_own_payload_beside_a_new_task_of_its_id() {
     // Retried while a newer task of its id is queued: that one stays.
     die("old2");
     put(&config, &keys, "t", "new2", Policy::Keep);
-    assert_eq!(lease::retry_dead(&config, &keys, &[]).unwrap(), 1);
+    assert_eq!(
+        lease::retry_dead(&config, &keys, &[], 0).unwrap().retried,
+        1
+    );
     let t = reserve(&config, &keys, long);
     assert_eq!(t.len(), 1);
     assert_eq!(payload(&t[0]), "new2");
@@ -614,7 +632,9 @@ fn a_dead_letter_keeps_its_own_payload_beside_a_new_task_of_its_id() {
     put(&config, &keys, "t", "new3", Policy::Keep);
     let running = reserve(&config, &keys, long).remove(0);
     assert_eq!(
-        lease::retry_dead(&config, &keys, &[b"t".to_vec()]).unwrap(),
+        lease::retry_dead(&config, &keys, &[b"t".to_vec()], 0)
+            .unwrap()
+            .retried,
         1
     );
     assert!(reserve(&config, &keys, long).is_empty());

@@ -79,6 +79,8 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::remove $ids' => [function () use ($queue2) { $q = $queue2(); $q->enqueue('a', 'p'); return $q; },
                 fn ($q, $v) => $q->remove($v)],
             'Queue::bury $task' => fn ($v) => $queue2()->bury($v),
+            'Queue::moveTo $to' => [function () use ($queue2) { $q = $queue2(); $q->enqueue('m', 'p'); return $q; },
+                fn ($q, $v) => $q->moveTo($v)],
             'Redlock::__construct $name' => fn ($v) => new RedisLock\Redlock($v, ['nodes' => [RedisServer::$main->dsn()]]),
             'Redlock::__construct $options' => fn ($v) => new RedisLock\Redlock('r', $v),
             'Redlock::acquire $wait' => fn ($v) => (new RedisLock\Redlock('r', ['nodes' => [RedisServer::$main->dsn()]]))->acquire($v),
@@ -219,6 +221,8 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('TypeError', $outcomes['Queue::remove $ids(null)']);
         $this->assertSame('TypeError', $outcomes['Queue::remove $ids(nested array)']);
         $this->assertSame('TypeError', $outcomes['Queue::bury $task(object)']);
+        $this->assertSame('TypeError', $outcomes['Queue::moveTo $to(null)']);
+        $this->assertSame('TypeError', $outcomes['Queue::moveTo $to(object)']);
         $this->assertSame('TypeError', $outcomes['lock $name(recursive array)']);
         $this->assertSame('ValueError', $outcomes['expire $expire(nan)']);
         $this->assertSame('ValueError', $outcomes['expire $expire(-inf)']);

@@ -610,6 +610,95 @@ final class OperatorTest extends RedisLockTestCase
     }
 
     /**
+     * `move` while two workers reserve on each side, over three rounds:
+     * every task runs exactly once (none on both sides, none lost). It ran
+     * hundreds of tasks on both sides in most rounds when the destination
+     * got each task before the source let it go.
+     */
+    public function testMoveUnderWorkersOnBothSidesRunsEachTaskOnce(): void
+    {
+        $n = 2500;
+        $worker = fn (string $dsn) => '
+            $q = (new RedisLock\Client("' . $dsn . '"))->queue("mail");
+            $r = new Redis();
+            $r->connect("127.0.0.1", ' . RedisServer::$main->port . ');
+            while (!$r->exists("stop")) {
+                foreach ($q->reserve(5, null, 0.05) as $t) {
+                    $r->rPush("ran", $t->id());
+                    $q->ack($t);
+                }
+            }
+            echo "stopped";';
+        $old = (new Client())->queue('mail');
+        for ($round = 0; $round < 3; $round++) {
+            $this->redis->del('ran', 'stop');
+            $ids = [];
+            for ($i = 0; $i < $n; $i++) {
+                $ids["r$round-$i"] = null;
+            }
+            $old->enqueueMany($ids);
+            $workers = [];
+            foreach ([RedisServer::$main->dsn(), RedisServer::$main->dsn() . '?prefix=app_'] as $dsn) {
+                for ($w = 0; $w < 2; $w++) {
+                    $workers[] = self::start($worker($dsn), ['extension' => self::phpredisExtensions()]);
+                }
+            }
+            while ($this->redis->lLen('ran') < 50) {
+                usleep(5000);
+            }
+            $moved = self::json(['--yes', 'move', 'mail', '--to-url=' . RedisServer::$main->dsn() . '?prefix=app_'])['moved'];
+            $this->assertGreaterThan(0, $moved, "round $round: some tasks moved");
+            for ($wait = 0; $this->redis->lLen('ran') < $n && $wait < 3000; $wait++) {
+                usleep(10000);
+            }
+            $this->redis->set('stop', 1);
+            foreach ($workers as $w) {
+                $this->assertSame('stopped', self::finish($w));
+            }
+            $ran = $this->redis->lRange('ran', 0, -1);
+            $this->assertSame([], array_keys(array_filter(array_count_values($ran), fn ($c) => $c > 1)), "round $round: ran twice");
+            $this->assertEqualsCanonicalizing(array_keys($ids), $ran, "round $round: every task ran once");
+            $this->assertNull($old->metrics()['paused'], 'the source runs again');
+        }
+    }
+
+    /**
+     * A moved task keeps its due time relative to the server's clock (so
+     * the order it had: enqueued c, b, a, it runs c, b, a there), its
+     * attempts and why its last attempt failed. A queue paused before the
+     * move stays paused.
+     */
+    public function testMoveKeepsOrderAttemptsAndAPauseItFound(): void
+    {
+        $old = (new Client())->queue('mail');
+        $new = (new Client(RedisServer::$main->dsn() . '?prefix=app_'))->queue('mail');
+        $old->enqueue('failed', 'f');
+        usleep(2000);
+        foreach (['c', 'b', 'a'] as $id) {
+            $old->enqueue($id, "payload $id");
+            usleep(2000);
+        }
+        $old->nack($old->reserve(1, null, 0)[0], 0, 'smtp said no'); // due again, last
+        $old->enqueue('later', null, 600);
+        $before = $old->peek();
+        $old->pause();
+
+        $this->assertSame(5, $old->moveTo($new));
+        $this->assertNotNull($old->metrics()['paused'], 'paused before the move, paused after');
+        $after = $new->peek();
+        $this->assertSame(array_column($before, 'id'), array_column($after, 'id'), 'the order kept');
+        foreach ($before as $i => $task) {
+            foreach (['payload', 'attempts', 'reason'] as $field) {
+                $this->assertSame($task[$field], $after[$i][$field], "{$task['id']}: $field");
+            }
+            $this->assertEqualsWithDelta($task['at'], $after[$i]['at'], 1.0, "{$task['id']}: due time");
+        }
+        $this->assertSame([1, 'smtp said no'], [$after[3]['attempts'], $after[3]['reason']]);
+        $this->assertSame(['c', 'b', 'a', 'failed'], array_map(fn ($t) => $t->id(), $new->reserve(10)));
+        $this->assertSame(0, $old->metrics()['ready'] + $old->metrics()['delayed']);
+    }
+
+    /**
      * A move to the queue itself (the same server, database and prefix,
      * whatever the DSN calls them) is refused before anything changes: it
      * removed every task it "moved".

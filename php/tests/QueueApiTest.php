@@ -331,6 +331,81 @@ final class QueueApiTest extends RedisLockTestCase
         }
     }
 
+    /**
+     * Retrying dead letters counts toward `maxLength` as an enqueue does:
+     * the retry stops at the first that finds no room (the older ones go
+     * back, the rest stay dead), for the given ids and for all of them.
+     */
+    public function testRetryingDeadLettersKeepsTheMaximumLength(): void
+    {
+        $q = $this->queue('bounded', ['maxLength' => 3, 'maxAttempts' => 1]);
+        foreach (['d1', 'd2', 'd3'] as $id) {
+            $q->enqueue($id);
+            $q->nack($q->reserve()[0]);
+            usleep(1000);
+        }
+        $q->enqueueMany(['a' => null, 'b' => null]);
+        try {
+            $q->retryDead();
+            $this->fail('retried past maxLength');
+        } catch (QueueFullException $e) {
+            $this->assertSame("redislock: queue 'bounded' is full: 3 tasks of at most 3; 1 dead letter(s) retried before, the rest stay dead", $e->getMessage());
+        }
+        $this->assertSame(['d2', 'd3'], array_column($q->dead(), 'id'), 'the oldest went back');
+        $this->assertSame(3, $this->redis->zCard('Queue:bounded'));
+        try {
+            $q->retryDead(['d3']);
+            $this->fail('retried past maxLength');
+        } catch (QueueFullException $e) {
+            $this->assertStringContainsString('0 dead letter(s) retried before', $e->getMessage());
+        }
+        $this->assertCount(2, $q->dead());
+        $q->ack($q->reserve()[0]);
+        $this->assertSame(1, $q->retryDead(['d3', 'nope']));
+        $this->assertSame(['d2'], array_column($q->dead(), 'id'));
+    }
+
+    /**
+     * `moveTo()` refuses the queue itself (whatever object or address names
+     * it) before anything changes, stops at the destination's `maxLength`
+     * with nothing of that batch moved, and treats names that look like
+     * another queue's keys as names.
+     */
+    public function testMovingRefusesItselfAndAFullDestination(): void
+    {
+        $q = $this->queue('mail');
+        $q->enqueueMany(['a' => 'pa', 'b' => 'pb', 'c' => 'pc']);
+        foreach ([$q, (new Client(RedisServer::$main->dsn() . '?prefix='))->queue('mail')] as $itself) {
+            try {
+                $q->moveTo($itself);
+                $this->fail('moved to itself');
+            } catch (\ValueError $e) {
+                $this->assertSame("RedisLock\\Queue::moveTo(): Argument #1 (\$to) is queue 'mail' itself (the same server, database and keys): nothing was moved", $e->getMessage());
+            }
+        }
+        $this->assertSame(3, $q->metrics()['ready']);
+        $this->assertNull($q->metrics()['paused']);
+
+        $small = $this->queue('small', ['maxLength' => 2]);
+        $small->enqueue('x');
+        try {
+            $q->moveTo($small);
+            $this->fail('moved past maxLength');
+        } catch (QueueFullException $e) {
+            $this->assertSame("redislock: queue 'small' is full: 1 tasks of at most 2; 0 task(s) of queue 'mail' moved before, the rest stay", $e->getMessage());
+        }
+        $this->assertSame([3, 1], [$q->metrics()['ready'], $small->metrics()['ready']]);
+        $this->assertNull($q->metrics()['paused'], 'resumed');
+
+        foreach (['mail:dead', '{mail}:leases', "m\0a{i}l"] as $name) {
+            $other = $this->queue($name);
+            $this->assertSame(3, $q->moveTo($other), $name);
+            $this->assertSame(['a', 'b', 'c'], array_column($other->peek(), 'id'));
+            $this->assertSame(3, $other->moveTo($q));
+        }
+        $this->assertSame(['pa', 'pb', 'pc'], array_column($q->peek(), 'payload'));
+    }
+
     public function testMetricsMatchTheGroundTruth(): void
     {
         $q = $this->queue();

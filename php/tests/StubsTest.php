@@ -209,6 +209,8 @@ final class StubsTest extends RedisLockTestCase
         $this->call($q, 'remove', ['d', 'none']);
         $q->enqueue('e');
         $this->assertTrue($q->bury($q->reserve()[0]));
+        $q->enqueue('f');
+        $this->assertSame(2, $this->call($q, 'moveTo', $c->queue('jobs-moved')), "'f' and 'later'");
         $this->call($q, 'clear');
         $this->call($q, 'history');
         $this->call($c, 'queues');

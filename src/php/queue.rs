@@ -537,12 +537,58 @@ impl Queue {
         }
     }
 
+    /// Moves the tasks waiting here (due now or later, as many as it held
+    /// when the move began) to `$to`: another name, prefix, database or
+    /// server. Each keeps its id, payload, attempts and last failure, and
+    /// its due time relative to the server's clock (so their order). This
+    /// queue is paused meanwhile (unless it was already; then it stays
+    /// paused), so each task runs on one side only. Leased tasks, the
+    /// reruns of leased ids and dead letters stay. A task `$to` already
+    /// holds under its id stays as it is there, and the one here is
+    /// removed. Returns how many tasks left this queue. A move to the queue
+    /// itself (the same keys on the same server, whatever address reaches
+    /// it) is a `ValueError` before anything changes; `$to`'s `maxLength`
+    /// stops it with `QueueFullException` (nothing of that batch moved).
+    pub fn move_to(&self, to: &Queue) -> PhpResult<i64> {
+        let name = || String::from_utf8_lossy(self.queue.name()).into_owned();
+        match engine(self.queue.move_to(&to.queue, to.options.max_length))? {
+            leased::Moved::Done { moved, .. } => Ok(int(moved)),
+            leased::Moved::Itself => Err(value_error(format!(
+                "RedisLock\\Queue::moveTo(): Argument #1 ($to) is queue '{}' itself (the same server, database and keys): nothing was moved",
+                name()
+            ))),
+            leased::Moved::Full { moved, length } => Err(exception(
+                Class::QueueFull,
+                format!(
+                    "redislock: queue '{}' is full: {length} tasks of at most {}; {moved} task(s) of queue '{}' moved before, the rest stay",
+                    String::from_utf8_lossy(to.queue.name()),
+                    to.options.max_length,
+                    name()
+                ),
+            )),
+        }
+    }
+
     /// Puts dead letters back in the queue, due now with their attempts
-    /// reset: the given ids, or all of them (null). Returns how many.
+    /// reset: the given ids, or all of them (null), the oldest first.
+    /// Returns how many. One that would take the queue past its
+    /// `maxLength` stops the retry with `QueueFullException`: those before
+    /// it are retried, it and the rest stay dead letters.
     pub fn retry_dead(&self, ids: Arg<NullableArray>) -> PhpResult<i64> {
         let ids = id_list(&ids, "RedisLock\\Queue::retryDead(): Argument #1 ($ids)")?;
-        let n = engine(self.queue.retry_dead(&ids))?;
-        Ok(i64::try_from(n).unwrap_or(i64::MAX))
+        let done = engine(self.queue.retry_dead(&ids, self.options.max_length))?;
+        match done.full {
+            None => Ok(int(done.retried)),
+            Some(length) => Err(exception(
+                Class::QueueFull,
+                format!(
+                    "redislock: queue '{}' is full: {length} tasks of at most {}; {} dead letter(s) retried before, the rest stay dead",
+                    String::from_utf8_lossy(self.queue.name()),
+                    self.options.max_length,
+                    done.retried
+                ),
+            )),
+        }
     }
 
     /// Deletes dead letters and their payloads: the given ids, or all of

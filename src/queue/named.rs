@@ -97,7 +97,7 @@ impl Queue {
         /// [`lease::find`].
         find => lease::find(id: &[u8]) -> Option<Peeked>;
         /// [`lease::retry_dead`].
-        retry_dead => lease::retry_dead(ids: &[Vec<u8>]) -> u64;
+        retry_dead => lease::retry_dead(ids: &[Vec<u8>], max_length: u64) -> lease::Retried;
         /// [`lease::purge_dead`].
         purge_dead => lease::purge_dead(ids: &[Vec<u8>]) -> u64;
         /// [`lease::remove`].
@@ -126,6 +126,16 @@ pub fn reserve(
 }
 
 impl Queue {
+    /// Moves the tasks waiting here to `to` ([`lease::move_to`]), which
+    /// takes none past `max_length` (0: no limit).
+    pub fn move_to(&self, to: &Queue, max_length: u64) -> Result<lease::Moved, Error> {
+        lease::move_to(
+            (&self.config, &self.keys),
+            (&to.config, &to.keys),
+            max_length,
+        )
+    }
+
     /// Finishes the tasks `done` and reserves, in one round trip when
     /// nothing has to be waited for: [`lease::ack_and_reserve`]. How many
     /// were finished, and the tasks reserved (none when none came in time).

@@ -105,72 +105,15 @@ final class Report
 
     /**
      * Moves the tasks queued on queue $name (due now or later) to queue
-     * $toName of $to (another prefix, database or server), 1000 per round:
-     * each is enqueued there first, with its id, payload and due time (by
-     * this host's clock; its attempts start again), then removed here, so
-     * a move cut short loses nothing. Leased tasks stay with their workers;
-     * one reserved here meanwhile is taken back from the new queue (so each
-     * task is removed with a round trip of its own). Tasks
-     * enqueued here during the move are moved if met; the move ends after
-     * as many as were queued at the start. Returns how many were moved.
+     * $toName of $to: Queue::moveTo(). Returns how many left $name.
      */
     public function move(string $name, Client $to, string $toName): int
     {
-        if ($name === $toName && $this->sameKeys($to)) {
-            throw new \ValueError("move: the destination is queue '" . Cli::clean($name) . "' itself (the same server, database and prefix): nothing was moved");
-        }
-        $from = $this->client->queue($name);
-        $into = $to->queue($toName);
-        $counts = $from->metrics();
-        $left = $counts['ready'] + $counts['delayed'];
-        $moved = 0;
-        while ($left > 0 && ($tasks = $from->peek(min($left, 1000))) !== []) {
-            $now = microtime(true);
-            $due = [];
-            // What this move added there (a task the new queue held under
-            // the same id already is its own, and stays).
-            $added = [];
-            foreach ($tasks as $task) {
-                if ($task['at'] <= $now) {
-                    $due[$task['id']] = $task['payload'];
-                } elseif ($into->enqueue($task['id'], $task['payload'], $task['at'] - $now, 'keep') === 'added') {
-                    $added[$task['id']] = true;
-                }
-            }
-            if ($due !== []) {
-                $added += array_filter($into->enqueueMany($due, 0, 'keep'), fn ($outcome) => $outcome === 'added');
-            }
-            foreach ($tasks as $task) {
-                // One by one, to know which: a task a worker reserved here
-                // since the look runs here, so the new queue must not.
-                if ($from->remove([$task['id']]) === 1) {
-                    $moved++;
-                } elseif (isset($added[$task['id']])) {
-                    $into->remove([$task['id']]);
-                }
-            }
-            $left -= count($tasks);
-        }
-        return $moved;
-    }
-
-    /**
-     * Whether `$other` reaches the keys this report's client reaches (the
-     * same server, database and prefix, whatever names the DSNs give
-     * them): a lock taken here for a moment is seen there. Its fencing
-     * counter is left to expire.
-     */
-    private function sameKeys(Client $other): bool
-    {
-        $probe = 'redislock:same-keys-probe:' . bin2hex(random_bytes(8));
-        $lock = $this->client->lock($probe, ['ttl' => 10]);
-        if (!$lock->acquire()) {
-            return false;
-        }
         try {
-            return ($other->lockState($probe)['held'] ?? false) === true;
-        } finally {
-            $lock->release();
+            return $this->client->queue($name)->moveTo($to->queue($toName));
+        } catch (\ValueError) {
+            // Its only one: the destination is the queue itself.
+            throw new \ValueError("move: the destination is queue '" . Cli::clean($name) . "' itself (the same server, database and prefix): nothing was moved");
         }
     }
 

@@ -32,6 +32,7 @@ fn dead_call<T: FromRedisValue>(
     keys: &Keys,
     op: &str,
     limit: u64,
+    max_length: u64,
     ids: &[Vec<u8>],
 ) -> Result<T, Error> {
     conn::with(config, |c| {
@@ -39,7 +40,8 @@ fn dead_call<T: FromRedisValue>(
         call.arg(op)
             .arg(limit.clamp(1, BATCH))
             .arg(&keys.waiters)
-            .arg(wake_ms());
+            .arg(wake_ms())
+            .arg(max_length);
         for id in ids {
             call.arg(id.as_slice());
         }
@@ -51,7 +53,7 @@ fn dead_call<T: FromRedisValue>(
 pub fn dead(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<DeadTask>, Error> {
     // id, payload, attempts, died at, reason
     type Row = (Vec<u8>, Option<Vec<u8>>, i64, f64, Option<Vec<u8>>);
-    let rows: Vec<Row> = dead_call(config, keys, "list", limit, &[])?;
+    let rows: Vec<Row> = dead_call(config, keys, "list", limit, 0, &[])?;
     Ok(rows
         .into_iter()
         .map(|(id, payload, attempts, died_at, reason)| DeadTask {
@@ -64,24 +66,61 @@ pub fn dead(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<DeadTask>, E
         .collect())
 }
 
+/// What [`retry_dead`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retried {
+    /// How many dead letters went back to the queue.
+    pub retried: u64,
+    /// The queue's length when the next would have passed its maximum
+    /// length (the retry stopped there: the rest stay dead).
+    pub full: Option<u64>,
+}
+
 /// Moves dead letters back to the queue (due now, attempts reset): the
-/// given ids, or all of them when `ids` is empty. Returns how many.
-pub fn retry_dead(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Error> {
-    settle_dead(config, keys, "retry", ids)
+/// given ids, or all of them when `ids` is empty, the oldest first, as long
+/// as the queue stays within `max_length` (0: no limit).
+pub fn retry_dead(
+    config: &Config,
+    keys: &Keys,
+    ids: &[Vec<u8>],
+    max_length: u64,
+) -> Result<Retried, Error> {
+    let retry = |chunk: &[Vec<u8>]| -> Result<(u64, Option<u64>), Error> {
+        let (n, length): (u64, i64) = dead_call(config, keys, "retry", BATCH, max_length, chunk)?;
+        Ok((n, u64::try_from(length).ok()))
+    };
+    let mut done = Retried {
+        retried: 0,
+        full: None,
+    };
+    if ids.is_empty() {
+        // All of them, a bounded batch per call.
+        loop {
+            let (n, full) = retry(&[])?;
+            (done.retried, done.full) = (done.retried + n, full);
+            if full.is_some() || n < BATCH {
+                return Ok(done);
+            }
+        }
+    }
+    for chunk in ids.chunks(BATCH as usize) {
+        let (n, full) = retry(chunk)?;
+        (done.retried, done.full) = (done.retried + n, full);
+        if full.is_some() {
+            break;
+        }
+    }
+    Ok(done)
 }
 
 /// Removes dead letters with their payloads: the given ids, or all of them
 /// when `ids` is empty. Returns how many.
 pub fn purge_dead(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Error> {
-    settle_dead(config, keys, "purge", ids)
-}
-
-fn settle_dead(config: &Config, keys: &Keys, op: &str, ids: &[Vec<u8>]) -> Result<u64, Error> {
     let mut total = 0;
     if ids.is_empty() {
         // All of them, a bounded batch per call.
         loop {
-            let n: u64 = dead_call(config, keys, op, BATCH, &[])?;
+            let n: u64 = dead_call(config, keys, "purge", BATCH, 0, &[])?;
             total += n;
             if n < BATCH {
                 return Ok(total);
@@ -89,7 +128,7 @@ fn settle_dead(config: &Config, keys: &Keys, op: &str, ids: &[Vec<u8>]) -> Resul
         }
     }
     for chunk in ids.chunks(BATCH as usize) {
-        total += dead_call::<u64>(config, keys, op, BATCH, chunk)?;
+        total += dead_call::<u64>(config, keys, "purge", BATCH, 0, chunk)?;
     }
     Ok(total)
 }

@@ -4,6 +4,7 @@
 //! counting attempts, and a task out of attempts goes to the dead letters.
 
 mod dead;
+mod moving;
 mod pause;
 mod reserve;
 mod settle;
@@ -13,7 +14,8 @@ mod workers;
 
 use std::time::Duration;
 
-pub use dead::{DeadTask, dead, purge_dead, retry_dead};
+pub use dead::{DeadTask, Retried, dead, purge_dead, retry_dead};
+pub use moving::{Moved, move_to};
 pub use pause::{pause, resume};
 pub use reserve::{RECHECK, Reserve, ack_and_reserve, reserve};
 pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack};

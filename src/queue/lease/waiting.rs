@@ -135,6 +135,12 @@ pub fn remove(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Erro
     Ok(removed)
 }
 
+/// Checks the types of the keys [`remove`] writes, removing nothing: a
+/// caller that must not stop half way calls it before its first write.
+pub(super) fn check_remove(config: &Config, keys: &Keys) -> Result<(), Error> {
+    conn::with(config, |c| keys.call(&REMOVE).invoke::<u64>(c)).map(drop)
+}
+
 /// Removes every task waiting in the queue (see [`remove`]), [`BATCH`]
 /// per round trip; a task enqueued meanwhile may stay. Returns how many.
 pub fn clear(config: &Config, keys: &Keys) -> Result<u64, Error> {

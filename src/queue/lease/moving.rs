@@ -1,0 +1,185 @@
+//! Moving a queue's waiting tasks to another queue (another name, prefix,
+//! database or server): each task runs on one side only, keeps its
+//! payload, attempts and last failure, and its due time relative to the
+//! server's clock, so the order it had.
+//!
+//! The source is paused while its tasks move (its consumers take none;
+//! producers go on enqueueing), so a task is enqueued there before it is
+//! removed here and no worker here takes it in between: a move cut short
+//! loses nothing.
+
+use std::sync::LazyLock;
+
+use super::waiting::check_remove;
+use super::{BATCH, Peeked, metrics, pause, queued, remove, resume};
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::queue::{Keys, register, score_arg, wake_ms};
+use crate::scripts::{Script, script};
+
+static IMPORT: LazyLock<Script> = script!("queue_import.lua");
+
+/// A queue where it lives: its server (the config) and its keys.
+pub type Place<'a> = (&'a Config, &'a Keys);
+
+/// How a move ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Moved {
+    /// How many tasks left the source (a task the destination already had
+    /// under its id stays as it is there, and the one here is removed), and
+    /// whether the source was paused before (it stays paused).
+    Done { moved: u64, paused: bool },
+    /// The destination is the source itself (the same server, database
+    /// and keys): nothing was changed.
+    Itself,
+    /// The destination holds `length` tasks and takes no more (its
+    /// maximum length); `moved` had moved before.
+    Full { moved: u64, length: u64 },
+}
+
+/// Whether `to` reaches the keys of `from`: a key written for a moment
+/// beside the source's keys is looked for beside the destination's, so
+/// another DSN naming the same server, or the same database by another
+/// address, is seen for what it is.
+fn same(from: Place<'_>, to: Place<'_>) -> Result<bool, Error> {
+    let role = format!("move:{}", uuid::Uuid::new_v4().simple());
+    let mine = [from.1.waiters.as_slice(), role.as_bytes()].concat();
+    let theirs = [to.1.waiters.as_slice(), role.as_bytes()].concat();
+    conn::with(from.0, |c| {
+        redis::cmd("SET")
+            .arg(&mine)
+            .arg("1")
+            .arg("PX")
+            .arg(10_000)
+            .query::<()>(c)
+    })?;
+    let seen = conn::with(to.0, |c| redis::cmd("EXISTS").arg(&theirs).query::<i64>(c));
+    conn::with(from.0, |c| redis::cmd("DEL").arg(&mine).query::<i64>(c))?;
+    Ok(seen? == 1)
+}
+
+/// The server's clock, in seconds.
+fn server_now(config: &Config) -> Result<f64, Error> {
+    let (s, us): (u64, u64) = conn::with(config, |c| redis::cmd("TIME").query(c))?;
+    Ok(s as f64 + us as f64 / 1e6)
+}
+
+/// Enqueues `tasks` (looked at on the source at its server time `now`) on
+/// `to`: which were added, or the destination's length when they would
+/// take it past `max_length`.
+fn import(
+    to: Place<'_>,
+    tasks: &[Peeked],
+    now: f64,
+    max_length: u64,
+) -> Result<Result<Vec<bool>, u64>, Error> {
+    let (config, keys) = to;
+    let reply: Vec<i64> = conn::with(config, |c| {
+        let mut call = keys.call(&IMPORT);
+        call.arg(max_length).arg(&keys.waiters).arg(wake_ms());
+        for t in tasks {
+            let has = match (t.payload.is_some(), t.reason.is_some()) {
+                (false, false) => "",
+                (true, false) => "p",
+                (false, true) => "r",
+                (true, true) => "pr",
+            };
+            call.arg(&t.id)
+                .arg(score_arg(t.at - now))
+                .arg(t.attempts)
+                .arg(has)
+                .arg(t.payload.as_deref().unwrap_or_default())
+                .arg(t.reason.as_deref().unwrap_or_default());
+        }
+        call.invoke(c)
+    })?;
+    match reply.split_first() {
+        Some((0, rest)) => Ok(Err(rest.first().map_or(0, |&n| n.max(0) as u64))),
+        Some((done, statuses)) => {
+            if *done == 2 {
+                register(config, keys)?;
+            }
+            Ok(Ok(statuses.iter().map(|&s| s == 1).collect()))
+        }
+        None => Ok(Ok(Vec::new())),
+    }
+}
+
+/// Moves the tasks waiting in `from` (due now or later, as many as it held
+/// when the move began) to `to`, [`BATCH`] at a time, pausing `from`
+/// meanwhile (unless it was paused already). Leased tasks, the reruns of
+/// leased ids and dead letters stay.
+pub fn move_to(from: Place<'_>, to: Place<'_>, max_length: u64) -> Result<Moved, Error> {
+    if same(from, to)? {
+        return Ok(Moved::Itself);
+    }
+    // A key of the wrong type on either side fails the move here, before
+    // the pause: every script the move runs is tried with nothing to do.
+    let counts = metrics(from.0, from.1)?;
+    queued(from.0, from.1, 1)?;
+    check_remove(from.0, from.1)?;
+    let _ = import(to, &[], 0.0, 0)?;
+    let paused_here = pause(from.0, from.1)?;
+    match move_all(from, to, counts.ready + counts.delayed, max_length) {
+        Ok(Moved::Done { moved, .. }) => {
+            if paused_here {
+                resume(from.0, from.1)?;
+            }
+            Ok(Moved::Done {
+                moved,
+                paused: !paused_here,
+            })
+        }
+        // Full: nothing of the last batch was added there.
+        Ok(other) => {
+            if paused_here {
+                resume(from.0, from.1)?;
+            }
+            Ok(other)
+        }
+        // The last batch may be on both sides: the source stays paused, so
+        // none of it runs twice.
+        Err(e) => Err(e.with_note(
+            "the move stopped half way and the source queue stays paused \
+             (tasks of the last batch may be queued on both sides): \
+             run the move again, then resume the queue",
+        )),
+    }
+}
+
+/// Moves up to `left` tasks.
+fn move_all(
+    from: Place<'_>,
+    to: Place<'_>,
+    mut left: u64,
+    max_length: u64,
+) -> Result<Moved, Error> {
+    let mut moved = 0;
+    while left > 0 {
+        let now = server_now(from.0)?;
+        let tasks = queued(from.0, from.1, left.min(BATCH))?;
+        if tasks.is_empty() {
+            break;
+        }
+        let added = match import(to, &tasks, now, max_length)? {
+            Ok(added) => added,
+            Err(length) => return Ok(Moved::Full { moved, length }),
+        };
+        // One by one, to know which: a task removed here meanwhile (by an
+        // operator: no consumer takes any while the source is paused) is
+        // taken back from there if this move added it.
+        for (task, added) in tasks.iter().zip(added) {
+            let ids = [task.id.clone()];
+            if remove(from.0, from.1, &ids)? == 1 {
+                moved += 1;
+            } else if added {
+                remove(to.0, to.1, &ids)?;
+            }
+        }
+        left = left.saturating_sub(tasks.len() as u64);
+    }
+    Ok(Moved::Done {
+        moved,
+        paused: false,
+    })
+}
