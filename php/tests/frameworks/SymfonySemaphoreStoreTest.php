@@ -5,6 +5,7 @@ use RedisLock\Symfony\SemaphoreStore;
 use Symfony\Component\Semaphore\Key;
 use Symfony\Component\Semaphore\PersistingStoreInterface;
 use Symfony\Component\Semaphore\Semaphore;
+use Symfony\Component\Semaphore\Store\RedisStore as StockStore;
 use Symfony\Component\Semaphore\Tests\Store\AbstractStoreTestCase;
 
 if (!class_exists(AbstractStoreTestCase::class)) {
@@ -46,5 +47,24 @@ final class SymfonySemaphoreStoreTest extends AbstractStoreTestCase
         $light->release();
         $other->release();
         $this->assertSame(0, RedisServer::$main->client()->exists('semaphore:{pool}'), 'nothing left held');
+    }
+
+    /**
+     * What docs/frameworks.md says of a mixed fleet: Symfony's stock
+     * RedisStore keeps its permits in `{<resource>}:weight` and
+     * `{<resource>}:time`, the adapter in `semaphore:{<resource>}`, so the
+     * two do not see each other's permits: with limit 1, one of each holds.
+     * (Switch the servers that share semaphores together.)
+     */
+    public function testAMixedFleetOfSemaphoreStoresDoesNotShareItsLimit(): void
+    {
+        $stock = new Semaphore(new Key('mixed', 1), new StockStore(RedisServer::$main->client()), 30);
+        $adapter = new Semaphore(new Key('mixed', 1), $this->getStore(), 30);
+        $this->assertTrue($stock->acquire());
+        $this->assertTrue($adapter->acquire(), 'the adapter does not see the stock store\'s permit');
+        $this->assertSame(1, RedisServer::$main->client()->exists('{mixed}:weight'));
+        $this->assertSame(1, RedisServer::$main->client()->exists('semaphore:{mixed}'));
+        $stock->release();
+        $adapter->release();
     }
 }
