@@ -730,9 +730,11 @@ namespace RedisLock {
          * DSNs separated by spaces), `ttl` (seconds, default 30), `driftFactor`
          * (default 0.01) and `drift` (seconds, default 0.002): the clock drift
          * allowance, `ttl * driftFactor + drift`; `retryDelay` (the longest
-         * random pause between attempts, seconds, default 0.2).
+         * random pause between attempts, seconds, default 0.2);
+         * `releaseAtRequestEnd` (bool, default true; false: a hold outlives
+         * this object and the request until its validity ends or a release).
          *
-         * @param array{nodes?: non-empty-list<string|array<string, mixed>>, ttl?: int|float, driftFactor?: int|float, drift?: int|float, retryDelay?: int|float}|null $options
+         * @param array{nodes?: non-empty-list<string|array<string, mixed>>, ttl?: int|float, driftFactor?: int|float, drift?: int|float, retryDelay?: int|float, releaseAtRequestEnd?: bool}|null $options
          */
         public function __construct(string $name, ?array $options = null) {}
 

@@ -210,4 +210,78 @@ final class RedlockTest extends RedisLockTestCase
         $this->assertFalse(ini_set('redislock.redlock_nodes', 'redis://127.0.0.1:1 http://x'));
         $this->assertSame('', ini_get('redislock.redlock_nodes'));
     }
+
+    /**
+     * A Redlock is a hold like every other kind at the request boundary:
+     * `Runtime::held()` lists its key, `endRequest()` releases it on every
+     * node (counted once) and the object kept across requests holds
+     * nothing after; with `releaseAtRequestEnd` false it stays its
+     * object's to release.
+     */
+    public function testARedlockKeptAcrossRequestsEndsWithTheRequest(): void
+    {
+        $nodes = $this->nodes(3);
+        $lock = new Redlock('kept', ['nodes' => $nodes, 'ttl' => 60]);
+        $this->assertTrue($lock->acquire());
+        $this->assertSame(['lock:{kept}'], RedisLock\Runtime::held());
+        $this->assertSame(1, RedisLock\Runtime::endRequest());
+        foreach ($this->servers as $s) {
+            $this->assertSame(0, $s->client()->exists('lock:{kept}'), 'released on every node');
+        }
+        $this->assertSame([false, null, []], [$lock->isHeld(), $lock->remaining(), RedisLock\Runtime::held()]);
+        try {
+            $lock->release();
+            $this->fail('released a lock the request end let go of');
+        } catch (NotHeldException) {
+        }
+        $this->assertTrue($lock->acquire(), 'the object can take it again');
+
+        $outliving = new Redlock('outliving', ['nodes' => $nodes, 'ttl' => 60, 'releaseAtRequestEnd' => false]);
+        $this->assertTrue($outliving->acquire());
+        $this->assertSame(1, RedisLock\Runtime::endRequest(), 'only the first');
+        $this->assertTrue($outliving->isHeld());
+        $this->assertGreaterThan(50, $outliving->remaining());
+        $this->assertSame(['lock:{outliving}'], RedisLock\Runtime::held());
+        $this->assertTrue($outliving->release());
+        foreach ($this->servers as $s) {
+            $this->assertSame(0, $s->client()->exists('lock:{outliving}'));
+        }
+        $this->expectException(TypeError::class);
+        new Redlock('x', ['nodes' => $nodes, 'releaseAtRequestEnd' => 1]);
+    }
+
+    /**
+     * A one-try acquire over two silent nodes (a listener that never
+     * answers) and one live node meets each silent node once: the undo of
+     * the failed try goes only to the node that took the lock (the silent
+     * ones' keys, if they took any, run out with their lease), so a try
+     * costs one node timeout, not two. Counted in connections, not time.
+     */
+    public function testAOneTryMeetsEachSilentNodeOnce(): void
+    {
+        [$live] = $this->nodes(1);
+        $silent = [];
+        $dsns = [$live];
+        for ($i = 0; $i < 2; $i++) {
+            $silent[$i] = stream_socket_server('tcp://127.0.0.1:0');
+            $port = (int) substr(strrchr(stream_socket_get_name($silent[$i], false), ':'), 1);
+            $dsns[] = "redis://127.0.0.1:$port?timeout=0.3&read_timeout=0.3";
+        }
+        $lock = new Redlock('quiet', ['nodes' => $dsns, 'ttl' => 10]);
+        try {
+            $lock->acquire(0);
+            $this->fail('acquired without a majority');
+        } catch (ConnectionException $e) {
+            $this->assertStringContainsString('a majority of the 3 nodes is out of reach', $e->getMessage());
+        }
+        $this->assertSame(0, $this->servers[0]->client()->exists('lock:{quiet}'), 'undone where it was taken');
+        foreach ($silent as $i => $server) {
+            $met = 0;
+            while (($c = @stream_socket_accept($server, 0)) !== false) {
+                $met++;
+                fclose($c);
+            }
+            $this->assertSame(1, $met, "silent node $i: connections");
+        }
+    }
 }

@@ -29,6 +29,9 @@ pub struct Held {
     pub renewal: Option<u64>,
     /// Never released at request end or when its object goes away.
     pub outlives_request: bool,
+    /// The lock it is one node's part of (a Redlock: one record per node),
+    /// counted once and listed once per key.
+    pub part_of: Option<u64>,
 }
 
 impl Held {
@@ -43,6 +46,7 @@ impl Held {
             count: 1,
             renewal: None,
             outlives_request: false,
+            part_of: None,
         }
     }
 }
@@ -150,14 +154,20 @@ fn take_all() -> Vec<Held> {
     })
 }
 
-/// The Redis keys of the locks this process holds, in no order.
+/// The Redis keys of the locks this process holds, in no order (a lock
+/// over several nodes: each key once).
 pub fn keys() -> Vec<Vec<u8>> {
     let pid = crate::process::id();
+    let mut parts = std::collections::HashSet::new();
     HELD.with(|h| {
         h.borrow()
             .values()
             .flat_map(HashMap::values)
             .filter(|held| held.pid == pid)
+            .filter(|held| {
+                held.part_of
+                    .is_none_or(|of| parts.insert((of, held.keys.lock.clone())))
+            })
             .map(|held| held.keys.lock.clone())
             .collect()
     })
@@ -175,11 +185,13 @@ pub fn end_request(release: bool) -> usize {
 /// `release`, releases those this process acquired. Best effort: a lock
 /// whose release fails runs out with its lease, and once a server is
 /// unreachable its other locks are not tried (each try could cost a connect
-/// timeout while the request is ending). Returns how many were released.
+/// timeout while the request is ending). Returns how many were released
+/// (a lock over several nodes once, when any of its nodes released it).
 pub fn end(locks: Vec<Held>, release: bool) -> usize {
     let pid = crate::process::id();
     let mut unreachable: Vec<String> = Vec::new();
     let mut released = 0;
+    let mut counted = std::collections::HashSet::new();
     for h in locks.into_iter().filter(|h| h.pid == pid) {
         if let Some(id) = h.renewal {
             super::renew::stop(id);
@@ -188,8 +200,8 @@ pub fn end(locks: Vec<Held>, release: bool) -> usize {
             continue;
         }
         match super::release(&h.config, &h.keys, h.token.as_bytes()) {
-            Ok(true) => released += 1,
-            Ok(false) | Err(Error::Server { .. } | Error::Reply { .. }) => {}
+            Ok(true) if h.part_of.is_none_or(|of| counted.insert(of)) => released += 1,
+            Ok(_) | Err(Error::Server { .. } | Error::Reply { .. }) => {}
             Err(Error::Connection { server, .. }) => unreachable.push(server),
         }
     }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 // Redlock keys have no waiter line (waiting is retrying): a release finds
 // the line empty and deletes the key.
+use super::held::{self, Held};
 use super::{Keys, extend as extend_on, release as release_on};
 use crate::config::Config;
 use crate::conn::{self, Error, Lent};
@@ -163,9 +164,17 @@ fn attempt(nodes: &Nodes, name: &[u8], token: &str, ttl: Duration) -> Result<Val
             since: now,
         });
     }
-    // Not ours: undo what was taken, on every node (a node whose answer was
-    // lost may have taken it too).
-    let _ = on_all(&bounded, |n| {
+    // Not ours: undo what was taken, on the nodes that said they took it.
+    // A node whose answer was lost (it timed out) may have taken it too:
+    // that key runs out with its lease, rather than a second timeout on
+    // the same silent node making the try cost two (docs/topologies.md).
+    let taken_on: Vec<Config> = bounded
+        .iter()
+        .zip(&results)
+        .filter(|(_, r)| matches!(r, Ok(true)))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let _ = on_all(&taken_on, |n| {
         release_on(n, &Keys::redlock(&n.prefix, name), token.as_bytes())
     });
     let failed = failures(&results);
@@ -278,12 +287,19 @@ pub enum Denied {
 }
 
 /// One named lock over the nodes, as one object holds it: the token and
-/// validity of its current hold.
+/// validity of its current hold. A hold is in the process's registry of
+/// held locks ([`held`]), one record per node, so the request end lets go
+/// of it as of every other lock (unless `release_at_end` is false) and
+/// `Runtime::held()` lists its keys.
 pub struct Redlock {
     nodes: Nodes,
     name: Vec<u8>,
     ttl: Duration,
     held: Option<(String, Validity)>,
+    /// Its records' owner in the registry.
+    owner: u64,
+    /// False: a hold outlives the request, until released or its lease ends.
+    pub release_at_end: bool,
 }
 
 impl Redlock {
@@ -303,7 +319,44 @@ impl Redlock {
             name,
             ttl,
             held: None,
+            owner: held::new_owner(),
+            release_at_end: true,
         })
+    }
+
+    /// Records a hold of `token` in the registry: one record per node (the
+    /// node's timeouts bounded as a release's are).
+    fn register(&self, token: &str) {
+        for (i, node) in self
+            .nodes
+            .bounded(node_timeout(self.ttl))
+            .into_iter()
+            .enumerate()
+        {
+            let keys = Arc::new(Keys::redlock(&node.prefix, &self.name));
+            let mut record = Held::new(Arc::new(node), keys, token.to_owned());
+            record.outlives_request = !self.release_at_end;
+            record.part_of = Some(self.owner);
+            held::insert(self.owner, i.to_string().into_bytes(), record);
+        }
+    }
+
+    /// The current hold, unless the request end let go of it (its records
+    /// are gone from the registry, or belong to another process: a fork's
+    /// child holds nothing of its parent's).
+    fn hold(&self) -> Option<&(String, Validity)> {
+        self.held.as_ref().filter(|_| self.hold_recorded())
+    }
+
+    /// Takes the current hold, forgetting its records.
+    fn take(&mut self) -> Option<(String, Validity)> {
+        let hold = self.held.take().filter(|_| self.hold_recorded());
+        held::take_owner(self.owner);
+        hold
+    }
+
+    fn hold_recorded(&self) -> bool {
+        held::get(self.owner, b"0").is_some_and(|h| h.pid == crate::process::id())
     }
 
     pub fn name(&self) -> &[u8] {
@@ -323,9 +376,12 @@ impl Redlock {
         if self.remaining().is_some() {
             return Err(Denied::AlreadyHeld);
         }
+        // A hold whose validity ended: its records go (its keys run out).
+        held::take_owner(self.owner);
         let token = crate::token::new_token();
         match acquire(&self.nodes, &self.name, &token, self.ttl, wait) {
             Ok(held) => {
+                self.register(&token);
                 self.held = Some((token, held));
                 Ok(true)
             }
@@ -337,7 +393,7 @@ impl Redlock {
     /// Releases the lock on every node; lost (`Busy`) when fewer than a
     /// majority still had it.
     pub fn release(&mut self) -> Result<(), Denied> {
-        let (token, _) = self.held.take().ok_or(Denied::NotHeld)?;
+        let (token, _) = self.take().ok_or(Denied::NotHeld)?;
         if release(&self.nodes, &self.name, &token, self.ttl) >= self.nodes.quorum() {
             Ok(())
         } else {
@@ -349,16 +405,23 @@ impl Redlock {
     /// holding it; held again only with a majority.
     pub fn extend(&mut self, ttl: Option<Duration>) -> Result<(), Denied> {
         let ttl = ttl.unwrap_or(self.ttl);
-        let (token, _) = self.held.take().ok_or(Denied::NotHeld)?;
-        let held = extend(&self.nodes, &self.name, &token, ttl).map_err(Denied::Nodes)?;
-        self.held = Some((token, held));
-        Ok(())
+        let token = self.hold().ok_or(Denied::NotHeld)?.0.clone();
+        match extend(&self.nodes, &self.name, &token, ttl) {
+            Ok(validity) => {
+                self.held = Some((token, validity));
+                Ok(())
+            }
+            Err(refused) => {
+                self.take();
+                Err(Denied::Nodes(refused))
+            }
+        }
     }
 
     /// Validity by this object, within its validity, and a majority of the
     /// nodes still has its token.
     pub fn is_held(&self) -> bool {
-        match (&self.held, self.remaining()) {
+        match (self.hold(), self.remaining()) {
             (Some((token, _)), Some(_)) => {
                 holders(&self.nodes, &self.name, token, self.ttl) >= self.nodes.quorum()
             }
@@ -368,14 +431,16 @@ impl Redlock {
 
     /// Validity left on the current hold, by this process's clock.
     pub fn remaining(&self) -> Option<Duration> {
-        let (_, held) = self.held.as_ref()?;
+        let (_, held) = self.hold()?;
         (held.since + held.validity).checked_duration_since(Instant::now())
     }
 }
 
 impl Drop for Redlock {
     fn drop(&mut self) {
-        if let Some((token, _)) = self.held.take() {
+        // As a lock's: the hold goes with its object, unless told to
+        // outlive it (then it runs out with its lease).
+        if let Some((token, _)) = self.take().filter(|_| self.release_at_end) {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 release(&self.nodes, &self.name, &token, self.ttl)
             }));

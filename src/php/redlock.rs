@@ -24,6 +24,7 @@ struct RedlockOptions {
     drift_factor: f64,
     drift_fixed: Duration,
     retry_delay: Duration,
+    release_at_end: bool,
 }
 
 /// The options of `new Redlock()`.
@@ -45,6 +46,7 @@ const OPTIONS: &[Opt<RedlockOptions>] = &[
     },
     opt!("drift" => drift_fixed = span_seconds),
     opt!("retryDelay" => retry_delay = span_seconds),
+    opt!("releaseAtRequestEnd" => release_at_end = super::value::flag),
 ];
 
 /// A lock over independent Redis masters (Redlock): held when a majority
@@ -165,7 +167,9 @@ impl Redlock {
     /// DSNs separated by spaces), `ttl` (seconds, default 30), `driftFactor`
     /// (default 0.01) and `drift` (seconds, default 0.002): the clock drift
     /// allowance, `ttl * driftFactor + drift`; `retryDelay` (the longest
-    /// random pause between attempts, seconds, default 0.2).
+    /// random pause between attempts, seconds, default 0.2);
+    /// `releaseAtRequestEnd` (bool, default true; false: a hold outlives
+    /// this object and the request until its validity ends or a release).
     pub fn __construct(name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Self> {
         const M: &str = "RedisLock\\Redlock::__construct()";
         let name = non_empty(&name, Argument(M, 1, "name"))?;
@@ -176,6 +180,7 @@ impl Redlock {
             drift_factor: 0.01,
             drift_fixed: Duration::from_millis(2),
             retry_delay: Duration::from_millis(200),
+            release_at_end: true,
         };
         read_options(&options, &param, OPTIONS, &mut asked)?;
         let RedlockOptions {
@@ -184,6 +189,7 @@ impl Redlock {
             drift_factor,
             drift_fixed,
             retry_delay,
+            release_at_end,
         } = asked;
         let nodes = match nodes {
             Some(nodes) => nodes,
@@ -210,6 +216,8 @@ impl Redlock {
                 "{param}: node {server} is listed twice; Redlock needs independent masters"
             )),
         })?;
+        let mut lock = lock;
+        lock.release_at_end = release_at_end;
         Ok(Self { lock })
     }
 
