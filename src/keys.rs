@@ -148,6 +148,48 @@ pub fn name_of(prefix: &[u8], kind: Kind, key: &[u8], role: &str) -> Option<Vec<
     (built == key).then(|| name.to_vec())
 }
 
+/// The words at the start of every key the extension keeps under a prefix
+/// (after it): its own kinds' (`lock:{`...), the drop-in kinds' seed keys
+/// and the operator records.
+const KEPT: [&[u8]; 11] = [
+    b"lock:{",
+    b"semaphore:{",
+    b"rwlock:{",
+    b"stock:{",
+    b"exactlock:{",
+    b"exactrwlock:{",
+    b"Queue:",
+    b"Lock:",
+    b"order_lock_",
+    b"lock_unique_id",
+    b"redislock:",
+];
+
+/// Whether the key `<prefix><name>` is one the extension keeps for some
+/// name (see [`KEPT`]; a drop-in kind's added keys `{<prefix><seed
+/// key>}<role>` and `{<tag>}#<marker>...`). An exact kind (a lock on the
+/// key another client names as is) must not be given such a key: it would
+/// read another name's keys in its own format (a read lock granted while
+/// the write lock of the read-write lock whose key it names holds; a
+/// queue's sorted set read as lock holders).
+pub fn reserved(prefix: &[u8], name: &[u8]) -> bool {
+    if KEPT.iter().any(|kept| name.starts_with(kept)) {
+        return true;
+    }
+    let Some(tagged) = name.strip_prefix(b"{") else {
+        return false;
+    };
+    let seed = [Kind::Queue, Kind::SeedLock, Kind::OrderLock]
+        .iter()
+        .filter_map(|k| k.seed_marker())
+        .any(|marker| tagged.starts_with(&[prefix, marker].concat()));
+    let counted = tagged
+        .iter()
+        .position(|&b| b == b'}')
+        .is_some_and(|close| tagged[close + 1..].starts_with(b"#"));
+    seed || counted
+}
+
 /// The content Redis hashes in `key`, when `key` has a hash tag.
 pub fn hash_tag(key: &[u8]) -> Option<&[u8]> {
     let open = key.iter().position(|&b| b == b'{')?;
@@ -242,15 +284,30 @@ mod tests {
         ":w:%3a",
     ];
 
-    /// A name's keys; an exact lock's own key is whatever its caller names
-    /// (any key at all), so only its added keys count.
-    fn keys_of(prefix: &[u8], kind: Kind, name: &[u8]) -> Vec<Vec<u8>> {
-        let place = Place::new(prefix, kind, name);
-        let mut keys = vec![place.main.clone()];
-        if matches!(kind, Kind::ExactLock | Kind::ExactRwLock) {
-            keys.clear();
+    fn exact(kind: Kind) -> bool {
+        matches!(kind, Kind::ExactLock | Kind::ExactRwLock)
+    }
+
+    /// Who owns a key: a (kind, name), or for an exact kind's own key the
+    /// key itself (kind None), which both exact kinds share: it is the
+    /// other client's key, named as is.
+    type Owner = (Option<Kind>, Vec<u8>);
+
+    /// A name's keys and their owners. An exact kind given a key the
+    /// extension keeps ([`reserved`]) is refused: it has no keys.
+    fn keys_of(prefix: &[u8], kind: Kind, name: &[u8]) -> Vec<(Vec<u8>, Owner)> {
+        if exact(kind) && reserved(prefix, name) {
+            return Vec::new();
         }
-        keys.extend(ROLES.iter().map(|r| place.beside(r)));
+        let place = Place::new(prefix, kind, name);
+        let own = (Some(kind), name.to_vec());
+        let main = if exact(kind) {
+            (None, name.to_vec())
+        } else {
+            own.clone()
+        };
+        let mut keys = vec![(place.main.clone(), main)];
+        keys.extend(ROLES.iter().map(|r| (place.beside(r), own.clone())));
         keys
     }
 
@@ -284,18 +341,38 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
-        /// Under one prefix, two different (kind, name) never share a key.
+        /// Under one prefix, two different (kind, name) never share a key:
+        /// every layout together, the exact kinds' (Laravel's and Symfony's
+        /// formats, on a key named as is) included, their names often
+        /// spelling another name's key.
         #[test]
         fn one_prefix_never_gives_two_names_one_key(
             prefix in hostile(),
-            names in prop::collection::vec((0..8usize, name()), 2..6),
+            names in prop::collection::vec(
+                (0..9usize, name(), prop::option::of((0..9usize, 0..=ROLES.len()))),
+                2..6,
+            ),
         ) {
-            let mut owner: HashMap<Vec<u8>, (Kind, Vec<u8>)> = HashMap::new();
-            for (k, n) in names {
+            let mut owner: HashMap<Vec<u8>, Owner> = HashMap::new();
+            let mut named: Vec<(Kind, Vec<u8>)> = Vec::new();
+            for (k, n, spells) in names {
                 let kind = KINDS[k];
-                for key in keys_of(&prefix, kind, &n) {
-                    if let Some(other) = owner.insert(key.clone(), (kind, n.clone())) {
-                        prop_assert_eq!(&other, &(kind, n.clone()), "key {:?}", String::from_utf8_lossy(&key));
+                match spells {
+                    // An exact name that is another name's key (after the
+                    // prefix), beside that other name.
+                    Some((other, r)) if exact(kind) => {
+                        let place = Place::new(&prefix, KINDS[other], &n);
+                        let key = ROLES.get(r).map_or(place.main.clone(), |role| place.beside(role));
+                        named.push((KINDS[other], n));
+                        named.push((kind, key[prefix.len()..].to_vec()));
+                    }
+                    _ => named.push((kind, n)),
+                }
+            }
+            for (kind, n) in named {
+                for (key, me) in keys_of(&prefix, kind, &n) {
+                    if let Some(other) = owner.insert(key.clone(), me.clone()) {
+                        prop_assert_eq!(&other, &me, "key {:?}", String::from_utf8_lossy(&key));
                     }
                 }
             }
@@ -312,8 +389,17 @@ mod tests {
             one in (0..8usize, name()),
             two in (0..8usize, name()),
         ) {
-            let first = keys_of(pair.0.as_bytes(), KINDS[one.0], &one.1);
-            for key in keys_of(pair.1.as_bytes(), KINDS[two.0], &two.1) {
+            // (An exact kind's own key is named as is: across prefixes it can
+            // name any key; its added keys count.)
+            let keys = |prefix: &str, (k, n): &(usize, Vec<u8>)| -> Vec<Vec<u8>> {
+                keys_of(prefix.as_bytes(), KINDS[*k], n)
+                    .into_iter()
+                    .filter(|(_, (kind, _))| kind.is_some())
+                    .map(|(key, _)| key)
+                    .collect()
+            };
+            let first = keys(pair.0, &one);
+            for key in keys(pair.1, &two) {
                 prop_assert!(!first.contains(&key), "{:?}", String::from_utf8_lossy(&key));
             }
         }
@@ -323,7 +409,7 @@ mod tests {
         #[test]
         fn a_names_keys_share_one_slot(prefix in hostile(), k in 0..8usize, n in name()) {
             prop_assume!(cluster_prefix_problem(&prefix).is_none());
-            let keys = keys_of(&prefix, KINDS[k], &n);
+            let keys: Vec<Vec<u8>> = keys_of(&prefix, KINDS[k], &n).into_iter().map(|(key, _)| key).collect();
             let slot = Slot::for_key(&Place::new(&prefix, KINDS[k], &n).main);
             for key in &keys {
                 prop_assert_eq!(Slot::for_key(key), slot, "{:?}", String::from_utf8_lossy(key));

@@ -598,4 +598,40 @@ final class LockApiTest extends RedisLockTestCase
         ]);
         $this->assertTrue($this->client()->lock('x', ['owner' => str_repeat('o', 1024)])->acquire());
     }
+
+    /**
+     * An `exactKey` name is a key as is, but never one redislock keeps for
+     * another name: the Symfony-format read lock on `rwlock:{x}` was
+     * granted while `writeLock('x')` held (its key is `rwlock:{x}`). Every
+     * kept key is refused, clearly, before anything changes; other keys
+     * (Laravel's, a tenant's hash tag) are taken as named.
+     */
+    public function testAnExactKeyNeverNamesAKeyRedislockKeeps(): void
+    {
+        $c = new Client();
+        $writer = $c->writeLock('x');
+        $this->assertTrue($writer->acquire());
+        $c->queue('mail')->enqueue('t');
+        $before = $this->redis->keys('*');
+        foreach (['rwlock:{x}', 'rwlock:{x}:permits', 'lock:{x}', 'semaphore:{s}', 'stock:{s}', 'exactrwlock:{y}:line',
+                  'Queue:mail', '{Queue:mail}:dead', '{shop}#Queue:4:mail:dead', 'Lock:x', 'order_lock_7', 'lock_unique_id',
+                  'redislock:queues'] as $key) {
+            foreach (['lock', 'readLock', 'writeLock'] as $method) {
+                try {
+                    $c->$method($key, ['exactKey' => true])->acquire();
+                    $this->fail("$method($key) with exactKey was taken");
+                } catch (\ValueError $e) {
+                    $this->assertStringContainsString("Argument #1 (\$name) with exactKey names the key '$key', which redislock keeps for another name", $e->getMessage());
+                }
+            }
+        }
+        $this->assertEqualsCanonicalizing($before, $this->redis->keys('*'), 'nothing changed');
+        $this->assertTrue($writer->isHeld());
+        foreach (['laravel_cache:x', '{tenant}:job', 'rwlock:x', 'locks:{x}', 'queue:mail'] as $key) {
+            $lock = $c->lock($key, ['exactKey' => true]);
+            $this->assertTrue($lock->acquire(), $key);
+            $lock->release();
+        }
+        $writer->release();
+    }
 }

@@ -173,6 +173,19 @@ const STOCK_OPTIONS: &[Opt<StockOptions>] = &[
 ];
 
 impl Client {
+    /// Refuses an `exactKey` name that is a key redislock keeps for
+    /// another name: it would be read in the wrong format (a read lock
+    /// granted while the write lock whose key it names holds).
+    fn exact_name(&self, name: &[u8], options: &lock::Options, param: &str) -> PhpResult<()> {
+        if options.exact_key && crate::lock::Keys::exact_refused(&self.config, name) {
+            return Err(value_error(format!(
+                "{param} with exactKey names the key {}, which redislock keeps for another name (its own kinds' keys, the drop-in queues and locks, the operator records: see docs/keys.md)",
+                super::value::quoted(name)
+            )));
+        }
+        Ok(())
+    }
+
     fn rw_lock(
         &self,
         name: Arg<Text>,
@@ -187,6 +200,7 @@ impl Client {
             &format!("{m}: Argument #2 ($options)"),
             RW_LOCK_OPTIONS,
         )?;
+        self.exact_name(&name, &options, &format!("{m}: Argument #1 ($name)"))?;
         let hold = Hold::read_write(self.config.clone(), &name, write, options);
         Ok(Lock::of(hold, name))
     }
@@ -239,6 +253,11 @@ impl Client {
             &options,
             "RedisLock\\Client::lock(): Argument #2 ($options)",
             LOCK_OPTIONS,
+        )?;
+        self.exact_name(
+            &name,
+            &options,
+            "RedisLock\\Client::lock(): Argument #1 ($name)",
         )?;
         Ok(Lock::new(self.config.clone(), name, options))
     }
