@@ -57,13 +57,14 @@ namespace RedisLock {
 
         /**
          * Releases the lock `$name` of `$kind` (as `lockState()`'s: null or
-         * `'lock'`, `'exact'`, `'seed'`, `'semaphore'`, `'rwlock'`) whoever
+         * `'lock'`, `'exact'`, `'seed'`, `'semaphore'`, `'rwlock'`,
+         * `'Lock_Service'`) whoever
          * holds it (a semaphore or read-write lock: every holder), handing it
          * to the next waiters in line: an operator's forced release, also of
          * the drop-in `RedisLock`'s locks. True if it was held. The holder's
          * next release or extend finds it lost.
          *
-         * @param 'lock'|'exact'|'seed'|'semaphore'|'rwlock'|null $kind
+         * @param 'lock'|'exact'|'seed'|'semaphore'|'rwlock'|'Lock_Service'|null $kind
          * @throws \ValueError an empty name, or an unknown kind
          * @throws RedisLockException Redis out of reach or answering with an error
          */
@@ -112,9 +113,11 @@ namespace RedisLock {
          * `lock()`'s locks, `'exact'` for those with `exactKey`, `'seed'` for
          * the drop-in `RedisLock`'s, `'semaphore'`, `'rwlock'` (`readLock()`
          * and `writeLock()` without `exactKey`; of several holders, `holder`
-         * and `remaining` are the one whose lease ends last).
+         * and `remaining` are the one whose lease ends last), `'Lock_Service'`
+         * (the drop-in `Lock_Service`'s order locks, named by order id: key
+         * `order_lock_<id>`).
          *
-         * @param 'lock'|'exact'|'seed'|'semaphore'|'rwlock'|null $kind
+         * @param 'lock'|'exact'|'seed'|'semaphore'|'rwlock'|'Lock_Service'|null $kind
          * @return array{held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>}
          * @throws \ValueError an empty name, or an unknown kind
          * @throws RedisLockException Redis out of reach or answering with an error
@@ -129,7 +132,7 @@ namespace RedisLock {
          * fencing counters: those held now and taken through this API within
          * an hour of their last lease's end. One server: not on a Cluster.
          *
-         * @return list<array{name: string, kind: 'lock'|'exact'|'seed'|'semaphore'|'rwlock', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>}>
+         * @return list<array{name: string, kind: 'lock'|'exact'|'seed'|'semaphore'|'rwlock'|'Lock_Service', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>}>
          * @throws \ValueError an empty pattern, a limit out of range, or a Cluster
          * @throws RedisLockException Redis out of reach or answering with an error
          */

@@ -569,6 +569,32 @@ final class OperatorTest extends RedisLockTestCase
     }
 
     /**
+     * The drop-in `Lock_Service`'s order locks are locks to the CLI: listed
+     * (kind `Lock_Service`, named by order id) and freed by `unlock`,
+     * named by order id or by key. `unlock order_lock_1001` said "was not
+     * held" while the order was locked.
+     */
+    public function testLockServiceOrderLocksAreListedAndFreed(): void
+    {
+        $c = new Client();
+        foreach ([1001, 1002] as $order) {
+            $this->assertNotFalse(Lock_Service::addLock($order, 60));
+        }
+        $locks = array_values(array_filter(self::json(['locks']), fn ($l) => $l['kind'] === 'Lock_Service'));
+        $this->assertSame(['1001', '1002'], array_column($locks, 'name'));
+        $this->assertTrue($locks[0]['held']);
+        $this->assertGreaterThan(50, $locks[0]['remaining']);
+        $this->assertStringContainsString('1001  Lock_Service', self::cli(['locks'])[1]);
+        [$status, $out] = self::cli(['unlock', 'order_lock_1001', '--force', '--yes']);
+        $this->assertSame([0, "lock 'order_lock_1001' freed\n"], [$status, $out]);
+        $this->assertSame(0, $this->redis->exists('order_lock_1001'));
+        $this->assertSame(['unlocked' => true], self::json(['unlock', '1002', '--force', '--yes']));
+        $this->assertFalse($c->lockState('1002', 'Lock_Service')['held']);
+        $this->assertNotFalse(Lock_Service::addLock(1001, 60), 'free for the next buyer');
+        $this->assertSame(['unlocked' => false], self::json(['unlock', 'order_lock_nope', '--force', '--yes']));
+    }
+
+    /**
      * `move` takes a queue's waiting tasks to another prefix (Laravel's,
      * after an upgrade) while a worker of the old queue keeps taking tasks:
      * every task runs once, on one side or the other; the delayed ones stay
@@ -957,7 +983,7 @@ final class OperatorTest extends RedisLockTestCase
             'redislock_queue_workers{queue="reports"} 0',
             '# TYPE redislock_queue_worker_acked_total counter',
             'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',
-            '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock), exact (exactKey: Laravel\'s locks), seed (RedisLock), semaphore or rwlock; of the first 10000 locks found.',
+            '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock), exact (exactKey: Laravel\'s locks), seed (RedisLock), semaphore, rwlock or Lock_Service (its order locks); of the first 10000 locks found.',
             'redislock_locks_held{kind="semaphore"} 0',
             'redislock_locks_held{kind="lock"} 1',
             'redislock_locks_held{kind="exact"} 0',

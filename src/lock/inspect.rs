@@ -30,10 +30,14 @@ pub enum Kind {
     /// `Client::readLock()`/`writeLock()` (holders in `rwlock:{<name>}`; not
     /// those with `exactKey`, in Symfony's format).
     RwLock,
+    /// The seed's `Lock_Service` order lock (key `order_lock_<order id>`;
+    /// its name is the order id).
+    Order,
 }
 
 /// Every kind, in the order lists are sorted by.
-pub const KINDS: [Kind; 5] = [
+pub const KINDS: [Kind; 6] = [
+    Kind::Order,
     Kind::Exact,
     Kind::Lock,
     Kind::RwLock,
@@ -49,6 +53,7 @@ impl Kind {
             Kind::Exact => "exact",
             Kind::Semaphore => "semaphore",
             Kind::RwLock => "rwlock",
+            Kind::Order => "Lock_Service",
         }
     }
 
@@ -67,6 +72,7 @@ impl Kind {
             Kind::Exact => Keys::exact(prefix, name),
             Kind::Semaphore => Keys::permits(prefix, keys::Kind::Semaphore, name, 1, 1),
             Kind::RwLock => Keys::permits(prefix, keys::Kind::RwLock, name, 1, 1),
+            Kind::Order => Keys::order(prefix, name),
         }
     }
 }
@@ -210,6 +216,7 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
     let mut found = Vec::new();
     let prefix = &config.prefix;
     let seed = Keys::seed(prefix, b"").lock;
+    let order = Keys::order(prefix, b"").lock;
     let mut seen = std::collections::HashSet::new();
     // A name without braces: `<word>{<name>}`; with: `<word>{<tag>}#<length>:<name>`.
     let named = |kind: Kind, word: &[u8], kept: &'static str| {
@@ -229,7 +236,7 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
     let [lock, lock_braced] = named(Kind::Lock, b"lock:", "string");
     let [semaphore, semaphore_braced] = named(Kind::Semaphore, b"semaphore:", "zset");
     let [rwlock, rwlock_braced] = named(Kind::RwLock, b"rwlock:", "zset");
-    let globs: [(Kind, Vec<u8>, &str); 9] = [
+    let globs: [(Kind, Vec<u8>, &str); 10] = [
         lock,
         lock_braced,
         semaphore,
@@ -239,6 +246,11 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
         (
             Kind::Seed,
             [&literal(&seed)[..], pattern].concat(),
+            "string",
+        ),
+        (
+            Kind::Order,
+            [&literal(&order)[..], pattern].concat(),
             "string",
         ),
         // An exact-key lock's own key is any key: found by its fencing
@@ -287,6 +299,7 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
                     let name = match kind {
                         Kind::Lock => keys::name_of(prefix, keys::Kind::Lock, &key, ""),
                         Kind::Seed => key.strip_prefix(seed.as_slice()).map(<[u8]>::to_vec),
+                        Kind::Order => key.strip_prefix(order.as_slice()).map(<[u8]>::to_vec),
                         Kind::Exact => keys::name_of(prefix, keys::Kind::ExactLock, &key, ":fence"),
                         Kind::Semaphore => keys::name_of(prefix, keys::Kind::Semaphore, &key, ""),
                         Kind::RwLock => keys::name_of(prefix, keys::Kind::RwLock, &key, ""),

@@ -294,15 +294,17 @@ impl Client {
     /// 'holder' => ['host', 'pid', 'process'] of the process that holds it
     /// (null: free, or not known), 'waiting' => waiters in line]. `$kind`:
     /// null or 'lock' for `lock()`'s locks, 'exact' for those with
-    /// `exactKey`, 'seed' for the drop-in `RedisLock`'s.
+    /// `exactKey`, 'seed' for the drop-in `RedisLock`'s, 'semaphore',
+    /// 'rwlock', 'Lock_Service' for the drop-in `Lock_Service`'s order
+    /// locks (named by order id).
     pub fn lock_state(&self, name: Arg<Text>, kind: Arg<NullableText>) -> PhpResult<Zval> {
         inspect::lock_state(&self.config, &name, &kind, "RedisLock\\Client::lockState()")
     }
 
     /// Up to `$limit` (1 to 10000) locks whose names match the glob
     /// `$pattern` (null: all; Redis' MATCH syntax), found with SCAN: a list
-    /// of `lockState()`'s arrays with 'name' and 'kind' ('lock', 'exact' or 'seed')
-    /// first, sorted by kind and name. One server: not on a Cluster.
+    /// of `lockState()`'s arrays with 'name' and 'kind' (as `lockState()`'s
+    /// `$kind`) first, sorted by kind and name. One server: not on a Cluster.
     #[php(defaults(limit = 100))]
     pub fn locks(&self, pattern: Arg<NullableText>, limit: Arg<Int>) -> PhpResult<Zval> {
         inspect::locks(&self.config, &pattern, &limit, "RedisLock\\Client::locks()")

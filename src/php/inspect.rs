@@ -32,7 +32,7 @@ fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
         Value::Null => Ok(Kind::Lock),
         Value::Str(s) => Kind::named(s).ok_or_else(|| {
             value_error(format!(
-                "{param} must be 'lock', 'exact', 'seed', 'semaphore' or 'rwlock', {} given",
+                "{param} must be 'lock', 'exact', 'seed', 'semaphore', 'rwlock' or 'Lock_Service', {} given",
                 super::value::quoted(s)
             ))
         }),

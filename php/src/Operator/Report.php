@@ -198,19 +198,25 @@ final class Report
      */
     public function unlock(string $name): bool
     {
-        $kinds = ['lock'];
+        $locks = [[$name, 'lock']];
+        // A Lock_Service order lock is named by its order id; its key
+        // `order_lock_<id>` names it too.
+        $orderId = str_starts_with($name, 'order_lock_') ? substr($name, strlen('order_lock_')) : null;
         try {
             foreach ($this->client->locks(addcslashes($name, '*?[]\\'), 10) as $lock) {
                 if ($lock['name'] === $name && $lock['held']) {
-                    $kinds[] = $lock['kind'];
+                    $locks[] = [$name, $lock['kind']];
                 }
+            }
+            if ($orderId !== null && $orderId !== '' && $this->client->lockState($orderId, 'Lock_Service')['held']) {
+                $locks[] = [$orderId, 'Lock_Service'];
             }
         } catch (\ValueError) {
             // A Cluster: locks are not listed, only lock() locks are freed.
         }
         $freed = false;
-        foreach (array_unique($kinds) as $kind) {
-            $freed = $this->client->forceRelease($name, $kind) || $freed;
+        foreach (array_unique($locks, SORT_REGULAR) as [$lockName, $kind]) {
+            $freed = $this->client->forceRelease($lockName, $kind) || $freed;
         }
         return $freed;
     }
