@@ -109,6 +109,23 @@ final class SymfonyMessengerTest extends RedisLockTestCase
         $this->assertSame([], RedisLock\Runtime::held());
     }
 
+    /**
+     * Nothing renews a lease while a handler runs, so the default lease is
+     * Symfony's Redis transport's redeliver_timeout (an hour): a handler of
+     * a minute is not delivered to a second worker meanwhile (the default
+     * was 30 s).
+     */
+    public function testTheDefaultLeaseIsSymfonysRedeliverTimeout(): void
+    {
+        $t = (new TransportFactory())->createTransport('redislock://127.0.0.1:' . RedisServer::$main->port . '?wait=0', [], new PhpSerializer());
+        $t->send(new Envelope(new Recorded(1)));
+        [$received] = $t->get();
+        $until = $t->queue('messages')->leased()[0]['until'];
+        $this->assertEqualsWithDelta(3600, $until - microtime(true), 5);
+        $t->ack($received);
+        $this->assertSame(3600.0, (new \ReflectionParameter([Transport::class, '__construct'], 'lease'))->getDefaultValue());
+    }
+
     public function testAMessageLeftUnackedIsDeliveredAgainAfterItsLease(): void
     {
         $t = (new TransportFactory())->createTransport(

@@ -18,7 +18,10 @@ use Symfony\Component\Messenger\Transport\TransportInterface;
 
 /**
  * A Messenger transport on redislock's leased queues. A received message is
- * leased to its worker for `lease` seconds; `ack()` and `reject()` remove
+ * leased to its worker for `lease` seconds (default 3600, Symfony's Redis
+ * transport's `redeliver_timeout`: nothing renews a lease while a handler
+ * runs, so a shorter lease lets a second worker take a message the first
+ * still handles, unless the handler calls `keepalive()`); `ack()` and `reject()` remove
  * it, and a worker that dies before either loses nothing: the message is
  * delivered again when the lease ends. `get()` waits up to `wait` seconds
  * for a message without polling, woken by the send. Handler failures are
@@ -49,7 +52,7 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
         private Client $client,
         private array $queues = ['messages'],
         ?SerializerInterface $serializer = null,
-        private float $lease = 30,
+        private float $lease = 3600,
         private float $wait = 1,
         private int $maxAttempts = 5,
     ) {

@@ -8,7 +8,7 @@ use Symfony\Component\Messenger\Transport\TransportFactoryInterface;
 use Symfony\Component\Messenger\Transport\TransportInterface;
 
 /**
- * `redislock://host:port[/db][?queues=a,b&lease=30&wait=1&max_attempts=5]`
+ * `redislock://host:port[/db][?queues=a,b&lease=3600&wait=1&max_attempts=5]`
  * (`redislocks://` for TLS): the DSN is the extension's (`redis://`), the
  * transport's own query parameters are taken out of it. The same names
  * work as transport options.
@@ -29,7 +29,7 @@ final class TransportFactory implements TransportFactoryInterface
             new Client($redis),
             is_string($queues) ? explode(',', $queues) : $queues,
             $serializer,
-            self::number($options, 'lease', 30, false),
+            self::number($options, 'lease', 3600, false),
             self::number($options, 'wait', 1, true),
             (int) self::number($options, 'max_attempts', 5, true, true),
         );
