@@ -153,7 +153,9 @@ namespace RedisLock {
          * with the drop-in `RedisQueue`). Options: `lease` (seconds a reserved
          * task stays with its worker, default 30), `maxAttempts` (reserves
          * before a task goes to the dead letters, default 5, 0: no limit),
-         * `maxLength` (queued plus leased tasks at most, 0: no limit).
+         * `maxLength` (queued plus leased tasks at most, 0: no limit). The
+         * `lease` and `maxAttempts` given are stored with the queue at this
+         * object's first enqueue: a worker not given its own takes them.
          *
          * @param array{lease?: int|float, maxAttempts?: int, maxLength?: int}|null $options
          */

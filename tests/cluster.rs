@@ -22,10 +22,7 @@ fn how(wait_ms: u64) -> Reserve {
     }
 }
 
-const TERMS: Terms = Terms {
-    lease: Duration::from_secs(5),
-    max_attempts: 2,
-};
+const TERMS: Terms = Terms::own(Duration::from_secs(5), 2);
 
 /// Locks, order locks, seed queues and leased queues on names spread over
 /// the slots of all three primaries.

@@ -25,10 +25,7 @@ fn how(count: u64, lease_ms: u64, wait_ms: u64) -> (Reserve, Terms) {
         wait: Duration::from_millis(wait_ms),
         recheck: Duration::from_secs(10),
     };
-    let terms = Terms {
-        lease: Duration::from_millis(lease_ms),
-        max_attempts: 3,
-    };
+    let terms = Terms::own(Duration::from_millis(lease_ms), 3);
     (how, terms)
 }
 
@@ -193,7 +190,16 @@ fn an_expired_lease_is_handed_to_the_next_worker_and_the_stale_ack_refused() {
         .unwrap()
     );
     assert_eq!(
-        lease::nack(&config, &keys, &first.id, &first.token, 0.0, 3, b"").unwrap(),
+        lease::nack(
+            &config,
+            &keys,
+            &first.id,
+            &first.token,
+            0.0,
+            Terms::own(Duration::ZERO, 3),
+            b""
+        )
+        .unwrap(),
         Nack::NotLeased
     );
     assert!(
@@ -264,7 +270,16 @@ fn a_poison_task_dies_after_its_attempts_and_can_be_retried_or_purged() {
             Nack::Dead
         };
         assert_eq!(
-            lease::nack(&config, &keys, &bad.id, &bad.token, 0.0, 3, b"").unwrap(),
+            lease::nack(
+                &config,
+                &keys,
+                &bad.id,
+                &bad.token,
+                0.0,
+                Terms::own(Duration::ZERO, 3),
+                b""
+            )
+            .unwrap(),
             expected
         );
         std::thread::sleep(Duration::from_millis(80));

@@ -431,10 +431,7 @@ fn reserve_one(config: &Config, keys: &queue::Keys) -> Option<Vec<u8>> {
         wait: Duration::from_secs(30),
         recheck: Duration::from_secs(1),
     };
-    let terms = Terms {
-        lease: Duration::from_secs(30),
-        max_attempts: 0,
-    };
+    let terms = Terms::own(Duration::from_secs(30), 0);
     lease::reserve(config, &[(keys, terms)], &how)
         .unwrap()
         .map(|(_, mut tasks)| tasks.remove(0).id)

@@ -119,7 +119,7 @@ proptest! {
             wait: Duration::ZERO,
             recheck: Duration::from_secs(1),
         };
-        let terms = Terms { lease: Duration::from_secs(30), max_attempts: 3 };
+        let terms = Terms::own(Duration::from_secs(30), 3);
         let (_, got) = lease::reserve(&config, &[(&keys, terms)], &how).unwrap().expect("the task is due");
         prop_assert_eq!(got.len(), 1);
         prop_assert_eq!(&got[0].id, &id);

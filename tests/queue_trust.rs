@@ -44,10 +44,7 @@ const WAITING: Reserve = Reserve {
 };
 
 fn terms(lease_ms: u64, max_attempts: u64) -> Terms {
-    Terms {
-        lease: Duration::from_millis(lease_ms),
-        max_attempts,
-    }
+    Terms::own(Duration::from_millis(lease_ms), max_attempts)
 }
 
 fn try_reserve(
@@ -79,7 +76,16 @@ fn every_state(server: &RedisServer, config: &Config, keys: &Keys) -> Leased {
     put(config, keys, "dead", "d", Policy::Keep);
     let d = reserve(config, keys, terms(30_000, 1)).remove(0);
     assert_eq!(
-        lease::nack(config, keys, &d.id, &d.token, 0.0, 1, b"").unwrap(),
+        lease::nack(
+            config,
+            keys,
+            &d.id,
+            &d.token,
+            0.0,
+            Terms::own(Duration::ZERO, 1),
+            b""
+        )
+        .unwrap(),
         Nack::Dead
     );
     put(config, keys, "gone", "g", Policy::Keep);
@@ -190,11 +196,33 @@ fn calls() -> Vec<(&'static str, Call)> {
         ),
         (
             "nack",
-            Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 0, b"why").map(drop)),
+            Box::new(|c, k, r| {
+                lease::nack(
+                    c,
+                    k,
+                    &r.id,
+                    &r.token,
+                    0.0,
+                    Terms::own(Duration::ZERO, 0),
+                    b"why",
+                )
+                .map(drop)
+            }),
         ),
         (
             "nack dead",
-            Box::new(|c, k, r| lease::nack(c, k, &r.id, &r.token, 0.0, 1, b"why").map(drop)),
+            Box::new(|c, k, r| {
+                lease::nack(
+                    c,
+                    k,
+                    &r.id,
+                    &r.token,
+                    0.0,
+                    Terms::own(Duration::ZERO, 1),
+                    b"why",
+                )
+                .map(drop)
+            }),
         ),
         (
             "extend",
@@ -554,7 +582,16 @@ fn a_task_enqueued_while_it_runs_runs_once_more_after_never_beside() {
         Status::Updated
     );
     assert_eq!(
-        lease::nack(&config, &keys, b"t", &second.token, 0.0, 0, b"").unwrap(),
+        lease::nack(
+            &config,
+            &keys,
+            b"t",
+            &second.token,
+            0.0,
+            Terms::own(Duration::ZERO, 0),
+            b""
+        )
+        .unwrap(),
         Nack::Requeued
     );
     let third = reserve(&config, &keys, terms(30, 0)).remove(0);
@@ -572,7 +609,16 @@ fn a_task_enqueued_while_it_runs_runs_once_more_after_never_beside() {
     // A task that dies leaves its dead letter, and its rerun runs.
     put(&config, &keys, "t", "v5", Policy::Keep);
     assert_eq!(
-        lease::nack(&config, &keys, b"t", &fourth[0].token, 0.0, 1, b"").unwrap(),
+        lease::nack(
+            &config,
+            &keys,
+            b"t",
+            &fourth[0].token,
+            0.0,
+            Terms::own(Duration::ZERO, 1),
+            b""
+        )
+        .unwrap(),
         Nack::Dead
     );
     let dead = lease::dead(&config, &keys, 10).unwrap();
@@ -596,7 +642,16 @@ fn a_dead_letter_keeps_its_own_payload_beside_a_new_task_of_its_id() {
         put(&config, &keys, "t", payload, Policy::Keep);
         let t = reserve(&config, &keys, long).remove(0);
         assert_eq!(
-            lease::nack(&config, &keys, b"t", &t.token, 0.0, 1, b"").unwrap(),
+            lease::nack(
+                &config,
+                &keys,
+                b"t",
+                &t.token,
+                0.0,
+                Terms::own(Duration::ZERO, 1),
+                b""
+            )
+            .unwrap(),
             Nack::Dead
         );
     };

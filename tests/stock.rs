@@ -125,10 +125,7 @@ fn a_takes_order_task_starts_anew_and_wakes_a_consumer() {
         wait: std::time::Duration::ZERO,
         recheck: std::time::Duration::from_secs(1),
     };
-    let terms = Terms {
-        lease: std::time::Duration::from_secs(30),
-        max_attempts: 0,
-    };
+    let terms = Terms::own(std::time::Duration::from_secs(30), 0);
     let (_, tasks) = lease::reserve(&server.config(), &[(&q, terms)], &how)
         .unwrap()
         .unwrap();

@@ -332,6 +332,44 @@ final class QueueApiTest extends RedisLockTestCase
     }
 
     /**
+     * A queue's terms go with its tasks: the `maxAttempts` and `lease` a
+     * producer was given are stored with the queue, and a worker built
+     * with the defaults follows them (it ran the task 5 times where the
+     * producer said once). A worker's own terms win over the stored ones.
+     */
+    public function testAProducersTermsGoWithItsTasks(): void
+    {
+        $producer = $this->queue('mail', ['maxAttempts' => 1, 'lease' => 120]);
+        $producer->enqueueMany(['a' => null, 'b' => null]);
+        $worker = $this->queue('mail');
+        $a = $worker->reserve()[0];
+        $this->assertEqualsWithDelta(120, $worker->leased()[0]['until'] - microtime(true), 5, "the producer's lease");
+        $this->assertTrue($worker->nack($a));
+        $this->assertSame(['a'], array_column($worker->dead(), 'id'), "dead after the producer's one attempt");
+
+        // Expired leases are settled on the producer's terms too.
+        $short = $this->queue('mail', ['lease' => 0.05]);
+        $this->assertSame('b', $short->reserve()[0]->id());
+        usleep(100000);
+        $this->assertSame([], $worker->reserve(), 'b is out of attempts');
+        $this->assertSame(['a', 'b'], array_column($worker->dead(), 'id'));
+
+        // A worker given its own maxAttempts keeps it.
+        $own = $this->queue('mail', ['maxAttempts' => 3]);
+        $producer->enqueue('c');
+        $this->assertTrue($own->nack($own->reserve()[0]));
+        $this->assertSame('queued', $own->find('c')['state'], 'its own 3 attempts');
+        $this->assertSame(['maxAttempts' => '1', 'lease' => '120'], $this->redis->hMGet('{Queue:mail}:stats', ['maxAttempts', 'lease']));
+
+        // A producer without terms of its own stores none: the defaults.
+        $plain = $this->queue('plain');
+        $plain->enqueue('p');
+        $this->assertFalse($this->redis->hExists('{Queue:plain}:stats', 'maxAttempts'));
+        $this->assertCount(1, $plain->reserve());
+        $this->assertEqualsWithDelta(30, $plain->leased()[0]['until'] - microtime(true), 5);
+    }
+
+    /**
      * Retrying dead letters counts toward `maxLength` as an enqueue does:
      * the retry stops at the first that finds no room (the older ones go
      * back, the rest stay dead), for the given ids and for all of them.

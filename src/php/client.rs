@@ -43,8 +43,24 @@ const DEFAULT_MAX_ATTEMPTS: u64 = 5;
 
 /// The options of `queue()`.
 const QUEUE_OPTIONS: &[Opt<queue::Options>] = &[
-    opt!("lease" => lease = positive_seconds),
-    opt!("maxAttempts" => max_attempts = natural),
+    // (A term given is the object's own; one not given is its default,
+    // which the terms a producer stored with the queue replace.)
+    Opt {
+        name: "lease",
+        read: |o, v, p| {
+            o.lease = positive_seconds(v, p)?;
+            o.defaults.lease = false;
+            Ok(())
+        },
+    },
+    Opt {
+        name: "maxAttempts",
+        read: |o, v, p| {
+            o.max_attempts = natural(v, p)?;
+            o.defaults.max_attempts = false;
+            Ok(())
+        },
+    },
     opt!("maxLength" => max_length = natural),
 ];
 
@@ -53,6 +69,10 @@ fn queue_options(options: &Value) -> PhpResult<queue::Options> {
         lease: Duration::from_secs_f64(DEFAULT_LEASE),
         max_attempts: DEFAULT_MAX_ATTEMPTS,
         max_length: 0,
+        defaults: crate::queue::lease::Defaults {
+            lease: true,
+            max_attempts: true,
+        },
     };
     read_options(
         options,
@@ -372,7 +392,9 @@ impl Client {
     /// with the seed `RedisQueue`). Options: `lease` (seconds a reserved
     /// task stays with its worker, default 30), `maxAttempts` (reserves
     /// before a task goes to the dead letters, default 5, 0: no limit),
-    /// `maxLength` (queued plus leased tasks at most, 0: no limit).
+    /// `maxLength` (queued plus leased tasks at most, 0: no limit). The
+    /// `lease` and `maxAttempts` given are stored with the queue at this
+    /// object's first enqueue: a worker not given its own takes them.
     pub fn queue(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Queue> {
         let name = non_empty(&name, "RedisLock\\Client::queue(): Argument #1 ($name)")?;
         Ok(Queue::new(

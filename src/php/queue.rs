@@ -27,6 +27,8 @@ pub struct Options {
     pub lease: Duration,
     pub max_attempts: u64,
     pub max_length: u64,
+    /// Which of `lease` and `max_attempts` were not given (the defaults).
+    pub defaults: leased::Defaults,
 }
 
 /// A queue, from `RedisLock\Client::queue()` (not constructible with `new`).
@@ -35,6 +37,9 @@ pub struct Options {
 pub struct Queue {
     queue: Arc<queue::Queue>,
     options: Options,
+    /// Whether the terms given to this object are stored with the queue
+    /// (at its first enqueue: `store_terms`).
+    terms_stored: std::cell::Cell<bool>,
 }
 
 /// A number of seconds >= 0 (`what` names the parameter).
@@ -161,10 +166,29 @@ impl Queue {
         Self {
             queue: Arc::new(queue::Queue::new(config, name)),
             options,
+            terms_stored: std::cell::Cell::new(false),
         }
     }
 
+    /// A producer's terms go with its tasks: the `maxAttempts` and `lease`
+    /// this object was given are stored with the queue at its first
+    /// enqueue (one round trip per object), for the workers that were not
+    /// given their own (docs/queues.md).
+    fn store_terms(&self) -> PhpResult<()> {
+        let d = self.options.defaults;
+        if self.terms_stored.get() || (d.lease && d.max_attempts) {
+            return Ok(());
+        }
+        engine(self.queue.set_terms(
+            (!d.max_attempts).then_some(self.options.max_attempts),
+            (!d.lease).then_some(self.options.lease),
+        ))?;
+        self.terms_stored.set(true);
+        Ok(())
+    }
+
     fn put(&self, tasks: &[NewTask], delay: f64, policy: Policy) -> PhpResult<Vec<Status>> {
+        self.store_terms()?;
         let put = self
             .queue
             .put(tasks, delay, policy, self.options.max_length);
@@ -266,11 +290,15 @@ impl Queue {
     }
 
     /// This queue's terms for what is reserved from it: its own lease
-    /// unless `lease` sets one, and its own `maxAttempts`.
+    /// unless `lease` sets one, and its own `maxAttempts` (those it was not
+    /// given: the queue's stored terms, else the defaults).
     pub fn terms(&self, lease: Option<Duration>) -> Terms {
+        let mut defaults = self.options.defaults;
+        defaults.lease &= lease.is_none();
         Terms {
             lease: lease.unwrap_or(self.options.lease),
             max_attempts: self.options.max_attempts,
+            defaults,
         }
     }
 
@@ -436,11 +464,11 @@ impl Queue {
         let delay = delay_seconds(&delay, "RedisLock\\Queue::nack(): Argument #2 ($delay)")?;
         let reason = reason.bytes("RedisLock\\Queue::nack(): Argument #3 ($reason)")?;
         let leased = self.own(task, "nack")?;
-        let max = self.options.max_attempts;
-        let done = engine(
-            self.queue
-                .nack(&leased.id, &leased.token, delay, max, &reason),
-        )?;
+        let done =
+            engine(
+                self.queue
+                    .nack(&leased.id, &leased.token, delay, self.terms(None), &reason),
+            )?;
         Ok(done != Nack::NotLeased)
     }
 

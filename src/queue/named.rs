@@ -77,7 +77,7 @@ impl Queue {
         /// [`lease::ack_many`].
         ack_many => lease::ack_many(tasks: &[(&[u8], &str)]) -> u64;
         /// [`lease::nack`].
-        nack => lease::nack(id: &[u8], token: &str, delay: f64, max_attempts: u64, reason: &[u8]) -> Nack;
+        nack => lease::nack(id: &[u8], token: &str, delay: f64, terms: Terms, reason: &[u8]) -> Nack;
         /// [`lease::bury`].
         bury => lease::bury(id: &[u8], token: &str, reason: &[u8]) -> bool;
         /// [`lease::extend`].
@@ -86,6 +86,8 @@ impl Queue {
         metrics => lease::metrics() -> Metrics;
         /// [`lease::history`].
         history => lease::history() -> (Metrics, Vec<Period>);
+        /// [`lease::set_terms`].
+        set_terms => lease::set_terms(max_attempts: Option<u64>, lease: Option<std::time::Duration>) -> ();
         /// [`lease::dead`].
         dead => lease::dead(limit: u64) -> Vec<DeadTask>;
         /// [`lease::queued`].

@@ -5,8 +5,8 @@
 -- its attempts (queue_settle).
 -- KEYS: see queue_task.lua.
 -- ARGV[1] id; ARGV[2] lease token; ARGV[3] delay in seconds;
--- ARGV[4] maximum attempts (0: no limit; 'bury': to the dead letters now,
--- whatever its attempts); ARGV[5] consumer key prefix;
+-- ARGV[4] maximum attempts (0: no limit, as queue_term takes it; 'bury':
+-- to the dead letters now, whatever its attempts); ARGV[5] consumer key prefix;
 -- ARGV[6] how long a wake-up waits for its consumer, in ms; ARGV[7] why
 -- the attempt failed ('': not said).
 -- Returns 'requeued' (due again), 'dead', or 'not leased' when the lease is
@@ -17,7 +17,10 @@ if redis.call('HGET', KEYS[5], id) ~= ARGV[2] then
 end
 queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12)
 local now = queue_now()
-local max = tonumber(ARGV[4]) or 0
+local max = 0
+if ARGV[4] ~= 'bury' then
+  max = queue_term(ARGV[4], redis.call('HGET', KEYS[10], 'maxAttempts')) or 0
+end
 local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
 local reason = ARGV[7] ~= '' and ARGV[7]
 local dead = ARGV[4] == 'bury' or (max > 0 and attempts >= max)

@@ -7,7 +7,9 @@
 -- KEYS: see queue_task.lua.
 -- ARGV[1] count; ARGV[2] lease in seconds; ARGV[3] lease token prefix (a
 -- task's token is it, the task's rank, '@' and the server time of the
--- reserve in ms); ARGV[4] maximum attempts (0: no limit);
+-- reserve in ms); ARGV[4] maximum attempts (0: no limit); the lease and the
+-- maximum attempts as queue_term takes them (the queue's stored terms
+-- replace a consumer's defaults);
 -- ARGV[5] most expired leases settled by this call; ARGV[6] consumer key
 -- prefix; ARGV[7] the consumer's token; ARGV[8] how long a place in line is
 -- kept, in ms; ARGV[9] how it waits: '' not at all, 'fresh' joining the
@@ -19,11 +21,13 @@
 -- tasks were acked, id, payload or false, attempts, token, ...}.
 local now = queue_now()
 local nowText = string.format('%.17g', now)
-local max = tonumber(ARGV[4])
 local p, me, place, mode = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', '0', ARGV[5])
-local paused = redis.call('HEXISTS', KEYS[10], 'paused') == 1
+local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease')
+local paused = stats[1] ~= false
+local max = queue_term(ARGV[4], stats[2])
+local lease = queue_term(ARGV[2], stats[3])
 need_read(KEYS[4])
 need_read(KEYS[10])
 local function dueNow()
@@ -82,7 +86,7 @@ if #expired > 0 then due = dueNow() end
 
 local out = {0, acked}
 if #due > 0 then
-  local leaseEnd = string.format('%.17g', now + tonumber(ARGV[2]))
+  local leaseEnd = string.format('%.17g', now + lease)
   -- (Not '%d': Lua's %d is a C long, 32 bits on a 32-bit server, and the
   -- ms since 1970 are past 2^31. Small whole numbers below take '%d', which
   -- formats faster than a number argument's '%.17g'.)

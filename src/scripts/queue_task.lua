@@ -30,6 +30,14 @@ local function queue_need(...)
   end
 end
 
+-- A consumer's term as the script takes it: its own value, or '~<value>',
+-- its default, which the term a producer stored with the queue (`stored`,
+-- a field of the stats hash: lease::set_terms) replaces.
+local function queue_term(arg, stored)
+  if string.sub(arg, 1, 1) ~= '~' then return tonumber(arg) end
+  return tonumber(stored) or tonumber(string.sub(arg, 2))
+end
+
 -- Whether KEYS[i] exists, checking its type as queue_need does.
 local function queue_has(i)
   return need_exists(KEYS[i], QUEUE_TYPES[i])

@@ -9,6 +9,7 @@ mod pause;
 mod reserve;
 mod settle;
 mod stats;
+mod terms;
 mod waiting;
 mod workers;
 
@@ -20,6 +21,7 @@ pub use pause::{pause, resume};
 pub use reserve::{RECHECK, Reserve, ack_and_reserve, reserve};
 pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};
+pub use terms::set_terms;
 pub use waiting::{Peeked, clear, find, leased, queued, remove};
 pub use workers::{KEEP, MOST, NOTE, Worker, workers};
 
@@ -38,10 +40,40 @@ pub struct Leased {
     pub token: String,
 }
 
-/// A queue's own terms for the tasks reserved from it.
+/// A consumer's terms for the tasks it reserves from a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Terms {
     pub lease: Duration,
     /// 0: no limit.
     pub max_attempts: u64,
+    /// Which of them are the consumer's defaults, that the terms a
+    /// producer stored with the queue replace ([`set_terms`]).
+    pub defaults: Defaults,
+}
+
+impl Terms {
+    /// Terms the consumer's code gave, both of them.
+    pub const fn own(lease: Duration, max_attempts: u64) -> Self {
+        Terms {
+            lease,
+            max_attempts,
+            defaults: Defaults {
+                lease: false,
+                max_attempts: false,
+            },
+        }
+    }
+}
+
+/// Which of a consumer's terms are its defaults (not given by its code).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Defaults {
+    pub lease: bool,
+    pub max_attempts: bool,
+}
+
+/// A term as a script takes it: the consumer's own value, or its default
+/// `~<value>`, which the queue's stored term replaces (`queue_term`).
+pub(crate) fn term_arg(value: String, default: bool) -> String {
+    if default { format!("~{value}") } else { value }
 }

@@ -134,9 +134,15 @@ fn try_reserve(
         let mut call = keys.call(&RESERVE);
         call.key(&keys.worked)
             .arg(how.count.clamp(1, BATCH))
-            .arg(score_arg(terms.lease.as_secs_f64()))
+            .arg(super::term_arg(
+                score_arg(terms.lease.as_secs_f64()),
+                terms.defaults.lease,
+            ))
             .arg(&prefix)
-            .arg(terms.max_attempts)
+            .arg(super::term_arg(
+                terms.max_attempts.to_string(),
+                terms.defaults.max_attempts,
+            ))
             .arg(BATCH)
             .arg(&keys.waiters)
             .arg(token)

@@ -69,26 +69,20 @@ pub fn kept_reason(reason: &[u8]) -> &[u8] {
 }
 
 /// Gives a task back, due after `delay` seconds, or to the dead letters
-/// when it has used up `max_attempts` (0: no limit). `reason` says why this
-/// attempt failed (empty: not said); see [`kept_reason`].
+/// when it has used up `terms.max_attempts` (0: no limit; the queue's
+/// stored term when that is the consumer's default). `reason` says why
+/// this attempt failed (empty: not said); see [`kept_reason`].
 pub fn nack(
     config: &Config,
     keys: &Keys,
     id: &[u8],
     token: &str,
     delay: f64,
-    max_attempts: u64,
+    terms: super::Terms,
     reason: &[u8],
 ) -> Result<Nack, Error> {
-    give_back(
-        config,
-        keys,
-        id,
-        token,
-        delay,
-        &max_attempts.to_string(),
-        reason,
-    )
+    let max = super::term_arg(terms.max_attempts.to_string(), terms.defaults.max_attempts);
+    give_back(config, keys, id, token, delay, &max, reason)
 }
 
 /// Sends a leased task to the dead letters now, whatever its attempts (a
