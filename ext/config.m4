@@ -5,7 +5,7 @@ dnl the build.
 
 PHP_ARG_ENABLE([redislock],
   [whether to enable redislock],
-  [AS_HELP_STRING([--enable-redislock], [Enable redislock (built with cargo; Rust >= 1.85)])],
+  [AS_HELP_STRING([--enable-redislock], [Enable redislock (built with cargo; Rust >= 1.89)])],
   [yes])
 
 PHP_ARG_WITH([cargo],
@@ -21,20 +21,23 @@ if test "$PHP_REDISLOCK" != "no"; then
     AC_PATH_PROG([CARGO], [cargo], [], [$PATH:$HOME/.cargo/bin])
   fi
   if test -z "$CARGO" || ! test -x "$CARGO"; then
-    AC_MSG_ERROR([cargo not found: install Rust >= 1.85 with rustup (https://rustup.rs), or pass --with-cargo=PATH])
+    AC_MSG_ERROR([cargo not found: install Rust >= 1.89 with rustup (https://rustup.rs), or pass --with-cargo=PATH])
   fi
-  AC_MSG_CHECKING([for Rust >= 1.85])
+  AC_MSG_CHECKING([for Rust >= 1.89])
   RUST_VERSION=`"$CARGO" --version 2>/dev/null | cut -d' ' -f2`
   case "$RUST_VERSION" in
-    1.[[0-9]].*|1.[[0-7]][[0-9]].*|1.8[[0-4]].*|"")
+    1.[[0-9]].*|1.[[0-7]][[0-9]].*|1.8[[0-8]].*|"")
       AC_MSG_RESULT([no, $RUST_VERSION])
-      AC_MSG_ERROR([redislock needs Rust >= 1.85 (edition 2024); update it with rustup update]) ;;
+      AC_MSG_ERROR([redislock needs Rust >= 1.89 (edition 2024); update it with rustup update]) ;;
     *) AC_MSG_RESULT([yes, $RUST_VERSION]) ;;
   esac
   AC_MSG_CHECKING([for libclang (bindgen reads the PHP headers with it)])
   REDISLOCK_LIBCLANG=
-  for f in "$LIBCLANG_PATH"/libclang*.so* /usr/lib/llvm*/lib/libclang*.so* /usr/lib/*/libclang*.so* /usr/lib/libclang*.so* /usr/lib64/libclang*.so*; do
-    test -e "$f" && REDISLOCK_LIBCLANG=$f
+  dnl libclang itself (libclang.so*, libclang-14.so*), not libclang-cpp.
+  for dir in "$LIBCLANG_PATH" /usr/lib/llvm*/lib /usr/lib/* /usr/lib /usr/lib64; do
+    for f in "$dir"/libclang.so* "$dir"/libclang-[[0-9]]*.so*; do
+      test -e "$f" && REDISLOCK_LIBCLANG=$f
+    done
   done
   if test -n "$REDISLOCK_LIBCLANG"; then
     AC_MSG_RESULT([$REDISLOCK_LIBCLANG])

@@ -289,6 +289,18 @@ fn classify(config: &Config, err: RedisError) -> Error {
     }
 }
 
+/// A reply a script was not written to give (a bug, or a server the
+/// scripts were not written for): an error naming the script and the
+/// reply, never read as a plausible result.
+pub fn unknown_reply(config: &Config, script: &str, reply: &dyn fmt::Debug) -> Error {
+    Error::Reply {
+        server: config.server.clone(),
+        cause: excerpt(&format!(
+            "{script} replied {reply:?}, which this release of redislock does not know"
+        )),
+    }
+}
+
 /// The most of a cause a message quotes, in bytes.
 const EXCERPT: usize = 300;
 

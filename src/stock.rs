@@ -203,7 +203,14 @@ impl Stock {
             "before" => Taken::Before(count(n)),
             "limit" => Taken::Limit(count(n)),
             "task exists" => Taken::TaskExists(order_id.unwrap_or_default()),
-            _ => Taken::SoldOut(count(n)),
+            "sold out" => Taken::SoldOut(count(n)),
+            _ => {
+                return Err(conn::unknown_reply(
+                    &self.config,
+                    "stock_take.lua",
+                    &(outcome, n),
+                ));
+            }
         })
     }
 
@@ -239,7 +246,14 @@ impl Stock {
             "done" => Given::Done(count(n)),
             "too many" => Given::TooMany(count(n)),
             "full" => Given::Full(count(n)),
-            _ => Given::NoStock,
+            "no stock" => Given::NoStock,
+            _ => {
+                return Err(conn::unknown_reply(
+                    &self.config,
+                    "stock_give.lua",
+                    &(outcome, n),
+                ));
+            }
         })
     }
 

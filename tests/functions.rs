@@ -241,3 +241,81 @@ fn a_replica_runs_the_scripts_that_only_read() {
     let refused = common::acquired(&on_replica, b"lock:{s}", &token, LEASE, NO_WAIT).unwrap_err();
     assert!(refused.to_string().contains("READONLY"), "{refused}");
 }
+
+/// The libraries of the server whose code holds `text`.
+fn libraries_holding(server: &RedisServer, text: &str) -> Vec<String> {
+    let list: Vec<Vec<redis::Value>> = redis::cmd("FUNCTION")
+        .arg("LIST")
+        .arg("LIBRARYNAME")
+        .arg("redislock_*")
+        .arg("WITHCODE")
+        .query(&mut server.client())
+        .unwrap();
+    let text_of = |v: &redis::Value| match v {
+        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        redis::Value::SimpleString(s) => s.clone(),
+        _ => String::new(),
+    };
+    list.iter()
+        .filter_map(|fields| {
+            let field = |name: &str| {
+                fields
+                    .chunks(2)
+                    .find(|kv| text_of(&kv[0]) == name)
+                    .map(|kv| text_of(&kv[1]))
+            };
+            field("library_code")
+                .filter(|code| code.contains(text))
+                .and_then(|_| field("library_name"))
+        })
+        .collect()
+}
+
+/// A reply a script was not written to give (here a library of the
+/// script's name that answers something else: a server the scripts were
+/// not written for) is an error naming the script and the reply, never a
+/// plausible answer: the nack read any unknown reply as "not leased".
+#[test]
+fn a_reply_the_scripts_never_give_is_an_error() {
+    if !functions() {
+        return;
+    }
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = queue::Keys::new(b"", b"odd");
+    let terms = queue::lease::Terms::own(LEASE, 0);
+    let how = queue::lease::Reserve::up_to(1, Duration::ZERO);
+    let reserve = || {
+        queue::lease::reserve(&config, &[(&keys, terms)], &how)
+            .unwrap()
+            .unwrap()
+            .1
+            .remove(0)
+    };
+    queue::enqueue(&config, &keys, &[b"t".to_vec()], 0.0).unwrap();
+    let t = reserve();
+    let nack = |t: &queue::lease::Leased| {
+        queue::lease::nack(&config, &keys, &t.id, &t.token, 0.0, terms, b"")
+    };
+    assert_eq!(nack(&t).unwrap(), queue::lease::Nack::Requeued);
+    let [library] = libraries_holding(&server, "Give a leased task back")
+        .try_into()
+        .unwrap();
+    let odd = format!(
+        "#!lua name={library}\nredis.register_function('{library}', function() return 'maybe' end)\n"
+    );
+    redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("REPLACE")
+        .arg(odd)
+        .query::<String>(&mut server.client())
+        .unwrap();
+    let t = reserve();
+    match nack(&t) {
+        Err(redislock::conn::Error::Reply { cause, .. }) => assert!(
+            cause.contains("queue_nack.lua replied \"maybe\""),
+            "{cause}"
+        ),
+        other => panic!("an unknown reply read as {other:?}"),
+    }
+}

@@ -45,7 +45,7 @@ if [ "$mode" = test ] || [ "$mode" = bench ]; then
   optional+=(php-nrk-predis)
 fi
 if [ "$mode" = bench ]; then
-  packages+=(nginx-light wrk php-nrk-predis strace)
+  packages+=(nginx-light wrk strace)
   # Debian's Node.js, unless one is there already (NodeSource's brings its own npm).
   command -v npm >/dev/null || packages+=(nodejs npm)
 fi

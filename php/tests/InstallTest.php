@@ -148,6 +148,11 @@ final class InstallTest extends RedisLockTestCase
             [$code, $out] = self::sh($m[1], $copy, ['INSTALL_ROOT' => "$copy/root", 'CARGO_TARGET_DIR' => "$root/target/phpize",
                 'PATH' => $path . ':' . getenv('HOME') . '/.cargo/bin']);
             $this->assertSame(0, $code, $out);
+            // configure checks the Rust that Cargo.toml needs, and names
+            // libclang itself (it named libclang-cpp.so.14).
+            preg_match('/^rust-version = "(.*)"$/m', file_get_contents("$root/Cargo.toml"), $rust);
+            $this->assertStringContainsString("checking for Rust >= $rust[1]... yes", $out);
+            $this->assertMatchesRegularExpression('#checking for libclang \(bindgen reads the PHP headers with it\)\.\.\. \S*/libclang(\.so|-[0-9])#', $out);
             $installed = $copy . '/root' . trim(shell_exec('PATH=' . escapeshellarg($path) . ' php-config --extension-dir')) . '/redislock.so';
             $this->assertFileExists($installed, $out);
             $script = "\$lock = (new RedisLock\\Client())->lock('phpize-built');"

@@ -200,7 +200,14 @@ pub(super) fn change(
     Ok(match outcome.as_str() {
         "done" => Changed::Done(fence),
         "busy" => Changed::Busy,
-        _ => Changed::Gone,
+        "gone" => Changed::Gone,
+        _ => {
+            return Err(conn::unknown_reply(
+                config,
+                "permits_change.lua",
+                &(outcome, fence),
+            ));
+        }
     })
 }
 

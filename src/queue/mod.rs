@@ -313,16 +313,16 @@ fn put_chunk(
             enqueued: 0,
         });
     }
-    Ok(Put::Done(
-        statuses
-            .iter()
-            .map(|s| match s {
-                1 => Status::Added,
-                2 => Status::Updated,
-                _ => Status::Ignored,
-            })
-            .collect(),
-    ))
+    statuses
+        .iter()
+        .map(|s| match s {
+            0 => Ok(Status::Ignored),
+            1 => Ok(Status::Added),
+            2 => Ok(Status::Updated),
+            other => Err(conn::unknown_reply(config, "queue_put.lua", other)),
+        })
+        .collect::<Result<_, _>>()
+        .map(Put::Done)
 }
 
 /// Adds `ids` due `delay` seconds from the server's now; ids already queued

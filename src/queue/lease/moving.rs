@@ -93,15 +93,24 @@ fn import(
         }
         call.invoke(c)
     })?;
+    let unknown = || conn::unknown_reply(config, "queue_import.lua", &reply);
     match reply.split_first() {
-        Some((0, rest)) => Ok(Err(rest.first().map_or(0, |&n| n.max(0) as u64))),
-        Some((done, statuses)) => {
+        Some((0, [length])) => Ok(Err(u64::try_from(*length).map_err(|_| unknown())?)),
+        Some((done @ (1 | 2), statuses)) if statuses.len() == tasks.len() => {
             if *done == 2 {
                 register(config, keys)?;
             }
-            Ok(Ok(statuses.iter().map(|&s| s == 1).collect()))
+            statuses
+                .iter()
+                .map(|s| match s {
+                    0 => Ok(false),
+                    1 => Ok(true),
+                    _ => Err(unknown()),
+                })
+                .collect::<Result<_, _>>()
+                .map(Ok)
         }
-        None => Ok(Ok(Vec::new())),
+        _ => Err(unknown()),
     }
 }
 

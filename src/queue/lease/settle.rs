@@ -122,7 +122,8 @@ fn give_back(
     Ok(match outcome.as_str() {
         "requeued" => Nack::Requeued,
         "dead" => Nack::Dead,
-        _ => Nack::NotLeased,
+        "not leased" => Nack::NotLeased,
+        _ => return Err(conn::unknown_reply(config, "queue_nack.lua", &outcome)),
     })
 }
 
