@@ -1,5 +1,7 @@
 <?php
 
+declare(strict_types=1);
+
 namespace RedisLock\Laravel;
 
 use Illuminate\Container\Container;

@@ -1,5 +1,7 @@
 <?php
 
+declare(strict_types=1);
+
 namespace RedisLock\Symfony\Messenger;
 
 use Symfony\Component\Messenger\Stamp\NonSendableStampInterface;
