@@ -93,6 +93,13 @@ fn lost_reason(h: &Held) -> Option<String> {
     h.renewal.and_then(renew::lost)
 }
 
+/// Whether `name` may not name an `exactKey` lock or read-write lock under
+/// `config`: `<prefix><name>` is a key the extension keeps for another
+/// name ([`crate::keys::reserved`]).
+pub fn exact_refused(config: &Config, name: &[u8]) -> bool {
+    crate::keys::reserved(&config.prefix, name)
+}
+
 impl Hold {
     /// A hold of the `RedisLock\` lock `name`, not yet taken.
     pub fn new(config: Arc<Config>, name: &[u8], options: Options) -> Self {

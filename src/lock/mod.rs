@@ -86,13 +86,6 @@ impl Keys {
         Self::at(&Place::new(prefix, Kind::ExactLock, name), true, false)
     }
 
-    /// Whether `<prefix><name>` is a key the extension keeps for another
-    /// name ([`crate::keys::reserved`]): an `exactKey` lock or read-write
-    /// lock may not be given it.
-    pub fn exact_refused(config: &Config, name: &[u8]) -> bool {
-        crate::keys::reserved(&config.prefix, name)
-    }
-
     /// One node's share of a Redlock on `RedisLock\` lock `name`: no
     /// fencing tokens (each node would count its own).
     pub fn redlock(prefix: &[u8], name: &[u8]) -> Self {

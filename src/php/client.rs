@@ -197,7 +197,7 @@ impl Client {
     /// another name: it would be read in the wrong format (a read lock
     /// granted while the write lock whose key it names holds).
     fn exact_name(&self, name: &[u8], options: &lock::Options, param: &str) -> PhpResult<()> {
-        if options.exact_key && crate::lock::Keys::exact_refused(&self.config, name) {
+        if options.exact_key && crate::lock::hold::exact_refused(&self.config, name) {
             return Err(value_error(format!(
                 "{param} with exactKey names the key {}, which redislock keeps for another name (its own kinds' keys, the drop-in queues and locks, the operator records: see docs/keys.md)",
                 super::value::quoted(name)
