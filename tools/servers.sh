@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make test-servers: the engine tests and the phpunit suite against each
+# make test-servers: the engine tests and the phpunit tests of the group
+# `server` against each
 # server of the matrix in turn, each put first on PATH as `redis-server`
 # (a wrapper that execs it, so the harness knows its pid). The harnesses
 # adapt to what each can do (tests/common/mod.rs, php/tests/RedisServer.php)
@@ -87,5 +88,9 @@ for name in ${SERVERS:-redis-6.0 redis-6.2.5 redis-7.2.4 redis-7.4.1 valkey-8.0 
     chmod +x "$dir/bin/redis-server"
   fi
   echo "== make test-rust test-php against $("$dir/bin/redis-server" --version | cut -d' ' -f1-3)"
-  PATH="$dir/bin:$PATH" make --no-print-directory test-rust test-php
+  # The phpunit tests whose outcome the server decides (`@group server`):
+  # the install paths, the frameworks' contracts, the dashboard in a
+  # browser, PHP-FPM's process model, signals and network partitions do
+  # not change with the server, and run once, in `make test`.
+  PATH="$dir/bin:$PATH" make --no-print-directory test-rust test-php PHPUNIT_ARGS="--group server"
 done

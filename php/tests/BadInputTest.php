@@ -3,6 +3,8 @@
 /**
  * Every public method with hostile arguments: each gives a clear result or a
  * TypeError/ValueError, never a crash, and leaves Redis as it was.
+ *
+ * @group server
  */
 final class BadInputTest extends RedisLockTestCase
 {

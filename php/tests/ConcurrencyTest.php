@@ -1,5 +1,6 @@
 <?php
 
+/** @group server */
 final class ConcurrencyTest extends RedisLockTestCase
 {
     public function testTwentyProcessesIncrementingUnderTheLockLoseNothing(): void

@@ -4,6 +4,7 @@ use RedisLock\ConnectionException;
 use RedisLock\RedisLockException;
 use RedisLock\ServerException;
 
+/** @group server */
 final class ErrorsTest extends RedisLockTestCase
 {
     /** A timeout under a millisecond counts as one (1e-10 was stored as 0, and every constructor threw). */

@@ -4,6 +4,8 @@
  * Waiting in line, with real processes: first come first served, one holder
  * at a time, dead waiters skipped within the documented bound, waiters that
  * survive a Redis restart, and old userland clients that barge in.
+ *
+ * @group server
  */
 final class FairLineTest extends RedisLockTestCase
 {

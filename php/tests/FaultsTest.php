@@ -7,6 +7,8 @@ use RedisLock\ConnectionException;
  * killed. Nothing hangs, nothing crashes, nothing is believed held that is
  * not, and everything recovers without restarting PHP. `make faults` runs
  * the long form (FAULTS_LONG=1): more processes, longer outages.
+ *
+ * @group server
  */
 final class FaultsTest extends RedisLockTestCase
 {

@@ -8,7 +8,11 @@ use RedisLock\NotAcquiredException;
 use RedisLock\NotHeldException;
 use RedisLock\RedisLockException;
 
-/** The RedisLock\ object API: Client, Lock, fencing, reentrancy, renewal. */
+/**
+ * The RedisLock\ object API: Client, Lock, fencing, reentrancy, renewal.
+ *
+ * @group server
+ */
 final class LockApiTest extends RedisLockTestCase
 {
     private function client(): Client

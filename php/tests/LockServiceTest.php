@@ -1,5 +1,6 @@
 <?php
 
+/** @group server */
 final class LockServiceTest extends RedisLockTestCase
 {
     public function testTheSeedExampleRunsUnchanged(): void

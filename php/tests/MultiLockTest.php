@@ -3,6 +3,8 @@
 /**
  * RedisLock\MultiLock: all or none, one round trip when it can, no deadlock
  * between callers asking for overlapping sets in different orders.
+ *
+ * @group server
  */
 final class MultiLockTest extends RedisLockTestCase
 {

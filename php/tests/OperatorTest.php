@@ -6,6 +6,8 @@ use RedisLock\Client;
  * What operators see: the queues' counters and registry, lock inspection
  * (holder process, lease, fencing token, waiters), the `redislock` CLI and
  * its JSON, and the Prometheus exposition, checked with promtool.
+ *
+ * @group server
  */
 final class OperatorTest extends RedisLockTestCase
 {

@@ -6,7 +6,11 @@ use RedisLock\QueueFullException;
 use RedisLock\RedisLockException;
 use RedisLock\Task;
 
-/** The leased queue of the object API: RedisLock\Queue and RedisLock\Task. */
+/**
+ * The leased queue of the object API: RedisLock\Queue and RedisLock\Task.
+ *
+ * @group server
+ */
 final class QueueApiTest extends RedisLockTestCase
 {
     private function queue(string $name = 'jobs', array $options = []): Queue

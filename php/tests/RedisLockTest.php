@@ -1,5 +1,6 @@
 <?php
 
+/** @group server */
 final class RedisLockTest extends RedisLockTestCase
 {
     public function testLockUnlockAndTheKeyLayout(): void

@@ -1,5 +1,6 @@
 <?php
 
+/** @group server */
 final class RedisQueueTest extends RedisLockTestCase
 {
     public function testEnqueuePopAndTheSeedsShapes(): void

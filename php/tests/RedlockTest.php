@@ -5,7 +5,11 @@ use RedisLock\LockLostException;
 use RedisLock\NotHeldException;
 use RedisLock\Redlock;
 
-/** RedisLock\Redlock over independent redis-servers. */
+/**
+ * RedisLock\Redlock over independent redis-servers.
+ *
+ * @group server
+ */
 final class RedlockTest extends RedisLockTestCase
 {
     /** @var RedisServer[] */

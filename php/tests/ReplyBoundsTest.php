@@ -6,6 +6,8 @@ use RedisLock\ConnectionException;
 /**
  * A reply must arrive whole within the read timeout and within
  * redislock.max_reply_size bytes, whatever the server does.
+ *
+ * @group server
  */
 final class ReplyBoundsTest extends RedisLockTestCase
 {

@@ -4,6 +4,8 @@
  * The request boundary of long-running runtimes (RedisLock\Runtime): one
  * PHP process serving many requests, as RoadRunner, FrankenPHP's worker
  * mode, Octane and queue workers do, where PHP's request end never comes.
+ *
+ * @group server
  */
 final class RuntimeTest extends RedisLockTestCase
 {

@@ -6,6 +6,8 @@
  * reader beside a writer; fair waiting (a waiter wanting many permits, or a
  * writer, is not overtaken); killed holders give permits back at their
  * lease; request end gives them back at once.
+ *
+ * @group server
  */
 final class SemaphoreTest extends RedisLockTestCase
 {

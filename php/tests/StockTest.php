@@ -4,6 +4,8 @@
  * RedisLock\Stock: taken on the server in one step, with real processes
  * counting violations: never below zero, never a buyer over its limit,
  * never a unit without its order task, never twice for one idempotency key.
+ *
+ * @group server
  */
 final class StockTest extends RedisLockTestCase
 {

@@ -9,6 +9,8 @@ use RedisLock\NotAcquiredException;
  * Cluster, through Sentinel, over TLS with an ACL user, and the opt-in
  * replica acknowledgement. (Failovers are tested on the engines, in
  * tests/cluster.rs and tests/sentinel.rs.)
+ *
+ * @group server
  */
 final class TopologyTest extends RedisLockTestCase
 {
