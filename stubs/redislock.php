@@ -236,10 +236,57 @@ namespace RedisLock {
     }
 
     /**
+     * What every kind of lock answers, so that application code can take
+     * "a lock" without caring which: `Lock` (read and write locks too),
+     * `MultiLock` and `Redlock` implement it (symfony/lock's
+     * `LockInterface` plays this part for its users).
+     */
+    interface LockInterface {
+        /**
+         * Takes the lock, waiting up to `$wait` seconds (0: one try, INF: no
+         * limit); false when not acquired in time.
+         */
+        public function acquire(float $wait = 0): bool;
+
+        /**
+         * A new lease of `$ttl` seconds (default: the lock's ttl); exceptions
+         * as `release()`.
+         *
+         * @throws NotHeldException this object does not hold it
+         * @throws LockLostException it was lost before
+         */
+        public function extend(?float $ttl = null): bool;
+
+        /**
+         * Whether this object holds the lock and Redis still has it.
+         */
+        public function isHeld(): bool;
+
+        /**
+         * Releases the lock; true.
+         *
+         * @throws NotHeldException this object does not hold it
+         * @throws LockLostException it was lost before
+         */
+        public function release(): bool;
+
+        /**
+         * Seconds left of the hold, or null when not held.
+         */
+        public function remaining(): ?float;
+
+        /**
+         * The fencing token of the current hold, or null (not held, or a
+         * kind without one).
+         */
+        public function token(): ?int;
+    }
+
+    /**
      * One named lock, from `Client::lock()`, `readLock()` or `writeLock()`.
      * Released when the object goes away or the request ends.
      */
-    class Lock {
+    class Lock implements LockInterface {
         /** `new` throws an Error saying what to call: `Client::lock()`. */
         private function __construct() {}
 
@@ -369,7 +416,7 @@ namespace RedisLock {
      * Several locks taken all or none, from `Client::lockMany()`. Released
      * when the object goes away or the request ends.
      */
-    class MultiLock {
+    class MultiLock implements LockInterface {
         /** Not constructible with `new`: see `Client::lockMany()`. */
         private function __construct() {}
 
@@ -427,6 +474,20 @@ namespace RedisLock {
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function release(): bool {}
+
+        /**
+         * Seconds left of the shortest lease (INF when none expires), or null
+         * when not every lock is held.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function remaining(): ?float {}
+
+        /**
+         * Null: a MultiLock has a fencing token per lock (`tokens()`), not
+         * one of its own (`RedisLock\LockInterface`).
+         */
+        public function token(): ?int {}
 
         /**
          * The fencing token of each lock held, by name (in key order); empty
@@ -728,7 +789,7 @@ namespace RedisLock {
      * of `nodes` took it, for the time left after the elapsed time and the
      * clock drift allowance. Released when the object goes away.
      */
-    class Redlock {
+    class Redlock implements LockInterface {
         /**
          * `$options`: `nodes` (DSN strings or options arrays, one per
          * independent master; default: the `redislock.redlock_nodes` INI entry,
@@ -788,6 +849,12 @@ namespace RedisLock {
          * Seconds of validity left (by this process's clock), or null.
          */
         public function remaining(): ?float {}
+
+        /**
+         * Null: a Redlock has no fencing token (each node would count its
+         * own; `RedisLock\LockInterface`).
+         */
+        public function token(): ?int {}
     }
 
     /**

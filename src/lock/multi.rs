@@ -177,6 +177,19 @@ impl MultiHold {
         Ok(true)
     }
 
+    /// What is left of the shortest lease (the hold ends with it); None
+    /// when not every lock is held.
+    pub fn remaining(&self) -> Result<Option<Duration>, Error> {
+        let mut least: Option<Duration> = None;
+        for (_, h) in &self.holds {
+            match h.remaining()? {
+                Some(left) => least = Some(least.map_or(left, |l| l.min(left))),
+                None => return Ok(None),
+            }
+        }
+        Ok(least)
+    }
+
     /// The object goes away: see [`Hold::end`].
     pub fn end(&mut self, release: bool) {
         for (_, h) in self.holds.iter_mut().rev() {

@@ -25,6 +25,7 @@ pub use crate::lock::hold::Options;
 /// `new`). Released when the object goes away or the request ends.
 #[php_class]
 #[php(name = "RedisLock\\Lock")]
+#[php(implements(super::contract::PhpInterfaceLockInterface))]
 pub struct Lock {
     name: Vec<u8>,
     hold: Hold,
@@ -76,14 +77,7 @@ impl Lock {
 
     /// Seconds left on the lease (INF: no expiry), None when not held.
     pub fn seconds_left(&self) -> PhpResult<Option<f64>> {
-        let left = engine(self.hold.remaining())?;
-        Ok(left.map(|d| {
-            if d == Duration::MAX {
-                f64::INFINITY
-            } else {
-                d.as_secs_f64()
-            }
-        }))
+        Ok(engine(self.hold.remaining())?.map(super::seconds))
     }
 
     pub fn release_hold(&mut self) -> PhpResult<bool> {

@@ -2,6 +2,7 @@
 //! request-end hook, and the seed classes as thin adapters.
 
 mod client;
+mod contract;
 mod errors;
 mod ini;
 mod injected;
@@ -53,6 +54,15 @@ pub fn lease(seconds: f64, param: impl Display + Copy) -> PhpResult<Duration> {
         )));
     }
     Ok(Duration::from_secs_f64(seconds.max(0.001)))
+}
+
+/// A lease left as PHP shows it: seconds, INF for one without expiry.
+fn seconds(left: Duration) -> f64 {
+    if left == Duration::MAX {
+        f64::INFINITY
+    } else {
+        left.as_secs_f64()
+    }
 }
 
 /// A number of seconds greater than 0, as a lease.
@@ -255,6 +265,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<lock_service::LockService>()
         .class::<redis_lock::RedisLock>()
         .class::<redis_queue::RedisQueue>()
+        .interface::<contract::PhpInterfaceLockInterface>()
         .class::<client::Client>()
         .class::<lock::Lock>()
         .class::<queue::Queue>()

@@ -20,6 +20,7 @@ use crate::lock::multi::{Failed, MultiHold};
 /// when the object goes away or the request ends.
 #[php_class]
 #[php(name = "RedisLock\\MultiLock")]
+#[php(implements(super::contract::PhpInterfaceLockInterface))]
 pub struct MultiLock {
     multi: MultiHold,
 }
@@ -102,6 +103,18 @@ impl MultiLock {
     /// Whether this MultiLock holds every lock and Redis still has them.
     pub fn is_held(&self) -> PhpResult<bool> {
         engine(self.multi.is_held())
+    }
+
+    /// Seconds left of the shortest lease (INF when none expires), or null
+    /// when not every lock is held.
+    pub fn remaining(&self) -> PhpResult<Option<f64>> {
+        Ok(engine(self.multi.remaining())?.map(super::seconds))
+    }
+
+    /// Null: a MultiLock has a fencing token per lock (`tokens()`), not
+    /// one of its own (`RedisLock\LockInterface`).
+    pub fn token(&self) -> Option<i64> {
+        None
     }
 
     /// The fencing token of each lock held, by name (in key order); empty

@@ -54,6 +54,7 @@ const OPTIONS: &[Opt<RedlockOptions>] = &[
 /// clock drift allowance. Released when the object goes away.
 #[php_class]
 #[php(name = "RedisLock\\Redlock")]
+#[php(implements(super::contract::PhpInterfaceLockInterface))]
 pub struct Redlock {
     lock: redlock::Redlock,
 }
@@ -267,6 +268,12 @@ impl Redlock {
     /// Seconds of validity left (by this process's clock), or null.
     pub fn remaining(&self) -> Option<f64> {
         self.lock.remaining().map(|d| d.as_secs_f64())
+    }
+
+    /// Null: a Redlock has no fencing token (each node would count its
+    /// own; `RedisLock\LockInterface`).
+    pub fn token(&self) -> Option<i64> {
+        None
     }
 
     /// What `var_dump()` shows: the name and the nodes' servers (never a

@@ -55,7 +55,8 @@ function stub_describe(array $classes): array
 }
 
 if (PHP_SAPI === 'cli' && realpath($_SERVER['SCRIPT_FILENAME'] ?? '') === __FILE__) {
-    $before = get_declared_classes();
+    $before = array_merge(get_declared_classes(), get_declared_interfaces());
     require $argv[1];
-    echo json_encode(stub_describe(array_values(array_diff(get_declared_classes(), $before))), JSON_THROW_ON_ERROR);
+    $declared = array_merge(get_declared_classes(), get_declared_interfaces());
+    echo json_encode(stub_describe(array_values(array_diff($declared, $before))), JSON_THROW_ON_ERROR);
 }
