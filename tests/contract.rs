@@ -11,21 +11,11 @@ use std::time::{Duration, Instant};
 
 use common::RedisServer;
 use redislock::config::Config;
+use redislock::lock::Keys;
+use redislock::lock::contract::Holding;
 use redislock::lock::hold::{Hold, Options, Refused};
 use redislock::lock::multi::MultiHold;
-use redislock::lock::redlock::{self, Denied, Nodes, Redlock};
-use redislock::lock::{Keys, Wait};
-
-/// What the contract needs of a hold. Errors are worded as the contract
-/// tells them apart: "not held", "lost", or anything else.
-trait Holding: Send {
-    fn acquire(&mut self, wait: Duration) -> bool;
-    fn release(&mut self) -> Result<(), &'static str>;
-    fn extend(&mut self, lease: Duration) -> Result<(), &'static str>;
-    fn is_held(&self) -> bool;
-    /// The fencing token of the current hold (None for kinds without).
-    fn fence(&self) -> Option<i64>;
-}
+use redislock::lock::redlock::{Nodes, Redlock};
 
 fn options(lease: Duration) -> Options {
     Options {
@@ -41,74 +31,14 @@ fn options(lease: Duration) -> Options {
     }
 }
 
-fn word(refused: Refused) -> &'static str {
-    match refused {
+/// A refusal as the contract tells them apart: "not held", "lost", or
+/// none it expects.
+fn word(done: Result<(), Refused>) -> Result<(), &'static str> {
+    done.map_err(|refused| match refused {
         Refused::NotHeld => "not held",
         Refused::Lost(_) => "lost",
         other => panic!("unexpected refusal {other:?}"),
-    }
-}
-
-impl Holding for Hold {
-    fn acquire(&mut self, wait: Duration) -> bool {
-        Hold::acquire(self, Wait::up_to(wait)).unwrap()
-    }
-    fn release(&mut self) -> Result<(), &'static str> {
-        Hold::release(self).map_err(word)
-    }
-    fn extend(&mut self, lease: Duration) -> Result<(), &'static str> {
-        Hold::extend(self, Some(lease)).map_err(word)
-    }
-    fn is_held(&self) -> bool {
-        Hold::is_held(self).unwrap()
-    }
-    fn fence(&self) -> Option<i64> {
-        Hold::fence(self)
-    }
-}
-
-impl Holding for MultiHold {
-    fn acquire(&mut self, wait: Duration) -> bool {
-        MultiHold::acquire(self, wait).unwrap()
-    }
-    fn release(&mut self) -> Result<(), &'static str> {
-        MultiHold::release(self).map_err(|f| word(f.refused))
-    }
-    fn extend(&mut self, lease: Duration) -> Result<(), &'static str> {
-        MultiHold::extend(self, Some(lease)).map_err(|f| word(f.refused))
-    }
-    fn is_held(&self) -> bool {
-        MultiHold::is_held(self).unwrap()
-    }
-    fn fence(&self) -> Option<i64> {
-        self.holds().next().and_then(|(_, h)| h.fence())
-    }
-}
-
-impl Holding for Redlock {
-    fn acquire(&mut self, wait: Duration) -> bool {
-        Redlock::acquire(self, wait).unwrap()
-    }
-    fn release(&mut self) -> Result<(), &'static str> {
-        Redlock::release(self).map_err(redlock_word)
-    }
-    fn extend(&mut self, lease: Duration) -> Result<(), &'static str> {
-        Redlock::extend(self, Some(lease)).map_err(redlock_word)
-    }
-    fn is_held(&self) -> bool {
-        Redlock::is_held(self)
-    }
-    fn fence(&self) -> Option<i64> {
-        None
-    }
-}
-
-fn redlock_word(denied: Denied) -> &'static str {
-    match denied {
-        Denied::NotHeld => "not held",
-        Denied::Nodes(redlock::NoQuorum::Busy) => "lost",
-        other => panic!("unexpected denial {other:?}"),
-    }
+    })
 }
 
 /// Where the holds live: one server, and three for Redlock.
@@ -189,20 +119,42 @@ fn for_every_kind(case: impl Fn(&World, &str, &(dyn Fn(Duration) -> Box<dyn Hold
 fn one_holder_at_a_time() {
     for_every_kind(|_, kind, new| {
         let (mut a, mut b) = (new(LONG), new(LONG));
-        assert!(a.acquire(Duration::ZERO), "{kind}: a free lock is taken");
-        assert!(!b.acquire(Duration::ZERO), "{kind}: a held lock is not");
-        assert!(a.is_held(), "{kind}");
-        assert!(!b.is_held(), "{kind}: the other object does not hold it");
-        assert_eq!(b.release(), Err("not held"), "{kind}");
-        assert!(a.is_held(), "{kind}: a refused release changes nothing");
-        assert_eq!(a.release(), Ok(()), "{kind}");
-        assert!(!a.is_held(), "{kind}");
-        assert_eq!(a.release(), Err("not held"), "{kind}: released once");
         assert!(
-            b.acquire(Duration::ZERO),
+            a.acquire(Duration::ZERO).unwrap(),
+            "{kind}: a free lock is taken"
+        );
+        assert!(
+            !b.acquire(Duration::ZERO).unwrap(),
+            "{kind}: a held lock is not"
+        );
+        assert!(a.is_held().unwrap(), "{kind}");
+        assert!(
+            !b.is_held().unwrap(),
+            "{kind}: the other object does not hold it"
+        );
+        let left = a.remaining().unwrap().expect("held: a lease left");
+        assert!(
+            left > LONG - Duration::from_secs(5) && left <= LONG,
+            "{kind}: {left:?}"
+        );
+        assert_eq!(
+            b.remaining().unwrap(),
+            None,
+            "{kind}: nothing left to one that holds nothing"
+        );
+        assert_eq!(word(b.release()), Err("not held"), "{kind}");
+        assert!(
+            a.is_held().unwrap(),
+            "{kind}: a refused release changes nothing"
+        );
+        assert_eq!(word(a.release()), Ok(()), "{kind}");
+        assert!(!a.is_held().unwrap(), "{kind}");
+        assert_eq!(word(a.release()), Err("not held"), "{kind}: released once");
+        assert!(
+            b.acquire(Duration::ZERO).unwrap(),
             "{kind}: free again after release"
         );
-        assert_eq!(b.release(), Ok(()), "{kind}");
+        assert_eq!(word(b.release()), Ok(()), "{kind}");
     });
 }
 
@@ -210,17 +162,24 @@ fn one_holder_at_a_time() {
 fn a_lease_runs_out_and_the_late_holder_hears_it_was_lost() {
     for_every_kind(|_, kind, new| {
         let (mut a, mut b) = (new(Duration::from_millis(300)), new(LONG));
-        assert!(a.acquire(Duration::ZERO), "{kind}");
+        assert!(a.acquire(Duration::ZERO).unwrap(), "{kind}");
         std::thread::sleep(Duration::from_millis(500));
-        assert!(!a.is_held(), "{kind}: the lease ran out");
-        assert!(b.acquire(Duration::ZERO), "{kind}: another takes it");
-        assert_eq!(a.release(), Err("lost"), "{kind}: the late release");
+        assert!(!a.is_held().unwrap(), "{kind}: the lease ran out");
         assert!(
-            b.is_held(),
+            b.acquire(Duration::ZERO).unwrap(),
+            "{kind}: another takes it"
+        );
+        assert_eq!(word(a.release()), Err("lost"), "{kind}: the late release");
+        assert!(
+            b.is_held().unwrap(),
             "{kind}: the late release left the new holder be"
         );
-        assert_eq!(a.extend(LONG), Err("not held"), "{kind}: nothing to extend");
-        assert_eq!(b.release(), Ok(()), "{kind}");
+        assert_eq!(
+            word(a.extend(Some(LONG))),
+            Err("not held"),
+            "{kind}: nothing to extend"
+        );
+        assert_eq!(word(b.release()), Ok(()), "{kind}");
     });
 }
 
@@ -228,13 +187,21 @@ fn a_lease_runs_out_and_the_late_holder_hears_it_was_lost() {
 fn an_extended_lease_outlives_the_first_one() {
     for_every_kind(|_, kind, new| {
         let (mut a, mut b) = (new(Duration::from_millis(400)), new(LONG));
-        assert_eq!(a.extend(LONG), Err("not held"), "{kind}: not held yet");
-        assert!(a.acquire(Duration::ZERO), "{kind}");
-        assert_eq!(a.extend(Duration::from_secs(10)), Ok(()), "{kind}");
+        assert_eq!(
+            word(a.extend(Some(LONG))),
+            Err("not held"),
+            "{kind}: not held yet"
+        );
+        assert!(a.acquire(Duration::ZERO).unwrap(), "{kind}");
+        assert_eq!(
+            word(a.extend(Some(Duration::from_secs(10)))),
+            Ok(()),
+            "{kind}"
+        );
         std::thread::sleep(Duration::from_millis(600));
-        assert!(a.is_held(), "{kind}: held past the first lease");
-        assert!(!b.acquire(Duration::ZERO), "{kind}");
-        assert_eq!(a.release(), Ok(()), "{kind}");
+        assert!(a.is_held().unwrap(), "{kind}: held past the first lease");
+        assert!(!b.acquire(Duration::ZERO).unwrap(), "{kind}");
+        assert_eq!(word(a.release()), Ok(()), "{kind}");
     });
 }
 
@@ -242,27 +209,27 @@ fn an_extended_lease_outlives_the_first_one() {
 fn a_waiter_gets_the_lock_when_it_is_released() {
     for_every_kind(|_, kind, new| {
         let mut a = new(LONG);
-        assert!(a.acquire(Duration::ZERO), "{kind}");
+        assert!(a.acquire(Duration::ZERO).unwrap(), "{kind}");
         std::thread::scope(|s| {
             let waiter = s.spawn(|| {
                 let mut b = new(LONG);
                 let started = Instant::now();
-                let got = b.acquire(Duration::from_secs(10));
-                let held = b.is_held();
-                let _ = b.release();
+                let got = b.acquire(Duration::from_secs(10)).unwrap();
+                let held = b.is_held().unwrap();
+                let _ = word(b.release());
                 (got, held, started.elapsed())
             });
             std::thread::sleep(Duration::from_millis(200));
-            assert_eq!(a.release(), Ok(()), "{kind}");
+            assert_eq!(word(a.release()), Ok(()), "{kind}");
             let (got, held, _) = waiter.join().unwrap();
             assert!(got && held, "{kind}: the waiter took it");
         });
         // A wait that runs out answers false and leaves no hold behind.
         let (mut c, mut d) = (new(LONG), new(LONG));
-        assert!(c.acquire(Duration::ZERO), "{kind}");
-        assert!(!d.acquire(Duration::from_millis(100)), "{kind}");
-        assert!(!d.is_held(), "{kind}");
-        assert_eq!(c.release(), Ok(()), "{kind}");
+        assert!(c.acquire(Duration::ZERO).unwrap(), "{kind}");
+        assert!(!d.acquire(Duration::from_millis(100)).unwrap(), "{kind}");
+        assert!(!d.is_held().unwrap(), "{kind}");
+        assert_eq!(word(c.release()), Ok(()), "{kind}");
     });
 }
 
@@ -270,17 +237,17 @@ fn a_waiter_gets_the_lock_when_it_is_released() {
 fn fencing_tokens_grow_with_every_acquire() {
     for_every_kind(|_, kind, new| {
         let (mut a, mut b) = (new(LONG), new(LONG));
-        assert!(a.acquire(Duration::ZERO), "{kind}");
+        assert!(a.acquire(Duration::ZERO).unwrap(), "{kind}");
         let Some(first) = a.fence() else {
             assert_eq!(kind, "redlock", "only Redlock hands out no fencing token");
             return;
         };
-        a.release().unwrap();
+        word(a.release()).unwrap();
         assert_eq!(a.fence(), None, "{kind}: none when not held");
-        assert!(b.acquire(Duration::ZERO), "{kind}");
+        assert!(b.acquire(Duration::ZERO).unwrap(), "{kind}");
         let second = b.fence().unwrap();
         assert!(second > first, "{kind}: {second} after {first}");
-        b.release().unwrap();
+        word(b.release()).unwrap();
     });
 }
 
@@ -311,7 +278,7 @@ fn redlock_takes_the_lock_exactly_when_a_majority_of_nodes_is_free() {
         }
         let free = 5 - taken.count_ones();
         let mut lock = Redlock::new(nodes.clone(), b"subset".to_vec(), LONG).unwrap();
-        let got = lock.acquire(Duration::ZERO).unwrap();
+        let got = Holding::acquire(&mut lock, Duration::ZERO).unwrap();
         assert_eq!(got, free >= 3, "nodes taken {taken:05b}");
         let ours = connections
             .iter_mut()
@@ -325,7 +292,7 @@ fn redlock_takes_the_lock_exactly_when_a_majority_of_nodes_is_free() {
             .count();
         assert_eq!(ours, if got { free as usize } else { 0 }, "{taken:05b}");
         if got {
-            lock.release().unwrap();
+            Holding::release(&mut lock).unwrap();
         }
     }
 }

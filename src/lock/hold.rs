@@ -60,6 +60,9 @@ pub enum Refused {
     NotReadWrite,
     /// A forced release is for plain locks (not permits).
     NotPlain,
+    /// Asked in a way that could never work (a Redlock's wait shorter than
+    /// its retry delay): why.
+    Invalid(String),
 }
 
 impl From<Error> for Refused {

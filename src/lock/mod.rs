@@ -3,6 +3,7 @@
 //! queue in a line beside the lock, first come first served, and a release
 //! hands the lock straight to the next one (see `wait`).
 
+pub mod contract;
 pub mod held;
 pub mod hold;
 pub mod inspect;

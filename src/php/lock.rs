@@ -133,6 +133,7 @@ pub fn refused(hold: &Hold, name: &[u8], refused: Refused, action: &str) -> PhpE
             Class::Root,
             format!("redislock: cannot start the lease renewal thread: {e}"),
         ),
+        Refused::Invalid(why) => super::value::value_error(format!("redislock: {name}: {why}")),
     }
 }
 
