@@ -251,22 +251,20 @@ impl Client {
     }
 
     /// A lock named `$name` (key `lock:{<name>}`). Options: `ttl` (lease in
-    /// seconds, default 30), `reentrant` (bool: the process may acquire it
-    /// again, and only the last release frees it), `autoRenew` (bool: a
-    /// background thread keeps the lease alive while held), `maxHold`
-    /// (seconds a renewed lock may be held at most, default 300),
-    /// `replicas` (int: an acquire counts only once this many replicas
-    /// acknowledged it, via WAIT; default 0), `replicaTimeout` (seconds to
-    /// wait for them, default 1; when they fall short, acquire() releases the
-    /// lock and throws `RedisLock\NotAcquiredException`) and
-    /// `releaseAtRequestEnd` (bool, default true; false: the lock outlives
-    /// this object and the request until its lease runs out or a release).
-    /// `ttl` INF: the lock never expires. `owner` (string): the lock belongs
-    /// to that owner token rather than to this object; any object created
-    /// with the same owner, in any process, sees it held, extends and
-    /// releases it (Laravel's owners). `exactKey` (bool): the lock is the
-    /// key `<prefix><name>` itself holding the owner token, the key and
-    /// value Laravel's stock cache locks use, so both exclude each other.
+    /// seconds, default 30; INF: never expires), `reentrant` (the process may
+    /// acquire it again, and only the last release frees it), `autoRenew` (a
+    /// background thread keeps the lease alive while held), `maxHold` (seconds
+    /// a renewed lock may be held at most, default 300), `replicas` (an acquire
+    /// counts only once this many replicas acknowledged it, via WAIT; default
+    /// 0), `replicaTimeout` (seconds to wait for them, default 1; when they
+    /// fall short, acquire() releases the lock and throws
+    /// `NotAcquiredException`), `releaseAtRequestEnd` (default true; false: the
+    /// lock outlives this object and the request until its lease runs out or a
+    /// release), `owner` (the lock belongs to that owner token rather than to
+    /// this object: any object created with the same owner, in any process,
+    /// sees it held, extends and releases it) and `exactKey` (the lock is the
+    /// key `<prefix><name>` itself holding the owner token: the key and value
+    /// of Laravel's stock cache locks, so both exclude each other).
     pub fn lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
         let name = non_empty(&name, "RedisLock\\Client::lock(): Argument #1 ($name)")?;
         let options = lock_options(
@@ -284,14 +282,16 @@ impl Client {
 
     /// A fresh owner token of this process, as a lock makes for itself: an
     /// `owner` option with it speaks for one holder in any request, and an
-    /// inspection finds this process behind it (`lockState()`'s 'holder').
+    /// inspection finds this process behind it (`lockState()`'s `holder`).
     pub fn new_owner(&self) -> String {
         crate::holder::token()
     }
 
-    /// Releases the lock `$name` of `$kind` (as `lockState()`'s) whoever
-    /// holds it, handing it to the next waiter in line: an operator's forced
-    /// release, also of the drop-in `RedisLock`'s locks. True if it was
+    /// Releases the lock `$name` of `$kind` (as `lockState()`'s: null or
+    /// `'lock'`, `'exact'`, `'seed'`, `'semaphore'`, `'rwlock'`,
+    /// `'Lock_Service'`) whoever holds it (a semaphore or read-write lock:
+    /// every holder), handing it to the next waiters in line: an operator's
+    /// forced release, also of the drop-in `RedisLock`'s locks. True if it was
     /// held. The holder's next release or extend finds it lost.
     pub fn force_release(&self, name: Arg<Text>, kind: Arg<NullableText>) -> PhpResult<bool> {
         inspect::force_release(
@@ -308,32 +308,36 @@ impl Client {
         inspect::queues(&self.config)
     }
 
-    /// How the lock `$name` stands, for an operator: ['held' => bool,
-    /// 'remaining' => seconds left of its lease (null: free, or no expiry),
-    /// 'token' => the holder's fencing token (null: free, or a seed lock),
-    /// 'holder' => ['host', 'pid', 'process'] of the process that holds it
-    /// (null: free, or not known), 'waiting' => waiters in line]. `$kind`:
-    /// null or 'lock' for `lock()`'s locks, 'exact' for those with
-    /// `exactKey`, 'seed' for the drop-in `RedisLock`'s, 'semaphore',
-    /// 'rwlock', 'Lock_Service' for the drop-in `Lock_Service`'s order
-    /// locks (named by order id).
+    /// How the lock `$name` stands, for an operator: `held`, `remaining`
+    /// (seconds left of its lease; null when free or without expiry), `token`
+    /// (the holder's fencing token; null when free, and for drop-in locks),
+    /// `holder` (host, pid and process title of the process that holds it; null
+    /// when free or unknown), `waiting` (waiters in line) and `holders` (how
+    /// many hold it). `$kind`: null or `'lock'` for `lock()`'s locks, `'exact'`
+    /// for those with `exactKey`, `'seed'` for the drop-in `RedisLock`'s,
+    /// `'semaphore'`, `'rwlock'` (`readLock()` and `writeLock()` without
+    /// `exactKey`; of several holders, `holder` and `remaining` are the one
+    /// whose lease ends last), `'Lock_Service'` (the drop-in `Lock_Service`'s
+    /// order locks, named by order id: key `order_lock_<id>`).
     pub fn lock_state(&self, name: Arg<Text>, kind: Arg<NullableText>) -> PhpResult<Zval> {
         inspect::lock_state(&self.config, &name, &kind, "RedisLock\\Client::lockState()")
     }
 
-    /// Up to `$limit` (1 to 10000) locks whose names match the glob
-    /// `$pattern` (null: all; Redis' MATCH syntax), found with SCAN: a list
-    /// of `lockState()`'s arrays with 'name' and 'kind' (as `lockState()`'s
-    /// `$kind`) first, sorted by kind and name. One server: not on a Cluster.
+    /// Up to `$limit` (1 to 10000) locks whose names match the glob `$pattern`
+    /// (null: all; Redis' MATCH syntax), of every kind, found with SCAN:
+    /// `lockState()`'s arrays with `name` and `kind` first, sorted by kind,
+    /// then name. Exact-key locks are found by their fencing counters: those
+    /// held now and taken through this API within an hour of their last lease's
+    /// end. One server: not on a Cluster.
     #[php(defaults(limit = 100))]
     pub fn locks(&self, pattern: Arg<NullableText>, limit: Arg<Int>) -> PhpResult<Zval> {
         inspect::locks(&self.config, &pattern, &limit, "RedisLock\\Client::locks()")
     }
 
-    /// The locks named in `$names` as one `RedisLock\MultiLock`: taken all
-    /// or none, in one round trip when they can be (one Redis server, or
-    /// names that share a Cluster slot through a hash tag), released all at
-    /// once. Options as `lock()`, but `reentrant`.
+    /// The locks named in `$names` as one `MultiLock`: taken all or none, in
+    /// one round trip when they can be (one Redis server, or names that share a
+    /// Cluster slot through a hash tag), released all at once. Options as
+    /// `lock()`, but `reentrant` and `owner`.
     pub fn lock_many(&self, names: Arg<List>, options: Arg<NullableArray>) -> PhpResult<MultiLock> {
         const M: &str = "RedisLock\\Client::lockMany()";
         let names = names_param(&names, &format!("{M}: Argument #1 ($names)"))?;
@@ -346,14 +350,13 @@ impl Client {
     }
 
     /// The read lock of the read-write lock named `$name` (key
-    /// `rwlock:{<name>}`): many readers hold it at once, never beside a
-    /// writer. Readers and writers wait in one line, first come first
-    /// served, so a waiting writer stops later readers (no writer
-    /// starvation). Options and methods as `lock()` (but `owner`); a read
-    /// lock has no fencing token (`token()` is null). `exactKey` (bool): the
-    /// read-write lock is the key `<prefix><name>` itself, a sorted set of
-    /// its holders in the format of Symfony's stock RedisStore, so both
-    /// exclude each other.
+    /// `rwlock:{<name>}`): many readers hold it at once, never beside a writer.
+    /// Readers and writers wait in one line, first come first served, so a
+    /// waiting writer stops later readers (no writer starvation). Options as
+    /// `lock()`, but `owner`; a read lock has no fencing token (`token()` is
+    /// null). `exactKey`: the read-write lock is the key `<prefix><name>`
+    /// itself, a sorted set of its holders in the format of Symfony's stock
+    /// RedisStore, so both exclude each other.
     pub fn read_lock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Lock> {
         self.rw_lock(name, options, "readLock", false)
     }
@@ -364,12 +367,12 @@ impl Client {
         self.rw_lock(name, options, "writeLock", true)
     }
 
-    /// The semaphore named `$name` (key `semaphore:{<name>}`) with
-    /// `$permits` permits. Options: `ttl` (the lease of permits taken,
-    /// default 30 s: a holder that dies gives them back then), `autoRenew`,
-    /// `maxHold`, `replicas`, `replicaTimeout`, as for `lock()`. Each object
-    /// counts with its own `$permits`: lowering it while others hold more
-    /// takes nothing from them; new acquires wait until they fit.
+    /// The semaphore named `$name` (key `semaphore:{<name>}`) with `$permits`
+    /// permits. Options: `ttl` (the lease of permits taken, default 30 s: a
+    /// holder that dies gives them back then), `autoRenew`, `maxHold`,
+    /// `replicas`, `replicaTimeout`, `releaseAtRequestEnd`, as for `lock()`.
+    /// Each object counts with its own `$permits`: lowering it while others
+    /// hold more takes nothing from them; new acquires wait until they fit.
     #[php(defaults(permits = 1))]
     pub fn semaphore(
         &self,
@@ -388,13 +391,13 @@ impl Client {
         Ok(Semaphore::new(self.config.clone(), name, permits, options))
     }
 
-    /// The leased queue named `$name` (sorted set `Queue:<name>`, shared
-    /// with the seed `RedisQueue`). Options: `lease` (seconds a reserved
-    /// task stays with its worker, default 30), `maxAttempts` (reserves
-    /// before a task goes to the dead letters, default 5, 0: no limit),
-    /// `maxLength` (queued plus leased tasks at most, 0: no limit). The
-    /// `lease` and `maxAttempts` given are stored with the queue at this
-    /// object's first enqueue: a worker not given its own takes them.
+    /// The leased queue named `$name` (sorted set `Queue:<name>`, shared with
+    /// the drop-in `RedisQueue`). Options: `lease` (seconds a reserved task
+    /// stays with its worker, default 30), `maxAttempts` (reserves before a
+    /// task goes to the dead letters, default 5, 0: no limit), `maxLength`
+    /// (queued plus leased tasks at most, 0: no limit). The `lease` and
+    /// `maxAttempts` given are stored with the queue at this object's first
+    /// enqueue: a worker not given its own takes them.
     pub fn queue(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Queue> {
         let name = non_empty(&name, "RedisLock\\Client::queue(): Argument #1 ($name)")?;
         Ok(Queue::new(
@@ -424,12 +427,11 @@ impl Client {
         })
     }
 
-    /// Reserves from the first of `$queues` (a list of this client's
-    /// `RedisLock\Queue`) that has due tasks, waiting up to `$wait` seconds
-    /// in all of their lines at once. Returns a list of `RedisLock\Task`
-    /// (`Task::queue()` tells which queue), empty when none came or a signal
-    /// with a handler ended the wait. Each queue's own lease and
-    /// `maxAttempts` apply to its tasks; `$lease` sets the lease for all.
+    /// Reserves from the first of `$queues` (this client's queues) that has due
+    /// tasks, waiting up to `$wait` seconds in all of their lines at once.
+    /// Returns the tasks (`Task::queue()` tells which queue), none when none
+    /// came or a signal with a handler ended the wait. Each queue's own lease
+    /// and `maxAttempts` apply to its tasks; `$lease` sets the lease for all.
     #[php(defaults(count = 1, wait = 0))]
     pub fn reserve(
         &self,

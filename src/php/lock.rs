@@ -150,24 +150,21 @@ impl Lock {
 
     /// Takes the lock, waiting up to `$wait` seconds (0: one try, INF: no
     /// limit) in the lock's line, first come first served: the release hands
-    /// the lock to the next waiter, no polling. Returns false if it was not
-    /// acquired in time, or a signal with a handler ended the wait.
+    /// the lock to the next waiter, no polling. False if it was not acquired in
+    /// time, or a signal with a handler ended the wait.
     #[php(defaults(wait = 0))]
     pub fn acquire(&mut self, wait: Arg<Float>) -> PhpResult<bool> {
         let wait = wait_seconds(&wait, "RedisLock\\Lock::acquire(): Argument #1 ($wait)")?;
         self.acquire_within(wait)
     }
 
-    /// Releases the lock; true when done. A reentrant lock is freed by the
-    /// last release of the process's holds. Throws `NotHeldException` if
-    /// this Lock does not hold it, `LockLostException` if it was lost
-    /// before the release (lease ran out, key taken, renewal failed).
+    /// Releases the lock. A reentrant lock is freed by the last release of the
+    /// process's holds.
     pub fn release(&mut self) -> PhpResult<bool> {
         self.release_hold()
     }
 
     /// Sets the lease to `$ttl` seconds (default: the lock's ttl) from now.
-    /// Throws `NotHeldException` or `LockLostException` as `release()`.
     pub fn extend(&mut self, ttl: Arg<NullableFloat>) -> PhpResult<bool> {
         let lease = match &ttl.0 {
             Value::Null => None,
@@ -221,9 +218,8 @@ impl Lock {
         super::value::optional_binary(self.hold.owner().as_deref())
     }
 
-    /// What `var_dump()` shows: the name and the fencing token of the
-    /// current hold (nothing that needs Redis, and not the owner token,
-    /// which speaks for the holder).
+    /// What `var_dump()` shows: the name and the fencing token of the current
+    /// hold (from this object, without a round trip; never the owner token).
     #[php(name = "__debugInfo")]
     pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
         super::value::debug_info(vec![
@@ -241,11 +237,9 @@ impl Lock {
             .map_err(|r| self.refused(r, "force the release of"))
     }
 
-    /// Runs `$fn` holding the lock and returns its result; the lock is
-    /// released afterwards, also when `$fn` throws (its exception then
-    /// propagates). Waits up to `$wait` seconds for the lock, then throws
-    /// `NotAcquiredException`. If the lock was lost while `$fn` ran,
-    /// throws `LockLostException` after it.
+    /// Runs `$fn` holding the lock and returns its result; the lock is released
+    /// afterwards, also when `$fn` throws (its exception then propagates).
+    /// Waits up to `$wait` seconds for the lock.
     #[php(defaults(wait = 10))]
     pub fn synchronized(&mut self, r#fn: Callback, wait: Arg<Float>) -> PhpResult<Zval> {
         const PARAM: &str = "RedisLock\\Lock::synchronized(): Argument #1 ($fn)";

@@ -43,9 +43,9 @@ impl LockService {
         Self
     }
 
-    /// Locks an order for `$intExpireTime` seconds. Returns the lock id (an
-    /// int that strictly increases: a fencing token), or false if the order
-    /// is already locked or the arguments are empty.
+    /// Locks an order for `$intExpireTime` seconds. Returns the lock id (an int
+    /// that strictly increases: a fencing token), or false if the order is
+    /// already locked or an argument is empty.
     #[php(defaults(intExpireTime = Literal("86400")))]
     pub fn add_lock(intOrderId: Value, intExpireTime: Defaulted) -> PhpResult<Zval> {
         let mut result = Zval::new();

@@ -58,11 +58,11 @@ impl MultiLock {
         ))
     }
 
-    /// Takes every lock, or none, waiting up to `$wait` seconds (0: one
-    /// try). When they can be taken at once (one Redis server, or one
-    /// Cluster slot) the first try is one round trip; then each is waited
-    /// for in its line, in key order (so no two callers deadlock). Returns
-    /// false if not all were acquired in time (none is then held).
+    /// Takes every lock, or none, waiting up to `$wait` seconds (0: one try).
+    /// When they can be taken at once (one Redis server, or one Cluster slot)
+    /// the first try is one round trip; then each is waited for in its line, in
+    /// key order (so no two callers deadlock). False if not all were acquired
+    /// in time (none is then held).
     #[php(defaults(wait = 0))]
     pub fn acquire(&mut self, wait: Arg<Float>) -> PhpResult<bool> {
         let wait = wait_seconds(
@@ -74,9 +74,7 @@ impl MultiLock {
             .map_err(|f| self.refused(f, "acquire"))
     }
 
-    /// Releases every lock; true when done. Throws `NotHeldException` if
-    /// this MultiLock holds none, `LockLostException` if one was lost (the
-    /// others are released all the same).
+    /// Releases every lock.
     pub fn release(&mut self) -> PhpResult<bool> {
         match self.multi.release() {
             Ok(()) => Ok(true),
@@ -84,8 +82,8 @@ impl MultiLock {
         }
     }
 
-    /// Sets the lease of every lock to `$ttl` seconds (default: the ttl)
-    /// from now. Throws as `release()`.
+    /// Sets the lease of every lock to `$ttl` seconds (default: the ttl) from
+    /// now.
     pub fn extend(&mut self, ttl: Arg<NullableFloat>) -> PhpResult<bool> {
         let lease = match &ttl.0 {
             Value::Null => None,
@@ -117,8 +115,8 @@ impl MultiLock {
         None
     }
 
-    /// The fencing token of each lock held, by name (in key order); empty
-    /// when not held.
+    /// The fencing token of each lock held, by name (in key order); empty when
+    /// not held. A numeric name is an int key, as PHP makes it.
     pub fn tokens(&self) -> PhpResult<Zval> {
         let mut out = ZendHashTable::new();
         for (name, hold) in self.multi.holds() {

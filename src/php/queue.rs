@@ -329,10 +329,9 @@ impl Queue {
 
     /// Enqueues one task, due after `$delay` seconds (server clock), with an
     /// optional payload. `$policy` decides for an id already queued: 'keep'
-    /// (default, the seed's), 'replace', 'earliest' or 'latest' (that due
-    /// time wins). An id whose task is leased runs once more after that
-    /// lease ends, never beside it. Returns 'added', 'updated' or
-    /// 'ignored'. Throws `QueueFullException` at the queue's `maxLength`.
+    /// (default, as `RedisQueue`), 'replace', 'earliest' or 'latest' (that due
+    /// time wins). An id whose task is leased runs once more after that lease
+    /// ends, never beside it.
     #[php(defaults(delay = 0))]
     pub fn enqueue(
         &self,
@@ -358,9 +357,8 @@ impl Queue {
     }
 
     /// Enqueues many tasks in one round trip per 1000 (each chunk atomic):
-    /// `$tasks` maps id => payload (null: none). Returns id => 'added' |
-    /// 'updated' | 'ignored'. A chunk that would pass the queue's
-    /// `maxLength` enqueues nothing and throws `QueueFullException`.
+    /// `$tasks` maps id => payload (null: none). Returns each id's outcome,
+    /// keyed as `$tasks` is.
     #[php(defaults(delay = 0))]
     pub fn enqueue_many(
         &self,
@@ -408,14 +406,15 @@ impl Queue {
         Ok(array(out))
     }
 
-    /// Reserves up to `$count` (1 to 1000) due tasks, each leased for
-    /// `$lease` seconds (default: the queue's `lease`), waiting up to `$wait`
-    /// seconds for one in the queue's line of consumers (woken by an enqueue,
-    /// one consumer per task, or a due time; INF: no limit). Returns a list
-    /// of `RedisLock\Task`, empty when none came or a signal with a handler
-    /// ended the wait, and while the queue is paused (a waiting call keeps
-    /// waiting for the resume). `$ack`: tasks this worker finished, acked
-    /// first as by `ackMany()`, in the same round trip.
+    /// Reserves up to `$count` (1 to 1000) due tasks, each leased for `$lease`
+    /// seconds (default: the queue's `lease`), waiting up to `$wait` seconds
+    /// for one in the queue's line of consumers (woken by an enqueue, one
+    /// consumer per task, or a due time; INF: no limit). None when none came or
+    /// a signal with a handler ended the wait; none while the queue is paused
+    /// (`pause()`: a waiting call keeps waiting for the resume). `$ack`: tasks
+    /// this worker finished, acked first as by `ackMany()` (a task whose lease
+    /// went to another worker is not), in the same round trip: a worker loop's
+    /// one round trip per task.
     #[php(defaults(count = 1, wait = 0))]
     pub fn reserve(
         &self,
@@ -451,7 +450,7 @@ impl Queue {
 
     /// Gives a task back, due again after `$delay` seconds, or to the dead
     /// letters when it has used up `maxAttempts`; `$reason` says why this
-    /// attempt failed (kept to its first 1000 bytes, shown by `find()`,
+    /// attempt failed (its first 1000 bytes are kept, shown by `find()`,
     /// `peek()` and the dead letter). False if the lease is no longer this
     /// task's.
     #[php(defaults(delay = 0))]
@@ -494,21 +493,21 @@ impl Queue {
         engine(self.queue.extend(&leased.id, &leased.token, lease))
     }
 
-    /// Counts at one instant: ['ready' => due now, 'delayed', 'leased',
-    /// 'dead', 'oldestDueAge' => seconds the oldest due task has waited, or
-    /// null, 'paused' => when `pause()` paused it (server time), or null,
-    /// 'totals' => what happened to its tasks since the queue was
-    /// first used: ['enqueued', 'acked' (the seed's pop and dequeue count
-    /// too), 'nacked' (back to the queue), 'retried' (from the dead
-    /// letters), 'dead' (out of attempts), 'expired' (leases that ran out)]].
+    /// Counts at one instant: `ready` (due now), `delayed`, `leased`, `dead`,
+    /// `oldestDueAge` (seconds the oldest due task has waited, null when none
+    /// is due), `paused` (when `pause()` paused its consumers, server time;
+    /// null when they take tasks), and `totals`: what happened to its tasks
+    /// since the queue was first used (`enqueued`; `acked`, the drop-in
+    /// `RedisQueue`'s pop and dequeue included; `nacked` back to the queue;
+    /// `retried` from the dead letters; `dead` out of attempts; `expired`
+    /// leases that ran out).
     pub fn metrics(&self) -> PhpResult<Zval> {
         metrics_array(&engine(self.queue.metrics())?)
     }
 
-    /// The totals of `metrics()` per 10 seconds of server time over the
-    /// last 10 minutes: a list of 60 ['at' => when the period began (Unix
-    /// time), 'enqueued' => n, 'acked', 'nacked', 'retried', 'dead',
-    /// 'expired'], oldest first; the last period is still running.
+    /// The `totals` of `metrics()` per 10 seconds of server time over the last
+    /// 10 minutes: 60 periods, oldest first, each with `at` (when it began,
+    /// Unix time); the last one is still running.
     pub fn history(&self) -> PhpResult<Zval> {
         let (_, periods) = engine(self.queue.history())?;
         let mut list = ZendHashTable::with_capacity(periods.len() as u32);
@@ -518,9 +517,9 @@ impl Queue {
         Ok(array(list))
     }
 
-    /// The oldest dead letters, up to `$limit` (1 to 1000): a list of
-    /// ['id', 'payload' => ?string, 'attempts', 'diedAt' => server time,
-    /// 'reason' => ?string (its last nack's or bury's, or 'lease ran out')].
+    /// The oldest dead letters, up to `$limit` (1 to 1000), with the server
+    /// time they died at and why (their last nack's or bury's reason, or 'lease
+    /// ran out'; null when none was given).
     #[php(defaults(limit = 100))]
     pub fn dead(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::dead(): Argument #1 ($limit)")?;
@@ -538,10 +537,9 @@ impl Queue {
         Ok(array(list))
     }
 
-    /// The queued tasks (due now or later), earliest due first, up to
-    /// `$limit` (1 to 1000), without taking them: a list of ['id', 'payload'
-    /// => ?string, 'attempts', 'state' => 'queued', 'at' => due, server time,
-    /// 'reason' => ?string (why its last attempt failed)].
+    /// The queued tasks (due now or later), earliest due first, up to `$limit`
+    /// (1 to 1000), without taking them; `at` is when each is due, in server
+    /// time, and `reason` why its last attempt failed (or null).
     #[php(defaults(limit = 100))]
     pub fn peek(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::peek(): Argument #1 ($limit)")?;
@@ -553,10 +551,11 @@ impl Queue {
         Ok(array(list))
     }
 
-    /// The task with id `$id`, wherever it is, without taking it: ['id',
-    /// 'payload', 'attempts', 'state', 'at', 'reason'] with state 'queued' (at: due),
-    /// 'leased' (at: the lease's end) or 'dead' (at: its death), server
-    /// time; null when there is no such task.
+    /// The task with id `$id`, wherever it is, without taking it, or null when
+    /// there is no such task. `at`, in server time: when it is due (state
+    /// 'queued'), when its lease ends ('leased'), when it died ('dead').
+    /// `reason`: why its last attempt failed (a dead letter: why it died), or
+    /// null.
     pub fn find(&self, id: Arg<Text>) -> PhpResult<Zval> {
         let id = non_empty(&id, "RedisLock\\Queue::find(): Argument #1 ($id)")?;
         match engine(self.queue.find(&id))? {
@@ -650,10 +649,10 @@ impl Queue {
     }
 
     /// The tasks leased to workers now, the earliest lease end first, up to
-    /// `$limit` (1 to 1000): a list of ['id', 'payload' => ?string,
-    /// 'attempts', 'reason' => ?string, 'leasedAt' => ?float (when it was
-    /// reserved), 'until' => float (when its lease ends), 'worker' =>
-    /// ?array{host, pid, process}], times in server time.
+    /// `$limit` (1 to 1000): why its last attempt failed (`reason`), when it
+    /// was reserved (`leasedAt`, null for a lease of an earlier release) and
+    /// its lease ends (`until`), server time, and its worker (null when the
+    /// process is not described).
     #[php(defaults(limit = 100))]
     pub fn leased(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::leased(): Argument #1 ($limit)")?;
@@ -673,13 +672,12 @@ impl Queue {
         Ok(array(list))
     }
 
-    /// The processes consuming the queue, the last seen first, up to
-    /// `$limit` (1 to 1000): a list of ['id' (the process's id in its
-    /// tokens), 'host' => ?string, 'pid' => ?int, 'process' => ?string,
-    /// 'since' => ?float (when it started using redislock, its own clock),
-    /// 'seen' => float (when it last reserved, server time), 'done' => int
-    /// (tasks it acked, told every few seconds)]. A worker not seen for a
-    /// day is forgotten.
+    /// The processes consuming the queue, the last seen first, up to `$limit`
+    /// (1 to 1000): `id` (the process's id in its tokens), its `host`, `pid`
+    /// and `process` (null once its description expired), `since` (when it
+    /// started using redislock, its own clock), `seen` (when it last reserved,
+    /// server time) and `done` (tasks it acked). A worker not seen for a day is
+    /// forgotten.
     #[php(defaults(limit = 100))]
     pub fn workers(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::workers(): Argument #1 ($limit)")?;
@@ -720,7 +718,7 @@ impl Queue {
         binary(self.queue.name())
     }
 
-    /// What `var_dump()` shows: the queue's name (nothing that needs Redis).
+    /// What `var_dump()` shows: the queue's name.
     #[php(name = "__debugInfo")]
     pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
         super::value::debug_info(vec![("name", self.name())])

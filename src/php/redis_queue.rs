@@ -132,9 +132,9 @@ impl RedisQueue {
         })
     }
 
-    /// Queues task `$id` (or each id of an array) due `$afterInterval`
-    /// seconds from now by the Redis server's clock. An id already queued
-    /// keeps its score. `$timeout` is accepted for compatibility.
+    /// Queues task `$id` (or each id of a list) due `$afterInterval` seconds
+    /// from now by the Redis server's clock. An id already queued keeps its
+    /// score.
     #[php(defaults(timeout = 10, afterInterval = 0))]
     pub fn enqueue(
         &mut self,
@@ -189,8 +189,9 @@ impl RedisQueue {
     }
 
     /// Removes and returns up to `$count` due tasks, earliest first: for
-    /// `$count == 1` one `['id' => string, 'score' => float]` or false, else
-    /// a list of them.
+    /// `$count == 1` one task or false, else a list of them (an empty list for
+    /// an empty name or a `$count` below 1). An id that is a canonical decimal
+    /// integer comes back an int, as the original's array keys made it.
     #[php(defaults(count = 1, timeout = 10))]
     pub fn pop(&mut self, name: Value, count: Optional, timeout: Optional) -> PhpResult<Zval> {
         let _ = timeout;

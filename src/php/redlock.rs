@@ -223,9 +223,7 @@ impl Redlock {
     }
 
     /// Takes the lock on a majority of the nodes, trying again after random
-    /// pauses for up to `$wait` seconds. False when not acquired;
-    /// `ConnectionException` (naming each failed node) when too many nodes
-    /// are out of reach for a majority.
+    /// pauses for up to `$wait` seconds. False when not acquired.
     #[php(defaults(wait = 0))]
     pub fn acquire(&mut self, wait: Arg<Float>) -> PhpResult<bool> {
         let wait = wait_seconds(&wait, "RedisLock\\Redlock::acquire(): Argument #1 ($wait)")?;
@@ -234,8 +232,7 @@ impl Redlock {
             .map_err(|d| self.denied(d, "acquire"))
     }
 
-    /// Releases the lock on every node; true. `NotHeldException` if not
-    /// held, `LockLostException` if fewer than a majority still had it.
+    /// Releases the lock on every node.
     pub fn release(&mut self) -> PhpResult<bool> {
         match self.lock.release() {
             Ok(()) => Ok(true),

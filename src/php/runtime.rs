@@ -26,13 +26,12 @@ impl Runtime {
         ))
     }
 
-    /// Ends the request for the locks, as the end of a PHP-FPM or CLI
-    /// request does: stops every lease renewal, releases every lock still
-    /// held (unless `redislock.release_at_request_end` is off, or the lock
-    /// was made with `releaseAtRequestEnd` false: those are left to their
-    /// leases) and forgets reentrant holds. Lock objects that live on (in
-    /// a static, a service) hold nothing afterwards. Returns how many locks
-    /// were released.
+    /// Ends the request for the locks, as the end of a PHP-FPM or CLI request
+    /// does: stops every lease renewal, releases every lock still held (unless
+    /// `redislock.release_at_request_end` is off, or the lock was made with
+    /// `releaseAtRequestEnd` false: those are left to their leases) and forgets
+    /// reentrant holds. Lock objects that live on (in a static, a service) hold
+    /// nothing afterwards.
     pub fn end_request() -> i64 {
         held::end_request(ini::settings().release_at_request_end) as i64
     }

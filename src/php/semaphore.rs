@@ -75,9 +75,9 @@ impl Semaphore {
     /// Takes `$permits` permits (1 to the semaphore's count), waiting up to
     /// `$wait` seconds (0: one try, INF: no limit) in the semaphore's line,
     /// first come first served: a waiter wanting many is never overtaken by
-    /// later ones wanting few. Returns false if they were not acquired in
-    /// time, or a signal with a handler ended the wait. Taking all permits
-    /// hands out a fencing token (`token()`).
+    /// later ones wanting few. False if they were not acquired in time, or a
+    /// signal with a handler ended the wait. Taking all permits hands out a
+    /// fencing token (`token()`).
     #[php(defaults(permits = 1, wait = 0))]
     pub fn acquire(&mut self, permits: Arg<Int>, wait: Arg<Float>) -> PhpResult<bool> {
         const M: &str = "RedisLock\\Semaphore::acquire()";
@@ -111,15 +111,14 @@ impl Semaphore {
         self.lock.acquire_within(wait)
     }
 
-    /// Gives the permits back (to the waiters at the head of the line that
-    /// they fit). Throws `NotHeldException` if this object holds none,
-    /// `LockLostException` if their lease ran out before.
+    /// Gives the permits back (to the waiters at the head of the line that they
+    /// fit).
     pub fn release(&mut self) -> PhpResult<bool> {
         self.lock.release_hold()
     }
 
     /// Sets the lease of the permits held to `$ttl` seconds (default: the
-    /// semaphore's ttl) from now. Throws as `release()`.
+    /// semaphore's ttl) from now.
     pub fn extend(&mut self, ttl: Arg<NullableFloat>) -> PhpResult<bool> {
         let lease = match &ttl.0 {
             Value::Null => None,

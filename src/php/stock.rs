@@ -189,11 +189,10 @@ impl Stock {
         Ok(int_or_false(left))
     }
 
-    /// Gives `$units` back (an order cancelled: with its `$buyer`, whose
-    /// count goes down; without a buyer: a restock). Returns the units left
-    /// after it, or false when the stock does not exist (never set, expired,
-    /// deleted), the buyer has fewer units than it gives back, or it would
-    /// take the stock past 2^53 - 1.
+    /// Gives `$units` back (an order cancelled: with its `$buyer`, whose count
+    /// goes down; without a buyer: a restock). Returns the units left after it,
+    /// or false when the stock does not exist (never set, expired, deleted) or
+    /// the buyer has fewer units than it gives back.
     #[php(defaults(units = 1))]
     pub fn give_back(&self, units: Arg<Int>, buyer: Arg<NullableText>) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Stock::giveBack()";
@@ -224,7 +223,8 @@ impl Stock {
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
-    /// Every buyer of this sale => the units it took.
+    /// Every buyer of this sale => the units it took. A numeric buyer is an int
+    /// key, as PHP makes it.
     pub fn buyers(&self) -> PhpResult<Zval> {
         let buyers = engine(self.stock.buyers())?;
         let mut out = ZendHashTable::with_capacity(u32::try_from(buyers.len()).unwrap_or(u32::MAX));
