@@ -10,7 +10,7 @@
 //!
 //! Why not the `redis` crate's own `Parser`: it spends about 34 µs on a
 //! reply of 100 tasks with their scores (200 bulk strings), a tenth of that
-//! here (bench/history.md); and it cannot resume, so a reply that trickles
+//! here (docs/decisions/0002-reply-walker.md); and it cannot resume, so a reply that trickles
 //! in over a slow link would be parsed again after every read. The
 //! `redis-protocol` crate decoded the whole reply once found (it too
 //! decodes only from a reply's start, and recurses into nested arrays

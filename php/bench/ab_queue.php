@@ -5,7 +5,7 @@
 //   for i in 1 2 3 4; do for so in old.so new.so; do
 //     php -n -d extension=$so php/bench/ab_queue.php redis://127.0.0.1:6379 3 $so
 //   done; done
-// (bench/history.md, "The operator features on the hot path").
+// (how the counters were measured on the hot path: docs/decisions/).
 [, $dsn, $seconds, $label] = $argv;
 $c = new RedisLock\Client($dsn);
 $q = $c->queue('ab-' . getmypid());
