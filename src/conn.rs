@@ -347,9 +347,9 @@ struct Slot {
 /// process talks to one or a few, so a list searched in order costs less
 /// than hashing the id twice per call.
 #[derive(Default)]
-struct Pool(Vec<(String, Slot)>);
+struct Connections(Vec<(String, Slot)>);
 
-impl Pool {
+impl Connections {
     fn remove(&mut self, id: &str) -> Option<(String, Slot)> {
         let at = self.0.iter().position(|(key, _)| key == id)?;
         Some(self.0.swap_remove(at))
@@ -365,7 +365,7 @@ impl Pool {
 }
 
 thread_local! {
-    static POOL: RefCell<Pool> = RefCell::new(Pool::default());
+    static CONNECTIONS: RefCell<Connections> = RefCell::new(Connections::default());
 }
 
 /// The bounds every connection to `config`'s deployment reads within.
@@ -548,7 +548,7 @@ fn needs_auth(err: &RedisError) -> bool {
     err.code() == Some("NOAUTH")
 }
 
-/// A connection taken out of this thread's pool to be used on another
+/// A connection taken out of this thread's connections to be used on another
 /// thread (see [`lend`] and [`adopt`]).
 pub struct Lent(Option<(String, Slot)>);
 
@@ -559,26 +559,26 @@ impl Lent {
     }
 }
 
-/// Takes this thread's pooled connection for `config` out of the pool, so
+/// Takes this thread's connection for `config` out of its connections, so
 /// that another thread can [`adopt`] it (Redlock asks its nodes from one
 /// short-lived thread each; the connections outlive those threads).
 pub fn lend(config: &Config) -> Lent {
-    Lent(POOL.with(|pool| pool.borrow_mut().remove(&config.id)))
+    Lent(CONNECTIONS.with(|c| c.borrow_mut().remove(&config.id)))
 }
 
-/// Puts a lent connection into this thread's pool.
+/// Puts a lent connection into this thread's connections.
 pub fn adopt(lent: Lent) {
     if let Some((key, slot)) = lent.0 {
-        POOL.with(|pool| pool.borrow_mut().insert(key, slot));
+        CONNECTIONS.with(|c| c.borrow_mut().insert(key, slot));
     }
 }
 
-/// Takes this process's connection for `config` out of the pool, with its
-/// pool key, opening one if there is none (or only one inherited from a
+/// Takes this process's connection for `config` out of its connections, with its
+/// key, opening one if there is none (or only one inherited from a
 /// parent process).
 fn take(config: &Config) -> Result<(String, Conn), Error> {
     let pid = crate::process::id();
-    let slot = POOL.with(|pool| pool.borrow_mut().remove(&config.id));
+    let slot = CONNECTIONS.with(|c| c.borrow_mut().remove(&config.id));
     match slot {
         // A connection inherited through fork() shares its socket with the
         // parent: dropping our copy closes only our descriptor.
@@ -593,8 +593,8 @@ fn take(config: &Config) -> Result<(String, Conn), Error> {
 
 fn put(key: String, conn: Conn) {
     let pid = crate::process::id();
-    POOL.with(|pool| {
-        pool.borrow_mut().insert(key, Slot { pid, conn });
+    CONNECTIONS.with(|c| {
+        c.borrow_mut().insert(key, Slot { pid, conn });
     });
 }
 
@@ -616,7 +616,7 @@ pub fn request(c: &mut Conn, cmds: &[&[&[u8]]]) -> RedisResult<Vec<Value>> {
 }
 
 /// Runs `f` on this process's connection to `config`'s deployment; the
-/// connection goes back to the pool unless `f` failed in a way that leaves
+/// connection is kept for the next call unless `f` failed in a way that leaves
 /// its state unknown. A read or write a signal interrupts is resumed (see
 /// `signals`).
 pub fn with<T>(config: &Config, f: impl FnMut(&mut Conn) -> RedisResult<T>) -> Result<T, Error> {

@@ -161,7 +161,7 @@ fn crate_modules(text: &str) -> BTreeSet<String> {
 
 #[test]
 fn crate_paths_are_read_with_their_groups() {
-    let text = "use crate::{resp, signals};\nuse crate::lock::{self, held::{A, B}};\nlet x = crate::queue::put();";
+    let text = "use crate::{resp, signals};\nuse crate::lock::{self, registry::{A, B}};\nlet x = crate::queue::put();";
     let found: Vec<String> = crate_modules(text).into_iter().collect();
     assert_eq!(found, ["lock", "queue", "resp", "signals"]);
 }

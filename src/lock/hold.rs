@@ -10,8 +10,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::held::{self, Held};
 use super::permits::UNLIMITED;
+use super::registry::{self, Held};
 use super::renew::{self, Lease};
 use super::{Keys, Wait};
 use crate::config::Config;
@@ -84,7 +84,7 @@ pub struct Hold {
     entry: Vec<u8>,
     /// How many of the holds were taken through this object.
     mine: u32,
-    /// The request they were taken in ([`held::request`]): a request
+    /// The request they were taken in ([`registry::request`]): a request
     /// boundary ends them, though the object lives on.
     request: u64,
     /// The owner token of a caller-named owner ([`Options::owner`]).
@@ -152,9 +152,9 @@ impl Hold {
             if let Some(p) = &keys.permits {
                 entry.extend_from_slice(format!("\0{}/{}", p.take, p.of).as_bytes());
             }
-            (held::PROCESS, entry)
+            (registry::PROCESS, entry)
         } else {
-            (held::new_owner(), keys.lock.clone())
+            (registry::new_owner(), keys.lock.clone())
         };
         let named = options.owner.as_deref().map(crate::token::owner_token);
         Hold {
@@ -194,7 +194,7 @@ impl Hold {
 
     /// The registry's record of this lock for its owner, in this process.
     fn record(&self) -> Option<Held> {
-        held::get(self.owner, &self.entry).filter(|h| h.pid == crate::process::id())
+        registry::get(self.owner, &self.entry).filter(|h| h.pid == crate::process::id())
     }
 
     /// The record, if this object holds the lock: one taken in an earlier
@@ -204,13 +204,13 @@ impl Hold {
             return None;
         }
         self.record()
-            .filter(|h| self.request == held::request() || h.outlives_request)
+            .filter(|h| self.request == registry::request() || h.outlives_request)
     }
 
     /// Counts this object's holds from 0 when a request boundary ended them
     /// (not those told to outlive the request).
     fn in_this_request(&mut self) {
-        let request = held::request();
+        let request = registry::request();
         if self.request != request {
             self.request = request;
             if !self.record().is_some_and(|h| h.outlives_request) {
@@ -257,7 +257,7 @@ impl Hold {
             if super::hold_remaining(&h.config, &h.keys, &h.token)?.is_none() {
                 return Err(Refused::Lost(GONE.into()));
             }
-            held::set_count(self.owner, &self.entry, h.count + 1);
+            registry::set_count(self.owner, &self.entry, h.count + 1);
             self.mine += 1;
             return Ok(true);
         }
@@ -303,7 +303,7 @@ impl Hold {
                 }
             }
         }
-        held::insert(self.owner, self.entry.clone(), h);
+        registry::insert(self.owner, self.entry.clone(), h);
         self.mine += 1;
         Ok(())
     }
@@ -332,7 +332,7 @@ impl Hold {
                 h.fence = fence;
                 h.keys = Arc::new(keys);
                 self.keys = h.keys.clone();
-                held::insert(self.owner, self.entry.clone(), h);
+                registry::insert(self.owner, self.entry.clone(), h);
                 Ok(true)
             }
             super::permits::Changed::Busy => Ok(false),
@@ -357,13 +357,13 @@ impl Hold {
         let h = self.held()?;
         self.mine -= 1;
         if h.count > 1 {
-            held::set_count(self.owner, &self.entry, h.count - 1);
+            registry::set_count(self.owner, &self.entry, h.count - 1);
             return match lost_reason(&h) {
                 Some(reason) => Err(Refused::Lost(reason)),
                 None => Ok(()),
             };
         }
-        held::remove(self.owner, &self.entry);
+        registry::remove(self.owner, &self.entry);
         let lost = h.renewal.and_then(renew::stop);
         // Our token still under the key means nobody else held it meanwhile,
         // whatever the renewal thought. A loss the renewal already knew
@@ -425,7 +425,7 @@ impl Hold {
 
     /// Drops this object's record of a hold that ended in Redis.
     fn forget(&mut self, h: &Held) {
-        held::remove(self.owner, &self.entry);
+        registry::remove(self.owner, &self.entry);
         if let Some(id) = h.renewal {
             renew::stop(id);
         }
@@ -464,10 +464,10 @@ impl Hold {
             return;
         };
         if h.count > self.mine {
-            held::set_count(self.owner, &self.entry, h.count - self.mine);
+            registry::set_count(self.owner, &self.entry, h.count - self.mine);
         } else {
-            held::remove(self.owner, &self.entry);
-            held::end(vec![h], release);
+            registry::remove(self.owner, &self.entry);
+            registry::end(vec![h], release);
         }
         self.mine = 0;
     }

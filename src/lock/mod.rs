@@ -4,13 +4,13 @@
 //! hands the lock straight to the next one (see `wait`).
 
 pub mod contract;
-pub mod held;
 pub mod hold;
 pub mod inspect;
 pub mod multi;
 pub mod order;
 pub mod permits;
 pub mod redlock;
+pub mod registry;
 pub mod renew;
 pub mod seed;
 
@@ -423,7 +423,7 @@ pub fn acquire_all(
 
 /// Waits up to `timeout` for `replicas` replicas to acknowledge the acquire
 /// of the lock with `token` just made on this thread (Redis' `WAIT` on the
-/// pooled connection that wrote it). Returns how many did; when that is
+/// connection that wrote it). Returns how many did; when that is
 /// fewer, or the wait failed, the lock has been released again.
 pub fn confirm(
     config: &Config,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 // Redlock keys have no waiter line (waiting is retrying): a release finds
 // the line empty and deletes the key.
-use super::held::{self, Held};
+use super::registry::{self, Held};
 use super::{Keys, extend as extend_on, release as release_on};
 use crate::config::Config;
 use crate::conn::{self, Error, Lent};
@@ -72,7 +72,7 @@ impl Nodes {
 }
 
 /// Runs `f` on every node at once, one thread each. Each thread borrows
-/// this thread's pooled connection to its node and gives it back, so the
+/// this thread's connection to its node and gives it back, so the
 /// connections last across calls.
 fn on_all<T: Send>(
     nodes: &[Config],
@@ -319,7 +319,7 @@ impl Redlock {
             name,
             ttl,
             held: None,
-            owner: held::new_owner(),
+            owner: registry::new_owner(),
             release_at_end: true,
         })
     }
@@ -337,7 +337,7 @@ impl Redlock {
             let mut record = Held::new(Arc::new(node), keys, token.to_owned());
             record.outlives_request = !self.release_at_end;
             record.part_of = Some(self.owner);
-            held::insert(self.owner, i.to_string().into_bytes(), record);
+            registry::insert(self.owner, i.to_string().into_bytes(), record);
         }
     }
 
@@ -351,12 +351,12 @@ impl Redlock {
     /// Takes the current hold, forgetting its records.
     fn take(&mut self) -> Option<(String, Validity)> {
         let hold = self.held.take().filter(|_| self.hold_recorded());
-        held::take_owner(self.owner);
+        registry::take_owner(self.owner);
         hold
     }
 
     fn hold_recorded(&self) -> bool {
-        held::get(self.owner, b"0").is_some_and(|h| h.pid == crate::process::id())
+        registry::get(self.owner, b"0").is_some_and(|h| h.pid == crate::process::id())
     }
 
     pub fn name(&self) -> &[u8] {
@@ -377,7 +377,7 @@ impl Redlock {
             return Err(Denied::AlreadyHeld);
         }
         // A hold whose validity ended: its records go (its keys run out).
-        held::take_owner(self.owner);
+        registry::take_owner(self.owner);
         let token = crate::token::new_token();
         match acquire(&self.nodes, &self.name, &token, self.ttl, wait) {
             Ok(held) => {

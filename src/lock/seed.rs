@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::held::{self, Held};
+use super::registry::{self, Held};
 use super::{Keys, Wait};
 use crate::config::Config;
 use crate::conn::Error;
@@ -36,7 +36,7 @@ impl SeedLocks {
     pub fn new(config: Arc<Config>) -> Self {
         Self {
             config,
-            owner: held::new_owner(),
+            owner: registry::new_owner(),
             last: RefCell::new(None),
         }
     }
@@ -48,7 +48,7 @@ impl SeedLocks {
         let acquired = super::acquire(&self.config, &keys, &token, lease, wait)?.is_some();
         if acquired {
             let held = Held::new(self.config.clone(), keys, token);
-            held::insert(self.owner, name.to_vec(), held);
+            registry::insert(self.owner, name.to_vec(), held);
         }
         Ok(acquired)
     }
@@ -69,7 +69,7 @@ impl SeedLocks {
     /// Releases lock `name` if Redis still holds this object's token for it;
     /// true only if this call deleted it. The object forgets it in any case.
     pub fn release(&self, name: &[u8]) -> Result<bool, Error> {
-        match held::remove(self.owner, name) {
+        match registry::remove(self.owner, name) {
             Some(h) => super::release(&h.config, &h.keys, h.token.as_bytes()),
             None => Ok(false),
         }
@@ -80,7 +80,7 @@ impl SeedLocks {
     pub fn release_all(&self) -> Result<bool, Error> {
         let mut all = true;
         let mut first_error = None;
-        for name in held::names(self.owner) {
+        for name in registry::names(self.owner) {
             match self.release(&name) {
                 Ok(released) => all &= released,
                 Err(e) => {
@@ -98,7 +98,7 @@ impl SeedLocks {
     /// Sets a new lease on lock `name`; false if this object does not hold
     /// it (any more).
     pub fn extend(&self, name: &[u8], lease: Duration) -> Result<bool, Error> {
-        match held::get(self.owner, name) {
+        match registry::get(self.owner, name) {
             Some(h) => super::extend(&h.config, &h.keys.lock, &h.token, lease),
             None => Ok(false),
         }
@@ -107,7 +107,7 @@ impl SeedLocks {
     /// How lock `name` stands for this object, as the seed's `isLocking()`
     /// reads it.
     pub fn standing(&self, name: &[u8]) -> Result<Standing, Error> {
-        Ok(match held::get(self.owner, name) {
+        Ok(match registry::get(self.owner, name) {
             None => Standing::NotTaken,
             Some(h) => match super::expiry(&h.config, &h.keys.lock, &h.token)? {
                 Some(at) => Standing::Until(at),
@@ -118,12 +118,12 @@ impl SeedLocks {
 
     /// Whether this object took lock `name` (whatever Redis says now).
     pub fn took(&self, name: &[u8]) -> bool {
-        held::get(self.owner, name).is_some()
+        registry::get(self.owner, name).is_some()
     }
 
     /// Gives up the object's locks: released when `release` (the request-end
     /// setting), else left to their leases.
     pub fn end(&self, release: bool) {
-        held::end(held::take_owner(self.owner), release);
+        registry::end(registry::take_owner(self.owner), release);
     }
 }

@@ -34,7 +34,7 @@ use ext_php_rs::{info_table_end, info_table_row, info_table_start};
 
 use crate::config::{Config, redact};
 use crate::conn;
-use crate::lock::{held, renew};
+use crate::lock::{registry, renew};
 use value::{Value, type_error, value_error};
 
 /// An engine result, with its error as the extension's exception.
@@ -191,7 +191,7 @@ extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
 /// handler holding a lock still holds it when PHP writes the session.
 unsafe extern "C" fn post_deactivate() -> i32 {
     let _ = std::panic::catch_unwind(|| {
-        held::end_request(ini::settings().release_at_request_end);
+        registry::end_request(ini::settings().release_at_request_end);
     });
     0
 }

@@ -7,7 +7,7 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::ini;
 use super::value::{array, binary};
-use crate::lock::held;
+use crate::lock::registry;
 
 /// The request boundary: what PHP does for the locks at the end of every
 /// request, for a loop to do after each request it serves.
@@ -33,14 +33,14 @@ impl Runtime {
     /// reentrant holds. Lock objects that live on (in a static, a service) hold
     /// nothing afterwards.
     pub fn end_request() -> i64 {
-        held::end_request(ini::settings().release_at_request_end) as i64
+        registry::end_request(ini::settings().release_at_request_end) as i64
     }
 
     /// The Redis keys of the locks this process holds now (a lock taken
     /// twice, reentrantly, once): what the next `endRequest()` lets go of.
     pub fn held() -> PhpResult<Zval> {
         let mut list = ZendHashTable::new();
-        for key in held::keys() {
+        for key in registry::keys() {
             list.push(binary(&key))?;
         }
         Ok(array(list))
