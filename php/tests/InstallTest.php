@@ -223,6 +223,38 @@ final class InstallTest extends RedisLockTestCase
     }
 
     /** A project adds the stubs with `composer require --dev`, as the README says (offline: a path repository). */
+    /**
+     * docs/frameworks.md's Composer lines, pasted into a project as written
+     * (the path put in), install the adapters offline, and their classes
+     * load: with `"*"` Composer refused the path package (no stable
+     * version, minimum-stability stable).
+     */
+    public function testTheFrameworksComposerLinesInstallTheAdaptersAsPasted(): void
+    {
+        $docs = file_get_contents(self::root() . '/docs/frameworks.md');
+        $this->assertSame(1, preg_match('/```json\n(.*?"repositories".*?)\n```/s', $docs, $m), 'the snippet');
+        $lines = str_replace('/path/to/redislock/php', self::root() . '/php', $m[1]);
+        $project = sys_get_temp_dir() . '/redislock-adapters-project-' . getmypid();
+        mkdir($project);
+        try {
+            // Packagist off: offline, the path repository alone.
+            file_put_contents("$project/composer.json", "{\n$lines\n}\n");
+            $composer = json_decode(file_get_contents("$project/composer.json"), true, 512, JSON_THROW_ON_ERROR);
+            $composer['repositories'][] = ['packagist.org' => false];
+            file_put_contents("$project/composer.json", json_encode($composer, JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES));
+            $so = getenv('REDISLOCK_SO') ?: self::root() . '/target/release/libredislock.so';
+            $env = ['COMPOSER_ALLOW_SUPERUSER' => '1', 'COMPOSER_HOME' => "$project/.composer"];
+            [$code, $out] = self::sh(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-d', "extension=$so", '/usr/bin/composer', 'update', '--no-interaction'])), $project, $env);
+            $this->assertSame(0, $code, $out);
+            $this->assertFileExists("$project/vendor/redislock/redislock/src/Symfony/LockStore.php");
+            [$code, $out] = self::sh(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-d', "extension=$so", '-r',
+                'require "vendor/autoload.php"; echo class_exists(RedisLock\\Operator\\Prometheus::class) ? "loaded" : "missing";'])), $project);
+            $this->assertSame('loaded', $out);
+        } finally {
+            exec('rm -rf ' . escapeshellarg($project));
+        }
+    }
+
     public function testAProjectRequiresTheStubsWithComposer(): void
     {
         $project = sys_get_temp_dir() . '/redislock-stubs-project-' . getmypid();
