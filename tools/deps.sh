@@ -39,13 +39,13 @@ fi
 if [ "$mode" = test ] || [ "$mode" = bench ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
              php-symfony-messenger php-intl php-xml php-laravel-framework php-phpstan-phpdoc-parser composer
-             prometheus chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4)
+             prometheus chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4 nginx-light)
   # Where the release has it (bookworm: yes, trixie: no); the tests use it
   # when it is there, the benchmarks need it.
   optional+=(php-nrk-predis)
 fi
 if [ "$mode" = bench ]; then
-  packages+=(nginx-light wrk strace)
+  packages+=(wrk strace)
   # Debian's Node.js, unless one is there already (NodeSource's brings its own npm).
   command -v npm >/dev/null || packages+=(nodejs npm)
 fi

@@ -63,6 +63,90 @@ final class DashboardTest extends RedisLockTestCase
     }
 
     /** A POST outside the browser: [status line, body]. */
+    /**
+     * docs/operating.md's nginx block, as written (its path and socket put
+     * in), inside a site with Debian's usual `location ~ \.php$`: the
+     * dashboard answers at /redislock/ and /redislock/index.php, and the
+     * metrics at /redislock/metrics.php, through php-fpm. The block of the
+     * earlier docs lost to the site's PHP location ("File not found.").
+     */
+    public function testTheDocsNginxBlockServesTheDashboardInASiteWithAPhpLocation(): void
+    {
+        $nginx = '/usr/sbin/nginx';
+        if (!is_executable($nginx)) {
+            $this->markTestSkipped('nginx (nginx-light) is installed by make test');
+        }
+        $docs = file_get_contents(dirname(__DIR__, 2) . '/docs/operating.md');
+        $this->assertSame(1, preg_match('/```nginx\n(.*?)```/s', $docs, $m), 'the block');
+        $fpm = new FpmPool([], ['env[REDISLOCK_DASHBOARD_PASSWORD]' => 'a long random password',
+            'env[REDISLOCK_URL]' => RedisServer::$main->dsn()], ['session.save_path' => sys_get_temp_dir()]);
+        $dir = $fpm->dir;
+        try {
+            $this->assertTrue($fpm->started(), 'php-fpm started');
+            $block = strtr($m[1], [
+                '/path/to/redislock/php/web/' => dirname(__DIR__) . '/web/',
+                'unix:/run/php/php8.2-fpm.sock' => "unix:$dir/fpm.sock",
+            ]);
+            $port = RedisServer::freePort();
+            // The site's includes resolve as under /etc/nginx.
+            foreach (['snippets', 'fastcgi_params', 'fastcgi.conf', 'mime.types'] as $file) {
+                symlink("/etc/nginx/$file", "$dir/$file");
+            }
+            mkdir("$dir/www");
+            file_put_contents("$dir/www/index.html", 'the site');
+            $user = posix_getuid() === 0 ? 'user root;' : '';
+            file_put_contents("$dir/nginx.conf", <<<CONF
+                $user
+                daemon off;
+                pid $dir/nginx.pid;
+                error_log $dir/nginx-error.log;
+                events {}
+                http {
+                    include mime.types;
+                    access_log off;
+                    client_body_temp_path $dir/client;
+                    fastcgi_temp_path $dir/fastcgi;
+                    proxy_temp_path $dir/proxy;
+                    server {
+                        listen 127.0.0.1:$port;
+                        root $dir/www;
+                        index index.php index.html;
+                        # A site's usual PHP location (Debian's default site).
+                        location ~ \.php$ {
+                            include snippets/fastcgi-php.conf;
+                            fastcgi_pass unix:$dir/fpm.sock;
+                        }
+                        $block
+                    }
+                }
+                CONF);
+            $proc = proc_open([$nginx, '-p', $dir, '-c', "$dir/nginx.conf"], [1 => ['file', '/dev/null', 'w'], 2 => ['file', "$dir/nginx.out", 'w']], $pipes);
+            try {
+                $get = function (string $path) use ($port): array {
+                    $deadline = microtime(true) + 10;
+                    do {
+                        $body = @file_get_contents("http://127.0.0.1:$port$path", false, stream_context_create(['http' => ['ignore_errors' => true]]));
+                    } while ($body === false && microtime(true) < $deadline && usleep(50000) === null);
+                    return [(int) substr($http_response_header[0] ?? 'HTTP/1.1 0', 9, 3), (string) $body];
+                };
+                $this->assertSame([200, 'the site'], $get('/'), @file_get_contents("$dir/nginx.out") . @file_get_contents("$dir/nginx-error.log") . file_get_contents("$dir/nginx.conf"));
+                foreach (['/redislock/', '/redislock/index.php'] as $path) {
+                    [$status, $body] = $get($path);
+                    $this->assertSame(200, $status, "$path: $body");
+                    $this->assertStringContainsString('id="password"', $body, $path);
+                }
+                [$status, $body] = $get('/redislock/metrics.php');
+                $this->assertSame(200, $status, $body);
+                $this->assertStringContainsString('# TYPE redislock_queue_tasks gauge', $body);
+            } finally {
+                proc_terminate($proc);
+                proc_close($proc);
+            }
+        } finally {
+            $fpm->stop();
+        }
+    }
+
     private static function post(string $url, array $fields, string $cookie = ''): array
     {
         $body = @file_get_contents($url, false, stream_context_create(['http' => [
