@@ -57,14 +57,14 @@ namespace RedisLock {
 
         /**
          * Releases the lock `$name` of `$kind` (as `lockState()`'s: null or
-         * `'lock'`, `'exact'`, `'seed'`, `'semaphore'`, `'rwlock'`,
+         * `'lock'`, `'exact'`, `'RedisLock'`, `'semaphore'`, `'rwlock'`,
          * `'Lock_Service'`) whoever
          * holds it (a semaphore or read-write lock: every holder), handing it
          * to the next waiters in line: an operator's forced release, also of
          * the drop-in `RedisLock`'s locks. True if it was held. The holder's
          * next release or extend finds it lost.
          *
-         * @param 'lock'|'exact'|'seed'|'semaphore'|'rwlock'|'Lock_Service'|null $kind
+         * @param 'lock'|'exact'|'RedisLock'|'seed'|'semaphore'|'rwlock'|'Lock_Service'|null $kind
          * @throws \ValueError an empty name, or an unknown kind
          * @throws RedisLockException Redis out of reach or answering with an error
          */
@@ -110,14 +110,15 @@ namespace RedisLock {
          * locks), `holder` (host, pid and process title of the process that
          * holds it; null when free or unknown), `waiting` (waiters in line)
          * and `holders` (how many hold it). `$kind`: null or `'lock'` for
-         * `lock()`'s locks, `'exact'` for those with `exactKey`, `'seed'` for
-         * the drop-in `RedisLock`'s, `'semaphore'`, `'rwlock'` (`readLock()`
+         * `lock()`'s locks, `'exact'` for those with `exactKey`, `'RedisLock'` for
+         * the drop-in `RedisLock`'s (`'seed'`, its old name, is read as it
+         * until the next release), `'semaphore'`, `'rwlock'` (`readLock()`
          * and `writeLock()` without `exactKey`; of several holders, `holder`
          * and `remaining` are the one whose lease ends last), `'Lock_Service'`
          * (the drop-in `Lock_Service`'s order locks, named by order id: key
          * `order_lock_<id>`).
          *
-         * @param 'lock'|'exact'|'seed'|'semaphore'|'rwlock'|'Lock_Service'|null $kind
+         * @param 'lock'|'exact'|'RedisLock'|'seed'|'semaphore'|'rwlock'|'Lock_Service'|null $kind
          * @return array{held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>}
          * @throws \ValueError an empty name, or an unknown kind
          * @throws RedisLockException Redis out of reach or answering with an error
@@ -132,7 +133,7 @@ namespace RedisLock {
          * fencing counters: those held now and taken through this API within
          * an hour of their last lease's end. One server: not on a Cluster.
          *
-         * @return list<array{name: string, kind: 'lock'|'exact'|'seed'|'semaphore'|'rwlock'|'Lock_Service', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>}>
+         * @return list<array{name: string, kind: 'lock'|'exact'|'RedisLock'|'semaphore'|'rwlock'|'Lock_Service', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>}>
          * @throws \ValueError an empty pattern, a limit out of range, or a Cluster
          * @throws RedisLockException Redis out of reach or answering with an error
          */

@@ -256,7 +256,7 @@ final class OperatorTest extends RedisLockTestCase
             ['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0],
             $c->lockState('free'),
         );
-        $this->assertSame([['nightly', 'lock'], ['legacy', 'seed']], array_map(fn ($l) => [$l['name'], $l['kind']], $c->locks()));
+        $this->assertSame([['legacy', 'RedisLock'], ['nightly', 'lock']], array_map(fn ($l) => [$l['name'], $l['kind']], $c->locks()));
         $this->assertSame(['nightly'], array_column($c->locks('night*'), 'name'));
         $this->assertSame([], $c->locks('nope*'));
         $this->assertCount(1, $c->locks(null, 1));
@@ -355,9 +355,9 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertMatchesRegularExpression('/^d2 +1 +[-0-9]+ [0-9:]+ ' . date('T') . ' +- +-$/m', $out);
 
         $locks = self::json(['locks']);
-        $this->assertSame(['nightly', 'legacy'], array_column($locks, 'name'));
-        $this->assertSame([2, 0], array_column($locks, 'waiting'));
-        $this->assertSame($pid, $locks[0]['holder']['pid']);
+        $this->assertSame([['legacy', 'RedisLock'], ['nightly', 'lock']], array_map(fn ($l) => [$l['name'], $l['kind']], $locks));
+        $this->assertSame([0, 2], array_column($locks, 'waiting'));
+        $this->assertSame($pid, $locks[1]['holder']['pid']);
         $this->assertSame(['nightly'], array_column(self::json(['locks', 'n*']), 'name'));
 
         [$status, $out] = self::cli(['status']);
@@ -366,6 +366,8 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertMatchesRegularExpression('/^mail +running +2 +1 +1 +2 /m', $out);
         [, $out] = self::cli(['locks']);
         $this->assertMatchesRegularExpression('/^nightly +lock +yes +\d+\.\ds +\d+ +2 +' . preg_quote(gethostname()) . ' pid ' . $pid . ' /m', $out);
+        // The drop-in RedisLock's kind by its class's name, as the docs call it.
+        $this->assertMatchesRegularExpression('/^legacy +RedisLock +yes /m', $out);
     }
 
     public function testPauseResumeAndClearFromTheCli(): void
@@ -985,10 +987,11 @@ final class OperatorTest extends RedisLockTestCase
             'redislock_queue_workers{queue="reports"} 0',
             '# TYPE redislock_queue_worker_acked_total counter',
             'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',
-            '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock), exact (exactKey: Laravel\'s locks), seed (RedisLock), semaphore, rwlock or Lock_Service (its order locks); of the first 10000 locks found.',
+            '# HELP redislock_locks_held Locks held, by kind: lock (RedisLock\\\\Lock), exact (exactKey: Laravel\'s locks), RedisLock (the drop-in class), semaphore, rwlock or Lock_Service (its order locks), and seed (RedisLock\'s old name, until the next release); of the first 10000 locks found.',
             'redislock_locks_held{kind="semaphore"} 0',
             'redislock_locks_held{kind="lock"} 1',
             'redislock_locks_held{kind="exact"} 0',
+            'redislock_locks_held{kind="RedisLock"} 1',
             'redislock_locks_held{kind="seed"} 1',
             'redislock_lock_waiters{kind="lock"} 2',
             '# TYPE redislock_queue_acked_total counter',

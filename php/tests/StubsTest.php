@@ -314,6 +314,7 @@ final class StubsTest extends RedisLockTestCase
         $this->call($lock, '__debugInfo');
         $this->call($lock, 'extend', 5);
         $this->call($c, 'lockState', 'l');
+        $this->call($c, 'lockState', 'free', 'RedisLock');
         $this->call($c, 'lockState', 'free', 'seed');
         $this->assertFalse($c->forceRelease('free', 'seed'));
         $exact = $c->lock('laravel_cache:x', ['exactKey' => true, 'owner' => $this->call($c, 'newOwner')]);

@@ -49,7 +49,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Lock => "lock",
-            Kind::Seed => "seed",
+            Kind::Seed => "RedisLock",
             Kind::Exact => "exact",
             Kind::Semaphore => "semaphore",
             Kind::RwLock => "rwlock",
@@ -57,8 +57,12 @@ impl Kind {
         }
     }
 
-    /// The kind of this name, if any.
+    /// The kind of this name, if any (`seed`: the drop-in `RedisLock`'s
+    /// name before it was named for its class, kept for one release).
     pub fn named(name: &[u8]) -> Option<Kind> {
+        if name == b"seed" {
+            return Some(Kind::Seed);
+        }
         KINDS.into_iter().find(|k| k.name().as_bytes() == name)
     }
 

@@ -288,7 +288,7 @@ impl Client {
     }
 
     /// Releases the lock `$name` of `$kind` (as `lockState()`'s: null or
-    /// `'lock'`, `'exact'`, `'seed'`, `'semaphore'`, `'rwlock'`,
+    /// `'lock'`, `'exact'`, `'RedisLock'`, `'semaphore'`, `'rwlock'`,
     /// `'Lock_Service'`) whoever holds it (a semaphore or read-write lock:
     /// every holder), handing it to the next waiters in line: an operator's
     /// forced release, also of the drop-in `RedisLock`'s locks. True if it was
@@ -314,7 +314,8 @@ impl Client {
     /// `holder` (host, pid and process title of the process that holds it; null
     /// when free or unknown), `waiting` (waiters in line) and `holders` (how
     /// many hold it). `$kind`: null or `'lock'` for `lock()`'s locks, `'exact'`
-    /// for those with `exactKey`, `'seed'` for the drop-in `RedisLock`'s,
+    /// for those with `exactKey`, `'RedisLock'` for the drop-in `RedisLock`'s
+    /// (`'seed'`, its old name, is read as it until the next release),
     /// `'semaphore'`, `'rwlock'` (`readLock()` and `writeLock()` without
     /// `exactKey`; of several holders, `holder` and `remaining` are the one
     /// whose lease ends last), `'Lock_Service'` (the drop-in `Lock_Service`'s

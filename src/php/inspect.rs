@@ -25,14 +25,15 @@ pub fn queues(config: &Config) -> PhpResult<Zval> {
 }
 
 /// A lock kind parameter: null or 'lock' for `RedisLock\Lock`, 'exact' for
-/// one with `exactKey`, 'seed' for the seed's `RedisLock`, 'semaphore',
+/// one with `exactKey`, 'RedisLock' (or its old name 'seed') for the
+/// drop-in `RedisLock`'s, 'semaphore',
 /// 'rwlock'.
 fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
     match value {
         Value::Null => Ok(Kind::Lock),
         Value::Str(s) => Kind::named(s).ok_or_else(|| {
             value_error(format!(
-                "{param} must be 'lock', 'exact', 'seed', 'semaphore', 'rwlock' or 'Lock_Service', {} given",
+                "{param} must be 'lock', 'exact', 'RedisLock', 'semaphore', 'rwlock' or 'Lock_Service', {} given",
                 super::value::quoted(s)
             ))
         }),

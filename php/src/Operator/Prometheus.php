@@ -87,13 +87,17 @@ final class Prometheus
                 array_map(fn (array $q) => [['queue' => $q['name']], $q['totals'][$event]], $queues),
             );
         }
-        $held = $waiting = ['lock' => 0, 'exact' => 0, 'seed' => 0, 'semaphore' => 0, 'rwlock' => 0, 'Lock_Service' => 0];
+        $held = $waiting = ['lock' => 0, 'exact' => 0, 'RedisLock' => 0, 'semaphore' => 0, 'rwlock' => 0, 'Lock_Service' => 0];
         foreach ($locks as $lock) {
             $held[$lock['kind']] += $lock['held'] ? 1 : 0;
             $waiting[$lock['kind']] += $lock['waiting'];
         }
+        // `seed`: the drop-in RedisLock's kind under its old name, the
+        // same counts, until the next release (CHANGELOG.md).
+        $held['seed'] = $held['RedisLock'];
+        $waiting['seed'] = $waiting['RedisLock'];
         $byKind = fn (array $counts) => array_map(fn ($kind) => [['kind' => $kind], $counts[$kind]], array_keys($counts));
-        $family('redislock_locks_held', 'gauge', 'Locks held, by kind: lock (RedisLock\\Lock), exact (exactKey: Laravel\'s locks), seed (RedisLock), semaphore, rwlock or Lock_Service (its order locks); of the first ' . Report::METRIC_LOCKS . ' locks found.', $byKind($held));
+        $family('redislock_locks_held', 'gauge', 'Locks held, by kind: lock (RedisLock\\Lock), exact (exactKey: Laravel\'s locks), RedisLock (the drop-in class), semaphore, rwlock or Lock_Service (its order locks), and seed (RedisLock\'s old name, until the next release); of the first ' . Report::METRIC_LOCKS . ' locks found.', $byKind($held));
         $family('redislock_lock_waiters', 'gauge', 'Processes waiting in the lines of locks, by kind; of the first ' . Report::METRIC_LOCKS . ' locks found.', $byKind($waiting));
         return $out;
     }

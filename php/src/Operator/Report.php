@@ -186,7 +186,7 @@ final class Report
         ));
     }
 
-    /** Frees the lock `$name` of `$kind` ('lock', 'exact', 'seed') whoever holds it; false if it was not held. */
+    /** Frees the lock `$name` of `$kind` (as Client::lockState()'s) whoever holds it; false if it was not held. */
     public function release(string $name, string $kind): bool
     {
         return $this->client->forceRelease($name, $kind);
