@@ -920,6 +920,17 @@ namespace RedisLock {
         public function acquire(int $permits = 1, float $wait = 0): bool {}
 
         /**
+         * A `RedisLock\Lock` that takes `$permits` of this semaphore's permits
+         * (the same line, lease and options), for code that takes any
+         * `RedisLock\LockInterface`: its `acquire()` waits for them, its
+         * `release()` gives them back. An object of its own, apart from this
+         * one's hold.
+         *
+         * @param positive-int $permits
+         */
+        public function asLock(int $permits = 1): Lock {}
+
+        /**
          * How many permits are free now (0 when holders hold more than the
          * count, after it was lowered).
          *

@@ -81,6 +81,7 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::remove $ids' => [function () use ($queue2) { $q = $queue2(); $q->enqueue('a', 'p'); return $q; },
                 fn ($q, $v) => $q->remove($v)],
             'Queue::bury $task' => fn ($v) => $queue2()->bury($v),
+            'Semaphore::asLock $permits' => fn ($v) => (new RedisLock\Client(RedisServer::$main->dsn()))->semaphore('bad', 2)->asLock($v),
             'Queue::moveTo $to' => [function () use ($queue2) { $q = $queue2(); $q->enqueue('m', 'p'); return $q; },
                 fn ($q, $v) => $q->moveTo($v)],
             'Redlock::__construct $name' => fn ($v) => new RedisLock\Redlock($v, ['nodes' => [RedisServer::$main->dsn()]]),
@@ -224,6 +225,8 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('TypeError', $outcomes['Queue::remove $ids(nested array)']);
         $this->assertSame('TypeError', $outcomes['Queue::bury $task(object)']);
         $this->assertSame('TypeError', $outcomes['Queue::moveTo $to(null)']);
+        $this->assertSame('ValueError', $outcomes['Semaphore::asLock $permits(zero)']);
+        $this->assertSame('TypeError', $outcomes['Semaphore::asLock $permits(float)']);
         $this->assertSame('TypeError', $outcomes['Queue::moveTo $to(object)']);
         $this->assertSame('TypeError', $outcomes['lock $name(recursive array)']);
         $this->assertSame('ValueError', $outcomes['expire $expire(nan)']);

@@ -32,6 +32,7 @@ final class LockContractTest extends RedisLockTestCase
             'lock' => [fn () => $client()->lock('c', ['ttl' => 30]), ['lock:{c}'], true],
             'write lock' => [fn () => $client()->writeLock('c', ['ttl' => 30]), ['rwlock:{c}'], true],
             'exactKey lock' => [fn () => $client()->lock('app:c', ['ttl' => 30, 'exactKey' => true]), ['app:c'], true],
+            'semaphore permits' => [fn () => $client()->semaphore('c', 3, ['ttl' => 30])->asLock(3), ['semaphore:{c}'], true],
             'multi-lock' => [fn () => $client()->lockMany(['c1', 'c2'], ['ttl' => 30]), ['lock:{c1}', 'lock:{c2}'], false],
             'redlock' => [function () {
                 for ($i = count(self::$nodes); $i < 3; $i++) {

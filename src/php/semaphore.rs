@@ -45,6 +45,22 @@ impl Semaphore {
         }
     }
 
+    /// Permits asked for: 1 up to the semaphore's count (`method` names
+    /// the call in errors).
+    fn take(&self, permits: &Arg<Int>, method: &str) -> PhpResult<u64> {
+        match &permits.0 {
+            Value::Int(n) if (1..=self.permits as i64).contains(n) => Ok(*n as u64),
+            Value::Int(n) => Err(value_error(format!(
+                "{method}: Argument #1 ($permits) must be between 1 and {} (the semaphore's permits), {n} given",
+                self.permits
+            ))),
+            other => Err(super::value::type_error(format!(
+                "{method}: Argument #1 ($permits) must be of type int, {} given",
+                other.type_name()
+            ))),
+        }
+    }
+
     fn hold_of(
         config: &Arc<Config>,
         name: &[u8],
@@ -81,21 +97,7 @@ impl Semaphore {
     #[php(defaults(permits = 1, wait = 0))]
     pub fn acquire(&mut self, permits: Arg<Int>, wait: Arg<Float>) -> PhpResult<bool> {
         const M: &str = "RedisLock\\Semaphore::acquire()";
-        let take = match &permits.0 {
-            Value::Int(n) if (1..=self.permits as i64).contains(n) => *n as u64,
-            Value::Int(n) => {
-                return Err(value_error(format!(
-                    "{M}: Argument #1 ($permits) must be between 1 and {} (the semaphore's permits), {n} given",
-                    self.permits
-                )));
-            }
-            other => {
-                return Err(super::value::type_error(format!(
-                    "{M}: Argument #1 ($permits) must be of type int, {} given",
-                    other.type_name()
-                )));
-            }
-        };
+        let take = self.take(&permits, M)?;
         let wait = wait_seconds(&wait, Argument(M, 2, "wait"))?;
         if self.lock.hold().is_mine() {
             return Err(exception(
@@ -109,6 +111,23 @@ impl Semaphore {
         }
         self.lock = Self::hold_of(&self.config, &self.name, take, self.permits, &self.options);
         self.lock.acquire_within(wait)
+    }
+
+    /// A `RedisLock\Lock` that takes `$permits` of this semaphore's permits
+    /// (the same line, lease and options), for code that takes any
+    /// `RedisLock\LockInterface`: its `acquire()` waits for them, its
+    /// `release()` gives them back. An object of its own, apart from this
+    /// one's hold.
+    #[php(defaults(permits = 1))]
+    pub fn as_lock(&self, permits: Arg<Int>) -> PhpResult<Lock> {
+        let take = self.take(&permits, "RedisLock\\Semaphore::asLock()")?;
+        Ok(Self::hold_of(
+            &self.config,
+            &self.name,
+            take,
+            self.permits,
+            &self.options,
+        ))
     }
 
     /// Gives the permits back (to the waiters at the head of the line that they
