@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::Wait;
 use super::hold::{Hold, Refused};
 use super::multi::MultiHold;
-use super::redlock::{Denied, NoQuorum, Redlock};
+use super::redlock::{Denied, NoQuorum, Nodes, Redlock};
 use crate::conn::Error;
 
 /// One kind of hold, as its holder uses it.
@@ -76,40 +76,35 @@ impl Holding for MultiHold {
 }
 
 /// What a Redlock's denial is as a refusal.
-pub fn refusal(denied: Denied, nodes: usize, quorum: usize) -> Refused {
+pub fn refusal(denied: Denied, nodes: &Nodes) -> Refused {
+    let (n, quorum) = (nodes.nodes.len(), nodes.quorum());
     match denied {
         Denied::NotHeld => Refused::NotHeld,
         Denied::AlreadyHeld => Refused::AlreadyHeld,
         Denied::WaitBelowRetryDelay(wait) => Refused::Invalid(format!(
-            "a wait of {} s is shorter than the Redlock's retryDelay: no retry could happen within it",
-            wait.as_secs_f64()
+            "RedisLock\\Redlock::acquire(): Argument #1 ($wait) ({} s) is shorter than the Redlock's retryDelay ({} s): no retry could happen within it",
+            wait.as_secs_f64(),
+            nodes.retry_delay.as_secs_f64()
         )),
-        Denied::Nodes(NoQuorum::Busy) => Refused::Lost(format!(
-            "fewer than {quorum} of {nodes} nodes still held it"
-        )),
-        Denied::Nodes(NoQuorum::Unavailable(failed)) => Refused::Redis(Error::Connection {
-            server: format!("{} of {nodes} Redlock nodes", failed.len()),
-            cause: failed
-                .iter()
-                .map(|e| format!("{}: {}", e.server(), e.cause()))
-                .collect::<Vec<_>>()
-                .join("; "),
-        }),
+        Denied::Nodes(NoQuorum::Busy) => {
+            Refused::Lost(format!("fewer than {quorum} of {n} nodes still held it"))
+        }
+        Denied::Nodes(NoQuorum::Unavailable(failed)) => Refused::Unreachable { failed, nodes: n },
     }
 }
 
 impl Holding for Redlock {
     fn acquire(&mut self, wait: Duration) -> Result<bool, Refused> {
-        let (n, q) = (self.nodes().nodes.len(), self.nodes().quorum());
-        Redlock::acquire(self, wait).map_err(|d| refusal(d, n, q))
+        let nodes = self.nodes().clone();
+        Redlock::acquire(self, wait).map_err(|d| refusal(d, &nodes))
     }
     fn release(&mut self) -> Result<(), Refused> {
-        let (n, q) = (self.nodes().nodes.len(), self.nodes().quorum());
-        Redlock::release(self).map_err(|d| refusal(d, n, q))
+        let nodes = self.nodes().clone();
+        Redlock::release(self).map_err(|d| refusal(d, &nodes))
     }
     fn extend(&mut self, lease: Option<Duration>) -> Result<(), Refused> {
-        let (n, q) = (self.nodes().nodes.len(), self.nodes().quorum());
-        Redlock::extend(self, lease).map_err(|d| refusal(d, n, q))
+        let nodes = self.nodes().clone();
+        Redlock::extend(self, lease).map_err(|d| refusal(d, &nodes))
     }
     fn is_held(&self) -> Result<bool, Error> {
         Ok(Redlock::is_held(self))

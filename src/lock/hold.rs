@@ -61,8 +61,11 @@ pub enum Refused {
     /// A forced release is for plain locks (not permits).
     NotPlain,
     /// Asked in a way that could never work (a Redlock's wait shorter than
-    /// its retry delay): why.
+    /// its retry delay): the whole message.
     Invalid(String),
+    /// Too many of a Redlock's `nodes` failed for a majority to be
+    /// possible: each failure.
+    Unreachable { failed: Vec<Error>, nodes: usize },
 }
 
 impl From<Error> for Refused {

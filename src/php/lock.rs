@@ -96,7 +96,22 @@ pub fn display_name(hold: &Hold, name: &[u8]) -> String {
 /// The PHP exception for a refusal of the hold named `name`, for `action`
 /// (acquire, release...).
 pub fn refused(hold: &Hold, name: &[u8], refused: Refused, action: &str) -> PhpException {
-    let name = display_name(hold, name);
+    refused_as(&display_name(hold, name), refused, action, REENTRANT_HINT)
+}
+
+/// How to take a lock again that this object holds, where that can be.
+pub const REENTRANT_HINT: &str = "; create it with ['reentrant' => true] to acquire it again";
+
+/// The one conversion of a refusal into a PHP exception, for every kind of
+/// hold (`name` as messages name it: `lock 'orders'`, `Redlock 'job'`);
+/// `reentrant_hint` follows "already held by this object" where the kind
+/// can be reentrant.
+pub fn refused_as(
+    name: &str,
+    refused: Refused,
+    action: &str,
+    reentrant_hint: &str,
+) -> PhpException {
     match refused {
         Refused::Redis(e) => super::errors::to_php(e),
         Refused::NotHeld => exception(
@@ -109,9 +124,7 @@ pub fn refused(hold: &Hold, name: &[u8], refused: Refused, action: &str) -> PhpE
         ),
         Refused::AlreadyHeld => exception(
             Class::Root,
-            format!(
-                "redislock: {name} is already held by this object; create it with ['reentrant' => true] to acquire it again"
-            ),
+            format!("redislock: {name} is already held by this object{reentrant_hint}"),
         ),
         Refused::Unconfirmed { acked, wanted } => exception(
             Class::NotAcquired,
@@ -133,7 +146,32 @@ pub fn refused(hold: &Hold, name: &[u8], refused: Refused, action: &str) -> PhpE
             Class::Root,
             format!("redislock: cannot start the lease renewal thread: {e}"),
         ),
-        Refused::Invalid(why) => super::value::value_error(format!("redislock: {name}: {why}")),
+        Refused::Invalid(why) => super::value::value_error(why),
+        Refused::Unreachable { failed, nodes } => {
+            let list: Vec<String> = failed
+                .iter()
+                .map(|e| format!("{}: {}", e.server(), e.cause()))
+                .collect();
+            // Nodes that answered with errors (OOM, NOAUTH) are not out of
+            // reach: a ServerException says so. After a release or an
+            // extend, a lock too few nodes still held is lost.
+            let answered = failed
+                .iter()
+                .all(|e| !matches!(e, crate::conn::Error::Connection { .. }));
+            exception(
+                if action != "acquire" {
+                    Class::LockLost
+                } else if answered {
+                    Class::Server
+                } else {
+                    Class::Connection
+                },
+                format!(
+                    "redislock: {name}: a majority of the {nodes} nodes is out of reach ({})",
+                    list.join("; ")
+                ),
+            )
+        }
     }
 }
 

@@ -9,13 +9,13 @@ use ext_php_rs::exception::PhpException;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::ZendHashTable;
 
-use super::errors::{Class, exception};
 use super::value::{
     Arg, Argument, Float, NullableArray, NullableFloat, Opt, Text, Value, non_empty, opt,
     read_options, shown, type_error, value_error,
 };
 use super::{config_from_param, positive_seconds, span_seconds, wait_seconds};
-use crate::lock::redlock::{self, Denied, Invalid, NoQuorum, Nodes};
+use crate::lock::contract;
+use crate::lock::redlock::{self, Denied, Invalid, Nodes};
 
 /// What the options of `new Redlock()` ask.
 struct RedlockOptions {
@@ -65,60 +65,15 @@ impl Redlock {
     }
 
     /// The PHP exception for what was denied, for `action` (acquire,
-    /// release, extend: after a release or an extend, a lock too few nodes
-    /// still held is lost).
+    /// release, extend): the one conversion every kind of hold goes
+    /// through (`lock::refused_as`), with the engine's refusal.
     fn denied(&self, denied: Denied, action: &str) -> PhpException {
-        let name = self.display_name();
-        let nodes = self.lock.nodes();
-        let lost = action != "acquire";
-        match denied {
-            Denied::NotHeld => exception(
-                Class::NotHeld,
-                format!("redislock: cannot {action} Redlock '{name}': it is not held"),
-            ),
-            Denied::AlreadyHeld => exception(
-                Class::Root,
-                format!("redislock: Redlock '{name}' is already held by this object"),
-            ),
-            Denied::WaitBelowRetryDelay(wait) => value_error(format!(
-                "RedisLock\\Redlock::acquire(): Argument #1 ($wait) ({} s) is shorter than the Redlock's retryDelay ({} s): no retry could happen within it",
-                wait.as_secs_f64(),
-                nodes.retry_delay.as_secs_f64()
-            )),
-            Denied::Nodes(NoQuorum::Busy) => exception(
-                Class::LockLost,
-                format!(
-                    "redislock: Redlock '{name}' was lost: fewer than {} of {} nodes still held it",
-                    nodes.quorum(),
-                    nodes.nodes.len()
-                ),
-            ),
-            Denied::Nodes(NoQuorum::Unavailable(failed)) => {
-                let list: Vec<String> = failed
-                    .iter()
-                    .map(|e| format!("{}: {}", e.server(), e.cause()))
-                    .collect();
-                // Nodes that answered with errors (OOM, NOAUTH) are not out
-                // of reach: a ServerException says so.
-                let answered = failed
-                    .iter()
-                    .all(|e| !matches!(e, crate::conn::Error::Connection { .. }));
-                exception(
-                    if lost {
-                        Class::LockLost
-                    } else if answered {
-                        Class::Server
-                    } else {
-                        Class::Connection
-                    },
-                    format!(
-                        "redislock: Redlock '{name}': a majority of the {} nodes is out of reach ({})",
-                        nodes.nodes.len(),
-                        list.join("; ")
-                    ),
-                )
-            }
-        }
+        super::lock::refused_as(
+            &format!("Redlock '{}'", self.display_name()),
+            contract::refusal(denied, self.lock.nodes()),
+            action,
+            "",
+        )
     }
 }
 
