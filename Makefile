@@ -80,7 +80,7 @@ test-php: test-deps build
 
 # What a developer runs after every change: the formatting, clippy, the
 # engine tests and the phpunit tests whose outcome the server decides
-# (`@group server`), against the fresh build. About 4 minutes on 2 cores
+# (`@group server`), against the fresh build. About 3 minutes on 2 cores
 # once built; `make test` runs everything.
 check: test-deps build
 	cargo fmt --check
