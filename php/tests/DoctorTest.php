@@ -15,10 +15,22 @@ final class DoctorTest extends RedisLockTestCase
 {
     private const CORPUS = __DIR__ . '/doctor';
 
+    /** @var list<string> the copies of corpus apps, removed after the class */
+    private static array $copies = [];
+
+    public static function tearDownAfterClass(): void
+    {
+        foreach (self::$copies as $dir) {
+            exec('rm -rf ' . escapeshellarg($dir));
+        }
+        self::$copies = [];
+    }
+
     /** A copy of a corpus app, its `{{PORT}}` the test server's. */
     private static function app(string $name): string
     {
         $dir = sys_get_temp_dir() . "/redislock-doctor-$name-" . getmypid() . '-' . bin2hex(random_bytes(3));
+        self::$copies[] = $dir;
         $walk = new RecursiveIteratorIterator(new RecursiveDirectoryIterator(self::CORPUS . "/$name", FilesystemIterator::SKIP_DOTS));
         foreach ($walk as $file) {
             $to = $dir . substr($file->getPathname(), strlen(self::CORPUS . "/$name"));

@@ -48,6 +48,11 @@ final class DropInTest extends RedisLockTestCase
             var_export($l->lock("dropin-app"), true), " ", is_int(Lock_Service::addLock("dropin-app", 5)) ? "int" : "no", " ",
             var_export($q->enqueue("dropin-app", 1), true);';
 
+    public static function tearDownAfterClass(): void
+    {
+        exec('rm -rf ' . escapeshellarg(sys_get_temp_dir() . '/redislock-dropin-' . getmypid()));
+    }
+
     private static function files(): string
     {
         $dir = sys_get_temp_dir() . '/redislock-dropin-' . getmypid();
