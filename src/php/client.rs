@@ -38,41 +38,19 @@ const DEFAULT_MAX_HOLD: f64 = 300.0;
 /// The longest owner a lock takes, in bytes.
 const MAX_OWNER: usize = 1024;
 const DEFAULT_REPLICA_TIMEOUT: f64 = 1.0;
-const DEFAULT_LEASE: f64 = 30.0;
-const DEFAULT_MAX_ATTEMPTS: u64 = 5;
 
 /// The options of `queue()`.
 const QUEUE_OPTIONS: &[Opt<queue::Options>] = &[
-    // (A term given is the object's own; one not given is its default,
-    // which the terms a producer stored with the queue replace.)
-    Opt {
-        name: "lease",
-        read: |o, v, p| {
-            o.lease = positive_seconds(v, p)?;
-            o.defaults.lease = false;
-            Ok(())
-        },
-    },
-    Opt {
-        name: "maxAttempts",
-        read: |o, v, p| {
-            o.max_attempts = natural(v, p)?;
-            o.defaults.max_attempts = false;
-            Ok(())
-        },
-    },
+    opt!("lease" => lease = |v, p| positive_seconds(v, p).map(Some)),
+    opt!("maxAttempts" => max_attempts = |v, p| natural(v, p).map(Some)),
     opt!("maxLength" => max_length = natural),
 ];
 
 fn queue_options(options: &Value) -> PhpResult<queue::Options> {
     let mut out = queue::Options {
-        lease: Duration::from_secs_f64(DEFAULT_LEASE),
-        max_attempts: DEFAULT_MAX_ATTEMPTS,
+        lease: None,
+        max_attempts: None,
         max_length: 0,
-        defaults: crate::queue::lease::Defaults {
-            lease: true,
-            max_attempts: true,
-        },
     };
     read_options(
         options,

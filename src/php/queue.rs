@@ -24,12 +24,18 @@ use crate::queue::{self, NewTask, Policy, Put, Status};
 /// What `RedisLock\Client::queue()` was asked for.
 #[derive(Clone, Debug)]
 pub struct Options {
-    pub lease: Duration,
-    pub max_attempts: u64,
+    /// None: not given (the queue's stored term, else [`DEFAULT_LEASE`]).
+    pub lease: Option<Duration>,
+    /// None: not given (the queue's stored term, else
+    /// [`DEFAULT_MAX_ATTEMPTS`]).
+    pub max_attempts: Option<u64>,
     pub max_length: u64,
-    /// Which of `lease` and `max_attempts` were not given (the defaults).
-    pub defaults: leased::Defaults,
 }
+
+/// A queue's lease when neither its object nor a producer gave one.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+/// A queue's `maxAttempts` when neither its object nor a producer gave one.
+pub const DEFAULT_MAX_ATTEMPTS: u64 = 5;
 
 /// A queue, from `RedisLock\Client::queue()` (not constructible with `new`).
 #[php_class]
@@ -175,14 +181,11 @@ impl Queue {
     /// enqueue (one round trip per object), for the workers that were not
     /// given their own (docs/queues.md).
     fn store_terms(&self) -> PhpResult<()> {
-        let d = self.options.defaults;
-        if self.terms_stored.get() || (d.lease && d.max_attempts) {
+        let (max_attempts, lease) = (self.options.max_attempts, self.options.lease);
+        if self.terms_stored.get() || (max_attempts.is_none() && lease.is_none()) {
             return Ok(());
         }
-        engine(self.queue.set_terms(
-            (!d.max_attempts).then_some(self.options.max_attempts),
-            (!d.lease).then_some(self.options.lease),
-        ))?;
+        engine(self.queue.set_terms(max_attempts, lease))?;
         self.terms_stored.set(true);
         Ok(())
     }
@@ -293,12 +296,14 @@ impl Queue {
     /// unless `lease` sets one, and its own `maxAttempts` (those it was not
     /// given: the queue's stored terms, else the defaults).
     pub fn terms(&self, lease: Option<Duration>) -> Terms {
-        let mut defaults = self.options.defaults;
-        defaults.lease &= lease.is_none();
+        let lease = lease.or(self.options.lease);
         Terms {
-            lease: lease.unwrap_or(self.options.lease),
-            max_attempts: self.options.max_attempts,
-            defaults,
+            lease: lease.unwrap_or(DEFAULT_LEASE),
+            max_attempts: self.options.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+            defaults: leased::Defaults {
+                lease: lease.is_none(),
+                max_attempts: self.options.max_attempts.is_none(),
+            },
         }
     }
 
@@ -487,7 +492,7 @@ impl Queue {
         let lease = lease_or(
             &lease,
             "RedisLock\\Queue::extend(): Argument #2 ($lease)",
-            self.options.lease,
+            self.options.lease.unwrap_or(DEFAULT_LEASE),
         )?;
         let leased = self.own(task, "extend")?;
         engine(self.queue.extend(&leased.id, &leased.token, lease))
