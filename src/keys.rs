@@ -37,6 +37,8 @@ pub enum Kind {
     RwLock,
     /// A stock: `stock:{<name>}`.
     Stock,
+    /// A rate limiter: `limit:{<name>}` and a role, then the limited key.
+    Limiter,
     /// A lock on the key another client names as is (Laravel's stock cache
     /// locks): `<name>` itself, whatever it holds; only its added keys
     /// (`exactlock:{...}`) are redislock's.
@@ -66,6 +68,7 @@ impl Kind {
             Kind::Semaphore => b"semaphore:",
             Kind::RwLock => b"rwlock:",
             Kind::Stock => b"stock:",
+            Kind::Limiter => b"limit:",
             Kind::ExactLock => b"exactlock:",
             Kind::ExactRwLock => b"exactrwlock:",
             Kind::Queue | Kind::SeedLock | Kind::OrderLock => b"",
@@ -151,11 +154,12 @@ pub fn name_of(prefix: &[u8], kind: Kind, key: &[u8], role: &str) -> Option<Vec<
 /// The words at the start of every key the extension keeps under a prefix
 /// (after it): its own kinds' (`lock:{`...), the drop-in kinds' seed keys
 /// and the operator records.
-const KEPT: [&[u8]; 11] = [
+const KEPT: [&[u8]; 12] = [
     b"lock:{",
     b"semaphore:{",
     b"rwlock:{",
     b"stock:{",
+    b"limit:{",
     b"exactlock:{",
     b"exactrwlock:{",
     b"Queue:",
@@ -250,7 +254,7 @@ mod tests {
 
     use super::*;
 
-    const KINDS: [Kind; 9] = [
+    const KINDS: [Kind; 10] = [
         Kind::Queue,
         Kind::SeedLock,
         Kind::OrderLock,
@@ -258,11 +262,13 @@ mod tests {
         Kind::Semaphore,
         Kind::RwLock,
         Kind::Stock,
+        Kind::Limiter,
         Kind::ExactLock,
         Kind::ExactRwLock,
     ];
-    /// Every role the engines use, waiters' keys (`a:`/`w:` + token) too.
-    const ROLES: [&str; 19] = [
+    /// Every role the engines use, waiters' keys (`a:`/`w:` + token) and
+    /// limiters' keys (`t:`, `f:`, `s:`, `n:` + the limited key) too.
+    const ROLES: [&str; 25] = [
         ":payloads",
         ":failures",
         ":dead-failures",
@@ -282,6 +288,12 @@ mod tests {
         ":w:0af3",
         ":a:x",
         ":w:%3a",
+        ":t:",
+        ":t:1.2.3.4",
+        ":f:}",
+        ":s:{x}:n:",
+        ":n:",
+        ":n:#5:",
     ];
 
     fn exact(kind: Kind) -> bool {
@@ -349,7 +361,7 @@ mod tests {
         fn one_prefix_never_gives_two_names_one_key(
             prefix in hostile(),
             names in prop::collection::vec(
-                (0..9usize, name(), prop::option::of((0..9usize, 0..=ROLES.len()))),
+                (0..KINDS.len(), name(), prop::option::of((0..KINDS.len(), 0..=ROLES.len()))),
                 2..6,
             ),
         ) {
@@ -386,8 +398,8 @@ mod tests {
                 ("", "{app}:"), ("app:", "app:staging:"), ("app", "app:"), ("", "app:"),
                 ("{app}:", "{app}:x:"), ("a", "a{b}"),
             ]),
-            one in (0..8usize, name()),
-            two in (0..8usize, name()),
+            one in (0..KINDS.len() - 1, name()),
+            two in (0..KINDS.len() - 1, name()),
         ) {
             // (An exact kind's own key is named as is: across prefixes it can
             // name any key; its added keys count.)
@@ -407,7 +419,7 @@ mod tests {
         /// Every key of a name is in one Cluster slot, a seed kind's in its
         /// seed key's, whatever the name and any prefix a Cluster takes.
         #[test]
-        fn a_names_keys_share_one_slot(prefix in hostile(), k in 0..8usize, n in name()) {
+        fn a_names_keys_share_one_slot(prefix in hostile(), k in 0..KINDS.len() - 1, n in name()) {
             prop_assume!(cluster_prefix_problem(&prefix).is_none());
             let keys: Vec<Vec<u8>> = keys_of(&prefix, KINDS[k], &n).into_iter().map(|(key, _)| key).collect();
             let slot = Slot::for_key(&Place::new(&prefix, KINDS[k], &n).main);

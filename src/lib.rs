@@ -8,6 +8,7 @@ pub mod config;
 pub mod conn;
 pub mod holder;
 pub mod keys;
+pub mod limit;
 pub mod lock;
 pub mod process;
 pub mod queue;

@@ -17,6 +17,7 @@
 
 use std::cell::Cell;
 use std::mem::MaybeUninit;
+use std::time::Duration;
 
 thread_local! {
     /// Whether a signal with a handler was delivered during a round trip
@@ -159,4 +160,22 @@ pub fn interrupted(err: &redis::RedisError) -> bool {
         .and_then(|inner| inner.downcast_ref::<std::io::Error>())
         .or_else(|| source.downcast_ref::<std::io::Error>());
     io.is_some_and(|e| e.kind() == std::io::ErrorKind::Interrupted)
+}
+
+/// Sleeps for `d`, open to signals as a blocking wait is: false when a
+/// signal with a handler cut it short (its handler has run). A signal that
+/// is ignored or has its default action does not interrupt a sleep.
+pub fn sleep(d: Duration) -> bool {
+    let mut left = libc::timespec {
+        tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
+        tv_nsec: libc::c_long::from(d.subsec_nanos().cast_signed()),
+    };
+    // SAFETY: nanosleep reads the request and writes what is left into the
+    // same valid timespec.
+    let slept = unsafe { libc::nanosleep(&raw const left, &raw mut left) };
+    if slept == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+        return true;
+    }
+    CAUGHT.with(|c| c.set(true));
+    false
 }

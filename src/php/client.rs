@@ -12,6 +12,7 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::injected::Connection;
 use super::inspect;
+use super::limiter::{self, Decision, Limiter};
 use super::lock::{self, Lock};
 use super::multi_lock::{MultiLock, names_param};
 use super::queue::{self, Queue, task_list};
@@ -404,6 +405,33 @@ impl Client {
                 "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"
             ))
         })
+    }
+
+    /// The rate limiter named `$name` (keys `limit:{<name>}:...`, one per
+    /// limited key, each gone once idle for its period). Options: `limit`
+    /// (cost units per period, required), `per` (the period in seconds,
+    /// required), `policy`: `'token_bucket'` (the default: GCRA, refilled
+    /// continuously, holding up to `burst`, default `limit`), `'sliding_window'`
+    /// (at most `limit` in any window of `per` seconds) or `'fixed_window'`
+    /// (at most `limit` in a window that starts at its first admission, as
+    /// Laravel's `RateLimiter` counts). Every decision is made by one script
+    /// on the server's clock.
+    pub fn limiter(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Limiter> {
+        const M: &str = "RedisLock\\Client::limiter()";
+        let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
+        let rate = limiter::rate(&options, &format!("{M}: Argument #2 ($options)"))?;
+        Ok(Limiter::new(self.config.clone(), name, rate))
+    }
+
+    /// Decides `$cost` against several limits at once, all or none
+    /// (`$limits`: `Limiter` objects, or `[Limiter, $key]` pairs: per IP, per
+    /// user, global): consumed from every one when all allow, from none when
+    /// one refuses; `Decision::limiter()` and `key()` name the first that
+    /// refused. One round trip; on a Cluster the limiters' names must share a
+    /// hash tag.
+    #[php(defaults(cost = 1))]
+    pub fn attempt(&self, limits: &ZendHashTable, cost: Arg<Int>) -> PhpResult<Decision> {
+        limiter::attempt_all(&self.config, limits, &cost)
     }
 
     /// Reserves from the first of `$queues` (this client's queues) that has due

@@ -8,6 +8,7 @@ mod ini;
 mod injected;
 mod inspect;
 mod last_resort;
+mod limiter;
 mod lock;
 mod lock_service;
 mod multi_lock;
@@ -272,6 +273,8 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<task::Task>()
         .class::<redlock::Redlock>()
         .class::<stock::Stock>()
+        .class::<limiter::Limiter>()
+        .class::<limiter::Decision>()
         .class::<semaphore::Semaphore>()
         .class::<multi_lock::MultiLock>()
         .class::<runtime::Runtime>()
