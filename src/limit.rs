@@ -175,7 +175,10 @@ pub fn share_a_slot(limits: &[(&Limiter, &[u8])]) -> bool {
     let Some((first, _)) = limits.first() else {
         return true;
     };
-    let keys: Vec<Vec<u8>> = limits.iter().map(|(l, key)| l.keys(key)[0].clone()).collect();
+    let keys: Vec<Vec<u8>> = limits
+        .iter()
+        .map(|(l, key)| l.keys(key)[0].clone())
+        .collect();
     let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
     first.config.one_slot(&keys)
 }

@@ -56,6 +56,20 @@ namespace RedisLock {
         public function __debugInfo(): array {}
 
         /**
+         * Decides `$cost` against several limits at once, all or none
+         * (`$limits`: `Limiter` objects, or `[Limiter, $key]` pairs: per IP,
+         * per user, global): consumed from every one when all allow, from
+         * none when one refuses; `Decision::limiter()` and `key()` name the
+         * first that refused. One round trip; on a Cluster the limiters'
+         * names must share a hash tag.
+         *
+         * @param non-empty-list<Limiter|array{0: Limiter, 1: string|null}> $limits
+         * @param positive-int $cost
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function attempt(array $limits, int $cost = 1): Decision {}
+
+        /**
          * Releases the lock `$name` of `$kind` (as `lockState()`'s: null or
          * `'lock'`, `'exact'`, `'RedisLock'`, `'semaphore'`, `'rwlock'`,
          * `'Lock_Service'`) whoever
@@ -69,6 +83,21 @@ namespace RedisLock {
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function forceRelease(string $name, ?string $kind = null): bool {}
+
+        /**
+         * The rate limiter named `$name` (keys `limit:{<name>}:...`, one per
+         * limited key, each gone once idle for its period). Options: `limit`
+         * (cost units per period, required), `per` (the period in seconds,
+         * required), `policy`: `'token_bucket'` (the default: GCRA, refilled
+         * continuously, holding up to `burst`, default `limit`),
+         * `'sliding_window'` (at most `limit` in any window of `per` seconds)
+         * or `'fixed_window'` (at most `limit` in a window that starts at its
+         * first admission, as Laravel's `RateLimiter` counts). Every decision
+         * is made by one script on the server's clock.
+         *
+         * @param array{limit?: positive-int, per?: int|float, policy?: 'token_bucket'|'sliding_window'|'fixed_window', burst?: positive-int}|null $options
+         */
+        public function limiter(string $name, ?array $options = null): Limiter {}
 
         /**
          * A lock named `$name` (key `lock:{<name>}`). Options: `ttl` (lease in
@@ -234,6 +263,126 @@ namespace RedisLock {
          * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool, exactKey?: bool}|null $options
          */
         public function writeLock(string $name, ?array $options = null): Lock {}
+    }
+
+    /**
+     * What a limiter decided, from `Limiter::attempt()`, `peek()`, `wait()`
+     * and `Client::attempt()`.
+     */
+    class Decision {
+        /** Not constructible with `new`: decisions come from a `Limiter`. */
+        private function __construct() {}
+
+        /**
+         * What `var_dump()` shows: each of the answers below, by name.
+         *
+         * @return array{allowed: bool, remaining: int, retryAfter: float, resetAfter: float, at: float, limiter: string|null, key: string|null}
+         */
+        public function __debugInfo(): array {}
+
+        /**
+         * Whether it was allowed (and, but for `peek()`, consumed).
+         */
+        public function allowed(): bool {}
+
+        /**
+         * The server's clock at the decision (Unix time, seconds): with
+         * `resetAfter()`, an HTTP `RateLimit-Reset`.
+         */
+        public function at(): float {}
+
+        /**
+         * The key of the limit that refused; null when allowed.
+         *
+         * @return string|null
+         */
+        public function key(): mixed {}
+
+        /**
+         * The name of the limiter that refused (the first, of several); null
+         * when allowed.
+         *
+         * @return non-empty-string|null
+         */
+        public function limiter(): mixed {}
+
+        /**
+         * The cost units left now (after this one, when allowed): the least
+         * over the limits decided.
+         *
+         * @return int<0, max>
+         */
+        public function remaining(): int {}
+
+        /**
+         * Seconds until every limit decided is back to its full capacity.
+         */
+        public function resetAfter(): float {}
+
+        /**
+         * Seconds until the same attempt could be allowed (0.0 when allowed).
+         */
+        public function retryAfter(): float {}
+    }
+
+    /**
+     * A rate limiter, from `Client::limiter()`.
+     */
+    class Limiter {
+        /** Not constructible with `new`: see `Client::limiter()`. */
+        private function __construct() {}
+
+        /**
+         * What `var_dump()` shows: the name, policy, limit, period and burst.
+         *
+         * @return array{name: string, policy: string, limit: int, per: float, burst: int|null}
+         */
+        public function __debugInfo(): array {}
+
+        /**
+         * Consumes `$cost` from `$key`'s limit (null or '': the limiter's one
+         * shared limit) if it allows, deciding in one round trip on the
+         * server's clock. Returns the decision: `allowed()`, `remaining()`,
+         * `retryAfter()`, `resetAfter()`.
+         *
+         * @param positive-int $cost
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function attempt(?string $key = null, int $cost = 1): Decision {}
+
+        /**
+         * The limiter's name.
+         *
+         * @return non-empty-string
+         */
+        public function name(): mixed {}
+
+        /**
+         * What `attempt()` would decide now, consuming nothing.
+         *
+         * @param positive-int $cost
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function peek(?string $key = null, int $cost = 1): Decision {}
+
+        /**
+         * Forgets `$key`'s use (null or '': the shared limit's): it starts
+         * full again. True if there was any.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function reset(?string $key = null): bool {}
+
+        /**
+         * Attempts until allowed, sleeping between attempts exactly as long
+         * as the limit says (no polling), for up to `$timeout` seconds (INF:
+         * no limit). Returns the refusal at once when the limit cannot allow
+         * within `$timeout`, and when a signal with a handler arrives.
+         *
+         * @param positive-int $cost
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function wait(?string $key, float $timeout, int $cost = 1): Decision {}
     }
 
     /**

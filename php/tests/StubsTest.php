@@ -75,7 +75,7 @@ final class StubsTest extends RedisLockTestCase
             }
             $this->assertEquals(self::withoutDocs($e), self::withoutDocs($s), $class);
         }
-        $this->assertSame(7, $private, 'Lock, MultiLock, Queue, Runtime, Semaphore, Stock and Task');
+        $this->assertSame(9, $private, 'Decision, Limiter, Lock, MultiLock, Queue, Runtime, Semaphore, Stock and Task');
     }
 
     /**
@@ -355,6 +355,19 @@ final class StubsTest extends RedisLockTestCase
         $this->call($stock, 'bought', 'alice');
         $this->call($stock, 'remaining');
 
+        $limiter = $c->limiter('api', ['limit' => 1, 'per' => 60]);
+        $this->call($limiter, 'name');
+        $this->call($limiter, '__debugInfo');
+        $limiter->attempt('ip');
+        $refused = $limiter->peek('ip');
+        foreach (['limiter', 'key', 'remaining', '__debugInfo'] as $m) {
+            $this->call($refused, $m);
+        }
+        $allowed = $c->attempt([[$limiter, 'other']]);
+        foreach (['limiter', 'key', 'remaining', '__debugInfo'] as $m) {
+            $this->call($allowed, $m);
+        }
+
         $redlock = new Redlock('r', ['nodes' => [RedisServer::$main->dsn()]]);
         $this->call($redlock, '__debugInfo');
         $redlock->acquire();
@@ -416,6 +429,7 @@ final class StubsTest extends RedisLockTestCase
             'RedisLock\Client::lockMany $options' => [fn ($o) => $client->lockMany(['x'], $o), 'primitives.md', '`Client::lockMany('],
             'RedisLock\Client::queue $options' => [fn ($o) => $client->queue('x', $o), 'queues.md', '`Client::queue('],
             'RedisLock\Client::stock $options' => [fn ($o) => $client->stock('x', $o), 'primitives.md', '`Client::stock('],
+            'RedisLock\Client::limiter $options' => [fn ($o) => $client->limiter('x', $o), 'limits.md', '`Client::limiter('],
             'RedisLock\Stock::take $options' => [fn ($o) => $client->stock('x')->take(1, null, $o), 'primitives.md', '`Stock::take('],
             'RedisLock\Redlock::__construct $options' => [fn ($o) => new Redlock('x', ['nodes' => ['redis://127.0.0.1:1']] + $o), 'topologies.md', '- Options: `nodes`'],
         ];

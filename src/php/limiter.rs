@@ -11,8 +11,8 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::value::{
-    Arg, Argument, Float, Int, NullableText, Opt, Value, binary, debug_info, natural,
-    optional_binary, opt, read_options, type_error, value_error,
+    Arg, Argument, Float, Int, NullableText, Opt, Value, binary, debug_info, natural, opt,
+    optional_binary, read_options, type_error, value_error,
 };
 use super::{engine, wait_seconds};
 use crate::config::Config;
@@ -52,9 +52,11 @@ fn count(value: &Value, param: impl Display + Copy) -> PhpResult<u64> {
 pub fn rate(options: &Value, method: &str) -> PhpResult<Rate> {
     let mut o = Options::default();
     read_options(options, method, OPTIONS, &mut o)?;
-    let limit = o
-        .limit
-        .ok_or_else(|| value_error(format!("{method} must give 'limit' (admissions per 'per' seconds)")))?;
+    let limit = o.limit.ok_or_else(|| {
+        value_error(format!(
+            "{method} must give 'limit' (admissions per 'per' seconds)"
+        ))
+    })?;
     let per = o
         .per
         .ok_or_else(|| value_error(format!("{method} must give 'per' (the period, in seconds)")))?;
@@ -135,7 +137,13 @@ impl Limiter {
         &self.limiter
     }
 
-    fn decided(&self, m: &'static str, key: &Value, cost: &Value, take: bool) -> PhpResult<Decision> {
+    fn decided(
+        &self,
+        m: &'static str,
+        key: &Value,
+        cost: &Value,
+        take: bool,
+    ) -> PhpResult<Decision> {
         let key = self::key(key, Argument(m, 1, "key"))?;
         let cost = self::cost(cost, Argument(m, 2, "cost"), &[&self.limiter])?;
         let limits = [(&self.limiter, key.as_slice())];
@@ -214,7 +222,12 @@ impl Limiter {
         debug_info(vec![
             ("name", self.name()),
             ("policy", policy.into_zval(false)?),
-            ("limit", i64::try_from(rate.limit).unwrap_or(i64::MAX).into_zval(false)?),
+            (
+                "limit",
+                i64::try_from(rate.limit)
+                    .unwrap_or(i64::MAX)
+                    .into_zval(false)?,
+            ),
             ("per", rate.per.as_secs_f64().into_zval(false)?),
             ("burst", burst.into_zval(false)?),
         ])
@@ -254,12 +267,13 @@ pub fn attempt_all(config: &Config, limits: &ZendHashTable, cost: &Value) -> Php
         };
         let limiter = &limiter.limiter;
         if limiter.config().id != config.id {
-            return Err(value_error(format!("{param} holds a limiter of another client")));
+            return Err(value_error(format!(
+                "{param} holds a limiter of another client"
+            )));
         }
-        if asked
-            .iter()
-            .any(|(l, k)| l.name() == limiter.name() && l.rate().policy == limiter.rate().policy && *k == key)
-        {
+        if asked.iter().any(|(l, k)| {
+            l.name() == limiter.name() && l.rate().policy == limiter.rate().policy && *k == key
+        }) {
             return Err(value_error(format!(
                 "{param} names limiter {} with key {} twice",
                 super::value::quoted(limiter.name()),
@@ -310,7 +324,7 @@ impl Decision {
         let _ = args;
         Err(crate::php::errors::made_by(
             "RedisLock\\Decision",
-            "decisions come from a RedisLock\\Limiter",
+            "decisions come from $client->limiter($name, $options)->attempt()",
         ))
     }
 
@@ -352,7 +366,7 @@ impl Decision {
         optional_binary(self.refused.as_ref().map(|(_, key)| key.as_slice()))
     }
 
-    /// What `var_dump()` shows: every answer above.
+    /// What `var_dump()` shows: each of the answers below, by name.
     #[php(name = "__debugInfo")]
     pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {
         debug_info(vec![

@@ -129,7 +129,7 @@ local function sliding(key, counts, limit, per)
 end
 
 local decided = {}
-local refused, remaining, retry, reset = 0, math.huge, 0, 0
+local refused, retry, reset = 0, 0, 0
 for i = 1, #KEYS / 2 do
   local a = 2 + (i - 1) * 4
   local policy, limit, per = ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
@@ -143,15 +143,19 @@ for i = 1, #KEYS / 2 do
   end
   decided[i] = d
   if not d.ok and refused == 0 then refused = i end
-  remaining = math.min(remaining, d.remaining)
   retry = math.max(retry, d.retry)
   reset = math.max(reset, d.reset)
 end
-if take then
-  for _, d in ipairs(decided) do
+local consumed = take and refused == 0
+local remaining = math.huge
+for _, d in ipairs(decided) do
+  if take then
     if d.tidy then d.tidy() end
-    if refused == 0 then d.write() end
+    if consumed then d.write() end
   end
+  -- What is left now: an allowing limit's remaining counts the cost taken,
+  -- which a peek or a refusal did not take.
+  remaining = math.min(remaining, (d.ok and not consumed) and d.remaining + cost or d.remaining)
 end
 -- Tokens come whole: a bucket's fraction of one is not one yet (1e-6:
 -- what the arithmetic of whole numbers in doubles can miss).
