@@ -23,7 +23,7 @@ mkdir -p bench
   echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; kernel $(uname -r)"
   echo "- $("$php_bin" -r 'echo "PHP ", PHP_VERSION, ", phpredis ", phpversion("redis"), ", opcache.enable_cli ", ini_get("opcache.enable_cli") ?: "0";')"
   echo "- $(redis-server --version | cut -d' ' -f1-3)"
-  echo "- symfony/lock $(dpkg-query -W -f='${Version}' php-symfony-lock), predis $(dpkg-query -W -f='${Version}' php-nrk-predis), nginx $(dpkg-query -W -f='${Version}' nginx-light), wrk $(dpkg-query -W -f='${Version}' wrk)"
+  echo "- symfony/lock and rate-limiter $(dpkg-query -W -f='${Version}' php-symfony-lock) and $(dpkg-query -W -f='${Version}' php-symfony-rate-limiter), predis $(dpkg-query -W -f='${Version}' php-nrk-predis), nginx $(dpkg-query -W -f='${Version}' nginx-light), wrk $(dpkg-query -W -f='${Version}' wrk)"
   echo "- Laravel (illuminate) $(dpkg-query -W -f='${Version}' php-laravel-framework), BullMQ $(node -p 'require("./bench/bullmq/node_modules/bullmq/package.json").version') on Node.js $(node --version)"
   echo "- redislock $(grep -m1 '^version' Cargo.toml | cut -d'"' -f2), $(rustc --version)"
   echo
@@ -40,6 +40,7 @@ mkdir -p bench
   echo
   "${php[@]}" php/bench/primitives.php "$REDIS_URL"
   echo
+  "${php[@]}" php/bench/limits.php "$REDIS_URL"
   "${php[@]}" php/bench/throughput.php "$REDIS_URL"
   "${php[@]}" php/bench/workers.php "$REDIS_URL"
   "$php_bin" php/bench/fpm.php "$REDIS_URL"

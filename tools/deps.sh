@@ -45,7 +45,7 @@ if [ "$mode" = test ] || [ "$mode" = bench ]; then
   optional+=(php-nrk-predis)
 fi
 if [ "$mode" = bench ]; then
-  packages+=(wrk strace)
+  packages+=(wrk strace php-symfony-rate-limiter php-symfony-cache)
   # Debian's Node.js, unless one is there already (NodeSource's brings its own npm).
   command -v npm >/dev/null || packages+=(nodejs npm)
 fi
