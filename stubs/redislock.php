@@ -787,13 +787,15 @@ namespace RedisLock {
          * Counts at one instant: `ready` (due now), `delayed`, `leased`,
          * `dead`, `oldestDueAge` (seconds the oldest due task has waited,
          * null when none is due), `paused` (when `pause()` paused its
-         * consumers, server time; null when they take tasks), and `totals`: what happened to its tasks
+         * consumers, server time; null when they take tasks), `throttled`
+         * (until when `throttle()` keeps them from taking tasks, server time;
+         * null when it does not), and `totals`: what happened to its tasks
          * since the queue was first used (`enqueued`; `acked`, the drop-in `RedisQueue`'s
          * pop and dequeue included; `nacked` back to the queue; `retried`
          * from the dead letters; `dead` out of attempts; `expired` leases
          * that ran out).
          *
-         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, paused: float|null, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}
+         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, paused: float|null, throttled: float|null, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function metrics(): mixed {}
@@ -868,6 +870,17 @@ namespace RedisLock {
         public function purgeDead(?array $ids = null): int {}
 
         /**
+         * Gives a task back, due again after `$delay` seconds, without
+         * spending the attempt its reserve counted and keeping its last
+         * failure: for a task that did not fail but must wait (the API it
+         * calls answered 429; see `throttle()`). False if the lease is no
+         * longer this task's.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function release(Task $task, float $delay = 0): bool {}
+
+        /**
          * Removes the tasks waiting under these ids: queued (due now or
          * later), or enqueued again while their id runs. A task leased to a
          * worker stays with it (its ack or nack settles it); dead letters are
@@ -918,6 +931,19 @@ namespace RedisLock {
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function retryDead(?array $ids = null): int {}
+
+        /**
+         * Keeps every consumer of the queue from taking tasks for `$seconds`
+         * (a rate limit the tasks' API answered with: `reserve()` and the
+         * drop-in `RedisQueue::pop()` get none, and a waiting `reserve()`
+         * takes tasks again when the throttle ends, without polling), or
+         * longer when a longer throttle is in force; 0 ends it now. The tasks
+         * and their attempts are not touched. Returns the seconds it lasts
+         * from now.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function throttle(float $seconds): float {}
 
         /**
          * The processes consuming the queue, the last seen first, up to

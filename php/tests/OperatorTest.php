@@ -387,6 +387,10 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(['resumed' => true], self::json(['resume', 'mail', '--yes']));
         $this->assertSame("queue 'mail' was not paused\n", self::cli(['resume', 'mail', '--yes'])[1]);
         $this->assertMatchesRegularExpression('/^queue mail \(running\)$/m', self::cli(['queue', 'mail'])[1]);
+        $mail->throttle(600);
+        $this->assertMatchesRegularExpression('/^mail +throttled +/m', self::cli(['status'])[1]);
+        $this->assertMatchesRegularExpression('/^queue mail \(running, throttled until [-0-9]+ [0-9:]+ ' . date('T') . '\)$/m', self::cli(['queue', 'mail'])[1]);
+        $mail->throttle(0);
 
         $this->assertSame([0, "3 task(s) removed from queue 'mail'\n"], array_slice(self::cli(['clear', 'mail', '--yes']), 0, 2));
         $m = $mail->metrics();
@@ -984,6 +988,7 @@ final class OperatorTest extends RedisLockTestCase
             'redislock_queue_dead_total{queue="mail"} 2',
             'redislock_queue_paused{queue="mail"} 0',
             'redislock_queue_paused{queue="reports"} 1',
+            'redislock_queue_throttled_seconds{queue="mail"} 0',
             'redislock_queue_workers{queue="reports"} 0',
             '# TYPE redislock_queue_worker_acked_total counter',
             'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',

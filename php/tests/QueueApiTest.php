@@ -190,7 +190,7 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertSame(['bad', 'boom', 3], [$dead[0]['id'], $dead[0]['payload'], $dead[0]['attempts']]);
         $this->assertEqualsWithDelta(microtime(true), $dead[0]['diedAt'], 5);
         $this->assertSame([
-            'ready' => 0, 'delayed' => 0, 'leased' => 0, 'dead' => 1, 'oldestDueAge' => null, 'paused' => null,
+            'ready' => 0, 'delayed' => 0, 'leased' => 0, 'dead' => 1, 'oldestDueAge' => null, 'paused' => null, 'throttled' => null,
             // Two nacks back to the queue, the third one to the dead letters.
             'totals' => ['enqueued' => 1, 'acked' => 0, 'nacked' => 2, 'retried' => 0, 'dead' => 1, 'expired' => 0],
         ], $q->metrics());
@@ -757,6 +757,59 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertSame($expected, $ids, 'every task once, after the resume');
         $this->assertSame([], preg_grep('/PAUSED$/', $lines), 'no task handed out while paused');
         $this->assertSame(0, $q->metrics()['ready']);
+    }
+
+    public function testAThrottledQueueHandsOutNothingUntilItEndsAndAttemptsAreKept(): void
+    {
+        $q = $this->queue('api', ['maxAttempts' => 2]);
+        $q->enqueue('a', 'pa');
+        [$a] = $q->reserve();
+        $this->assertTrue($q->nack($a, 0, 'timeout'));
+        [$a] = $q->reserve();
+        $this->assertSame(2, $a->attempts());
+        $q->enqueue('b');
+        // The API says 429: the task goes back without spending its second
+        // (last) attempt, and nobody takes tasks for a minute.
+        $this->assertTrue($q->release($a));
+        $this->assertFalse($q->release($a), 'the lease is gone');
+        $this->assertEqualsWithDelta(60, $q->throttle(60), 0.01);
+        $this->assertEqualsWithDelta(60, $q->throttle(5), 0.01, 'the longer throttle wins');
+        $this->assertEqualsWithDelta(microtime(true) + 60, $q->metrics()['throttled'], 5);
+        $this->assertSame([], $q->reserve(), 'nothing handed out');
+        $this->assertSame([], (new Client())->reserve([$q]));
+        $this->assertFalse((new RedisQueue())->pop('api'), "the drop-in's pop neither");
+        $found = $q->find('a');
+        $this->assertSame(1, $found['attempts'], 'the release took its attempt back');
+        $this->assertSame('timeout', $found['reason'], 'and kept its last failure');
+        $this->assertSame(0, $q->metrics()['totals']['nacked'] - 1, 'a release is not a nack');
+        // A worker waiting in line takes the task as soon as the throttle is ended.
+        $worker = self::start('$q = (new RedisLock\Client())->queue("api");
+            $t = microtime(true);
+            foreach ($q->reserve(2, null, 30) as $task) { echo $task->id(), " ", $task->attempts(), " "; }
+            echo microtime(true) - $t < 20 ? "woken" : "late", "\n";');
+        $this->lineReaches('{Queue:api}:line', 1);
+        $this->assertSame(0.0, $q->throttle(0));
+        $this->assertSame("b 1 a 2 woken\n", self::finish($worker), "a: its second attempt, not its third (due again at its release, after b)");
+        $this->assertNull($q->metrics()['throttled']);
+
+        // A throttle that runs out by itself: the first in line takes the
+        // tasks then, and the paused state is separate.
+        $q->enqueue('c');
+        $q->throttle(0.5);
+        $this->assertTrue($q->pause());
+        $this->assertTrue($q->resume(), 'resumed, still throttled');
+        $this->assertSame([], $q->reserve());
+        $this->assertSame(['c'], array_map(fn ($t) => $t->id(), $q->reserve(1, null, 10)), 'when the throttle ran out');
+        $this->assertAllRefused([
+            fn () => $q->throttle(-1),
+            fn () => $q->throttle(NAN),
+            fn () => $q->throttle(INF),
+            fn () => $q->throttle(86401),
+            fn () => $q->throttle('soon'),
+            fn () => $q->release($a, -1),
+            fn () => $q->release($a, NAN),
+            fn () => $q->release(null),
+        ]);
     }
 
     public function testLeasedTasksAndWorkersSayWhoRunsWhatSinceWhen(): void

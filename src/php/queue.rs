@@ -118,6 +118,7 @@ fn metrics_array(m: &leased::Metrics) -> PhpResult<Zval> {
     let seconds = |ms: Option<u64>| optional_float(ms.map(|ms| ms as f64 / 1000.0));
     out.insert("oldestDueAge", seconds(m.oldest_due_ms))?;
     out.insert("paused", seconds(m.paused_at_ms))?;
+    out.insert("throttled", seconds(m.throttled_until_ms))?;
     out.insert("totals", array(counts(&m.totals, None)?))?;
     Ok(array(out))
 }
@@ -476,6 +477,17 @@ impl Queue {
         Ok(done != Nack::NotLeased)
     }
 
+    /// Gives a task back, due again after `$delay` seconds, without spending
+    /// the attempt its reserve counted and keeping its last failure: for a
+    /// task that did not fail but must wait (the API it calls answered 429;
+    /// see `throttle()`). False if the lease is no longer this task's.
+    #[php(defaults(delay = 0))]
+    pub fn release(&self, task: &Task, delay: Arg<Float>) -> PhpResult<bool> {
+        let delay = delay_seconds(&delay, "RedisLock\\Queue::release(): Argument #2 ($delay)")?;
+        let leased = self.own(task, "release")?;
+        engine(self.queue.release(&leased.id, &leased.token, delay))
+    }
+
     /// Sends a task to the dead letters now, whatever its attempts: for a
     /// task no worker can handle (a payload that cannot be decoded), kept
     /// there to be looked at, retried or purged, with `$reason` (as for
@@ -501,7 +513,8 @@ impl Queue {
     /// Counts at one instant: `ready` (due now), `delayed`, `leased`, `dead`,
     /// `oldestDueAge` (seconds the oldest due task has waited, null when none
     /// is due), `paused` (when `pause()` paused its consumers, server time;
-    /// null when they take tasks), and `totals`: what happened to its tasks
+    /// null when they take tasks), `throttled` (until when `throttle()` keeps
+    /// them from taking tasks, server time; null when it does not), and `totals`: what happened to its tasks
     /// since the queue was first used (`enqueued`; `acked`, the drop-in
     /// `RedisQueue`'s pop and dequeue included; `nacked` back to the queue;
     /// `retried` from the dead letters; `dead` out of attempts; `expired`
@@ -716,6 +729,23 @@ impl Queue {
     /// ones. False when it was not paused.
     pub fn resume(&self) -> PhpResult<bool> {
         engine(self.queue.resume())
+    }
+
+    /// Keeps every consumer of the queue from taking tasks for `$seconds`
+    /// (a rate limit the tasks' API answered with: `reserve()` and the drop-in
+    /// `RedisQueue::pop()` get none, and a waiting `reserve()` takes tasks
+    /// again when the throttle ends, without polling), or longer when a longer
+    /// throttle is in force; 0 ends it now. The tasks and their attempts are
+    /// not touched. Returns the seconds it lasts from now.
+    pub fn throttle(&self, seconds: Arg<Float>) -> PhpResult<f64> {
+        let param = "RedisLock\\Queue::throttle(): Argument #1 ($seconds)";
+        let seconds = super::span_seconds(&seconds, param)?;
+        if seconds > Duration::from_secs(86_400) {
+            return Err(value_error(format!(
+                "{param} must be at most a day (86400 seconds); pause() the queue for longer"
+            )));
+        }
+        Ok(engine(self.queue.throttle(seconds.as_secs_f64()))?.as_secs_f64())
     }
 
     /// The queue's name.

@@ -80,6 +80,8 @@ impl Queue {
         nack => lease::nack(id: &[u8], token: &str, delay: f64, terms: Terms, reason: &[u8]) -> Nack;
         /// [`lease::bury`].
         bury => lease::bury(id: &[u8], token: &str, reason: &[u8]) -> bool;
+        /// [`lease::release`].
+        release => lease::release(id: &[u8], token: &str, delay: f64) -> bool;
         /// [`lease::extend`].
         extend => lease::extend(id: &[u8], token: &str, lease: Duration) -> bool;
         /// [`lease::metrics`].
@@ -110,6 +112,8 @@ impl Queue {
         pause => lease::pause() -> bool;
         /// [`lease::resume`].
         resume => lease::resume() -> bool;
+        /// [`lease::throttle`].
+        throttle => lease::throttle(seconds: f64) -> std::time::Duration;
     }
 }
 

@@ -4,13 +4,17 @@
 -- the first ARGV[3], and remove them when ARGV[2] is '1' (pop) rather than
 -- '0' (top).
 -- Popped tasks count as acked: the seed's pop is its consumer's only step.
--- A paused queue (queue_pause.lua) pops nothing; top still shows its tasks.
+-- A paused or throttled queue (queue_pause.lua) pops nothing; top still
+-- shows its tasks.
 -- KEYS[1] queue zset; KEYS[2] stats hash.
 -- Returns a flat list: id, score, id, score, ...
 -- (The reads of the pause flag and the queue check their keys' types:
 -- need_call.)
-if ARGV[2] == '1' and need_call('hash', 'HEXISTS', KEYS[2], 'paused') == 1 then return {} end
 local now = queue_now()
+if ARGV[2] == '1' then
+  local held = need_call('hash', 'HMGET', KEYS[2], 'paused', 'throttled')
+  if held[1] or (tonumber(held[2]) or 0) > now * 1000 then return {} end
+end
 local due = need_call('zset', 'ZRANGEBYSCORE', KEYS[1], '-inf', string.format('%.17g', now), 'WITHSCORES', 'LIMIT', ARGV[3], ARGV[1])
 -- The due tasks are the lowest ranks, so one range removal takes them all.
 if ARGV[2] == '1' and #due > 0 then

@@ -7,7 +7,7 @@
 -- hash.
 -- Returns {ready (due), delayed, leased, dead, age of the oldest due task in
 -- ms (-1: none due), when it was paused in ms (-1: it is not; see
--- queue_pause.lua), the totals in QUEUE_COUNTERS' order, and with history:
+-- queue_pause.lua), until when it is throttled in ms (-1: it is not), the totals in QUEUE_COUNTERS' order, and with history:
 -- the current period, then per period its counts in the same order}.
 local now = queue_now()
 local nowText = string.format('%.17g', now)
@@ -18,7 +18,7 @@ if ready > 0 then
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   age = math.floor((now - tonumber(first[2])) * 1000)
 end
-local out = {ready, queued - ready, redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]), age, -1}
+local out = {ready, queued - ready, redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]), age, -1, -1}
 -- The totals and the periods' counts from the stats hash (queue_count.lua).
 local current = math.floor(now / 10)
 local index, totals, periods = {}, {}, {}
@@ -26,6 +26,9 @@ for i, name in ipairs(QUEUE_COUNTERS) do index[name] = i; totals[i] = 0 end
 local flat = redis.call('HGETALL', KEYS[4])
 for i = 1, #flat, 2 do
   if flat[i] == 'paused' then out[6] = tonumber(flat[i + 1]) or 0 end
+  if flat[i] == 'throttled' and (tonumber(flat[i + 1]) or 0) > now * 1000 then
+    out[7] = tonumber(flat[i + 1])
+  end
   local name, period = string.match(flat[i], '^(%a+):?(%d*)$')
   local at = name and index[name]
   if at then

@@ -6,7 +6,8 @@
 -- KEYS: see queue_task.lua.
 -- ARGV[1] id; ARGV[2] lease token; ARGV[3] delay in seconds;
 -- ARGV[4] maximum attempts (0: no limit, as queue_term takes it; 'bury':
--- to the dead letters now, whatever its attempts); ARGV[5] consumer key prefix;
+-- to the dead letters now, whatever its attempts; 'release': back without
+-- spending the attempt, its last failure kept); ARGV[5] consumer key prefix;
 -- ARGV[6] how long a wake-up waits for its consumer, in ms; ARGV[7] why
 -- the attempt failed ('': not said).
 -- Returns 'requeued' (due again), 'dead', or 'not leased' when the lease is
@@ -18,11 +19,20 @@ end
 queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12)
 local now = queue_now()
 local max = 0
-if ARGV[4] ~= 'bury' then
+if ARGV[4] ~= 'bury' and ARGV[4] ~= 'release' then
   max = queue_term(ARGV[4], redis.call('HGET', KEYS[10], 'maxAttempts')) or 0
 end
 local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
 local reason = ARGV[7] ~= '' and ARGV[7]
+if ARGV[4] == 'release' then
+  -- Not a failure: the reserve that leased it is taken back.
+  if attempts > 1 then
+    redis.call('HSET', KEYS[3], id, string.format('%d', attempts - 1))
+  else
+    redis.call('HDEL', KEYS[3], id)
+  end
+  reason = redis.call('HGET', KEYS[11], id)
+end
 local dead = ARGV[4] == 'bury' or (max > 0 and attempts >= max)
 local due
 if dead then
@@ -30,7 +40,7 @@ if dead then
   queue_count(KEYS[10], now, 'dead', 1)
 else
   due = queue_settle(id, 'retry', string.format('%.17g', now + tonumber(ARGV[3])), reason)
-  queue_count(KEYS[10], now, 'nacked', 1)
+  if ARGV[4] ~= 'release' then queue_count(KEYS[10], now, 'nacked', 1) end
 end
 if due then queue_wake_for(due, now, ARGV[5], ARGV[6]) end
 if dead then return 'dead' end

@@ -1,7 +1,7 @@
 -- include: queue_task.lua
 -- flags: allow-oom
 -- Lease up to ARGV[1] due tasks (server time), earliest first; none while
--- the queue is paused (queue_pause.lua). Leases that ran out are settled
+-- the queue is paused or throttled (queue_pause.lua). Leases that ran out are settled
 -- first, in a bounded batch: back to the queue, or to the dead letters once
 -- the task used up its attempts (queue_settle).
 -- KEYS: see queue_task.lua.
@@ -16,22 +16,25 @@
 -- line at its end (first try, or just woken), 'keep' keeping its place;
 -- ARGV[10] the process's id and ARGV[11..] id, lease token, ... of tasks
 -- the consumer finished, acked first (queue_ack; KEYS[13] as there).
--- Returns {ms until a task may be due or a lease ends (-1: nothing
--- scheduled, paused, or not first in line; 0 when tasks follow), how many
+-- Returns {ms until a task may be due, a lease ends or a throttle ends (-1:
+-- nothing scheduled, paused, or not first in line; 0 when tasks follow), how many
 -- tasks were acked, id, payload or false, attempts, token, ...}.
 local now = queue_now()
 local nowText = string.format('%.17g', now)
 local p, me, place, mode = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', '0', ARGV[5])
-local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease')
+local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease', 'throttled')
 local paused = stats[1] ~= false
+-- A throttle (queue_pause.lua): ms it has left, or nil.
+local throttled = tonumber(stats[4])
+throttled = throttled and throttled > now * 1000 and math.ceil(throttled - now * 1000) or nil
 local max = queue_term(ARGV[4], stats[2])
 local lease = queue_term(ARGV[2], stats[3])
 need_read(KEYS[4])
 need_read(KEYS[10])
 local function dueNow()
-  if paused then return {} end
+  if paused or throttled then return {} end
   return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', '0', ARGV[1])
 end
 -- The finished tasks are acked before anything else is written. The keys
@@ -130,6 +133,10 @@ end
 if paused then
   -- Woken by the resume (or looking again every RECHECK).
   return {-1, acked}
+end
+if throttled then
+  -- Looking again when the throttle ends (or woken when it is ended).
+  return {throttled, acked}
 end
 do
   local soonest = -1

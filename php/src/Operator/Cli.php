@@ -13,7 +13,7 @@ final class Cli
         Usage: redislock [options] <command> [arguments]
 
         Commands:
-          status               every queue: paused or running, ready, delayed, leased, dead,
+          status               every queue: paused, throttled or running, ready, delayed, leased, dead,
                                oldest due, rates
           queue NAME           one queue: counts, totals, rates, the first queued tasks
           dead NAME            its dead letters, oldest first, with why each died
@@ -377,7 +377,7 @@ final class Cli
                 'status' => $data === [] ? "no queues yet\n" : self::table(
                     ['QUEUE', 'STATE', 'READY', 'DELAYED', 'LEASED', 'DEAD', 'OLDEST DUE', 'IN/MIN', 'DONE/MIN', 'FAILED/MIN'],
                     array_map(fn (array $q) => [
-                        $q['name'], $q['paused'] === null ? 'running' : 'paused', $q['ready'], $q['delayed'], $q['leased'], $q['dead'], self::age($q['oldestDueAge']),
+                        $q['name'], $q['paused'] !== null ? 'paused' : ($q['throttled'] !== null ? 'throttled' : 'running'), $q['ready'], $q['delayed'], $q['leased'], $q['dead'], self::age($q['oldestDueAge']),
                         $q['perMinute']['enqueued'], $q['perMinute']['acked'], $q['perMinute']['dead'],
                     ], $data),
                 ),
@@ -509,6 +509,9 @@ final class Cli
         }
         $rows[] = ['oldest due', self::age($q['oldestDueAge']), '', ''];
         $state = $q['paused'] === null ? 'running' : 'paused since ' . self::time($q['paused']);
+        if ($q['throttled'] !== null) {
+            $state .= ', throttled until ' . self::time($q['throttled']);
+        }
         $text = "queue {$q['name']} ($state)\n\n" . self::table(['NOW', 'TASKS', '', ''], $rows) . "\n";
         $rows = [];
         foreach ($q['totals'] as $counter => $total) {

@@ -246,7 +246,8 @@ final class Dashboard
         $q = $report->queue($name);
         $html = ($flash ? '<p class="flash" id="flash">' . self::h($flash) . '</p>' : '')
             . '<p><a href="?" id="back">← All queues</a></p><h2>Queue ' . self::h($name)
-            . ($q['paused'] !== null ? ' <span class="state">paused</span>' : '') . '</h2>'
+            . ($q['paused'] !== null ? ' <span class="state">paused</span>' : '')
+            . ($q['throttled'] !== null ? ' <span class="state" title="until ' . date('Y-m-d H:i:s T', (int) $q['throttled']) . '">throttled</span>' : '') . '</h2>'
             . "<p id=\"counts\">{$q['ready']} ready, {$q['delayed']} delayed, {$q['leased']} running, {$q['dead']} dead.</p>";
         $tasks = $report->queued($name, self::TASKS_SHOWN);
         $waiting = $q['ready'] + $q['delayed'];
@@ -328,7 +329,8 @@ final class Dashboard
                 $paused = $q['paused'] !== null;
                 $html .= '<tr data-queue="' . self::h($q['name']) . '"' . ($paused ? ' class="paused"' : '') . '><td><a href="?'
                     . self::h(http_build_query(['queue' => $q['name']])) . '">' . self::h($q['name']) . '</a>'
-                    . ($paused ? ' <span class="state" title="since ' . date('Y-m-d H:i:s T', (int) $q['paused']) . '">paused</span>' : '') . '</td>';
+                    . ($paused ? ' <span class="state" title="since ' . date('Y-m-d H:i:s T', (int) $q['paused']) . '">paused</span>' : '')
+                    . ($q['throttled'] !== null ? ' <span class="state" title="until ' . date('Y-m-d H:i:s T', (int) $q['throttled']) . '">throttled</span>' : '') . '</td>';
                 foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
                     $alert = $state === 'dead' && $q['dead'] > 0 ? ' alert' : '';
                     $html .= '<td class="n ' . $state . $alert . '">' . $q[$state] . '</td>';

@@ -54,17 +54,19 @@ final class Prometheus
                 $samples,
             )];
         };
-        $tasks = $age = $paused = [];
+        $tasks = $age = $paused = $throttled = [];
         foreach ($queues as $q) {
             foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
                 $tasks[] = [['queue' => $q['name'], 'state' => $state], $q[$state]];
             }
             $age[] = [['queue' => $q['name']], $q['oldestDueAge'] ?? 0];
             $paused[] = [['queue' => $q['name']], $q['paused'] === null ? 0 : 1];
+            $throttled[] = [['queue' => $q['name']], $q['throttled'] === null ? 0 : max(0.0, $q['throttled'] - microtime(true))];
         }
         $family('redislock_queue_tasks', 'gauge', 'Tasks in a queue by state: ready (due), delayed, leased, dead.', $tasks);
         $family('redislock_queue_oldest_due_age_seconds', 'gauge', 'How long the oldest due task has waited (0: none due).', $age);
         $family('redislock_queue_paused', 'gauge', 'Whether the queue is paused (1): its workers take no new tasks.', $paused);
+        $family('redislock_queue_throttled_seconds', 'gauge', 'How long the queue stays throttled (0: it is not): its workers take no new tasks meanwhile.', $throttled);
         $now = microtime(true);
         $active = $done = $seenAge = [];
         foreach ($queues as $q) {

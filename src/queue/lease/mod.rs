@@ -17,9 +17,9 @@ use std::time::Duration;
 
 pub use dead::{DeadTask, Retried, dead, purge_dead, retry_dead};
 pub use moving::{Moved, move_to};
-pub use pause::{pause, resume};
+pub use pause::{pause, resume, throttle};
 pub use reserve::{RECHECK, Reserve, ack_and_reserve, reserve};
-pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack};
+pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack, release};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};
 pub use terms::set_terms;
 pub use waiting::{Peeked, clear, find, leased, queued, remove};

@@ -1,8 +1,11 @@
-//! Pausing a queue's consumers: while it is paused, `reserve()` and the
-//! seed's `pop()` take nothing (leased tasks finish as usual, producers go
-//! on enqueueing); resuming wakes the consumers waiting in its line.
+//! Pausing and throttling a queue's consumers: while it is paused, or
+//! throttled for a time, `reserve()` and the seed's `pop()` take nothing
+//! (leased tasks finish as usual, producers go on enqueueing); resuming
+//! wakes the consumers waiting in its line, and the first in line looks
+//! again when a throttle ends.
 
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::conn::{self, Error};
@@ -11,21 +14,22 @@ use crate::scripts::{Script, script};
 
 static PAUSE: LazyLock<Script> = script!("queue_pause.lua");
 
-fn switch(config: &Config, keys: &Keys, op: &str) -> Result<bool, Error> {
-    let changed: i64 = conn::with(config, |c| {
+/// `queue_pause.lua`'s `op`, with `seconds` for a throttle.
+fn switch(config: &Config, keys: &Keys, op: &str, seconds: f64) -> Result<i64, Error> {
+    conn::with(config, |c| {
         keys.call(&PAUSE)
             .arg(op)
             .arg(&keys.waiters)
             .arg(wake_ms())
+            .arg(seconds)
             .invoke(c)
-    })?;
-    Ok(changed == 1)
+    })
 }
 
 /// Pauses the queue's consumers; false when it was paused already. A queue
 /// paused before its first enqueue is listed from then on.
 pub fn pause(config: &Config, keys: &Keys) -> Result<bool, Error> {
-    let changed = switch(config, keys, "pause")?;
+    let changed = switch(config, keys, "pause", 0.0)? == 1;
     register(config, keys)?;
     Ok(changed)
 }
@@ -33,5 +37,14 @@ pub fn pause(config: &Config, keys: &Keys) -> Result<bool, Error> {
 /// Lets the queue's consumers take tasks again, waking those waiting; false
 /// when it was not paused.
 pub fn resume(config: &Config, keys: &Keys) -> Result<bool, Error> {
-    switch(config, keys, "resume")
+    Ok(switch(config, keys, "resume", 0.0)? == 1)
+}
+
+/// Keeps every consumer from taking tasks for `seconds` from now (a rate
+/// limit the tasks' API answered with), or longer when a longer throttle
+/// is in force; 0 ends a throttle now, waking the waiting consumers. The
+/// tasks' attempts are not touched. Returns how long it lasts from now.
+pub fn throttle(config: &Config, keys: &Keys, seconds: f64) -> Result<Duration, Error> {
+    let ms = switch(config, keys, "throttle", seconds)?;
+    Ok(Duration::from_millis(u64::try_from(ms).unwrap_or(0)))
 }

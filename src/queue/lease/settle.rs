@@ -98,6 +98,20 @@ pub fn bury(
     Ok(give_back(config, keys, id, token, 0.0, "bury", reason)? == Nack::Dead)
 }
 
+/// Gives a task back, due after `delay` seconds, without spending the
+/// attempt its reserve counted (a worker told to come back later: a 429,
+/// a throttle) and keeping its last failure; false when the lease is not
+/// the caller's.
+pub fn release(
+    config: &Config,
+    keys: &Keys,
+    id: &[u8],
+    token: &str,
+    delay: f64,
+) -> Result<bool, Error> {
+    Ok(give_back(config, keys, id, token, delay, "release", b"")? != Nack::NotLeased)
+}
+
 /// `queue_nack.lua`, with its maximum attempts as the script takes them.
 fn give_back(
     config: &Config,

@@ -21,6 +21,9 @@ pub struct Metrics {
     /// When its consumers were paused, in ms on the server's clock (None:
     /// they take tasks); see [`super::pause`].
     pub paused_at_ms: Option<u64>,
+    /// Until when its consumers are throttled, in ms on the server's clock
+    /// (None: they are not); see [`super::throttle`].
+    pub throttled_until_ms: Option<u64>,
     /// What happened to its tasks since it was first used.
     pub totals: Counts,
 }
@@ -72,7 +75,8 @@ fn metrics_of(m: &[i64]) -> Metrics {
         dead: at(3),
         oldest_due_ms: m.get(4).and_then(|&age| u64::try_from(age).ok()),
         paused_at_ms: m.get(5).and_then(|&at| u64::try_from(at).ok()),
-        totals: counts_at(m, 6),
+        throttled_until_ms: m.get(6).and_then(|&at| u64::try_from(at).ok()),
+        totals: counts_at(m, 7),
     }
 }
 
@@ -84,7 +88,7 @@ pub fn metrics(config: &Config, keys: &Keys) -> Result<Metrics, Error> {
 /// [`PERIOD`] seconds, oldest first (the last one is still running).
 pub fn history(config: &Config, keys: &Keys) -> Result<(Metrics, Vec<Period>), Error> {
     let m = metrics_call(config, keys, true)?;
-    let from = 6 + COUNTERS.len();
+    let from = 7 + COUNTERS.len();
     let current = u64::try_from(m.get(from).copied().unwrap_or(0)).unwrap_or(0);
     let periods = m
         .get(from + 1..)
