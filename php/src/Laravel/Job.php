@@ -56,6 +56,17 @@ class Job extends BaseJob implements JobContract
         $this->redislock->queue($this->queue)->nack($this->task, min(max(0, (float) $delay), Queue::LONGEST_DELAY), $this->failure);
     }
 
+    /**
+     * Puts the job back, due after `$delay` seconds, without counting this
+     * attempt (`attempts()` stays where it was before it was reserved): for
+     * a job that did not fail but must wait, as a rate-limited one.
+     */
+    public function releaseUnspent($delay = 0): void
+    {
+        parent::release($delay);
+        $this->redislock->queue($this->queue)->release($this->task, min(max(0, (float) $delay), Queue::LONGEST_DELAY));
+    }
+
     /** Records why this attempt failed: the reason `release()` gives the queue. */
     public function failedWith(\Throwable $e): void
     {

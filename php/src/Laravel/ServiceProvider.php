@@ -12,7 +12,9 @@ use RedisLock\Runtime;
 /**
  * Registers the `redislock` cache driver (Laravel's Redis cache store with
  * its locks on redislock) and the `redislock` queue driver (the leased
- * queue), and hands a failed job's exception to the job, so its release
+ * queue); when the rate limiter's cache store uses the `redislock` driver,
+ * binds redislock's `RateLimiter` (one step per decision) and its
+ * `throttle:` middleware (every limit of a request at once); and hands a failed job's exception to the job, so its release
  * records why. In processes that serve many requests it ends each one for
  * the locks (`RedisLock\Runtime::endRequest()`): a queue worker's job at
  * the next turn of its loop, an Octane request, task or tick when Octane
@@ -43,6 +45,20 @@ class ServiceProvider extends BaseServiceProvider
                 return $this->repository($store->setLockConnection($config['lock_connection'] ?? $connection));
             });
         });
+        $this->app->extend(\Illuminate\Cache\RateLimiter::class, static function ($limiter, $app) {
+            $config = $app['config'];
+            $store = $config->get('cache.limiter') ?? $config->get('cache.default');
+            $settings = $config->get("cache.stores.$store");
+            if (!is_array($settings) || ($settings['driver'] ?? null) !== 'redislock') {
+                return $limiter;
+            }
+            $cache = $app['cache']->store($store);
+            $client = Connections::client($config->get('database.redis') ?? [],
+                (string) ($settings['lock_connection'] ?? $settings['connection'] ?? 'default'));
+            return new RateLimiter($cache, $client, $cache->getStore()->getPrefix() ?: 'laravel');
+        });
+        // Laravel's own when the rate limiter is not redislock's.
+        $this->app->bind(\Illuminate\Routing\Middleware\ThrottleRequests::class, ThrottleRequests::class);
         $this->callAfterResolving('queue', function ($queue, $app): void {
             $queue->addConnector('redislock', fn () => new QueueConnector($app['config']['database.redis'] ?? []));
         });
