@@ -42,7 +42,7 @@ if [ "$mode" = test ] || [ "$mode" = bench ]; then
              prometheus chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4 nginx-light)
   # Where the release has it (bookworm: yes, trixie: no); the tests use it
   # when it is there, the benchmarks need it.
-  optional+=(php-nrk-predis)
+  optional+=(php-nrk-predis php-symfony-rate-limiter)
 fi
 if [ "$mode" = bench ]; then
   packages+=(wrk strace php-symfony-rate-limiter php-symfony-cache)

@@ -20,6 +20,10 @@ $frameworkTests = dirname(__DIR__, 2) . '/target/frameworks/symfony/src/Symfony/
 foreach (['Lock', 'Semaphore', 'Messenger', 'EventDispatcher'] as $component) {
     require_once "/usr/share/php/Symfony/Component/$component/autoload.php";
 }
+// Where the release packages it (tools/deps.sh: optional).
+if (is_file('/usr/share/php/Symfony/Component/RateLimiter/autoload.php')) {
+    require_once '/usr/share/php/Symfony/Component/RateLimiter/autoload.php';
+}
 require_once '/usr/share/php/Illuminate/autoload.php';
 require_once __DIR__ . '/frameworks/laravel/app.php';
 spl_autoload_register(function (string $class) use ($frameworkTests): void {

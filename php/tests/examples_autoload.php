@@ -3,8 +3,10 @@
 // redislock/redislock and the frameworks: loaded before each example of
 // the docs (DocsExamplesTest).
 
-foreach (['Lock', 'Semaphore', 'Messenger'] as $component) {
-    require_once "/usr/share/php/Symfony/Component/$component/autoload.php";
+foreach (['Lock', 'Semaphore', 'Messenger', 'RateLimiter'] as $component) {
+    if (is_file("/usr/share/php/Symfony/Component/$component/autoload.php")) {
+        require_once "/usr/share/php/Symfony/Component/$component/autoload.php";
+    }
 }
 spl_autoload_register(function (string $class): void {
     if (str_starts_with($class, 'RedisLock\\')) {

@@ -63,6 +63,16 @@ class RateLimiter extends \Illuminate\Cache\RateLimiter
         return self::UNLIMITED - $left;
     }
 
+    /** Laravel 10 and later: `hit()` by `$amount`. */
+    public function increment($key, $decaySeconds = 60, $amount = 1)
+    {
+        if ((int) $amount < 1) {
+            return $this->attempts($key);
+        }
+        $left = $this->window(self::UNLIMITED, $decaySeconds)->attempt($this->cleanRateLimiterKey($key), (int) $amount)->remaining();
+        return self::UNLIMITED - $left;
+    }
+
     public function attempts($key)
     {
         return self::UNLIMITED - $this->window(self::UNLIMITED, 60)->peek($this->cleanRateLimiterKey($key))->remaining();
