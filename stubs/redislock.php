@@ -933,6 +933,21 @@ namespace RedisLock {
         public function retryDead(?array $ids = null): int {}
 
         /**
+         * Sets the queue's rate, which every worker keeps: `reserve()` hands
+         * out at most `$limit` tasks per `$per` seconds across all workers,
+         * and at most `$burst` (default `$limit`) at once, on the server's
+         * clock (a token bucket). A task that waits for the rate stays
+         * queued, its attempts untouched, and a waiting `reserve()` takes it
+         * when the rate allows (without polling). Null: no rate. Stored with
+         * the queue.
+         *
+         * @param int<1, 1000000000>|null $limit
+         * @param int<1, 1000000000>|null $burst
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function setRate(?int $limit = null, float $per = 1, ?int $burst = null): bool {}
+
+        /**
          * Keeps every consumer of the queue from taking tasks for `$seconds`
          * (a rate limit the tasks' API answered with: `reserve()` and the
          * drop-in `RedisQueue::pop()` get none, and a waiting `reserve()`

@@ -812,6 +812,54 @@ final class QueueApiTest extends RedisLockTestCase
         ]);
     }
 
+    public function testAQueuesRateHoldsEveryWorkerToIt(): void
+    {
+        $q = $this->queue('rated', ['lease' => 60]);
+        $this->assertTrue($q->setRate(10, 1, 2));
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", range(1, 200)), null));
+        // Four workers reserve for 2 s; each task's reserve time is read back
+        // on the server's clock (its lease end less the lease).
+        $worker = '$q = (new RedisLock\Client())->queue("rated", ["lease" => 60]);
+            $end = microtime(true) + 2;
+            while (microtime(true) < $end) {
+                foreach ($q->reserve(5, null, 0.5) as $t) {
+                    printf("%.3f\n", $q->find($t->id())["at"] - 60);
+                }
+            }';
+        $times = array_map('floatval', preg_split('/\s+/', trim(implode("\n", self::phpMany(array_fill(0, 4, $worker))))));
+        sort($times);
+        $this->assertGreaterThan(10, count($times), 'the workers took what the rate allows');
+        $this->assertLessThan(200, count($times));
+        // Replayed as a token bucket of 2, 10 a second: none early (1 ms
+        // allowed for the times' rounding).
+        $tat = 0.0;
+        $early = [];
+        foreach ($times as $t) {
+            if ($t + 0.001 < $tat - 0.1) {
+                $early[] = $t;
+            }
+            $tat = max($tat, $t) + 0.1;
+        }
+        $this->assertSame([], $early, 'no task reserved before the rate allowed it');
+        $this->assertSame(0, $q->metrics()['totals']['nacked']);
+        $this->assertSame(0, $q->find('t99')['attempts'], 'a task that waits for the rate is not attempted');
+        $this->assertNull($q->find('t99')['reason']);
+        // Without a rate, the rest at once.
+        $this->assertTrue($q->setRate(null));
+        $this->assertCount(200 - count($times), $q->reserve(1000));
+        $this->assertAllRefused([
+            fn () => $q->setRate(0),
+            fn () => $q->setRate(-1),
+            fn () => $q->setRate(1, 0),
+            fn () => $q->setRate(1, -1),
+            fn () => $q->setRate(1, NAN),
+            fn () => $q->setRate(1, INF),
+            fn () => $q->setRate(1, 1, 0),
+            fn () => $q->setRate('x'),
+            fn () => $q->setRate(2000000000),
+        ]);
+    }
+
     public function testLeasedTasksAndWorkersSayWhoRunsWhatSinceWhen(): void
     {
         $q = $this->queue('busy');

@@ -12,9 +12,9 @@ use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use super::errors::{Class, exception};
 use super::task::Task;
 use super::value::{
-    Arg, Argument, Float, Int, Key, List, Named, NullableArray, NullableFloat, NullableText, Text,
-    Value, array, binary, non_empty, optional_binary, optional_float, shown, type_error,
-    value_error,
+    Arg, Argument, Float, Int, Key, List, Named, NullableArray, NullableFloat, NullableInt,
+    NullableText, Text, Value, array, binary, natural, non_empty, optional_binary, optional_float,
+    shown, type_error, value_error,
 };
 use super::{engine, inspect, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
@@ -166,6 +166,17 @@ fn id_items(value: &Value, param: &str, declared: &str) -> PhpResult<Vec<Vec<u8>
             other.type_name()
         ))),
     }
+}
+
+/// A count of a queue's rate: 1 to a billion.
+fn rate_count(value: &Value, param: Argument) -> PhpResult<u64> {
+    let n = natural(value, param)?;
+    if !(1..=1_000_000_000).contains(&n) {
+        return Err(value_error(format!(
+            "{param} must be between 1 and 1000000000, {n} given"
+        )));
+    }
+    Ok(n)
 }
 
 impl Queue {
@@ -729,6 +740,36 @@ impl Queue {
     /// ones. False when it was not paused.
     pub fn resume(&self) -> PhpResult<bool> {
         engine(self.queue.resume())
+    }
+
+    /// Sets the queue's rate, which every worker keeps: `reserve()` hands out
+    /// at most `$limit` tasks per `$per` seconds across all workers, and at
+    /// most `$burst` (default `$limit`) at once, on the server's clock (a token
+    /// bucket). A task that waits for the rate stays queued, its attempts
+    /// untouched, and a waiting `reserve()` takes it when the rate allows
+    /// (without polling). Null: no rate. Stored with the queue.
+    #[php(defaults(per = 1))]
+    pub fn set_rate(
+        &self,
+        limit: Arg<NullableInt>,
+        per: Arg<Float>,
+        burst: Arg<NullableInt>,
+    ) -> PhpResult<bool> {
+        const M: &str = "RedisLock\\Queue::setRate()";
+        let rate = match &limit.0 {
+            Value::Null => None,
+            value => {
+                let limit = rate_count(value, Argument(M, 1, "limit"))?;
+                let per = super::positive_seconds(&per, Argument(M, 2, "per"))?;
+                let burst = match &burst.0 {
+                    Value::Null => limit,
+                    value => rate_count(value, Argument(M, 3, "burst"))?,
+                };
+                Some(leased::Rate { limit, per, burst })
+            }
+        };
+        engine(self.queue.set_rate(rate))?;
+        Ok(true)
     }
 
     /// Keeps every consumer of the queue from taking tasks for `$seconds`

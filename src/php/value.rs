@@ -364,6 +364,13 @@ impl Declared for Int {
     const NULLABLE: bool = false;
 }
 
+/// `?int`.
+pub enum NullableInt {}
+impl Declared for NullableInt {
+    const TYPE: DataType = DataType::Long;
+    const NULLABLE: bool = true;
+}
+
 /// `array`.
 pub enum List {}
 impl Declared for List {

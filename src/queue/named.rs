@@ -88,6 +88,8 @@ impl Queue {
         metrics => lease::metrics() -> Metrics;
         /// [`lease::history`].
         history => lease::history() -> (Metrics, Vec<Period>);
+        /// [`lease::set_rate`].
+        set_rate => lease::set_rate(rate: Option<lease::Rate>) -> ();
         /// [`lease::set_terms`].
         set_terms => lease::set_terms(max_attempts: Option<u64>, lease: Option<std::time::Duration>) -> ();
         /// [`lease::dead`].

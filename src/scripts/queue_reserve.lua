@@ -1,7 +1,8 @@
 -- include: queue_task.lua
 -- flags: allow-oom
--- Lease up to ARGV[1] due tasks (server time), earliest first; none while
--- the queue is paused or throttled (queue_pause.lua). Leases that ran out are settled
+-- Lease up to ARGV[1] due tasks (server time), earliest first, within the
+-- queue's rate; none while the queue is paused or throttled
+-- (queue_pause.lua). Leases that ran out are settled
 -- first, in a bounded batch: back to the queue, or to the dead letters once
 -- the task used up its attempts (queue_settle).
 -- KEYS: see queue_task.lua.
@@ -24,18 +25,39 @@ local nowText = string.format('%.17g', now)
 local p, me, place, mode = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', '0', ARGV[5])
-local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease', 'throttled')
+local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease', 'throttled', 'rate', 'rateTat')
 local paused = stats[1] ~= false
 -- A throttle (queue_pause.lua): ms it has left, or nil.
 local throttled = tonumber(stats[4])
 throttled = throttled and throttled > now * 1000 and math.ceil(throttled - now * 1000) or nil
+-- The queue's rate (lease::set_rate, '<limit> <per seconds> <burst>'): a
+-- token bucket (GCRA, its theoretical arrival time in 'rateTat') that
+-- hands out up to burst tasks at once and limit per period. Without a
+-- token the queue is held back like a throttle, until the next one.
+local want = tonumber(ARGV[1])
+local rateStep, rateTat
+do
+  local limit, per, burst = string.match(stats[5] or '', '^(%d+) (%S+) (%d+)$')
+  if limit and tonumber(per) then
+    rateStep = tonumber(per) / tonumber(limit)
+    local room = tonumber(burst) * rateStep
+    rateTat = math.max(tonumber(stats[6]) or now, now)
+    local tokens = math.floor((room - (rateTat - now)) / rateStep + 1e-9)
+    if tokens < 1 then
+      local ms = math.max(1, math.ceil((rateTat - room + rateStep - now) * 1000))
+      throttled = math.max(throttled or 0, ms)
+    else
+      want = math.min(want, tokens)
+    end
+  end
+end
 local max = queue_term(ARGV[4], stats[2])
 local lease = queue_term(ARGV[2], stats[3])
 need_read(KEYS[4])
 need_read(KEYS[10])
 local function dueNow()
   if paused or throttled then return {} end
-  return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', '0', ARGV[1])
+  return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', '0', want)
 end
 -- The finished tasks are acked before anything else is written. The keys
 -- this call reads or writes after the ack are checked or read before it:
@@ -117,6 +139,9 @@ if #due > 0 then
   -- In reverse (queue_add.lua says why).
   redis.call('ZADD', KEYS[4], unpack(ends))
   redis.call('HSET', KEYS[3], unpack(counts))
+  if rateStep then
+    redis.call('HSET', KEYS[10], 'rateTat', string.format('%.17g', rateTat + #due * rateStep))
+  end
   if mode == 'keep' then waiting = waiting - line_leave(KEYS[9], p, me) end
   -- Due tasks left over (this consumer took fewer than an enqueue woke it
   -- for, or expired leases came back): one more waiter each.

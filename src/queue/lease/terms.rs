@@ -2,7 +2,8 @@
 //! lease), stored with the queue, in its `:stats` hash (fields
 //! `maxAttempts` and `lease`): a consumer that was not given a term of its
 //! own takes the stored one, so a task is handled on its producer's terms
-//! whichever worker reserves it (docs/queues.md).
+//! whichever worker reserves it (docs/queues.md). And the queue's rate,
+//! which every worker keeps.
 
 use std::time::Duration;
 
@@ -35,6 +36,43 @@ pub fn set_terms(
             cmd.arg(*field).arg(value);
         }
         // Redis' WRONGTYPE names no key: the error does.
+        cmd.query::<i64>(c)
+            .map_err(|e| Invocation::keys_of(&["hash"]).key(&keys.stats).naming(c, e))
+    })
+    .map(drop)
+}
+
+/// A queue's rate: at most `burst` tasks reserved at once and `limit` per
+/// `per`, across every worker (a token bucket on the server's clock).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    pub limit: u64,
+    pub per: Duration,
+    pub burst: u64,
+}
+
+/// Stores the queue's rate (None: it has none), kept in its `:stats`
+/// hash (field `rate`; `rateTat` is the bucket's state), which `reserve()`
+/// reads.
+pub fn set_rate(config: &Config, keys: &Keys, rate: Option<Rate>) -> Result<(), Error> {
+    conn::with(config, |c| {
+        let cmd = match rate {
+            Some(r) => {
+                let mut cmd = redis::cmd("HSET");
+                cmd.arg(&keys.stats).arg("rate").arg(format!(
+                    "{} {} {}",
+                    r.limit,
+                    crate::queue::score_arg(r.per.as_secs_f64()),
+                    r.burst
+                ));
+                cmd
+            }
+            None => {
+                let mut cmd = redis::cmd("HDEL");
+                cmd.arg(&keys.stats).arg("rate").arg("rateTat");
+                cmd
+            }
+        };
         cmd.query::<i64>(c)
             .map_err(|e| Invocation::keys_of(&["hash"]).key(&keys.stats).naming(c, e))
     })
