@@ -116,9 +116,24 @@ final class TopologyTest extends RedisLockTestCase
                 $out[] = $m->acquire() && !$c->lock($names[0])->acquire() && count($m->tokens()) === count($names)
                     && $m->release() && $c->lockMany($names)->acquire();
             }
+            // Limiters: one on its own slot, several only with one hash tag,
+            // else a clear error (never CROSSSLOT) and nothing consumed.
+            $ip = $c->limiter('{shop}:ip', ['limit' => 1, 'per' => 60]);
+            $user = $c->limiter('{shop}:user', ['limit' => 5, 'per' => 60, 'policy' => 'sliding_window']);
+            $out[] = $c->attempt([[$ip, '1.2.3.4'], [$user, 'ann']])->allowed()
+                && $c->attempt([[$ip, '1.2.3.4'], [$user, 'ann']])->limiter() === '{shop}:ip'
+                && $user->peek('ann')->remaining() === 4;
+            $apart = $c->limiter('global', ['limit' => 5, 'per' => 60]);
+            try {
+                $c->attempt([[$user, 'bob'], $apart]);
+                $out[] = false;
+            } catch (ValueError $e) {
+                $out[] = str_contains($e->getMessage(), 'must share a hash slot') && $apart->peek()->remaining() === 5
+                    && $user->peek('bob')->remaining() === 5;
+            }
             echo json_encode($out);
             PHP;
-        $this->assertAllChecksHold($cluster, $code, 11);
+        $this->assertAllChecksHold($cluster, $code, 13);
     }
 
     public function testNoLostUpdatesOnAClusterUnderContention(): void
