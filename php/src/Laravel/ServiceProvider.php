@@ -57,6 +57,8 @@ class ServiceProvider extends BaseServiceProvider
                 (string) ($settings['lock_connection'] ?? $settings['connection'] ?? 'default'));
             return new RateLimiter($cache, $client, $cache->getStore()->getPrefix() ?: 'laravel');
         });
+        $this->app->singleton(Limiters::class, static fn ($app) => new Limiters(
+            Connections::client($app['config']->get('database.redis') ?? [], 'default')));
         // Laravel's own when the rate limiter is not redislock's.
         $this->app->bind(\Illuminate\Routing\Middleware\ThrottleRequests::class, ThrottleRequests::class);
         $this->callAfterResolving('queue', function ($queue, $app): void {

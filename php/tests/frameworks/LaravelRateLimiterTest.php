@@ -159,6 +159,46 @@ final class LaravelRateLimiterTest extends TestCase
         $this->assertSame([0, 0], array_map(fn ($t) => $t['attempts'], $queue->peek()), 'their tries untouched');
     }
 
+    public function testThrottleAndFunnelBuildersKeepLaravelsSemantics(): void
+    {
+        $limiters = $this->app->make(RedisLock\Laravel\Limiters::class);
+        $ran = [];
+        foreach (range(1, 4) as $i) {
+            $ran[] = $limiters->throttle('mail-api')->allow(3)->every(60)->block(0)
+                ->then(fn () => "sent $i", fn (Illuminate\Contracts\Redis\LimiterTimeoutException $e) => 'later');
+        }
+        $this->assertSame(['sent 1', 'sent 2', 'sent 3', 'later'], $ran);
+        $this->assertSame(['limit:{mail-api}:f:'], $this->redis->keys('limit:*'));
+        try {
+            $limiters->throttle('mail-api')->allow(3)->every(60)->block(0.01)->then(fn () => 'sent');
+            $this->fail('a full window');
+        } catch (Illuminate\Contracts\Redis\LimiterTimeoutException) {
+        }
+        $this->assertSame('soon', $limiters->throttle('fast')->allow(1)->every(1)->block(5)
+            ->then(fn () => $limiters->throttle('fast')->allow(1)->every(1)->block(5)->then(fn () => 'soon')), 'waited for the next window');
+
+        // A funnel of 2: at most two callbacks at once across processes; one
+        // that throws gives its permit back.
+        try {
+            $limiters->funnel('pdf')->limit(2)->then(fn () => throw new RuntimeException('boom'));
+        } catch (RuntimeException) {
+        }
+        $code = 'require "' . __DIR__ . '/laravel/boot.php";
+            $app = laravel_app("127.0.0.1", ' . RedisServer::$main->port . ');
+            $r = $app["redis"]->connection("default");
+            echo $app->make(RedisLock\Laravel\Limiters::class)->funnel("pdf")->limit(2)->releaseAfter(30)->block(30)->then(function () use ($r) {
+                $inside = $r->incr("inside");
+                usleep(100000);
+                $r->decr("inside");
+                return $inside;
+            }), "\n";';
+        $outs = self::phpMany(array_fill(0, 6, $code), ['extension' => [...self::shared('mbstring'), ...(class_exists(Predis\Client::class) ? [] : self::phpredisExtensions())]]);
+        $inside = array_map('intval', $outs);
+        $this->assertCount(6, array_filter($inside), implode('', $outs));
+        $this->assertLessThanOrEqual(2, max($inside), 'never three at once');
+        $this->assertSame([], $this->redis->keys('semaphore:*'), 'every permit given back');
+    }
+
     /** Makes the released jobs due now, as if their delay had passed. */
     private function releaseNow(): void
     {
