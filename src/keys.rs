@@ -39,6 +39,8 @@ pub enum Kind {
     Stock,
     /// A rate limiter: `limit:{<name>}` and a role, then the limited key.
     Limiter,
+    /// Work run once per slot: `once:{<name>}`.
+    Once,
     /// A lock on the key another client names as is (Laravel's stock cache
     /// locks): `<name>` itself, whatever it holds; only its added keys
     /// (`exactlock:{...}`) are redislock's.
@@ -69,6 +71,7 @@ impl Kind {
             Kind::RwLock => b"rwlock:",
             Kind::Stock => b"stock:",
             Kind::Limiter => b"limit:",
+            Kind::Once => b"once:",
             Kind::ExactLock => b"exactlock:",
             Kind::ExactRwLock => b"exactrwlock:",
             Kind::Queue | Kind::SeedLock | Kind::OrderLock => b"",
@@ -154,12 +157,13 @@ pub fn name_of(prefix: &[u8], kind: Kind, key: &[u8], role: &str) -> Option<Vec<
 /// The words at the start of every key the extension keeps under a prefix
 /// (after it): its own kinds' (`lock:{`...), the drop-in kinds' seed keys
 /// and the operator records.
-const KEPT: [&[u8]; 12] = [
+const KEPT: [&[u8]; 13] = [
     b"lock:{",
     b"semaphore:{",
     b"rwlock:{",
     b"stock:{",
     b"limit:{",
+    b"once:{",
     b"exactlock:{",
     b"exactrwlock:{",
     b"Queue:",
@@ -254,7 +258,7 @@ mod tests {
 
     use super::*;
 
-    const KINDS: [Kind; 10] = [
+    const KINDS: [Kind; 11] = [
         Kind::Queue,
         Kind::SeedLock,
         Kind::OrderLock,
@@ -263,12 +267,13 @@ mod tests {
         Kind::RwLock,
         Kind::Stock,
         Kind::Limiter,
+        Kind::Once,
         Kind::ExactLock,
         Kind::ExactRwLock,
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) and
     /// limiters' keys (`t:`, `f:`, `s:`, `n:` + the limited key) too.
-    const ROLES: [&str; 25] = [
+    const ROLES: [&str; 26] = [
         ":payloads",
         ":failures",
         ":dead-failures",
@@ -294,6 +299,7 @@ mod tests {
         ":s:{x}:n:",
         ":n:",
         ":n:#5:",
+        ":slots",
     ];
 
     fn exact(kind: Kind) -> bool {

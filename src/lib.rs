@@ -10,6 +10,7 @@ pub mod holder;
 pub mod keys;
 pub mod limit;
 pub mod lock;
+pub mod once;
 pub mod process;
 pub mod queue;
 mod resp;

@@ -179,6 +179,23 @@ namespace RedisLock {
         public function newOwner(): string {}
 
         /**
+         * Claims the slot `$slot` of the work `$name` (a date, an order id, a
+         * deploy id; null: the current period of `everySeconds` on the
+         * server's clock, so client clocks cannot split one): `won()` is
+         * true for exactly one caller per name and slot across every process
+         * and server. Options: `everySeconds` (the slot's length, instead of
+         * `$slot`), `retryAfter` (seconds after which a run that did not call
+         * `done()` may be claimed again; null, the default: never) and `keep`
+         * (seconds a slot's record is kept, default 86400: the same slot can
+         * be claimed again after that). One round trip; keys `once:{<name>}`
+         * and `once:{<name>}:slots`.
+         *
+         * @param array{everySeconds?: int|float, retryAfter?: int|float|null, keep?: int|float}|null $options
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function once(string $name, ?string $slot = null, ?array $options = null): Slot {}
+
+        /**
          * The leased queue named `$name` (sorted set `Queue:<name>`, shared
          * with the drop-in `RedisQueue`). Options: `lease` (seconds a reserved
          * task stays with its worker, default 30), `maxAttempts` (reserves
@@ -1193,6 +1210,58 @@ namespace RedisLock {
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function waiting(): int {}
+    }
+
+    /**
+     * A slot of work that runs once, from `Client::once()`.
+     */
+    class Slot {
+        /** Not constructible with `new`: see `Client::once()`. */
+        private function __construct() {}
+
+        /**
+         * What `var_dump()` shows: the name, the slot and whether this call
+         * claimed it.
+         *
+         * @return array{name: string, slot: string, won: bool}
+         */
+        public function __debugInfo(): array {}
+
+        /**
+         * Says the run finished: true when this call claimed the slot and it
+         * is still its (not taken over after `retryAfter`, not forgotten
+         * after `keep`); false otherwise, and when it was said already.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function done(): bool {}
+
+        /**
+         * The slot: the one given, or for `everySeconds` the start of the
+         * server's period (Unix seconds, as a string).
+         *
+         * @return non-empty-string
+         */
+        public function slot(): mixed {}
+
+        /**
+         * The slot's record, read now: `slot`, `at` (when it was claimed,
+         * server time; null when there is no record), `done` (when its runner
+         * called `done()`; null: not, or not yet: a run that died half way),
+         * `runs` (how many callers claimed it: more than one when a run that
+         * did not finish was taken over) and `holder` (host, pid and process
+         * of the last runner; null when unknown).
+         *
+         * @return array{slot: string, at: float|null, done: float|null, runs: int<0, max>, holder: array{host: string, pid: int, process: string}|null}
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function state(): mixed {}
+
+        /**
+         * Whether this call claimed the slot: true for exactly one caller per
+         * name and slot (or, with `retryAfter`, per run that did not finish).
+         */
+        public function won(): bool {}
     }
 
     /**

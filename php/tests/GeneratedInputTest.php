@@ -97,6 +97,8 @@ final class GeneratedInputTest extends RedisLockTestCase
             fn (\$a) => \$client->limiter('g', ['limit' => 3, 'per' => 60, 'policy' => 'fixed_window'])->wait(\$a[0], \$a[1], \$a[2]),
             fn (\$a) => \$client->limiter('g', ['limit' => 3, 'per' => 60])->reset(\$a[0]),
             fn (\$a) => \$client->attempt(\$a[0], \$a[1]),
+            fn (\$a) => \$client->once(\$a[0], \$a[1], \$a[2]),
+            fn (\$a) => \$client->once('g', 's', \$a[0])->done(),
             fn (\$a) => \$client->semaphore(\$a[0], \$a[1], \$a[2]),
             fn (\$a) => \$client->semaphore('g', 3)->acquire(\$a[0], \$a[1]),
             fn (\$a) => \$client->semaphore('g', 3)->extend(\$a[0]),

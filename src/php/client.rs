@@ -15,6 +15,7 @@ use super::inspect;
 use super::limiter::{self, Decision, Limiter};
 use super::lock::{self, Lock};
 use super::multi_lock::{MultiLock, names_param};
+use super::once::{self, Slot};
 use super::queue::{self, Queue, task_list};
 use super::semaphore::{Semaphore, permits_param};
 use super::stock::Stock;
@@ -432,6 +433,31 @@ impl Client {
     #[php(defaults(cost = 1))]
     pub fn attempt(&self, limits: &ZendHashTable, cost: Arg<Int>) -> PhpResult<Decision> {
         limiter::attempt_all(&self.config, limits, &cost)
+    }
+
+    /// Claims the slot `$slot` of the work `$name` (a date, an order id, a
+    /// deploy id; null: the current period of `everySeconds` on the server's
+    /// clock, so client clocks cannot split one): `won()` is true for exactly
+    /// one caller per name and slot across every process and server. Options:
+    /// `everySeconds` (the slot's length, instead of `$slot`), `retryAfter`
+    /// (seconds after which a run that did not call `done()` may be claimed
+    /// again; null, the default: never) and `keep` (seconds a slot's record is
+    /// kept, default 86400: the same slot can be claimed again after that).
+    /// One round trip; keys `once:{<name>}` and `once:{<name>}:slots`.
+    pub fn once(
+        &self,
+        name: Arg<Text>,
+        slot: Arg<NullableText>,
+        options: Arg<NullableArray>,
+    ) -> PhpResult<Slot> {
+        const M: &str = "RedisLock\\Client::once()";
+        let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
+        let slot = match &slot.0 {
+            Value::Null => None,
+            value => Some(non_empty(value, &format!("{M}: Argument #2 ($slot)"))?),
+        };
+        let options = once::options(&options, &format!("{M}: Argument #3 ($options)"))?;
+        Slot::claim(self.config.clone(), name, slot, &options, M)
     }
 
     /// Reserves from the first of `$queues` (this client's queues) that has due

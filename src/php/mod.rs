@@ -12,6 +12,7 @@ mod limiter;
 mod lock;
 mod lock_service;
 mod multi_lock;
+mod once;
 mod queue;
 mod redis_lock;
 mod redis_queue;
@@ -275,6 +276,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<stock::Stock>()
         .class::<limiter::Limiter>()
         .class::<limiter::Decision>()
+        .class::<once::Slot>()
         .class::<semaphore::Semaphore>()
         .class::<multi_lock::MultiLock>()
         .class::<runtime::Runtime>()
