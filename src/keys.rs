@@ -41,6 +41,8 @@ pub enum Kind {
     Limiter,
     /// Work run once per slot: `once:{<name>}`.
     Once,
+    /// A leader's lock: `leader:{<name>}`.
+    Leader,
     /// A lock on the key another client names as is (Laravel's stock cache
     /// locks): `<name>` itself, whatever it holds; only its added keys
     /// (`exactlock:{...}`) are redislock's.
@@ -72,6 +74,7 @@ impl Kind {
             Kind::Stock => b"stock:",
             Kind::Limiter => b"limit:",
             Kind::Once => b"once:",
+            Kind::Leader => b"leader:",
             Kind::ExactLock => b"exactlock:",
             Kind::ExactRwLock => b"exactrwlock:",
             Kind::Queue | Kind::SeedLock | Kind::OrderLock => b"",
@@ -157,13 +160,14 @@ pub fn name_of(prefix: &[u8], kind: Kind, key: &[u8], role: &str) -> Option<Vec<
 /// The words at the start of every key the extension keeps under a prefix
 /// (after it): its own kinds' (`lock:{`...), the drop-in kinds' seed keys
 /// and the operator records.
-const KEPT: [&[u8]; 13] = [
+const KEPT: [&[u8]; 14] = [
     b"lock:{",
     b"semaphore:{",
     b"rwlock:{",
     b"stock:{",
     b"limit:{",
     b"once:{",
+    b"leader:{",
     b"exactlock:{",
     b"exactrwlock:{",
     b"Queue:",
@@ -258,7 +262,7 @@ mod tests {
 
     use super::*;
 
-    const KINDS: [Kind; 11] = [
+    const KINDS: [Kind; 12] = [
         Kind::Queue,
         Kind::SeedLock,
         Kind::OrderLock,
@@ -268,12 +272,13 @@ mod tests {
         Kind::Stock,
         Kind::Limiter,
         Kind::Once,
+        Kind::Leader,
         Kind::ExactLock,
         Kind::ExactRwLock,
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) and
     /// limiters' keys (`t:`, `f:`, `s:`, `n:` + the limited key) too.
-    const ROLES: [&str; 26] = [
+    const ROLES: [&str; 27] = [
         ":payloads",
         ":failures",
         ":dead-failures",
@@ -300,6 +305,7 @@ mod tests {
         ":n:",
         ":n:#5:",
         ":slots",
+        ":term",
     ];
 
     fn exact(kind: Kind) -> bool {

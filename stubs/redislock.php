@@ -85,6 +85,19 @@ namespace RedisLock {
         public function forceRelease(string $name, ?string $kind = null): bool {}
 
         /**
+         * A candidate for leading `$name` (keys `leader:{<name>}`...): one
+         * leader at a time across every process, renewed while its process
+         * lives, with a term (a fencing token) that grows with every new
+         * leader. Options: `ttl` (the lease, default 10 s: a leader that dies
+         * is followed within it) and `releaseAtRequestEnd` (default true;
+         * false: it leads past the request, for as long as the process
+         * lives).
+         *
+         * @param array{ttl?: int|float, releaseAtRequestEnd?: bool}|null $options
+         */
+        public function leader(string $name, ?array $options = null): Leader {}
+
+        /**
          * The rate limiter named `$name` (keys `limit:{<name>}:...`, one per
          * limited key, each gone once idle for its period). Options: `limit`
          * (cost units per period, required), `per` (the period in seconds,
@@ -340,6 +353,76 @@ namespace RedisLock {
          * Seconds until the same attempt could be allowed (0.0 when allowed).
          */
         public function retryAfter(): float {}
+    }
+
+    /**
+     * A candidate for leading a name, from `Client::leader()`.
+     */
+    class Leader {
+        /** Not constructible with `new`: see `Client::leader()`. */
+        private function __construct() {}
+
+        /**
+         * What `var_dump()` shows: the name and this object's term (null
+         * when it does not lead, as far as it knows without a round trip).
+         *
+         * @return array{name: string, term: int|null}
+         */
+        public function __debugInfo(): array {}
+
+        /**
+         * Waits up to `$wait` seconds (null, the default, or INF: no limit;
+         * 0: one try) to lead, in the line of candidates (first come first
+         * served, no polling). True when this object leads (at once if it
+         * did already): its lease is then renewed by a native thread while
+         * the process lives (and, unless `releaseAtRequestEnd` is false,
+         * until the request ends). False when the wait ran out or a signal
+         * with a handler ended it.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function campaign(?float $wait = null): bool {}
+
+        /**
+         * Who leads now, for anyone: `term`, `since` (when that term began,
+         * server time), `remaining` (seconds left of its lease, renewed while
+         * it lives) and `holder` (host, pid and process of the leader; null
+         * when not described); null when nobody leads.
+         *
+         * @return array{term: int|null, since: float|null, remaining: float|null, holder: array{host: string, pid: int, process: string}|null}|null
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function current(): mixed {}
+
+        /**
+         * Whether this object leads now: false once its lease was lost (a
+         * pause longer than the ttl, Redis unreachable) or it resigned.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function isLeader(): bool {}
+
+        /**
+         * The leader's name.
+         *
+         * @return non-empty-string
+         */
+        public function name(): mixed {}
+
+        /**
+         * Stops leading, handing the lead to the next candidate in line;
+         * false when this object did not lead (any more).
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function resign(): bool {}
+
+        /**
+         * This leadership's term, the lock's fencing token: larger than every
+         * earlier leader's (give it to what the leader writes, to refuse an
+         * old leader's writes); null when this object does not lead.
+         */
+        public function term(): ?int {}
     }
 
     /**

@@ -99,6 +99,8 @@ final class GeneratedInputTest extends RedisLockTestCase
             fn (\$a) => \$client->attempt(\$a[0], \$a[1]),
             fn (\$a) => \$client->once(\$a[0], \$a[1], \$a[2]),
             fn (\$a) => \$client->once('g', 's', \$a[0])->done(),
+            fn (\$a) => \$client->leader(\$a[0], \$a[1]),
+            fn (\$a) => \$client->leader('g', ['ttl' => 5])->campaign(\$a[0]),
             fn (\$a) => \$client->semaphore(\$a[0], \$a[1], \$a[2]),
             fn (\$a) => \$client->semaphore('g', 3)->acquire(\$a[0], \$a[1]),
             fn (\$a) => \$client->semaphore('g', 3)->extend(\$a[0]),

@@ -75,7 +75,7 @@ final class StubsTest extends RedisLockTestCase
             }
             $this->assertEquals(self::withoutDocs($e), self::withoutDocs($s), $class);
         }
-        $this->assertSame(10, $private, 'Decision, Limiter, Lock, MultiLock, Queue, Runtime, Semaphore, Slot, Stock and Task');
+        $this->assertSame(11, $private, 'Decision, Leader, Limiter, Lock, MultiLock, Queue, Runtime, Semaphore, Slot, Stock and Task');
     }
 
     /**
@@ -368,6 +368,14 @@ final class StubsTest extends RedisLockTestCase
             $this->call($allowed, $m);
         }
 
+        $leader = $c->leader('cron');
+        $this->call($leader, 'current');
+        $leader->campaign(0);
+        foreach (['name', 'current', '__debugInfo'] as $m) {
+            $this->call($leader, $m);
+        }
+        $leader->resign();
+
         $slot = $c->once('nightly', '2026-11-28');
         foreach (['slot', 'state', '__debugInfo'] as $m) {
             $this->call($slot, $m);
@@ -436,6 +444,7 @@ final class StubsTest extends RedisLockTestCase
             'RedisLock\Client::lockMany $options' => [fn ($o) => $client->lockMany(['x'], $o), 'primitives.md', '`Client::lockMany('],
             'RedisLock\Client::queue $options' => [fn ($o) => $client->queue('x', $o), 'queues.md', '`Client::queue('],
             'RedisLock\Client::stock $options' => [fn ($o) => $client->stock('x', $o), 'primitives.md', '`Client::stock('],
+            'RedisLock\Client::leader $options' => [fn ($o) => $client->leader('x', $o), 'once.md', 'Options of `Client::leader()`'],
             'RedisLock\Client::once $options' => [fn ($o) => $client->once('x', null, $o), 'once.md', 'Options of `Client::once()`'],
             'RedisLock\Client::limiter $options' => [fn ($o) => $client->limiter('x', $o), 'limits.md', '`Client::limiter('],
             'RedisLock\Stock::take $options' => [fn ($o) => $client->stock('x')->take(1, null, $o), 'primitives.md', '`Stock::take('],

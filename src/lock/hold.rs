@@ -117,6 +117,12 @@ impl Hold {
         Self::of(config, keys, options)
     }
 
+    /// A hold of the leader `name`'s lock (see `leader`), not yet taken.
+    pub fn leader(config: Arc<Config>, name: &[u8], options: Options) -> Self {
+        let keys = super::leader::keys(&config.prefix, name);
+        Self::of(config, keys, options)
+    }
+
     /// A hold of `take` of the `permits` permits of semaphore `name`.
     pub fn semaphore(
         config: Arc<Config>,

@@ -6,6 +6,7 @@
 pub mod contract;
 pub mod hold;
 pub mod inspect;
+pub mod leader;
 pub mod multi;
 pub mod order;
 pub mod permits;
@@ -93,7 +94,7 @@ impl Keys {
         Self::at(&Place::new(prefix, Kind::Lock, name), false, true)
     }
 
-    fn at(place: &Place, fenced: bool, stale_without_expiry: bool) -> Self {
+    pub(crate) fn at(place: &Place, fenced: bool, stale_without_expiry: bool) -> Self {
         Keys {
             lock: place.main.clone(),
             fence: place.beside(":fence"),

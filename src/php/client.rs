@@ -12,6 +12,7 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::injected::Connection;
 use super::inspect;
+use super::leader::{self, Leader};
 use super::limiter::{self, Decision, Limiter};
 use super::lock::{self, Lock};
 use super::multi_lock::{MultiLock, names_param};
@@ -433,6 +434,19 @@ impl Client {
     #[php(defaults(cost = 1))]
     pub fn attempt(&self, limits: &ZendHashTable, cost: Arg<Int>) -> PhpResult<Decision> {
         limiter::attempt_all(&self.config, limits, &cost)
+    }
+
+    /// A candidate for leading `$name` (keys `leader:{<name>}`...): one leader
+    /// at a time across every process, renewed while its process lives, with a
+    /// term (a fencing token) that grows with every new leader. Options: `ttl`
+    /// (the lease, default 10 s: a leader that dies is followed within it) and
+    /// `releaseAtRequestEnd` (default true; false: it leads past the request,
+    /// for as long as the process lives).
+    pub fn leader(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Leader> {
+        const M: &str = "RedisLock\\Client::leader()";
+        let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
+        let options = leader::options(&options, &format!("{M}: Argument #2 ($options)"))?;
+        Ok(Leader::new(self.config.clone(), name, options))
     }
 
     /// Claims the slot `$slot` of the work `$name` (a date, an order id, a

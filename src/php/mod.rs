@@ -8,6 +8,7 @@ mod ini;
 mod injected;
 mod inspect;
 mod last_resort;
+mod leader;
 mod limiter;
 mod lock;
 mod lock_service;
@@ -277,6 +278,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<limiter::Limiter>()
         .class::<limiter::Decision>()
         .class::<once::Slot>()
+        .class::<leader::Leader>()
         .class::<semaphore::Semaphore>()
         .class::<multi_lock::MultiLock>()
         .class::<runtime::Runtime>()
