@@ -420,7 +420,9 @@ namespace RedisLock {
         /**
          * This leadership's term, the lock's fencing token: larger than every
          * earlier leader's (give it to what the leader writes, to refuse an
-         * old leader's writes); null when this object does not lead.
+         * old leader's writes); null when this object has not won the lead or
+         * has resigned (a lead that was lost keeps its term: `isLeader()`
+         * tells).
          */
         public function term(): ?int {}
     }

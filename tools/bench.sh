@@ -41,6 +41,7 @@ mkdir -p bench
   "${php[@]}" php/bench/primitives.php "$REDIS_URL"
   echo
   "${php[@]}" php/bench/limits.php "$REDIS_URL"
+  "${php[@]}" php/bench/once.php "$REDIS_URL"
   "${php[@]}" php/bench/throughput.php "$REDIS_URL"
   "${php[@]}" php/bench/workers.php "$REDIS_URL"
   "$php_bin" php/bench/fpm.php "$REDIS_URL"

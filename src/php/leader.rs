@@ -126,7 +126,8 @@ impl Leader {
 
     /// This leadership's term, the lock's fencing token: larger than every
     /// earlier leader's (give it to what the leader writes, to refuse an old
-    /// leader's writes); null when this object does not lead.
+    /// leader's writes); null when this object has not won the lead or has
+    /// resigned (a lead that was lost keeps its term: `isLeader()` tells).
     pub fn term(&self) -> Option<i64> {
         self.lock.token()
     }
