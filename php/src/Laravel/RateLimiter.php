@@ -101,7 +101,7 @@ class RateLimiter extends \Illuminate\Cache\RateLimiter
 
     /**
      * Counts a hit on every limit of `$limits` (objects with `key`,
-     * `maxAttempts` and `decayMinutes`, as `ThrottleRequests` and
+     * `maxAttempts` and `decayMinutes` or `decaySeconds`, as `ThrottleRequests` and
      * `RateLimited` build them) if every one allows it, in one step; none
      * when one refuses. Returns the first limit that refused, or null.
      *
@@ -114,7 +114,9 @@ class RateLimiter extends \Illuminate\Cache\RateLimiter
             if ((int) $limit->maxAttempts < 1) {
                 return $limit;
             }
-            $asked[] = [$this->window((int) $limit->maxAttempts, $limit->decayMinutes * 60), $this->cleanRateLimiterKey($limit->key)];
+            // Laravel 11 and later say decaySeconds; earlier ones decayMinutes.
+            $decay = $limit->decaySeconds ?? $limit->decayMinutes * 60;
+            $asked[] = [$this->window((int) $limit->maxAttempts, $decay), $this->cleanRateLimiterKey($limit->key)];
         }
         if ($asked === []) {
             return null;
