@@ -62,9 +62,15 @@ final class RateLimiterFactory
             throw new \InvalidArgumentException(sprintf('The rate limiter option "%s" must be a string such as "1 minute".', $option));
         }
         $now = \DateTimeImmutable::createFromFormat('U', '0');
-        $then = @$now->modify('+' . $interval);
+        $error = sprintf('Cannot parse interval "%s", please use a valid unit as described on https://www.php.net/datetime.formats.relative.', $interval);
+        try {
+            // PHP 8.3 and later throw DateMalformedStringException; earlier ones warn.
+            $then = @$now->modify('+' . $interval);
+        } catch (\Exception $e) {
+            throw new \LogicException($error, 0, $e);
+        }
         if (!$then || $then <= $now) {
-            throw new \LogicException(sprintf('Cannot parse interval "%s", please use a valid unit as described on https://www.php.net/datetime.formats.relative.', $interval));
+            throw new \LogicException($error);
         }
         return (float) $then->getTimestamp();
     }
