@@ -39,7 +39,7 @@ pub enum Kind {
     Stock,
     /// A rate limiter: `limit:{<name>}` and a role, then the limited key.
     Limiter,
-    /// Work run once per slot: `once:{<name>}`.
+    /// Work run once per slot: `once:{<name>}:s:<slot>`.
     Once,
     /// A leader's lock: `leader:{<name>}`.
     Leader,
@@ -304,7 +304,7 @@ mod tests {
         ":s:{x}:n:",
         ":n:",
         ":n:#5:",
-        ":slots",
+        ":s:2026-11-28",
         ":term",
     ];
 

@@ -3,10 +3,10 @@
 //! whether the run finished. A slot is given (a date, an order id, a deploy
 //! id) or taken from the server's clock (the current period of a length),
 //! so client clocks that differ cannot split one. A run that did not finish
-//! may be claimed again after a time the caller sets (or never). Records
-//! are kept for a time the caller sets: `once:{<name>}` (slot -> the run)
-//! and `once:{<name>}:slots` (slot -> when it was claimed), see
-//! docs/keys.md.
+//! may be claimed again after a time the caller sets (or never). Each slot
+//! is a key of its own, `once:{<name>}:s:<slot>` (docs/keys.md), kept for a
+//! time the caller sets: claiming a slot nobody has is one `SET NX PX`, the
+//! rest one script.
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -62,7 +62,13 @@ pub struct Once {
     place: Place,
 }
 
-type Reply = (i64, Vec<u8>, i64, i64, i64, Vec<u8>);
+type Reply = (i64, i64, i64, i64, Vec<u8>);
+
+/// The record a slot's key holds after a claim: the keep, the runs, not
+/// done, the token (as `once.lua` reads it).
+fn claimed(keep_ms: u64, token: &str) -> String {
+    format!("{keep_ms} 1 - {token}")
+}
 
 impl Once {
     pub fn new(config: Arc<Config>, name: Vec<u8>) -> Self {
@@ -82,72 +88,99 @@ impl Once {
         &self.config
     }
 
-    fn call(
-        &self,
-        op: &str,
-        slot: Slot<'_>,
-        token: &str,
-        terms: Terms,
-    ) -> Result<Option<Run>, Error> {
-        let (given, every) = match slot {
-            Slot::Given(s) => (s, 0),
-            Slot::Every(d) => (&b""[..], crate::time::millis(d).max(1)),
+    /// The key of `slot`.
+    fn key(&self, slot: &[u8]) -> Vec<u8> {
+        [self.place.beside(":s:").as_slice(), slot].concat()
+    }
+
+    /// The slot `slot` names: itself, or the current period of the server's
+    /// clock, named by its start (Unix seconds, with ms for periods that
+    /// are not whole seconds).
+    fn slot_of(&self, slot: Slot<'_>) -> Result<Vec<u8>, Error> {
+        let every = match slot {
+            Slot::Given(s) => return Ok(s.to_vec()),
+            Slot::Every(d) => crate::time::millis(d).max(1),
         };
+        let (secs, micros): (u64, u64) = conn::with(&self.config, |c| redis::cmd("TIME").query(c))?;
+        let start = (secs * 1000 + micros / 1000) / every * every;
+        Ok(if every % 1000 == 0 {
+            (start / 1000).to_string()
+        } else {
+            format!("{}.{:03}", start / 1000, start % 1000)
+        }
+        .into_bytes())
+    }
+
+    fn call(&self, op: &str, slot: &[u8], token: &str, terms: Terms) -> Result<Option<Run>, Error> {
         let reply: Reply = conn::with(&self.config, |c| {
-            ONCE.key(&self.place.main)
-                .key(self.place.beside(":slots"))
+            ONCE.key(self.key(slot))
                 .arg(op)
-                .arg(given)
-                .arg(every)
                 .arg(token)
                 .arg(terms.retry.map_or(0, |r| crate::time::millis(r).max(1)))
                 .arg(crate::time::millis(terms.keep).max(1))
                 .invoke(c)
         })?;
-        let (won, slot, at, done, runs, token) = reply;
+        let (won, at, done, runs, token) = reply;
         let ms = |n: i64| u64::try_from(n).ok();
         Ok(match (won, ms(at)) {
             (-1, _) => None,
             (0 | 1, Some(at_ms)) => Some(Run {
                 won: won == 1,
-                slot,
+                slot: slot.to_vec(),
                 at_ms,
                 done_ms: ms(done),
                 runs: ms(runs).unwrap_or(0),
                 token,
             }),
             _ => {
-                let reply = (won, slot, at, done, runs, token);
+                let reply = (won, at, done, runs, token);
                 return Err(conn::unknown_reply(&self.config, "once.lua", &reply));
             }
         })
     }
 
     /// Claims `slot` for the caller of `token` unless another caller has
-    /// (and, with `terms.retry`, finished it or claimed it lately). The
-    /// slot's record, whoever claimed it.
-    pub fn claim(&self, slot: Slot<'_>, token: &str, terms: Terms) -> Result<Run, Error> {
-        self.call("claim", slot, token, terms)?.ok_or_else(|| {
-            conn::unknown_reply(&self.config, "once.lua", &"no record after a claim")
-        })
+    /// (and, with `terms.retry`, finished it or claimed it lately). Whether
+    /// it did, and the slot; a slot nobody had costs one `SET NX PX`, the
+    /// rest one script.
+    pub fn claim(
+        &self,
+        slot: Slot<'_>,
+        token: &str,
+        terms: Terms,
+    ) -> Result<(bool, Vec<u8>), Error> {
+        let slot = self.slot_of(slot)?;
+        if terms.retry.is_some() {
+            let run = self.call("claim", &slot, token, terms)?;
+            return Ok((run.is_some_and(|r| r.won), slot));
+        }
+        let keep = crate::time::millis(terms.keep).max(1);
+        let set: Option<String> = conn::with(&self.config, |c| {
+            redis::cmd("SET")
+                .arg(self.key(&slot))
+                .arg(claimed(keep, token))
+                .arg("NX")
+                .arg("PX")
+                .arg(keep)
+                .query(c)
+        })?;
+        Ok((set.is_some(), slot))
     }
 
     /// Marks `slot` done if the caller of `token` runs it (and no other
     /// took it over); the record, `won` when it did.
     pub fn done(&self, slot: &[u8], token: &str) -> Result<Option<Run>, Error> {
-        let terms = Terms {
-            retry: None,
-            keep: Duration::from_secs(1),
-        };
-        self.call("done", Slot::Given(slot), token, terms)
+        self.call("done", slot, token, READ)
     }
 
     /// The record of `slot`, if it has one.
     pub fn read(&self, slot: &[u8]) -> Result<Option<Run>, Error> {
-        let terms = Terms {
-            retry: None,
-            keep: Duration::from_secs(1),
-        };
-        self.call("read", Slot::Given(slot), "", terms)
+        self.call("read", slot, "", READ)
     }
 }
+
+/// The terms of a call that claims nothing.
+const READ: Terms = Terms {
+    retry: None,
+    keep: Duration::from_secs(1),
+};

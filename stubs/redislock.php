@@ -200,8 +200,8 @@ namespace RedisLock {
          * `$slot`), `retryAfter` (seconds after which a run that did not call
          * `done()` may be claimed again; null, the default: never) and `keep`
          * (seconds a slot's record is kept, default 86400: the same slot can
-         * be claimed again after that). One round trip; keys `once:{<name>}`
-         * and `once:{<name>}:slots`.
+         * be claimed again after that). One round trip (two for
+         * `everySeconds`); key `once:{<name>}:s:<slot>`.
          *
          * @param array{everySeconds?: int|float, retryAfter?: int|float|null, keep?: int|float}|null $options
          * @throws RedisLockException Redis out of reach or answering with an error

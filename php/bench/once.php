@@ -83,7 +83,7 @@ echo "### Once per slot and leaders\n\n";
 printf("One process, one loopback connection each; claims per second, median of %d rounds in turns.\n\n", ROUNDS);
 echo "| contender | claims/s | / ceiling |\n|---|---:|---:|\n";
 printf("| `SET NX PX` of a new slot's key (phpredis): the ceiling | %s | 1.00x |\n", number_format($rate['ceiling-new']));
-printf("| redislock `Client::once()`, a new slot (wins, records who and when) | %s | %.2fx |\n", number_format($rate['once-new']), $rate['once-new'] / $rate['ceiling-new']);
+printf("| redislock `Client::once()`, a new slot (wins, records who and since when) | %s | %.2fx |\n", number_format($rate['once-new']), $rate['once-new'] / $rate['ceiling-new']);
 printf("| `SET NX PX` of a taken slot's key: the ceiling | %s | 1.00x |\n", number_format($rate['ceiling-taken']));
 printf("| redislock `Client::once()`, a taken slot (loses) | %s | %.2fx |\n", number_format($rate['once-taken']), $rate['once-taken'] / $rate['ceiling-taken']);
 printf("\nLeader failover after SIGKILL, ttl 2 s (renewed every third of it): %s s (3 runs; target: within the ttl plus one renewal interval, 2.67 s).\n\n",

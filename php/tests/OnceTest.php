@@ -68,10 +68,10 @@ final class OnceTest extends RedisLockTestCase
         $this->assertSame('q3', $state['slot']);
         $this->assertSame(1, $state['runs']);
         $this->assertEqualsWithDelta(microtime(true), $state['at'], 5);
-        $this->assertSame(['once:{report}', 'once:{report}:slots'], $this->sortedKeys());
-        $this->assertEqualsWithDelta(86400000, $this->redis->pttl('once:{report}'), 5000, 'kept a day by default');
+        $this->assertSame(['once:{report}:s:q2', 'once:{report}:s:q3'], $this->sortedKeys());
+        $this->assertEqualsWithDelta(86400000, $this->redis->pttl('once:{report}:s:q3'), 5000, 'kept a day by default');
         $none = $c->once('report', 'q4', ['keep' => 1]);
-        $this->redis->del('once:{report}');
+        $this->redis->del('once:{report}:s:q4');
         $this->assertSame(['slot' => 'q4', 'at' => null, 'done' => null, 'runs' => 0, 'holder' => null], $none->state());
         $this->assertFalse($none->done(), 'a forgotten run is not done by anyone');
     }
@@ -82,7 +82,9 @@ final class OnceTest extends RedisLockTestCase
             echo $run->won() ? "won\n" : "lost\n";
             sleep(60);');
         usleep(300000);
-        while (!$this->redis->exists('once:{import}')) {
+        $deadline = microtime(true) + 20;
+        while (!$this->redis->exists('once:{import}:s:batch-9')) {
+            $this->assertLessThan($deadline, microtime(true), 'the runner never claimed its slot');
             usleep(20000);
         }
         posix_kill($dying[2], SIGKILL);
@@ -106,15 +108,12 @@ final class OnceTest extends RedisLockTestCase
         $c = new Client();
         $this->assertTrue($c->once('deploy', 'v1', ['keep' => 0.3])->won());
         $this->assertFalse($c->once('deploy', 'v1', ['keep' => 0.3])->won());
-        $this->assertLessThanOrEqual(300, $this->redis->pttl('once:{deploy}'));
-        usleep(400000);
-        $this->assertTrue($c->once('deploy', 'v1', ['keep' => 0.3])->won(), 'the record is gone: the slot runs again');
-        // Older slots go, a few per claim, while the name stays in use.
+        $this->assertLessThanOrEqual(300, $this->redis->pttl('once:{deploy}:s:v1'));
         $this->assertTrue($c->once('deploy', 'v2', ['keep' => 60])->won());
         usleep(400000);
-        $this->redis->zAdd('once:{deploy}:slots', ['XX'], 0, 'v2');
-        $c->once('deploy', 'v3', ['keep' => 60]);
-        $this->assertSame(['v1', 'v3'], $this->sortedFields('once:{deploy}'));
+        $this->assertTrue($c->once('deploy', 'v1', ['keep' => 0.3])->won(), 'the record is gone: the slot runs again');
+        $this->assertFalse($c->once('deploy', 'v2', ['keep' => 60])->won(), 'each slot is kept for its own keep');
+        $this->assertGreaterThan(59000, $this->redis->pttl('once:{deploy}:s:v2'));
     }
 
     public function testHostileNamesAndSlotsAreTheirOwnAndBadInputIsRefused(): void
@@ -147,14 +146,22 @@ final class OnceTest extends RedisLockTestCase
             fn () => $c->once('n', 's', 'options'),
         ]);
         $this->assertSame($before, $this->redis->dbSize());
-        $this->redis->hSet('once:{junk}', 's', 'not a run');
+        $this->redis->set('once:{junk}:s:s', 'not a run');
+        $this->assertFalse($c->once('junk', 's')->won(), 'a key that is there is a claim');
         try {
-            $c->once('junk', 's');
+            $c->once('junk', 's', ['retryAfter' => 1]);
             $this->fail('a record written by hand');
         } catch (RedisLock\ServerException $e) {
-            $this->assertStringContainsString('once:{junk} holds "not a run" for a slot', $e->getMessage());
+            $this->assertStringContainsString('once:{junk}:s:s holds "not a run", where redislock keeps a run', $e->getMessage());
         }
-        $this->assertSame('not a run', $this->redis->hGet('once:{junk}', 's'));
+        $this->assertSame('not a run', $this->redis->get('once:{junk}:s:s'));
+        $this->redis->hSet('once:{hash}:s:s', 'f', 'v');
+        $this->expectException(RedisLock\ServerException::class);
+        $c->once('hash', 's', ['retryAfter' => 1]);
+    }
+
+    public function testTheSlotClassIsNotConstructible(): void
+    {
         $this->expectExceptionMessage('Cannot create RedisLock\Slot with new');
         new RedisLock\Slot();
     }
@@ -165,12 +172,5 @@ final class OnceTest extends RedisLockTestCase
         $keys = array_values(array_filter($keys, fn ($k) => !str_starts_with($k, 'redislock:holder:')));
         sort($keys);
         return $keys;
-    }
-
-    private function sortedFields(string $key): array
-    {
-        $fields = $this->redis->hKeys($key);
-        sort($fields);
-        return $fields;
     }
 }

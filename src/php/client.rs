@@ -457,7 +457,7 @@ impl Client {
     /// (seconds after which a run that did not call `done()` may be claimed
     /// again; null, the default: never) and `keep` (seconds a slot's record is
     /// kept, default 86400: the same slot can be claimed again after that).
-    /// One round trip; keys `once:{<name>}` and `once:{<name>}:slots`.
+    /// One round trip (two for `everySeconds`); key `once:{<name>}:s:<slot>`.
     pub fn once(
         &self,
         name: Arg<Text>,

@@ -52,7 +52,9 @@ pub fn options(value: &Value, method: &str) -> PhpResult<Options> {
 #[php(name = "RedisLock\\Slot")]
 pub struct Slot {
     once: once::Once,
-    run: Run,
+    /// Whether this call claimed it.
+    won: bool,
+    slot: Vec<u8>,
     /// The token this call claimed with.
     token: String,
 }
@@ -87,16 +89,21 @@ impl Slot {
             retry: options.retry,
             keep: options.keep,
         };
-        let run = engine(once.claim(at, &token, terms))?;
-        if run.won {
+        let (won, slot) = engine(once.claim(at, &token, terms))?;
+        if won {
             holder::introduce(once.config());
         }
-        Ok(Slot { once, run, token })
+        Ok(Slot {
+            once,
+            won,
+            slot,
+            token,
+        })
     }
 
     fn record(&self, run: Option<&Run>) -> PhpResult<Zval> {
         let mut out = ZendHashTable::new();
-        out.insert("slot", binary(&self.run.slot))?;
+        out.insert("slot", binary(&self.slot))?;
         let Some(run) = run else {
             out.insert("at", ())?;
             out.insert("done", ())?;
@@ -134,23 +141,23 @@ impl Slot {
     /// Whether this call claimed the slot: true for exactly one caller per
     /// name and slot (or, with `retryAfter`, per run that did not finish).
     pub fn won(&self) -> bool {
-        self.run.won
+        self.won
     }
 
     /// The slot: the one given, or for `everySeconds` the start of the
     /// server's period (Unix seconds, as a string).
     pub fn slot(&self) -> Zval {
-        binary(&self.run.slot)
+        binary(&self.slot)
     }
 
     /// Says the run finished: true when this call claimed the slot and it
     /// is still its (not taken over after `retryAfter`, not forgotten after
     /// `keep`); false otherwise, and when it was said already.
     pub fn done(&self) -> PhpResult<bool> {
-        if !self.run.won {
+        if !self.won {
             return Ok(false);
         }
-        let run = engine(self.once.done(&self.run.slot, &self.token))?;
+        let run = engine(self.once.done(&self.slot, &self.token))?;
         Ok(run.is_some_and(|r| r.won))
     }
 
@@ -161,7 +168,7 @@ impl Slot {
     /// was taken over) and `holder` (host, pid and process of the last
     /// runner; null when unknown).
     pub fn state(&self) -> PhpResult<Zval> {
-        let run = engine(self.once.read(&self.run.slot))?;
+        let run = engine(self.once.read(&self.slot))?;
         self.record(run.as_ref())
     }
 
