@@ -43,7 +43,6 @@ pub struct Terms {
 pub struct Run {
     /// Whether this call claimed the slot (or, for `done`, marked it done).
     pub won: bool,
-    pub slot: Vec<u8>,
     /// When it was claimed, ms of the server's clock.
     pub at_ms: u64,
     /// When its runner said it was done.
@@ -126,7 +125,6 @@ impl Once {
             (-1, _) => None,
             (0 | 1, Some(at_ms)) => Some(Run {
                 won: won == 1,
-                slot: slot.to_vec(),
                 at_ms,
                 done_ms: ms(done),
                 runs: ms(runs).unwrap_or(0),
