@@ -2,11 +2,10 @@
 //! script's keys share a hash slot, waiting works across nodes, and after a
 //! primary dies and its replica is promoted, operations resume.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{Cluster, NO_WAIT};
+use crate::common;
+use crate::common::{Cluster, NO_WAIT};
 use redis::RedisResult;
 use redislock::config::{Config, Defaults};
 use redislock::conn::Error;

@@ -4,12 +4,10 @@
 //! symfony/lock runs one test trait over every store. Then Redlock's quorum
 //! over every subset of its nodes, as redsync tests it.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::RedisServer;
+use crate::common::RedisServer;
 use redislock::config::Config;
 use redislock::lock::Keys;
 use redislock::lock::contract::Holding;

@@ -3,11 +3,10 @@
 //! away), for a user the ACL keeps from them, after `FUNCTION FLUSH`, on a
 //! server past its `maxmemory`, and on a read-only replica.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{NO_WAIT, RedisServer};
+use crate::common;
+use crate::common::{NO_WAIT, RedisServer};
 use redislock::config::{Config, Defaults};
 use redislock::lock::inspect::{self, Kind};
 use redislock::{queue, token};

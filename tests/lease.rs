@@ -1,11 +1,10 @@
 //! Fencing tokens and lease renewal, against a real redis-server.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{NO_WAIT, RedisServer};
+use crate::common;
+use crate::common::{NO_WAIT, RedisServer};
 use redislock::config::Config;
 use redislock::lock::renew::{self, Lease};
 use redislock::lock::{self, Wait};
@@ -83,6 +82,7 @@ fn a_key_without_expiry_is_not_taken_over_by_the_fenced_acquire() {
 
 #[test]
 fn tokens_order_the_critical_sections_of_contending_threads() {
+    let _one = one_renewing_test();
     let server = RedisServer::start();
     let config = Arc::new(server.config());
     let history = Arc::new(Mutex::new(Vec::new()));
@@ -127,6 +127,15 @@ fn tokens_order_the_critical_sections_of_contending_threads() {
     assert_eq!(overlaps, 0, "sections in token order never overlap");
 }
 
+/// The tests that start renewal threads run one at a time: one of them
+/// counts the process's renewal threads, which the others' would change.
+fn one_renewing_test() -> std::sync::MutexGuard<'static, ()> {
+    static RENEWING: Mutex<()> = Mutex::new(());
+    RENEWING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Acquires `key` with a lease of `lease_ms` and starts renewing it;
 /// returns the config, the owner token and the renewal's id.
 fn renewed(
@@ -153,6 +162,7 @@ fn renewed(
 
 #[test]
 fn renewal_keeps_a_short_lease_alive_until_stopped() {
+    let _one = one_renewing_test();
     let server = RedisServer::start();
     let (config, token, id) = renewed(&server, "lock:{r}", 300, Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(1200));
@@ -170,6 +180,7 @@ fn renewal_keeps_a_short_lease_alive_until_stopped() {
 
 #[test]
 fn renewal_ends_at_the_maximum_hold_time() {
+    let _one = one_renewing_test();
     let server = RedisServer::start();
     let (config, token, id) = renewed(&server, "lock:{m}", 300, Duration::from_millis(700));
     std::thread::sleep(Duration::from_millis(400));
@@ -188,6 +199,7 @@ fn renewal_ends_at_the_maximum_hold_time() {
 
 #[test]
 fn renewal_reports_a_key_deleted_behind_the_holders_back() {
+    let _one = one_renewing_test();
     let server = RedisServer::start();
     let (_, _, id) = renewed(&server, "lock:{d}", 300, Duration::from_secs(60));
     let _: () = redis::cmd("DEL")
@@ -202,6 +214,7 @@ fn renewal_reports_a_key_deleted_behind_the_holders_back() {
 
 #[test]
 fn renewal_reports_redis_unreachable_once_the_lease_may_have_run_out() {
+    let _one = one_renewing_test();
     let mut server = RedisServer::start();
     let (_, _, id) = renewed(&server, "lock:{u}", 400, Duration::from_secs(60));
     server.stop();
@@ -223,6 +236,7 @@ fn renewal_reports_redis_unreachable_once_the_lease_may_have_run_out() {
 
 #[test]
 fn renewal_reports_the_loss_when_the_lease_runs_out_while_a_renewal_is_unanswered() {
+    let _one = one_renewing_test();
     let server = RedisServer::start();
     let (_, _, id) = renewed(&server, "lock:{p}", 400, Duration::from_secs(60));
     // Paused: the renewal due at a third of the lease waits out its read
@@ -242,6 +256,7 @@ fn renewal_reports_the_loss_when_the_lease_runs_out_while_a_renewal_is_unanswere
 
 #[test]
 fn a_server_that_stops_answering_does_not_hold_up_renewals_on_another() {
+    let _one = one_renewing_test();
     let stalled = RedisServer::start();
     let healthy = RedisServer::start();
     let (_, _, slow) = renewed(&stalled, "lock:{s}", 3000, Duration::from_secs(60));
@@ -276,6 +291,7 @@ fn renewal_threads() -> usize {
 /// for, not left running the extension's code.
 #[test]
 fn each_thread_renews_its_own_locks_and_its_renewal_thread_ends_with_it() {
+    let _one = one_renewing_test();
     let server = RedisServer::start();
     let before = renewal_threads();
     let threads: Vec<_> = (0..4)

@@ -1,11 +1,10 @@
 //! The leased queue engine against a real redis-server.
 
-mod common;
-
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use common::RedisServer;
+use crate::common;
+use crate::common::RedisServer;
 use redislock::config::Config;
 use redislock::queue::lease::{self, Leased, Nack, Reserve, Terms};
 use redislock::queue::{self, Keys, NewTask, Policy, Put, Status};

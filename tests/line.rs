@@ -2,13 +2,12 @@
 //! arrival order, dead waiters are skipped within their place's lease, and an
 //! enqueue wakes one blocked consumer per task.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::RedisServer;
+use crate::common;
+use crate::common::RedisServer;
 use redislock::config::Config;
 use redislock::lock::{self, Keys, Wait};
 use redislock::queue::lease::{self, Reserve, Terms};

@@ -1,12 +1,11 @@
 //! The lock engine against a real redis-server.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{NO_WAIT, RedisServer};
+use crate::common;
+use crate::common::{NO_WAIT, RedisServer};
 use redislock::conn::Error;
 use redislock::lock::inspect::{self, Kind};
 use redislock::lock::{self, Keys, Wait};

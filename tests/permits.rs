@@ -1,13 +1,11 @@
 //! Semaphores, read-write locks and stocks against a real redis-server, with
 //! threads on connections of their own counting violations.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::RedisServer;
+use crate::common::RedisServer;
 use redislock::keys::Kind;
 use redislock::lock::permits::{self, UNLIMITED};
 use redislock::lock::{self, Keys, Wait};

@@ -1,11 +1,10 @@
 //! Property tests: DSN and options parsing never panics and never leaks a
 //! password; the engines carry any bytes (names, ids, payloads) unchanged.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{NO_WAIT, RedisServer};
+use crate::common;
+use crate::common::{NO_WAIT, RedisServer};
 use proptest::prelude::*;
 use redislock::config::{Config, Defaults, redact};
 use redislock::lock;

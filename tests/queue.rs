@@ -1,8 +1,6 @@
 //! The queue engine against a real redis-server.
 
-mod common;
-
-use common::RedisServer;
+use crate::common::RedisServer;
 use redislock::queue;
 
 fn ids(list: &[&str]) -> Vec<Vec<u8>> {

@@ -3,14 +3,13 @@
 //! once, a dead letter never shares its payload with a live task, and no
 //! call runs an unbounded script.
 
-mod common;
-
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::RedisServer;
+use crate::common;
+use crate::common::RedisServer;
 use redislock::config::Config;
 use redislock::conn::Error;
 use redislock::queue::lease::{self, Leased, Nack, Reserve, Terms};

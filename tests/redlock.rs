@@ -1,13 +1,11 @@
 //! Redlock over 5 real redis-servers.
 
-mod common;
-
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::RedisServer;
+use crate::common::RedisServer;
 use redislock::lock::redlock::{self, NoQuorum, Nodes};
 use redislock::token::new_token;
 

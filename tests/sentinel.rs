@@ -2,11 +2,10 @@
 //! sentinels, and after it dies and its replica is promoted, operations
 //! resume on the new master without a new config.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{NO_WAIT, Sentinels};
+use crate::common;
+use crate::common::{NO_WAIT, Sentinels};
 use redislock::config::{Config, Defaults};
 use redislock::conn::Error;
 use redislock::lock;

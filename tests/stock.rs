@@ -1,10 +1,8 @@
 //! The stock engine's take with an order task, against a real redis-server.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::RedisServer;
+use crate::common::RedisServer;
 use redislock::conn::Error;
 use redislock::queue::Keys as QueueKeys;
 use redislock::queue::lease::{self, Reserve, Terms};

@@ -1,10 +1,9 @@
 //! TLS with a private CA and client certificates, and ACL users.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{NO_WAIT, TlsServer};
+use crate::common;
+use crate::common::{NO_WAIT, TlsServer};
 use redislock::config::{Config, Defaults};
 use redislock::conn::Error;
 use redislock::lock;

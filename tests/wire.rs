@@ -5,11 +5,9 @@
 //! command's reply, and a value pushed as the nap ends must be received
 //! once or stay in the list, never lost.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use redislock::conn;
 
 /// BLPOP on `key` for `nap` (replies within `read_timeout` of its end).
