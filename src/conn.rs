@@ -623,6 +623,11 @@ pub fn with<T>(config: &Config, f: impl FnMut(&mut Conn) -> RedisResult<T>) -> R
     run(config, f)
 }
 
+/// The server's clock (`TIME`): Unix seconds and microseconds.
+pub fn server_time(config: &Config) -> Result<(u64, u64), Error> {
+    with(config, |c| redis::cmd("TIME").query(c))
+}
+
 /// Like [`with`], but open to signals: for a blocking command, which a
 /// caught signal cuts short (EINTR; the connection is then dropped, its
 /// reply unread).

@@ -6,7 +6,7 @@
 
 pub mod config;
 pub mod conn;
-pub mod holder;
+pub mod identity;
 pub mod keys;
 pub mod limit;
 pub mod lock;

@@ -95,12 +95,12 @@ impl Once {
     /// The slot `slot` names: itself, or the current period of the server's
     /// clock, named by its start (Unix seconds, with ms for periods that
     /// are not whole seconds).
-    fn slot_of(&self, slot: Slot<'_>) -> Result<Vec<u8>, Error> {
+    pub fn slot(&self, slot: Slot<'_>) -> Result<Vec<u8>, Error> {
         let every = match slot {
             Slot::Given(s) => return Ok(s.to_vec()),
             Slot::Every(d) => crate::time::millis(d).max(1),
         };
-        let (secs, micros): (u64, u64) = conn::with(&self.config, |c| redis::cmd("TIME").query(c))?;
+        let (secs, micros) = conn::server_time(&self.config)?;
         let start = (secs * 1000 + micros / 1000) / every * every;
         Ok(if every % 1000 == 0 {
             (start / 1000).to_string()
@@ -147,7 +147,7 @@ impl Once {
         token: &str,
         terms: Terms,
     ) -> Result<(bool, Vec<u8>), Error> {
-        let slot = self.slot_of(slot)?;
+        let slot = self.slot(slot)?;
         if terms.retry.is_some() {
             let run = self.call("claim", &slot, token, terms)?;
             return Ok((run.is_some_and(|r| r.won), slot));

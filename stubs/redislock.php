@@ -192,18 +192,28 @@ namespace RedisLock {
         public function newOwner(): string {}
 
         /**
+         * The server's clock (Redis `TIME`): Unix seconds, to the microsecond.
+         * The clock limiters, `once()` slots and leases go by, whatever this
+         * machine's clock says. One round trip (on a Cluster: some node's clock).
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function time(): float {}
+
+        /**
          * Claims the slot `$slot` of the work `$name` (a date, an order id, a
          * deploy id; null: the current period of `everySeconds` on the
          * server's clock, so client clocks cannot split one): `won()` is
          * true for exactly one caller per name and slot across every process
          * and server. Options: `everySeconds` (the slot's length, instead of
          * `$slot`), `retryAfter` (seconds after which a run that did not call
-         * `done()` may be claimed again; null, the default: never) and `keep`
+         * `done()` may be claimed again; null, the default: never), `keep`
          * (seconds a slot's record is kept, default 86400: the same slot can
-         * be claimed again after that). One round trip (two for
-         * `everySeconds`); key `once:{<name>}:s:<slot>`.
+         * be claimed again after that) and `claim` (false: only read the
+         * slot, `won()` false). One round trip (two for `everySeconds`); key
+         * `once:{<name>}:s:<slot>`.
          *
-         * @param array{everySeconds?: int|float, retryAfter?: int|float|null, keep?: int|float}|null $options
+         * @param array{everySeconds?: int|float, retryAfter?: int|float|null, keep?: int|float, claim?: bool}|null $options
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function once(string $name, ?string $slot = null, ?array $options = null): Slot {}

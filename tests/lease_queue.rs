@@ -657,7 +657,7 @@ fn a_queues_workers_stay_bounded_in_time_and_number() {
     assert_eq!(listed.len(), 3);
     assert_eq!(
         listed[0].id,
-        redislock::holder::my_id(),
+        redislock::identity::my_id(),
         "this process, seen last"
     );
     assert_eq!(

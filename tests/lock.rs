@@ -525,7 +525,7 @@ fn a_multi_lock_try_meeting_a_key_of_another_type_fails_and_takes_nothing() {
 fn a_reply_that_cannot_be_read_is_not_told_as_redis_unavailable() {
     let server = RedisServer::start();
     let config = server.config();
-    let token = redislock::holder::token();
+    let token = redislock::identity::token();
     let lease = Duration::from_secs(30);
     assert!(common::acquired(&config, b"lock:{d}", &token, lease, NO_WAIT).unwrap());
     let mut c = server.client();

@@ -45,6 +45,38 @@ final class OnceTest extends RedisLockTestCase
         $this->assertSame((string) (intdiv((int) $now, 3600) * 3600), reset($slots), 'named by its start on the server\'s clock');
     }
 
+    public function testReadingASlotWithoutClaimingItAndTheServersClock(): void
+    {
+        $c = new Client();
+        $look = $c->once('audit', 'd1', ['claim' => false]);
+        $this->assertFalse($look->won());
+        $this->assertSame(['slot' => 'd1', 'at' => null, 'done' => null, 'runs' => 0, 'holder' => null], $look->state());
+        $this->assertFalse($look->done(), 'a slot only read is not this caller\'s to finish');
+        $this->assertSame(0, $this->redis->dbSize(), 'reading wrote nothing');
+        $this->assertTrue($c->once('audit', 'd1')->won(), 'and left the slot free');
+        $state = $c->once('audit', 'd1', ['claim' => false])->state();
+        $this->assertSame(1, $state['runs']);
+        $this->assertSame(1, $c->once('audit', 'd1', ['claim' => false, 'retryAfter' => 0.001])->state()['runs'],
+            'not taken over either');
+        // A slot of the server's clock, named but not claimed.
+        $tick = $c->once('audit', null, ['everySeconds' => 3600, 'claim' => false]);
+        [$now] = $this->redis->time();
+        $this->assertSame((string) (intdiv((int) $now, 3600) * 3600), $tick->slot());
+        $this->assertTrue($c->once('audit', $tick->slot())->won());
+        $this->assertAllRefused([
+            fn () => $c->once('audit', 'd2', ['claim' => 'no']),
+            fn () => $c->once('audit', 'd2', ['claim' => null]),
+            fn () => $c->once('audit', 'd2', ['claim' => []]),
+        ]);
+
+        // The server's clock, to the microsecond, as TIME says it.
+        [$before, $micros] = $this->redis->time();
+        $time = $c->time();
+        [$after, $microsAfter] = $this->redis->time();
+        $this->assertGreaterThanOrEqual($before + $micros / 1e6, $time);
+        $this->assertLessThanOrEqual($after + $microsAfter / 1e6, $time);
+    }
+
     public function testDoneAndTheRecordOfWhoRan(): void
     {
         $c = new Client();

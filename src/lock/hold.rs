@@ -270,7 +270,7 @@ impl Hold {
             self.mine += 1;
             return Ok(true);
         }
-        let token = self.named.clone().unwrap_or_else(crate::holder::token);
+        let token = self.named.clone().unwrap_or_else(crate::identity::token);
         let lease = self.options.lease;
         let Some(fence) = super::acquire(&self.config, &self.keys, &token, lease, wait)? else {
             return Ok(false);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::Keys;
 use crate::config::{Config, Topology};
 use crate::conn::{self, Error};
-use crate::holder::{self, Holder};
+use crate::identity::{self, Holder};
 use crate::keys;
 use crate::scripts::{self, Script, script};
 use crate::wait;
@@ -168,7 +168,7 @@ fn invocation(keys: &Keys) -> crate::scripts::Invocation<'static> {
 
 fn states_of(config: &Config, read: &[(Keys, Raw)]) -> Result<Vec<State>, Error> {
     let tokens: Vec<Option<&[u8]>> = read.iter().map(|(_, raw)| raw.0.as_deref()).collect();
-    let holders = holder::of(config, &tokens)?;
+    let holders = identity::of(config, &tokens)?;
     Ok(read
         .iter()
         .zip(holders)

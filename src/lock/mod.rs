@@ -15,7 +15,7 @@ pub mod registry;
 pub mod renew;
 pub mod seed;
 
-use crate::holder;
+use crate::identity;
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -387,7 +387,7 @@ pub fn acquire(
     };
     let fence = wait::until(config, &[keys.wake(token)], wait.timeout, &mut acquire)?;
     if fence.is_some() {
-        holder::introduce(config);
+        identity::introduce(config);
     }
     Ok(fence)
 }
@@ -417,7 +417,7 @@ pub fn acquire_all(
     })?;
     let fences = (reply.first() == Some(&1)).then(|| reply[1..].to_vec());
     if fences.is_some() {
-        holder::introduce(config);
+        identity::introduce(config);
     }
     Ok(fences)
 }

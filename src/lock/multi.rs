@@ -88,7 +88,11 @@ impl MultiHold {
 
     /// One try at all of them in one round trip.
     fn take_at_once(&mut self) -> Result<bool, Failed> {
-        let tokens: Vec<String> = self.holds.iter().map(|_| crate::holder::token()).collect();
+        let tokens: Vec<String> = self
+            .holds
+            .iter()
+            .map(|_| crate::identity::token())
+            .collect();
         let keys: Vec<&super::Keys> = self.holds.iter().map(|(_, h)| h.keys()).collect();
         let lease = self.holds[0].1.lease();
         let fences =

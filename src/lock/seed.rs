@@ -44,7 +44,7 @@ impl SeedLocks {
     /// Takes lock `name` for `lease`, waiting as `wait` says; true if taken.
     pub fn acquire(&self, name: &[u8], lease: Duration, wait: Wait) -> Result<bool, Error> {
         let keys = self.keys(name);
-        let token = crate::holder::token();
+        let token = crate::identity::token();
         let acquired = super::acquire(&self.config, &keys, &token, lease, wait)?.is_some();
         if acquired {
             let held = Held::new(self.config.clone(), keys, token);

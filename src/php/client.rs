@@ -26,6 +26,7 @@ use super::value::{
 };
 use super::{config_from_connection, engine, positive_seconds};
 use crate::config::Config;
+use crate::conn;
 use crate::lock::hold::Hold;
 
 /// The object API's entry point: one Redis server (DSN or options), handing
@@ -265,7 +266,7 @@ impl Client {
     /// `owner` option with it speaks for one holder in any request, and an
     /// inspection finds this process behind it (`lockState()`'s `holder`).
     pub fn new_owner(&self) -> String {
-        crate::holder::token()
+        crate::identity::token()
     }
 
     /// Releases the lock `$name` of `$kind` (as `lockState()`'s: null or
@@ -449,15 +450,24 @@ impl Client {
         Ok(Leader::new(self.config.clone(), name, options))
     }
 
+    /// The server's clock (Redis `TIME`): Unix seconds, to the microsecond.
+    /// The clock limiters, `once()` slots and leases go by, whatever this
+    /// machine's clock says. One round trip (on a Cluster: some node's clock).
+    pub fn time(&self) -> PhpResult<f64> {
+        let (secs, micros) = engine(conn::server_time(&self.config))?;
+        Ok(secs as f64 + micros as f64 / 1e6)
+    }
+
     /// Claims the slot `$slot` of the work `$name` (a date, an order id, a
     /// deploy id; null: the current period of `everySeconds` on the server's
     /// clock, so client clocks cannot split one): `won()` is true for exactly
     /// one caller per name and slot across every process and server. Options:
     /// `everySeconds` (the slot's length, instead of `$slot`), `retryAfter`
     /// (seconds after which a run that did not call `done()` may be claimed
-    /// again; null, the default: never) and `keep` (seconds a slot's record is
-    /// kept, default 86400: the same slot can be claimed again after that).
-    /// One round trip (two for `everySeconds`); key `once:{<name>}:s:<slot>`.
+    /// again; null, the default: never), `keep` (seconds a slot's record is
+    /// kept, default 86400: the same slot can be claimed again after that) and
+    /// `claim` (false: only read the slot, `won()` false). One round trip (two
+    /// for `everySeconds`); key `once:{<name>}:s:<slot>`.
     pub fn once(
         &self,
         name: Arg<Text>,

@@ -8,7 +8,7 @@ use super::engine;
 use super::value::{Value, non_empty, type_error, value_error};
 use super::value::{array, binary, optional_float};
 use crate::config::Config;
-use crate::holder::Holder;
+use crate::identity::Holder;
 use crate::lock::inspect::{self, Kind, State};
 use crate::queue;
 

@@ -14,7 +14,7 @@ use super::engine;
 use super::lock::{Lock, Options};
 use super::value::{Arg, NullableFloat, Opt, Value, binary, debug_info, flag, opt, read_options};
 use crate::config::Config;
-use crate::holder;
+use crate::identity;
 use crate::lock::hold::Hold;
 use crate::lock::leader;
 
@@ -140,7 +140,7 @@ impl Leader {
         let Some(now) = engine(leader::current(&self.config, &self.name))? else {
             return Ok(Zval::new());
         };
-        let holder = engine(holder::of(&self.config, &[Some(&now.owner)]))?
+        let holder = engine(identity::of(&self.config, &[Some(&now.owner)]))?
             .pop()
             .flatten();
         let mut out = ZendHashTable::new();

@@ -248,7 +248,7 @@ extern "C" fn module_info(_module: *mut ModuleEntry) {
 fn startup(_type: i32, module_number: i32) -> i32 {
     let ok = std::panic::catch_unwind(|| {
         ini::register(module_number);
-        crate::holder::runs(runs);
+        crate::identity::runs(runs);
         errors::register().is_ok()
     });
     if ok.unwrap_or(false) { 0 } else { -1 }

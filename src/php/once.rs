@@ -9,10 +9,10 @@ use ext_php_rs::convert::IntoZval;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
-use super::value::{Opt, Value, binary, debug_info, opt, read_options, value_error};
+use super::value::{Opt, Value, binary, debug_info, flag, opt, read_options, value_error};
 use super::{engine, positive_seconds};
 use crate::config::Config;
-use crate::holder;
+use crate::identity;
 use crate::once::{self, Run, Terms};
 
 /// What `once()`'s options say.
@@ -20,6 +20,8 @@ pub struct Options {
     pub every: Option<Duration>,
     pub retry: Option<Duration>,
     pub keep: Duration,
+    /// False: only read the slot's record.
+    pub claim: bool,
 }
 
 /// How long a slot's record is kept when the caller does not say.
@@ -33,6 +35,7 @@ const OPTIONS: &[Opt<Options>] = &[
         v => positive_seconds(v, p).map(Some),
     }),
     opt!("keep" => keep = positive_seconds),
+    opt!("claim" => claim = flag),
 ];
 
 /// Reads `once()`'s options (`method` names them in errors).
@@ -41,6 +44,7 @@ pub fn options(value: &Value, method: &str) -> PhpResult<Options> {
         every: None,
         retry: None,
         keep: DEFAULT_KEEP,
+        claim: true,
     };
     read_options(value, method, OPTIONS, &mut o)?;
     Ok(o)
@@ -61,7 +65,7 @@ pub struct Slot {
 
 impl Slot {
     /// Claims the slot `slot` (None: `options.every` on the server's clock)
-    /// of the work `name`.
+    /// of the work `name`; only names it when `options.claim` is false.
     pub fn claim(
         config: Arc<Config>,
         name: Vec<u8>,
@@ -83,15 +87,19 @@ impl Slot {
                 )));
             }
         };
-        let token = holder::token();
+        let token = identity::token();
         let once = once::Once::new(config, name);
         let terms = Terms {
             retry: options.retry,
             keep: options.keep,
         };
-        let (won, slot) = engine(once.claim(at, &token, terms))?;
+        let (won, slot) = if options.claim {
+            engine(once.claim(at, &token, terms))?
+        } else {
+            (false, engine(once.slot(at))?)
+        };
         if won {
-            holder::introduce(once.config());
+            identity::introduce(once.config());
         }
         Ok(Slot {
             once,
@@ -117,7 +125,7 @@ impl Slot {
         out.insert("at", seconds(run.at_ms))?;
         out.insert("done", run.done_ms.map(seconds))?;
         out.insert("runs", i64::try_from(run.runs).unwrap_or(i64::MAX))?;
-        let holder = engine(holder::of(self.once.config(), &[Some(&run.token)]))?
+        let holder = engine(identity::of(self.once.config(), &[Some(&run.token)]))?
             .pop()
             .flatten();
         out.insert("holder", super::inspect::holder(holder)?)?;

@@ -10,7 +10,7 @@ use super::lease::{self, DeadTask, Leased, Metrics, Nack, Peeked, Period, Reserv
 use super::{Keys, NewTask, Policy, Put, Task};
 use crate::config::Config;
 use crate::conn::Error;
-use crate::holder::Holder;
+use crate::identity::Holder;
 
 #[derive(Clone, Debug)]
 pub struct Queue {

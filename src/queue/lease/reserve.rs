@@ -129,7 +129,7 @@ fn try_reserve(
     (done, acked): (&[(&[u8], &str)], &mut u64),
 ) -> Result<Try<Vec<Leased>>, Error> {
     // The process's own token: a leased task's worker can be told.
-    let prefix = format!("{}:", crate::holder::token());
+    let prefix = format!("{}:", crate::identity::token());
     let reply: Reserved = conn::with(config, |c| {
         let mut call = keys.call(&RESERVE);
         call.key(&keys.worked)
@@ -148,7 +148,7 @@ fn try_reserve(
             .arg(token)
             .arg(wake_ms())
             .arg(mode)
-            .arg(crate::holder::my_id());
+            .arg(crate::identity::my_id());
         for (id, lease) in done {
             call.arg(*id).arg(*lease);
         }

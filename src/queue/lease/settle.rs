@@ -29,7 +29,7 @@ pub fn ack_many(config: &Config, keys: &Keys, tasks: &[(&[u8], &str)]) -> Result
             call.key(&keys.worked)
                 .arg(&keys.waiters)
                 .arg(wake_ms())
-                .arg(crate::holder::my_id());
+                .arg(crate::identity::my_id());
             for (id, token) in chunk {
                 call.arg(*id).arg(*token);
             }

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use super::BATCH;
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::holder::{self, Holder};
+use crate::identity::{self, Holder};
 use crate::queue::Keys;
 use crate::scripts::{Script, script};
 
@@ -42,7 +42,7 @@ fn lease_of(token: Option<&str>) -> (Option<String>, Option<f64>) {
         return (None, None);
     };
     let worker =
-        crate::holder::id_of(token.as_bytes()).map(|id| String::from_utf8_lossy(id).into_owned());
+        crate::identity::id_of(token.as_bytes()).map(|id| String::from_utf8_lossy(id).into_owned());
     let since = token
         .rsplit_once('@')
         .and_then(|(_, ms)| ms.parse::<u64>().ok())
@@ -108,7 +108,7 @@ pub fn leased(
         .iter()
         .map(|t| t.worker.as_deref().map(str::as_bytes))
         .collect();
-    let holders = holder::of_processes(config, &ids)?;
+    let holders = identity::of_processes(config, &ids)?;
     Ok(tasks.into_iter().zip(holders).collect())
 }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::holder::{self, Holder};
+use crate::identity::{self, Holder};
 use crate::queue::Keys;
 use crate::scripts::{Script, script};
 
@@ -70,8 +70,8 @@ pub(super) fn seen(config: &Config, keys: &Keys) {
     if !due {
         return;
     }
-    let id = holder::my_id();
-    holder::introduce(config);
+    let id = identity::my_id();
+    identity::introduce(config);
     let _ = conn::with(config, |c| {
         WORKERS
             .key(&keys.workers)
@@ -97,7 +97,7 @@ pub fn workers(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Worker>, 
             .invoke(c)
     })?;
     let ids: Vec<Option<&[u8]>> = rows.iter().map(|(id, _, _)| Some(id.as_bytes())).collect();
-    let holders = holder::of_processes(config, &ids)?;
+    let holders = identity::of_processes(config, &ids)?;
     Ok(rows
         .into_iter()
         .zip(holders)

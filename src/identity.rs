@@ -1,4 +1,6 @@
-//! Who holds a lock or a lease. The owner and lease tokens a process makes
+//! A process's identity, by which inspections name who holds a lock or a
+//! lease (`lock::hold` is a held lock; `lock::registry` the locks a
+//! process holds). The owner and lease tokens a process makes
 //! start with an id of the process (12 hex digits, new after a fork), and
 //! the process describes itself once per server in a hash of its own,
 //! `redislock:holder:<id>`: host, pid, since when (its first description)
