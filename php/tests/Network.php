@@ -21,15 +21,6 @@
  */
 final class Network
 {
-    private const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-    /**
-     * libfaketime cannot start inside a process whose malloc is jemalloc
-     * (Debian's redis-server): jemalloc reads the clock while libfaketime
-     * sets itself up (libfaketime issue #130). tcmalloc, preloaded first,
-     * takes malloc over.
-     */
-    private const TCMALLOC = '/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4';
-
     private string $ns;
     private int $net;
     /** @var array<string, int> host name => index */
@@ -60,17 +51,6 @@ final class Network
         exec("ip netns exec $probe nft add table inet probe 2>&1", $out, $rc);
         exec("ip netns del $probe 2>&1");
         return $rc === 0 ? null : 'nftables was refused: ' . implode(' ', $out);
-    }
-
-    /** Why clocks cannot be faked here; null when they can. */
-    public static function noFaketime(): ?string
-    {
-        foreach ([self::LIBFAKETIME => 'faketime', self::TCMALLOC => 'libtcmalloc-minimal4'] as $file => $package) {
-            if (!is_file($file)) {
-                return "$file is missing (Debian: $package)";
-            }
-        }
-        return null;
     }
 
     public function __construct()
@@ -139,11 +119,8 @@ final class Network
     {
         $server = ['redis-server'];
         if ($clock !== null) {
-            if (($why = self::clockNotFakeable()) !== null) {
-                $f = RedisServer::features();
-                PHPUnit\Framework\Assert::markTestSkipped("{$f['name']} {$f['version']}: its clock cannot be faked ($why)");
-            }
-            $server = self::faked($server, $clock);
+            FakeClock::skipUnlessServersCanHaveOne();
+            $server = FakeClock::server($server, $clock);
         }
         $dir = "{$this->dir}/$port";
         @mkdir($dir);
@@ -181,66 +158,10 @@ final class Network
         $this->start($port, ['redis-server', $conf, '--sentinel']);
     }
 
-    /** $cmd run with its time read from the libfaketime clock file $clock. */
-    /**
-     * Why libfaketime cannot set this redis-server's clock, or null when it
-     * can: a statically linked build never loads it, and some builds crash
-     * under it (Debian 12 backports' Valkey 8.0). Asked once: a server
-     * started at a faked 2001 must say it is 2001.
-     */
-    private static function clockNotFakeable(): ?string
-    {
-        static $why = false;
-        if ($why !== false) {
-            return $why;
-        }
-        $dir = sys_get_temp_dir() . '/redislock-faketime-' . getmypid();
-        @mkdir($dir);
-        $port = RedisServer::freePort();
-        $file = "$dir/clock";
-        file_put_contents($file, "@2001-01-01 00:00:00\n");
-        $p = proc_open([...self::faked(['redis-server'], $file), '--port', (string) $port, '--bind', '127.0.0.1',
-            '--save', '', '--appendonly', 'no', '--dir', $dir], [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
-        $time = null;
-        // (An ended process's exit status is told once: kept.)
-        for ($i = 0; $i < 200 && $time === null && ($status = proc_get_status($p))['running']; $i++) {
-            usleep(25000);
-            $time = @shell_exec("redis-cli -p $port TIME 2>/dev/null | head -1") ?: null;
-            $time = is_numeric(trim((string) $time)) ? (int) $time : null;
-        }
-        if ($status['running']) {
-            proc_terminate($p, SIGKILL);
-        }
-        proc_close($p);
-        @unlink($file);
-        @rmdir($dir);
-        $why = match (true) {
-            $time !== null && $time < 1_000_000_000 => null,
-            $time !== null => 'libfaketime has no hold on it: a statically linked build',
-            $status['signaled'] => "it crashes under libfaketime (signal {$status['termsig']})",
-            default => 'it does not start under libfaketime',
-        };
-        return $why;
-    }
-
-    private static function faked(array $cmd, string $clock): array
-    {
-        return ['env', 'LD_PRELOAD=' . self::TCMALLOC . ' ' . self::LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE=$clock", 'FAKETIME_NO_CACHE=1', ...$cmd];
-    }
-
-    /** A libfaketime clock file, at the real time to start with. */
+    /** A libfaketime clock file (FakeClock), at the real time to start with. */
     public function clock(string $name): string
     {
-        $file = "{$this->dir}/clock-$name";
-        file_put_contents($file, "+0\n");
-        return $file;
-    }
-
-    /** Sets a clock: '+40' jumps it 40 s ahead, '-5' back, '+0 x1.5' runs it 1.5 times as fast. */
-    public static function setClock(string $file, string $spec): void
-    {
-        file_put_contents("$file.tmp", "$spec\n");
-        rename("$file.tmp", $file);
+        return FakeClock::file($this->dir, $name);
     }
 
     /** redis-cli in the servers' namespace; the reply's text, trimmed. */

@@ -276,7 +276,7 @@ final class PartitionTest extends RedisLockTestCase
             $aHold = $first;
         }
         if ($jump !== null) {
-            Network::setClock($clock, $jump);
+            FakeClock::set($clock, $jump);
         }
         $pb = $this->on('b', '$l = new RedisLock\Redlock("r", ["nodes" => ' . self::redlockNodes($b) . ', "ttl" => 3, "retryDelay" => 0.05]);
             if (!$l->acquire(3)) { echo "busy\n"; exit; }' . str_replace('WAIT', 'usleep(200000)', $hold));
@@ -375,7 +375,7 @@ final class PartitionTest extends RedisLockTestCase
      */
     public function testRedlockWithAClockJumpOnASharedNodeHoldsTwiceAndTheCheckerSeesIt(): void
     {
-        if (($why = Network::noFaketime()) !== null) {
+        if (($why = FakeClock::unavailable()) !== null) {
             $this->markTestSkipped($why);
         }
         $holds = $this->redlockRound([4, 5], [1, 2], '+10');
@@ -393,13 +393,13 @@ final class PartitionTest extends RedisLockTestCase
      */
     public function testAServerClockRunningFastShortensLeasesAndRenewalKeepsUp(): void
     {
-        if (($why = Network::noFaketime()) !== null) {
+        if (($why = FakeClock::unavailable()) !== null) {
             $this->markTestSkipped($why);
         }
         $net = $this->net;
         $a = $net->host('a');
         $clock = $net->clock('fast');
-        Network::setClock($clock, '+0 x1.5');
+        FakeClock::set($clock, '+0 x1.5');
         $net->redis(6379, $clock);
         $secs = self::long() ? 20 : 6;
         $p = $this->on('a', '
@@ -439,7 +439,7 @@ final class PartitionTest extends RedisLockTestCase
      */
     public function testAServerClockSteppingBackKeepsTokensIncreasingAndStretchesLeases(): void
     {
-        if (($why = Network::noFaketime()) !== null) {
+        if (($why = FakeClock::unavailable()) !== null) {
             $this->markTestSkipped($why);
         }
         $net = $this->net;
@@ -454,7 +454,7 @@ final class PartitionTest extends RedisLockTestCase
         self::line($crashed);
         proc_terminate($crashed[0], SIGKILL);
         proc_close($crashed[0]);
-        Network::setClock($clock, '-10');
+        FakeClock::set($clock, '-10');
         $after = (int) $this->lines($this->on('a', $take('stepped') . '$l->release();'))[0];
         $left = (int) $net->cli(6379, 'PTTL', 'lock:{abandoned}');
         $this->assertGreaterThan($before, $after, 'the token after the step is still higher');

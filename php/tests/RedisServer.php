@@ -59,8 +59,11 @@ final class RedisServer
     /** The process that started it: a forked child (pcntl_fork in a test) must not stop it. */
     private int $owner;
 
-    /** @param array $args further redis-server arguments, or a function of the directory returning them */
-    private function __construct(public readonly int $port, private array|Closure $args = [])
+    /**
+     * @param array $args further redis-server arguments, or a function of the directory returning them
+     * @param list<string> $under the command that runs redis-server (FakeClock::server())
+     */
+    private function __construct(public readonly int $port, private array|Closure $args = [], private array $under = [])
     {
         $this->owner = getmypid();
         $this->dir = sys_get_temp_dir() . '/redislock-php-' . getmypid() . '-' . $port;
@@ -102,6 +105,13 @@ final class RedisServer
         return new self($port ?? self::freePort(), $args);
     }
 
+    /** A server whose clock is the libfaketime clock file $clock (FakeClock); skips the test when it cannot be. */
+    public static function startWithClock(string $clock): self
+    {
+        FakeClock::skipUnlessServersCanHaveOne();
+        return new self(self::freePort(), [], FakeClock::server([], $clock));
+    }
+
     public function dir(): string
     {
         return $this->dir;
@@ -109,7 +119,7 @@ final class RedisServer
 
     private function spawn(): void
     {
-        $cmd = ['redis-server', ...$this->args, '--port', (string) $this->port, '--bind', '127.0.0.1',
+        $cmd = [...$this->under, 'redis-server', ...$this->args, '--port', (string) $this->port, '--bind', '127.0.0.1',
                 '--save', '', '--appendonly', 'no', '--dir', $this->dir,
                 ...(self::features()['debugCommand'] ? ['--enable-debug-command', 'local'] : [])];
         $log = "{$this->dir}/server.log";

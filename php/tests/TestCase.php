@@ -134,6 +134,15 @@ trait Processes
     }
 
     /**
+     * The ini of a PHP process that runs the Laravel test application:
+     * mbstring, and phpredis where Predis is not packaged (Debian 13).
+     */
+    protected static function laravelIni(): array
+    {
+        return ['extension' => [...self::shared('mbstring'), ...(class_exists(Predis\Client::class) ? [] : self::phpredisExtensions())]];
+    }
+
+    /**
      * The command line of a new PHP process with the extension loaded; an
      * ini value may be a list (`extension`).
      */

@@ -8,6 +8,7 @@ if (!extension_loaded('redislock')) {
 }
 
 require __DIR__ . '/RedisServer.php';
+require __DIR__ . '/FakeClock.php';
 require __DIR__ . '/TestCase.php';
 require __DIR__ . '/FpmPool.php';
 require __DIR__ . '/Browser.php';

@@ -4,9 +4,13 @@ declare(strict_types=1);
 
 namespace RedisLock\Laravel;
 
+use Illuminate\Console\Events\CommandFinished;
+use Illuminate\Console\Events\CommandStarting;
 use Illuminate\Queue\Events\JobExceptionOccurred;
 use Illuminate\Queue\Events\Looping;
+use Illuminate\Support\Env;
 use Illuminate\Support\ServiceProvider as BaseServiceProvider;
+use RedisLock\Client;
 use RedisLock\Runtime;
 
 /**
@@ -14,7 +18,9 @@ use RedisLock\Runtime;
  * its locks on redislock) and the `redislock` queue driver (the leased
  * queue); when the rate limiter's cache store uses the `redislock` driver,
  * binds redislock's `RateLimiter` (one step per decision) and its
- * `throttle:` middleware (every limit of a request at once); and hands a failed job's exception to the job, so its release
+ * `throttle:` middleware (every limit of a request at once); when the
+ * scheduler's cache store does, binds the scheduler's mutexes
+ * (`onOneServer()`, `withoutOverlapping()`) to redislock; and hands a failed job's exception to the job, so its release
  * records why. In processes that serve many requests it ends each one for
  * the locks (`RedisLock\Runtime::endRequest()`): a queue worker's job at
  * the next turn of its loop, an Octane request, task or tick when Octane
@@ -46,17 +52,15 @@ class ServiceProvider extends BaseServiceProvider
             });
         });
         $this->app->extend(\Illuminate\Cache\RateLimiter::class, static function ($limiter, $app) {
-            $config = $app['config'];
-            $store = $config->get('cache.limiter') ?? $config->get('cache.default');
-            $settings = $config->get("cache.stores.$store");
-            if (!is_array($settings) || ($settings['driver'] ?? null) !== 'redislock') {
+            $store = $app['config']->get('cache.limiter') ?? $app['config']->get('cache.default');
+            $client = self::storeClient($app, $store);
+            if ($client === null) {
                 return $limiter;
             }
             $cache = $app['cache']->store($store);
-            $client = Connections::client($config->get('database.redis') ?? [],
-                (string) ($settings['lock_connection'] ?? $settings['connection'] ?? 'default'));
             return new RateLimiter($cache, $client, $cache->getStore()->getPrefix() ?: 'laravel');
         });
+        $this->bindScheduleMutexes();
         $this->app->singleton(Limiters::class, static fn ($app) => new Limiters(
             Connections::client($app['config']->get('database.redis') ?? [], 'default')));
         // Laravel's own when the rate limiter is not redislock's.
@@ -73,6 +77,69 @@ class ServiceProvider extends BaseServiceProvider
             $events->listen(self::REQUEST_ENDS, static function (): void {
                 Runtime::endRequest();
             });
+            $events->listen(CommandStarting::class, function (CommandStarting $event): void {
+                if ($event->command === 'schedule:run' && self::scheduleClient($this->app) !== null) {
+                    $this->app->make(ScheduleClock::class)->start();
+                }
+            });
+            $events->listen(CommandFinished::class, function (CommandFinished $event): void {
+                if ($event->command === 'schedule:run' && $this->app->resolved(ScheduleClock::class)) {
+                    $this->app->make(ScheduleClock::class)->stop();
+                }
+            });
         });
+    }
+
+    /**
+     * When the scheduler's cache store is on the `redislock` driver, its
+     * mutexes are redislock's (unless the application bound its own):
+     * `onOneServer()` once per minute of the server's clock, and
+     * `withoutOverlapping()` a lock; `schedule:run` then runs on that
+     * minute (ScheduleClock).
+     */
+    private function bindScheduleMutexes(): void
+    {
+        $this->app->singleton(ScheduleClock::class, static fn ($app) => new ScheduleClock(
+            self::scheduleClient($app) ?? Connections::client($app['config']->get('database.redis') ?? [], 'default')));
+        if (!$this->app->bound(\Illuminate\Console\Scheduling\SchedulingMutex::class)) {
+            $this->app->bind(\Illuminate\Console\Scheduling\SchedulingMutex::class, static function ($app) {
+                $client = self::scheduleClient($app);
+                return $client === null
+                    ? $app->make(\Illuminate\Console\Scheduling\CacheSchedulingMutex::class)
+                    : new SchedulingMutex($client, $app->make(ScheduleClock::class));
+            });
+        }
+        if (!$this->app->bound(\Illuminate\Console\Scheduling\EventMutex::class)) {
+            $this->app->bind(\Illuminate\Console\Scheduling\EventMutex::class, static function ($app) {
+                $client = self::scheduleClient($app);
+                return $client === null
+                    ? $app->make(\Illuminate\Console\Scheduling\CacheEventMutex::class)
+                    : new EventMutex($client);
+            });
+        }
+    }
+
+    /**
+     * The client of the scheduler's cache store (as Laravel's console
+     * kernel picks it: `cache.schedule_store`, `SCHEDULE_CACHE_DRIVER`,
+     * else the default store) when it is on the `redislock` driver.
+     */
+    private static function scheduleClient($app): ?Client
+    {
+        $config = $app['config'];
+        return self::storeClient($app, $config->get('cache.schedule_store')
+            ?? Env::get('SCHEDULE_CACHE_DRIVER') ?? $config->get('cache.default'));
+    }
+
+    /** The client of the cache store `$store` when it is on the `redislock` driver. */
+    private static function storeClient($app, mixed $store): ?Client
+    {
+        $config = $app['config'];
+        $settings = is_string($store) ? $config->get("cache.stores.$store") : null;
+        if (!is_array($settings) || ($settings['driver'] ?? null) !== 'redislock') {
+            return null;
+        }
+        return Connections::client($config->get('database.redis') ?? [],
+            (string) ($settings['lock_connection'] ?? $settings['connection'] ?? 'default'));
     }
 }

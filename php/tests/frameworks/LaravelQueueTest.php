@@ -27,11 +27,6 @@ final class LaravelQueueTest extends TestCase
 
     /** Laravel wants mbstring, which the suite's `php -n` children lack. */
     /** What Laravel's processes load: Predis where the release has it (trixie has not), else phpredis. */
-    private static function laravelIni(): array
-    {
-        return ['extension' => [...self::shared('mbstring'), ...(class_exists(Predis\Client::class) ? [] : self::phpredisExtensions())]];
-    }
-
     private static function worker(float $retryAfter, float $blockFor): array
     {
         return self::start('$argv = ["worker", "127.0.0.1", "' . RedisServer::$main->port . '", "'

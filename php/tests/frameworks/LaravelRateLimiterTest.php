@@ -87,7 +87,7 @@ final class LaravelRateLimiterTest extends TestCase
             $n = 0;
             for ($i = 0; $i < 20; $i++) { if ($limiter->attempt("checkout", 25, fn () => true, 60)) { $n++; } }
             echo $n, "\n";';
-        $outs = self::phpMany(array_fill(0, 30, $code), ['extension' => [...self::shared('mbstring'), ...(class_exists(Predis\Client::class) ? [] : self::phpredisExtensions())]]);
+        $outs = self::phpMany(array_fill(0, 30, $code), self::laravelIni());
         $this->assertSame(25, array_sum(array_map('intval', $outs)), implode('', $outs));
     }
 
@@ -192,7 +192,7 @@ final class LaravelRateLimiterTest extends TestCase
                 $r->decr("inside");
                 return $inside;
             }), "\n";';
-        $outs = self::phpMany(array_fill(0, 6, $code), ['extension' => [...self::shared('mbstring'), ...(class_exists(Predis\Client::class) ? [] : self::phpredisExtensions())]]);
+        $outs = self::phpMany(array_fill(0, 6, $code), self::laravelIni());
         $inside = array_map('intval', $outs);
         $this->assertCount(6, array_filter($inside), implode('', $outs));
         $this->assertLessThanOrEqual(2, max($inside), 'never three at once');
