@@ -79,6 +79,18 @@ class Job extends BaseJob implements JobContract
         return $this->redislock->queue($this->queue)->extend($this->task, $seconds);
     }
 
+    /** Runs the job; a unique job releases only its dispatch's lock after it (UniqueJobs). */
+    public function fire()
+    {
+        UniqueJobs::whileRunning($this->payload(), fn () => parent::fire());
+    }
+
+    /** Fails the job for good; a unique job releases only its dispatch's lock (UniqueJobs). */
+    protected function failed($e)
+    {
+        UniqueJobs::whileRunning($this->payload(), fn () => parent::failed($e));
+    }
+
     /** The leased task underneath. */
     public function task(): Task
     {

@@ -75,7 +75,11 @@ class Lock extends \Illuminate\Cache\Lock
             }
             $this->lock = $this->newLock();
         }
-        return $this->taken = $this->lock->acquire($wait);
+        $this->taken = $this->lock->acquire($wait);
+        if ($this->taken) {
+            UniqueJobs::taken($this, (string) $this->name);
+        }
+        return $this->taken;
     }
 
     /**
@@ -111,9 +115,20 @@ class Lock extends \Illuminate\Cache\Lock
         }
     }
 
+    /**
+     * Releases the lock whoever holds it; except the lock of a unique job
+     * that a worker of the `redislock` queue runs, which Laravel releases
+     * this way after the job: only the lock of that job's dispatch is
+     * released then, never one a later dispatch took (UniqueJobs).
+     */
     public function forceRelease()
     {
         $this->taken = false;
+        $owner = UniqueJobs::runningOwner((string) $this->name);
+        if ($owner !== null) {
+            (new self($this->client, $this->connection, $this->name, 0, $owner))->release();
+            return;
+        }
         ($this->lock ?? $this->client->lock((string) $this->name, ['exactKey' => true]))->forceRelease();
     }
 

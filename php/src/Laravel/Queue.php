@@ -108,7 +108,7 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
     public function push($job, $data = '', $queue = null)
     {
         return $this->enqueueUsing($job, $this->createPayload($job, $this->getQueue($queue), $data), $queue, null,
-            fn ($payload, $queue) => $this->pushRaw($payload, $queue));
+            fn ($payload, $queue) => $this->queuing([$job], fn () => $this->pushRaw($payload, $queue)));
     }
 
     public function pushRaw($payload, $queue = null, array $options = [])
@@ -119,7 +119,24 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
     public function later($delay, $job, $data = '', $queue = null)
     {
         return $this->enqueueUsing($job, $this->createPayload($job, $this->getQueue($queue), $data), $queue, $delay,
-            fn ($payload, $queue, $delay) => $this->enqueue($payload, $queue, $this->secondsUntil($delay)));
+            fn ($payload, $queue, $delay) => $this->queuing([$job], fn () => $this->enqueue($payload, $queue, $this->secondsUntil($delay))));
+    }
+
+    /**
+     * Queues `$jobs` with `$enqueue`: a unique job's lock is then the job's
+     * (its owner is in the payload), or released when queueing failed
+     * (UniqueJobs).
+     */
+    private function queuing(array $jobs, callable $enqueue): mixed
+    {
+        try {
+            $result = $enqueue();
+        } catch (\Throwable $e) {
+            array_map(UniqueJobs::notQueued(...), $jobs);
+            throw $e;
+        }
+        array_map(UniqueJobs::queued(...), $jobs);
+        return $result;
     }
 
     /** All the jobs in one round trip (unless one waits for a commit). */
@@ -136,7 +153,7 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
             $queued[] = [$id, $job, $payload];
         }
         if ($tasks !== []) {
-            $this->queue($queue)->enqueueMany($tasks);
+            $this->queuing(array_column($queued, 1), fn () => $this->queue($queue)->enqueueMany($tasks));
         }
         // Laravel's own bulk() pushes each job, and each push says so.
         foreach ($queued as [$id, $job, $payload]) {
@@ -163,10 +180,11 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
 
     protected function createPayloadArray($job, $queue, $data = '')
     {
+        $owner = UniqueJobs::ownerOf($job);
         return array_merge(parent::createPayloadArray($job, $queue, $data), [
             'id' => Str::random(32),
             'attempts' => 0,
-        ]);
+        ], $owner === null ? [] : ['uniqueOwner' => [UniqueJobs::keyOfJob($job) => $owner]]);
     }
 
     /**

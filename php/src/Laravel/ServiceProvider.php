@@ -76,6 +76,7 @@ class ServiceProvider extends BaseServiceProvider
             });
             $events->listen(self::REQUEST_ENDS, static function (): void {
                 Runtime::endRequest();
+                UniqueJobs::forgetTaken();
             });
             $events->listen(CommandStarting::class, function (CommandStarting $event): void {
                 if ($event->command === 'schedule:run' && self::scheduleClient($this->app) !== null) {

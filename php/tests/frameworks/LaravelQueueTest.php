@@ -25,8 +25,6 @@ final class LaravelQueueTest extends TestCase
         $this->redis->flushDb();
     }
 
-    /** Laravel wants mbstring, which the suite's `php -n` children lack. */
-    /** What Laravel's processes load: Predis where the release has it (trixie has not), else phpredis. */
     private static function worker(float $retryAfter, float $blockFor): array
     {
         return self::start('$argv = ["worker", "127.0.0.1", "' . RedisServer::$main->port . '", "'
