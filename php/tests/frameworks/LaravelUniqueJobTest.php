@@ -95,7 +95,12 @@ final class LaravelUniqueJobTest extends TestCase
         // The control: Laravel's own store and queue keep the lock, and the job can never be dispatched again.
         $this->app['config']->set('cache.default', 'stock');
         $this->redis->set('queues:default', 'not a queue');
-        $this->assertDispatchFails(fn () => UniqueJob::dispatch(3, 's')->onConnection('redis'));
+        try {
+            // (Predis throws; phpredis answers false, and Laravel's push returns it.)
+            UniqueJob::dispatch(3, 's')->onConnection('redis');
+        } catch (Predis\Response\ServerException) {
+        }
+        $this->assertSame('not a queue', $this->redis->get('queues:default'), 'not queued');
         $this->assertTrue($this->locked('s'), 'Laravel\'s own keeps the lock of a job it did not queue');
     }
 
@@ -104,7 +109,7 @@ final class LaravelUniqueJobTest extends TestCase
         try {
             $dispatch();
             $this->fail('the push succeeded');
-        } catch (RedisLock\ServerException | RedisException | Predis\Response\ServerException $e) {
+        } catch (RedisLock\ServerException $e) {
             $this->assertStringContainsString('WRONGTYPE', $e->getMessage());
         }
     }
