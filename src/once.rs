@@ -171,6 +171,15 @@ impl Once {
         self.call("done", slot, token, READ)
     }
 
+    /// Gives `slot` back if the caller of `token` runs it and has not said
+    /// it is done: the next caller claims it as if nobody had. Whether it
+    /// did.
+    pub fn release(&self, slot: &[u8], token: &str) -> Result<bool, Error> {
+        Ok(self
+            .call("release", slot, token, READ)?
+            .is_some_and(|r| r.won))
+    }
+
     /// The record of `slot`, if it has one.
     pub fn read(&self, slot: &[u8]) -> Result<Option<Run>, Error> {
         self.call("read", slot, "", READ)

@@ -1340,6 +1340,15 @@ namespace RedisLock {
         public function slot(): mixed {}
 
         /**
+         * Gives the slot back (a run that failed and should be tried again):
+         * true when this call claimed it, has not called `done()` and it is still
+         * its; the next caller then claims it as if nobody had.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function release(): bool {}
+
+        /**
          * The slot's record, read now: `slot`, `at` (when it was claimed,
          * server time; null when there is no record), `done` (when its runner
          * called `done()`; null: not, or not yet: a run that died half way),

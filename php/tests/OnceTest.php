@@ -135,6 +135,29 @@ final class OnceTest extends RedisLockTestCase
         $this->assertFalse($c->once('import', 'batch-9', ['retryAfter' => 1])->won(), 'a finished run is never taken over');
     }
 
+    public function testARunThatFailedGivesItsSlotBack(): void
+    {
+        $c = new Client();
+        $run = $c->once('import', 'b1');
+        $other = $c->once('import', 'b1');
+        $this->assertFalse($other->release(), 'not its slot');
+        $this->assertTrue($run->release());
+        $this->assertFalse($run->release(), 'given back already');
+        $this->assertSame(0, $this->redis->dbSize(), 'as if nobody had claimed it');
+        $again = $c->once('import', 'b1');
+        $this->assertTrue($again->won());
+        $this->assertFalse($run->done(), 'the old run no longer owns it');
+        $this->assertTrue($again->done());
+        $this->assertFalse($again->release(), 'a finished run stays finished');
+        $this->assertFalse($c->once('import', 'b1')->won());
+        // Taken over after retryAfter: the old runner cannot give it back.
+        $slow = $c->once('import', 'b2', ['retryAfter' => 0.05]);
+        usleep(100_000);
+        $this->assertTrue($c->once('import', 'b2', ['retryAfter' => 0.05])->won());
+        $this->assertFalse($slow->release());
+        $this->assertSame(2, $c->once('import', 'b2', ['claim' => false])->state()['runs']);
+    }
+
     public function testRecordsAreForgottenAfterKeep(): void
     {
         $c = new Client();

@@ -169,6 +169,16 @@ impl Slot {
         Ok(run.is_some_and(|r| r.won))
     }
 
+    /// Gives the slot back (a run that failed and should be tried again):
+    /// true when this call claimed it, has not called `done()` and it is still
+    /// its; the next caller then claims it as if nobody had.
+    pub fn release(&self) -> PhpResult<bool> {
+        if !self.won {
+            return Ok(false);
+        }
+        engine(self.once.release(&self.slot, &self.token))
+    }
+
     /// The slot's record, read now: `slot`, `at` (when it was claimed, server
     /// time; null when there is no record), `done` (when its runner called
     /// `done()`; null: not, or not yet: a run that died half way), `runs` (how

@@ -5,10 +5,10 @@
 -- (runs: how many callers claimed it, more than one when a run that did
 -- not finish was taken over), expiring keep ms after its last claim, so
 -- its claim time is the server's clock less what it has lived.
--- ARGV[1] 'claim' | 'done' | 'read'; ARGV[2] the caller's token; ARGV[3]
+-- ARGV[1] 'claim' | 'done' | 'release' | 'read'; ARGV[2] the caller's token; ARGV[3]
 -- ms after which a run that did not finish may be claimed again (0:
 -- never); ARGV[4] ms the record is kept.
--- Returns {1: claimed, or done() by its runner; 0: not; -1: no record,
+-- Returns {1: claimed, done() or released by its runner; 0: not; -1: no record,
 -- claimed at, done at (-1: not done), runs, runner's token}.
 
 local t = redis.call('TIME')
@@ -36,6 +36,12 @@ if ARGV[1] == 'done' then
   if not raw or token ~= ARGV[2] or done >= 0 then return record(0) end
   done = now
   redis.call('SET', key, string.format('%.0f %d %.0f %s', keep, count, done, token), 'KEEPTTL')
+  return record(1)
+end
+
+if ARGV[1] == 'release' then
+  if not raw or token ~= ARGV[2] or done >= 0 then return record(0) end
+  redis.call('DEL', key)
   return record(1)
 end
 
