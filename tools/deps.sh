@@ -4,6 +4,7 @@
 #   deps.sh build   what building needs (make build, make install): the PHP headers, libclang
 #   deps.sh demo    and what the demo runs (make demo): redis-server
 #   deps.sh [test]  and what the tests run: redis-server, phpunit, php-fpm, phpredis,
+#                   SQLite (a Laravel test's database transactions),
 #                   the frameworks, the stubs' checker (PHPStan's PHPDoc parser), composer,
 #                   promtool (the metrics' checker), Chromium and its WebDriver (the
 #                   dashboard's browser tests, over php-curl), php-gd (their screenshots' checks)
@@ -31,7 +32,7 @@ packages=(libclang-dev)
 optional=()
 if [ "$(command -v php-config || true)" = "$(command -v "${PHP_CONFIG:-php-config}" || true)" ]; then
   packages+=(php-dev php-cli)
-  case $mode in build|demo) ;; *) packages+=(php-fpm php-redis php-mbstring php-gd php-curl) ;; esac
+  case $mode in build|demo) ;; *) packages+=(php-fpm php-redis php-mbstring php-gd php-curl php-sqlite3) ;; esac
 fi
 if [ "$mode" = demo ]; then
   packages+=(redis-server)

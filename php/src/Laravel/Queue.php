@@ -123,6 +123,23 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
     }
 
     /**
+     * As Laravel's; a unique job that waits for a commit is followed, so
+     * that a rollback releases its lock (UniqueJobs).
+     */
+    protected function enqueueUsing($job, $payload, $queue, $delay, $callback)
+    {
+        if ($this->shouldDispatchAfterCommit($job) && $this->container->bound('db')) {
+            // The connection whose transaction it waits for: the innermost open one.
+            $open = array_filter(array_map(fn ($c) => $c->transactionLevel(), $this->container['db']->getConnections()));
+            if ($open !== []) {
+                arsort($open);
+                UniqueJobs::deferred($job, (string) array_key_first($open), (int) reset($open));
+            }
+        }
+        return parent::enqueueUsing($job, $payload, $queue, $delay, $callback);
+    }
+
+    /**
      * Queues `$jobs` with `$enqueue`: a unique job's lock is then the job's
      * (its owner is in the payload), or released when queueing failed
      * (UniqueJobs).

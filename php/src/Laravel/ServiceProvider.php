@@ -6,6 +6,7 @@ namespace RedisLock\Laravel;
 
 use Illuminate\Console\Events\CommandFinished;
 use Illuminate\Console\Events\CommandStarting;
+use Illuminate\Database\Events\TransactionRolledBack;
 use Illuminate\Queue\Events\JobExceptionOccurred;
 use Illuminate\Queue\Events\Looping;
 use Illuminate\Support\Env;
@@ -77,6 +78,9 @@ class ServiceProvider extends BaseServiceProvider
             $events->listen(self::REQUEST_ENDS, static function (): void {
                 Runtime::endRequest();
                 UniqueJobs::forgetTaken();
+            });
+            $events->listen(TransactionRolledBack::class, static function (TransactionRolledBack $event): void {
+                UniqueJobs::rolledBack($event->connectionName, $event->connection->transactionLevel());
             });
             $events->listen(CommandStarting::class, function (CommandStarting $event): void {
                 if ($event->command === 'schedule:run' && self::scheduleClient($this->app) !== null) {

@@ -17,7 +17,8 @@ use RedisLock\NotHeldException;
  * - the dispatch's lock is remembered with its owner, which goes into the
  *   job's payload when the `redislock` queue queues it; a push that fails
  *   releases it (Laravel's own keeps it until `uniqueFor` ends, or for
- *   ever: laravel/framework#48483);
+ *   ever: laravel/framework#48483), and so does the rollback of the
+ *   transaction an `afterCommit` dispatch waited for (#55420);
  * - while a worker runs (or fails) a job of the `redislock` queue, the
  *   release Laravel makes after it (a forced release, whoever holds the
  *   lock) releases only the lock of that job's dispatch: a lock that
@@ -32,6 +33,8 @@ final class UniqueJobs
 
     /** @var array<string, Lock> locks this process took for a dispatch not queued yet, by unique key */
     private static array $taken = [];
+    /** @var array<string, array{string, int}> dispatches waiting for a commit: their connection and its transaction level, by unique key */
+    private static array $deferred = [];
     /** @var array<string, string> the owners of the running job's lock, by unique key */
     private static array $running = [];
 
@@ -71,24 +74,55 @@ final class UniqueJobs
     public static function queued(mixed $job): void
     {
         if (($key = self::keyOfJob($job)) !== null) {
-            unset(self::$taken[$key]);
+            unset(self::$taken[$key], self::$deferred[$key]);
         }
     }
 
     /** `$job` could not be queued: the lock its dispatch took is released. */
     public static function notQueued(mixed $job): void
     {
+        if (($key = self::keyOfJob($job)) !== null) {
+            self::release($key);
+        }
+    }
+
+    /**
+     * `$job` is queued when the transaction at `$level` of the database
+     * connection `$connection` commits (`afterCommit`).
+     */
+    public static function deferred(mixed $job, string $connection, int $level): void
+    {
         $key = self::keyOfJob($job);
         if ($key !== null && isset(self::$taken[$key])) {
-            self::$taken[$key]->release();
-            unset(self::$taken[$key]);
+            self::$deferred[$key] = [$connection, $level];
         }
+    }
+
+    /**
+     * The connection `$connection` rolled back to `$level`: the dispatches
+     * that waited for a transaction above it are never queued (Laravel
+     * drops them), and their locks are released (Laravel's own keeps them:
+     * laravel/framework#55420).
+     */
+    public static function rolledBack(string $connection, int $level): void
+    {
+        foreach (self::$deferred as $key => [$on, $at]) {
+            if ($on === $connection && $at > $level) {
+                self::release($key);
+            }
+        }
+    }
+
+    private static function release(string $key): void
+    {
+        (self::$taken[$key] ?? null)?->release();
+        unset(self::$taken[$key], self::$deferred[$key]);
     }
 
     /** What a request's end forgets: dispatches that never reached this queue. */
     public static function forgetTaken(): void
     {
-        self::$taken = [];
+        self::$taken = self::$deferred = [];
     }
 
     /**

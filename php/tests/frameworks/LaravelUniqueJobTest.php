@@ -7,7 +7,8 @@ use Orchestra\Testbench\TestCase;
  * `ShouldBeUnique` jobs on the redislock cache store and queue: Laravel's
  * own unique-job contract (the cases of its UniqueJobTest), and none of
  * its leaks or double runs: a push that fails releases the dispatch's
- * lock (laravel/framework#48483), a job releases only its own dispatch's
+ * lock (laravel/framework#48483), and so does a rollback of the
+ * transaction it waited for (#55420); a job releases only its own dispatch's
  * lock (#59567), a killed worker's job keeps the lock until it runs
  * again. Laravel's own store and queue are the control.
  */
@@ -112,6 +113,48 @@ final class LaravelUniqueJobTest extends TestCase
         } catch (RedisLock\ServerException $e) {
             $this->assertStringContainsString('WRONGTYPE', $e->getMessage());
         }
+    }
+
+    public function testARolledBackDispatchReleasesItsLock(): void
+    {
+        if (!extension_loaded('pdo_sqlite')) {
+            $this->markTestSkipped('pdo_sqlite is not loaded (Debian: php-sqlite3)');
+        }
+        $this->app['config']->set('database.default', 'sqlite');
+        $this->app['config']->set('database.connections.sqlite', ['driver' => 'sqlite', 'database' => ':memory:', 'prefix' => '']);
+        $this->app->register(Illuminate\Database\DatabaseServiceProvider::class);
+        $db = $this->app['db'];
+        foreach (['redislock' => 'redis', 'redis' => 'stock'] as $connection => $store) {
+            $this->redis->flushDb();
+            $this->app['config']->set('cache.default', $store);
+            // A dispatch waiting for the commit of a transaction that rolls back.
+            try {
+                $db->transaction(function () use ($connection): void {
+                    UniqueJob::dispatch(1, 'tx')->onConnection($connection)->afterCommit();
+                    throw new RuntimeException('the order could not be saved');
+                });
+            } catch (RuntimeException) {
+            }
+            $leaked[$connection] = $this->locked('tx');
+            // A savepoint rolled back inside a transaction that commits: the outer dispatch is queued, locked.
+            $db->transaction(function () use ($db, $connection): void {
+                UniqueJob::dispatch(2, 'outer')->onConnection($connection)->afterCommit();
+                try {
+                    $db->transaction(function () use ($connection): void {
+                        UniqueJob::dispatch(3, 'inner')->onConnection($connection)->afterCommit();
+                        throw new RuntimeException('one line failed');
+                    });
+                } catch (RuntimeException) {
+                }
+            });
+            $outer[$connection] = [$this->locked('outer'), Queue::connection($connection)->size()];
+            $inner[$connection] = $this->locked('inner');
+        }
+        $this->assertFalse($leaked['redislock'], 'released with the rollback');
+        $this->assertTrue($leaked['redis'], 'Laravel\'s own keeps the lock of a job that was never queued');
+        $this->assertSame([true, 1], $outer['redislock'], 'the committed dispatch is queued and keeps its lock');
+        $this->assertFalse($inner['redislock']);
+        $this->assertTrue($inner['redis']);
     }
 
     public function testAJobReleasesOnlyItsOwnDispatchsLock(): void
