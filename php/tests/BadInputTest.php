@@ -6,6 +6,7 @@
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class BadInputTest extends RedisLockTestCase
 {
     private static function hostile(): array

@@ -1,6 +1,8 @@
 <?php
 
 /** @group server */
+
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class ConcurrencyTest extends RedisLockTestCase
 {
     public function testTwentyProcessesIncrementingUnderTheLockLoseNothing(): void

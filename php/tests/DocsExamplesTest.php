@@ -84,6 +84,8 @@ final class DocsExamplesTest extends RedisLockTestCase
     }
 
     /** @dataProvider examples */
+
+    #[PHPUnit\Framework\Attributes\DataProvider('examples')]
     public function testTheExamplePrintsWhatItsCommentsSay(string $code, string $note): void
     {
         if (preg_match('/^not run: (.+)$/', $note, $m)) {

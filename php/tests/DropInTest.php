@@ -101,6 +101,8 @@ final class DropInTest extends RedisLockTestCase
     }
 
     /** @dataProvider opcache */
+
+    #[PHPUnit\Framework\Attributes\DataProvider('opcache')]
     public function testAppsOfBothKindsShareAPhpFpmWorker(array $ini): void
     {
         $dir = self::files();

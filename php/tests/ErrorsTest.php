@@ -5,6 +5,8 @@ use RedisLock\RedisLockException;
 use RedisLock\ServerException;
 
 /** @group server */
+
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class ErrorsTest extends RedisLockTestCase
 {
     /** A timeout under a millisecond counts as one (1e-10 was stored as 0, and every constructor threw). */

@@ -7,6 +7,7 @@
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class FairLineTest extends RedisLockTestCase
 {
     public function testSixtyFourProcessesAreServedInArrivalOrderOneAtATime(): void
@@ -71,6 +72,8 @@ final class FairLineTest extends RedisLockTestCase
      * @testWith ["just before the handoff", 1500]
      *           ["long before the handoff", 200]
      */
+    #[PHPUnit\Framework\Attributes\TestWith(["just before the handoff", 1500])]
+    #[PHPUnit\Framework\Attributes\TestWith(["long before the handoff", 200])]
     public function testAWaiterKilledInLineStallsTheLockBoundedly(string $when, int $boundMs): void
     {
         $client = new RedisLock\Client(RedisServer::$main->dsn());

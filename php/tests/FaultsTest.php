@@ -10,6 +10,7 @@ use RedisLock\ConnectionException;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class FaultsTest extends RedisLockTestCase
 {
     private static function long(): bool
@@ -92,6 +93,7 @@ final class FaultsTest extends RedisLockTestCase
      *
      * @dataProvider pauses
      */
+    #[PHPUnit\Framework\Attributes\DataProvider('pauses')]
     public function testAPausedRedisTimesOutAndTheConnectionIsNotReused(string $how): void
     {
         $server = RedisServer::start();

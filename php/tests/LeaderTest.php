@@ -10,6 +10,7 @@ use RedisLock\Client;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class LeaderTest extends RedisLockTestCase
 {
     /** A write fenced by the leader's term: refused when a later term wrote. */

@@ -10,6 +10,7 @@ use RedisLock\Limiter;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class LimiterTest extends RedisLockTestCase
 {
     private const POLICIES = ['token_bucket', 'sliding_window', 'fixed_window'];

@@ -13,6 +13,7 @@ use RedisLock\RedisLockException;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class LockApiTest extends RedisLockTestCase
 {
     private function client(): Client
@@ -467,6 +468,8 @@ final class LockApiTest extends RedisLockTestCase
     }
 
     /** @dataProvider requestEnds */
+
+    #[PHPUnit\Framework\Attributes\DataProvider('requestEnds')]
     public function testLocksStillHeldAtRequestEndAreReleased(string $end): void
     {
         $out = self::php('

@@ -14,6 +14,7 @@ use RedisLock\Redlock;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class LockContractTest extends RedisLockTestCase
 {
     /** @var RedisServer[] */
@@ -56,6 +57,8 @@ final class LockContractTest extends RedisLockTestCase
     }
 
     /** @dataProvider kinds */
+
+    #[PHPUnit\Framework\Attributes\DataProvider('kinds')]
     public function testOneHolderAtATime(callable $make, ?array $keys, bool $fenced): void
     {
         $a = $make();
@@ -86,6 +89,8 @@ final class LockContractTest extends RedisLockTestCase
     }
 
     /** @dataProvider kinds */
+
+    #[PHPUnit\Framework\Attributes\DataProvider('kinds')]
     public function testALockLostInRedisIsReportedLost(callable $make, ?array $keys): void
     {
         $a = $make();

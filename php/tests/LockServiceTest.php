@@ -1,6 +1,8 @@
 <?php
 
 /** @group server */
+
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class LockServiceTest extends RedisLockTestCase
 {
     public function testTheSeedExampleRunsUnchanged(): void

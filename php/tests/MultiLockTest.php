@@ -6,6 +6,7 @@
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class MultiLockTest extends RedisLockTestCase
 {
     private function client(): RedisLock\Client

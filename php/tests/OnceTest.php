@@ -10,6 +10,7 @@ use RedisLock\Client;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class OnceTest extends RedisLockTestCase
 {
     public function testExactlyOneCallerRunsEachSlot(): void

@@ -9,6 +9,7 @@ use RedisLock\Client;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class OperatorTest extends RedisLockTestCase
 {
     private const CLI = __DIR__ . '/../bin/redislock';

@@ -489,6 +489,7 @@ final class PartitionTest extends RedisLockTestCase
      *
      * @dataProvider waits
      */
+    #[PHPUnit\Framework\Attributes\DataProvider('waits')]
     public function testSentinelSplitBrainLosesAcquisitionsUnlessTheyWaitAndFencingKeepsTheResourceRight(int $replicas): void
     {
         $net = $this->net;
@@ -638,6 +639,7 @@ final class PartitionTest extends RedisLockTestCase
      *
      * @dataProvider links
      */
+    #[PHPUnit\Framework\Attributes\DataProvider('links')]
     public function testRenewalHoldsOverASlowLossyLinkAndReportsTheLossWhenItIsCut(int $ms, int $jitter, int $loss, int $ttl, float $timeout): void
     {
         $net = $this->net;

@@ -11,6 +11,7 @@ use RedisLock\Task;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class QueueApiTest extends RedisLockTestCase
 {
     private function queue(string $name = 'jobs', array $options = []): Queue

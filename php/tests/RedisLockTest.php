@@ -1,6 +1,8 @@
 <?php
 
 /** @group server */
+
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class RedisLockTest extends RedisLockTestCase
 {
     public function testLockUnlockAndTheKeyLayout(): void
@@ -80,6 +82,8 @@ final class RedisLockTest extends RedisLockTestCase
      * @testWith ["callbacks"]
      *           ["object"]
      */
+    #[PHPUnit\Framework\Attributes\TestWith(["callbacks"])]
+    #[PHPUnit\Framework\Attributes\TestWith(["object"])]
     public function testASessionHandlersLockOutlivesTheSessionWrite(string $how): void
     {
         $log = tempnam(sys_get_temp_dir(), 'session');
@@ -228,6 +232,8 @@ final class RedisLockTest extends RedisLockTestCase
     }
 
     /** @dataProvider requestEnds */
+
+    #[PHPUnit\Framework\Attributes\DataProvider('requestEnds')]
     public function testLocksStillHeldAtRequestEndAreReleased(string $code): void
     {
         $out = self::php($code);

@@ -1,6 +1,8 @@
 <?php
 
 /** @group server */
+
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class RedisQueueTest extends RedisLockTestCase
 {
     public function testEnqueuePopAndTheSeedsShapes(): void

@@ -10,6 +10,7 @@ use RedisLock\Redlock;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class RedlockTest extends RedisLockTestCase
 {
     /** @var RedisServer[] */

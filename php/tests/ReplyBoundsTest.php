@@ -9,6 +9,7 @@ use RedisLock\ConnectionException;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class ReplyBoundsTest extends RedisLockTestCase
 {
     /**

@@ -7,6 +7,7 @@
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class RuntimeTest extends RedisLockTestCase
 {
     /**

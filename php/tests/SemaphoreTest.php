@@ -9,6 +9,7 @@
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class SemaphoreTest extends RedisLockTestCase
 {
     private function client(): RedisLock\Client

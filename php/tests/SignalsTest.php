@@ -55,6 +55,9 @@ final class SignalsTest extends RedisLockTestCase
      *           ["reserve"]
      *           ["seed lock"]
      */
+    #[PHPUnit\Framework\Attributes\TestWith(["acquire"])]
+    #[PHPUnit\Framework\Attributes\TestWith(["reserve"])]
+    #[PHPUnit\Framework\Attributes\TestWith(["seed lock"])]
     public function testASignalWithAHandlerEndsAnEndlessWaitPromptly(string $what): void
     {
         $holder = (new RedisLock\Client(RedisServer::$main->dsn()))->lock('busy');

@@ -12,6 +12,7 @@ use RedisLock\NotAcquiredException;
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class TopologyTest extends RedisLockTestCase
 {
     private static ?ClusterNodes $cluster = null;
