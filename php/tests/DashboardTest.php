@@ -474,6 +474,59 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertLessThanOrEqual($inner, $scroll, "no sideways scrolling on a task's page");
     }
 
+    public function testADeadLetterHasItsPageATaskCanBeFoundAndGoneWorkersAreMarked(): void
+    {
+        if (getenv('REDISLOCK_BROWSER') === '0') {
+            $this->markTestSkipped('REDISLOCK_BROWSER=0: no browser here');
+        }
+        $c = new Client();
+        $orders = $c->queue('orders', ['maxAttempts' => 1]);
+        $json = json_encode(['order' => 42, 'items' => [['sku' => 'A-1', 'note' => str_repeat('long note ', 40)]], 'url' => 'https://shop/x']);
+        $orders->enqueueMany(['o1' => $json, 'o2' => 'not json {']);
+        foreach ($orders->reserve(2) as $t) {
+            $orders->nack($t, 0, 'RuntimeException: payment API down');
+        }
+        // A worker that acked one task and went away 20 minutes ago.
+        $orders->enqueue('o3');
+        $pid = (int) self::php('$q = (new RedisLock\Client())->queue("orders"); $q->ack($q->reserve()[0]); echo getmypid();');
+        [$now] = $this->redis->time();
+        $this->redis->zAdd('{Queue:orders}:workers', $now - 1200, array_column($orders->workers(), 'id', 'pid')[$pid]);
+
+        $url = self::serve(self::PASSWORD);
+        $browser = new Browser();
+        $browser->visit($url);
+        $browser->type('#password', self::PASSWORD);
+        $browser->click('#sign-in');
+        $this->assertStringContainsString('gone', $browser->text('#workers tr.gone td.seen'));
+        $this->assertStringContainsString("pid $pid", $browser->text('#workers tr.gone td.worker'));
+
+        // A dead letter's id opens its page: its JSON payload pretty-printed, its lines whole; Retry.
+        $browser->click('section.dead tr[data-task="o1"] a');
+        $this->assertSame('Task · orders · redislock', $browser->title());
+        $this->assertSame('dead', $browser->text('#task td.state'));
+        $this->assertSame(json_encode(json_decode($json), JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES), $browser->text('#payload.json'));
+        $this->assertTrue($browser->run('const p = document.getElementById("payload"); return p.scrollWidth > p.clientWidth;'),
+            'the long line scrolls rather than wrapping mid-string');
+        $browser->click('button.retry');
+        $this->assertSame("1 dead letter 'o1' of queue 'orders' retried.", $browser->text('#flash'));
+        $this->assertSame('Queue orders · redislock', $browser->title());
+        $this->assertSame('queued', $orders->find('o1')['state']);
+
+        // Found by its id from the queue's page; a payload that is not JSON is shown as it is; Purge asks first.
+        $browser->type('#find-task', 'o2');
+        $browser->click('#find button');
+        $this->assertSame('not json {', $browser->text('#payload'));
+        $this->assertSame([], $browser->all('#payload.json'));
+        $browser->click('button.purge');
+        $this->assertSame("Purge dead letter 'o2' of queue 'orders', with their payloads, for good?", $browser->text('#question'));
+        $browser->click('button.confirm');
+        $this->assertSame("1 dead letter 'o2' of queue 'orders' purged.", $browser->text('#flash'));
+        $this->assertNull($orders->find('o2'));
+        $browser->type('#find-task', 'o9');
+        $browser->click('#find button');
+        $this->assertSame("No task 'o9' in queue 'orders'.", $browser->text('p.error'));
+    }
+
     public function testManyRowsAreCutAndTheCutIsSaid(): void
     {
         if (getenv('REDISLOCK_BROWSER') === '0') {

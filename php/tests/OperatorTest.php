@@ -405,6 +405,40 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(2, self::cli(['clear', 'mail', 'reports'])[0], 'one queue at a time');
     }
 
+    public function testWorkersLongUnseenAreGoneUnlessTheyRunATask(): void
+    {
+        $q = (new Client())->queue('jobs');
+        $q->enqueueMany(['busy' => null, 'quick' => null]);
+        // One worker took a long task and runs it still; another acked one and went away.
+        $this->waiters[] = $busy = self::start('$q = (new RedisLock\Client())->queue("jobs"); [$t] = $q->reserve(1, 3600); echo $t->id(), "\n"; sleep(60);');
+        $this->assertSame("busy\n", fgets($busy[1][1]));
+        $left = (int) self::php('$q = (new RedisLock\Client())->queue("jobs"); $q->ack($q->reserve()[0]); echo getmypid();');
+        $ids = array_column($q->workers(), 'id', 'pid');
+        $this->assertArrayHasKey($left, $ids);
+        $this->assertSame([false, false], [$this->gone($busy[2]), $this->gone($left)], 'both seen just now');
+        // Both last seen 20 minutes ago (their entries in the queue's workers set).
+        [$now] = $this->redis->time();
+        foreach ($ids as $id) {
+            $this->redis->zAdd('{Queue:jobs}:workers', $now - 1200, $id);
+        }
+        $this->assertFalse($this->gone($busy[2]), 'still running its task');
+        $this->assertTrue($this->gone($left));
+        [, $out] = self::cli(['workers', 'jobs']);
+        $this->assertMatchesRegularExpression("/ pid $left .* 120\d\.\ds ago \(gone\) +1 /", $out);
+        $this->assertMatchesRegularExpression("/ pid {$busy[2]} .* 120\d\.\ds ago +0 /", $out);
+    }
+
+    /** Whether `redislock workers jobs --json` says the worker of pid $pid is gone. */
+    private function gone(int $pid): bool
+    {
+        foreach (self::json(['workers', 'jobs']) as $w) {
+            if ($w['pid'] === $pid) {
+                return $w['gone'];
+            }
+        }
+        $this->fail("no worker of pid $pid");
+    }
+
     public function testRunningAndWorkersSayWhoDoesWhat(): void
     {
         $this->seed();

@@ -21,7 +21,8 @@ final class Cli
                                why its last attempt failed, its whole payload
           remove NAME ID...    removes tasks waiting in it (running ones finish)
           running NAME         its tasks running now: worker, for how long, lease left
-          workers NAME         the processes consuming it: host, pid, since, last seen, done
+          workers NAME         the processes consuming it: host, pid, since, last seen (gone:
+                               not seen for 10 minutes and running none of its tasks), done
           retry NAME [ID...]   dead letters back to the queue (all without ids)
           purge NAME [ID...]   dead letters removed with their payloads (all without ids)
           pause NAME           its workers take no new tasks (running ones finish)
@@ -400,7 +401,7 @@ final class Cli
                     array_map(fn (array $w) => [
                         $w['host'] === null ? $w['id'] : "{$w['host']} pid {$w['pid']}",
                         $w['since'] === null ? '-' : self::time($w['since']),
-                        self::age(max(0, microtime(true) - $w['seen'])) . ' ago', $w['done'], $w['process'] ?? '-',
+                        self::age(max(0, microtime(true) - $w['seen'])) . ' ago' . ($w['gone'] ? ' (gone)' : ''), $w['done'], $w['process'] ?? '-',
                     ], $data),
                 ) . ($more ? "showing the first $limit workers; there are more (--limit=N shows up to 999)\n" : ''),
                 'locks' => $data === [] ? "no locks\n" : self::table(

@@ -248,7 +248,9 @@ final class Dashboard
             . '<p><a href="?" id="back">← All queues</a></p><h2>Queue ' . self::h($name)
             . ($q['paused'] !== null ? ' <span class="state">paused</span>' : '')
             . ($q['throttled'] !== null ? ' <span class="state" title="until ' . date('Y-m-d H:i:s T', (int) $q['throttled']) . '">throttled</span>' : '') . '</h2>'
-            . "<p id=\"counts\">{$q['ready']} ready, {$q['delayed']} delayed, {$q['leased']} running, {$q['dead']} dead.</p>";
+            . "<p id=\"counts\">{$q['ready']} ready, {$q['delayed']} delayed, {$q['leased']} running, {$q['dead']} dead.</p>"
+            . '<form method="get" id="find"><input type="hidden" name="queue" value="' . self::h($name) . '">'
+            . '<label>Task <input name="task" id="find-task" placeholder="id" required></label> <button type="submit">Find</button></form>';
         $tasks = $report->queued($name, self::TASKS_SHOWN);
         $waiting = $q['ready'] + $q['delayed'];
         if ($tasks === []) {
@@ -280,10 +282,33 @@ final class Dashboard
             . "<tr><th>$at</th><td>" . date('Y-m-d H:i:s T', (int) $t['at']) . '</td></tr>'
             . '<tr><th>Attempts</th><td>' . $t['attempts'] . '</td></tr>'
             . '<tr><th>Why it failed</th><td class="reason">' . self::h($t['reason'] ?? '–') . '</td></tr></table>'
-            . '<h3>Payload</h3>' . ($t['payload'] === null ? '<p id="payload">No payload.</p>'
-                : '<pre id="payload">' . self::h($t['payload']) . '</pre>')
-            . ($t['state'] === 'queued' ? '<p>' . $this->form('remove', 'Remove', ['queue' => $name, 'id' => $id, 'back' => '1'], 'remove danger') . '</p>' : '')
+            . '<h3>Payload</h3>' . self::payload($t['payload'])
+            . match ($t['state']) {
+                'queued' => '<p>' . $this->form('remove', 'Remove', ['queue' => $name, 'id' => $id, 'back' => '1'], 'remove danger') . '</p>',
+                'dead' => '<p>' . $this->form('retry', 'Retry', ['queue' => $name, 'id' => $id, 'back' => '1'], 'retry')
+                    . $this->form('purge', 'Purge', ['queue' => $name, 'id' => $id, 'back' => '1'], 'purge danger') . '</p>',
+                default => '',
+            }
             . $this->footer();
+    }
+
+    /**
+     * A task's payload whole: JSON pretty-printed (its lines kept whole,
+     * the block scrolls sideways), anything else as it is.
+     */
+    private static function payload(?string $payload): string
+    {
+        if ($payload === null) {
+            return '<p id="payload">No payload.</p>';
+        }
+        $json = json_decode($payload, true, 512, JSON_BIGINT_AS_STRING);
+        if (is_array($json)) {
+            $pretty = json_encode($json, JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_PRESERVE_ZERO_FRACTION);
+            if ($pretty !== false) {
+                return '<pre id="payload" class="json">' . self::h($pretty) . '</pre>';
+            }
+        }
+        return '<pre id="payload">' . self::h($payload) . '</pre>';
     }
 
     /** A payload in a table: its first 80 bytes. */
@@ -361,7 +386,8 @@ final class Dashboard
             foreach ($report->dead($q['name'], self::DEAD_SHOWN) as $t) {
                 $one = $fields + ['id' => $t['id']];
                 $payload = self::cut($t['payload']);
-                $html .= '<tr data-task="' . self::h($t['id']) . '"><td>' . self::h($t['id']) . '</td><td class="n">' . $t['attempts']
+                $html .= '<tr data-task="' . self::h($t['id']) . '"><td><a href="?' . self::h(http_build_query(['queue' => $q['name'], 'task' => $t['id']]))
+                    . '">' . self::h($t['id']) . '</a></td><td class="n">' . $t['attempts']
                     . '</td><td>' . date('Y-m-d H:i:s T', (int) $t['diedAt']) . '</td><td class="reason">' . self::h($t['reason'] ?? '–')
                     . '</td><td><code>' . self::h($payload) . '</code></td><td>'
                     . $this->form('retry', 'Retry', $one, 'retry') . $this->form('purge', 'Purge', $one, 'purge danger') . '</td></tr>';
@@ -445,10 +471,12 @@ final class Dashboard
                     break 2;
                 }
                 $shown++;
-                $rows .= '<tr data-queue="' . self::h($q['name']) . '" data-worker="' . self::h($w['id']) . '"><td>' . self::h($q['name'])
+                $rows .= '<tr data-queue="' . self::h($q['name']) . '" data-worker="' . self::h($w['id']) . '"' . ($w['gone'] ? ' class="gone"' : '') . '><td>' . self::h($q['name'])
                     . '</td><td class="worker">' . self::h($w['host'] === null ? $w['id'] : "{$w['host']} · pid {$w['pid']}") . '</td><td>'
                     . self::h($w['process'] ?? '–') . '</td><td>' . ($w['since'] === null ? '–' : date('Y-m-d H:i:s T', (int) $w['since']))
-                    . '</td><td class="n seen">' . sprintf('%.1f s ago', max(0, $now - $w['seen'])) . '</td><td class="n done">' . $w['done'] . '</td></tr>';
+                    . '</td><td class="n seen">' . sprintf('%.1f s ago', max(0, $now - $w['seen']))
+                    . ($w['gone'] ? ' <span class="state" title="not seen for ' . (Report::GONE_AFTER / 60) . ' minutes, running none of its tasks">gone</span>' : '')
+                    . '</td><td class="n done">' . $w['done'] . '</td></tr>';
             }
         }
         if ($shown === 0) {
@@ -540,6 +568,8 @@ final class Dashboard
         td:first-child, td.holder, td.worker { min-width: 8em; max-width: 24em; overflow-wrap: anywhere; }
         h2, h3, p { overflow-wrap: anywhere; }
         pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #fff; padding: 8px 10px; box-shadow: 0 1px 2px #0002; }
+        pre.json { white-space: pre; overflow-wrap: normal; overflow-x: auto; }
+        tr.gone td { color: #888; }
         th { background: #eef0f3; font-weight: 600; }
         td.n { text-align: right; font-variant-numeric: tabular-nums; }
         td.alert { color: #b42318; font-weight: 600; }

@@ -81,10 +81,29 @@ final class Report
         return $this->client->queue($name)->leased($limit);
     }
 
-    /** The processes consuming a queue, the last seen first. */
+    /**
+     * A worker not seen reserving for this long (seconds), and running none
+     * of the queue's tasks, is gone: its process ended or stopped taking
+     * tasks. It is forgotten a day after it was last seen.
+     */
+    public const GONE_AFTER = 600;
+
+    /** The processes consuming a queue, the last seen first, each with whether it is `gone`. */
     public function workers(string $name, int $limit = 100): array
     {
-        return $this->client->queue($name)->workers($limit);
+        $workers = $this->client->queue($name)->workers($limit);
+        $now = microtime(true);
+        $running = null;
+        foreach ($workers as &$w) {
+            $w['gone'] = false;
+            if ($now - $w['seen'] > self::GONE_AFTER) {
+                // Who runs the queue's tasks now: a worker busy with a long task is not gone.
+                $running ??= array_flip(array_map(fn ($t) => $t['worker'] === null ? '' : "{$t['worker']['host']} {$t['worker']['pid']}",
+                    $this->running($name, 1000)));
+                $w['gone'] = $w['host'] === null || !isset($running["{$w['host']} {$w['pid']}"]);
+            }
+        }
+        return $workers;
     }
 
     /** Pauses a queue's consumers; false when it was paused already. */
