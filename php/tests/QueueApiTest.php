@@ -861,6 +861,22 @@ final class QueueApiTest extends RedisLockTestCase
         ]);
     }
 
+    public function testTheDropInsPopKeepsTheQueuesRate(): void
+    {
+        $q = $this->queue('popped');
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "p$i", range(1, 20)), null));
+        $this->assertTrue($q->setRate(5, 1, 2));
+        $seed = new RedisQueue();
+        $first = $seed->pop('popped', 10);
+        $this->assertCount(2, $first, 'a burst of 2');
+        $this->assertSame($seed->pop('empty'), $seed->pop('popped'), 'then nothing, as from an empty queue');
+        usleep(450_000);
+        $this->assertCount(2, $seed->pop('popped', 10), 'one a fifth of a second');
+        $this->assertCount(1, $q->reserve(10, null, 0.5), 'reserve() and pop() share the bucket');
+        $this->assertTrue($q->setRate(null));
+        $this->assertCount(15, $seed->pop('popped', 100));
+    }
+
     public function testLeasedTasksAndWorkersSayWhoRunsWhatSinceWhen(): void
     {
         $q = $this->queue('busy');

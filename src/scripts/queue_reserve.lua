@@ -1,4 +1,4 @@
--- include: queue_task.lua
+-- include: queue_task.lua queue_rate.lua
 -- flags: allow-oom
 -- Lease up to ARGV[1] due tasks (server time), earliest first, within the
 -- queue's rate; none while the queue is paused or throttled
@@ -30,26 +30,14 @@ local paused = stats[1] ~= false
 -- A throttle (queue_pause.lua): ms it has left, or nil.
 local throttled = tonumber(stats[4])
 throttled = throttled and throttled > now * 1000 and math.ceil(throttled - now * 1000) or nil
--- The queue's rate (lease::set_rate, '<limit> <per seconds> <burst>'): a
--- token bucket (GCRA, its theoretical arrival time in 'rateTat') that
--- hands out up to burst tasks at once and limit per period. Without a
--- token the queue is held back like a throttle, until the next one.
+-- The queue's rate (queue_rate.lua): without a token the queue is held
+-- back like a throttle, until the next one.
 local want = tonumber(ARGV[1])
-local rateStep, rateTat
-do
-  local limit, per, burst = string.match(stats[5] or '', '^(%d+) (%S+) (%d+)$')
-  if limit and tonumber(per) then
-    rateStep = tonumber(per) / tonumber(limit)
-    local room = tonumber(burst) * rateStep
-    rateTat = math.max(tonumber(stats[6]) or now, now)
-    local tokens = math.floor((room - (rateTat - now)) / rateStep + 1e-9)
-    if tokens < 1 then
-      local ms = math.max(1, math.ceil((rateTat - room + rateStep - now) * 1000))
-      throttled = math.max(throttled or 0, ms)
-    else
-      want = math.min(want, tokens)
-    end
-  end
+local rateStep, rateTat, tokens, rateMs = queue_rate(stats[5], stats[6], now)
+if rateMs then
+  throttled = math.max(throttled or 0, rateMs)
+elseif tokens then
+  want = math.min(want, tokens)
 end
 local max = queue_term(ARGV[4], stats[2])
 local lease = queue_term(ARGV[2], stats[3])
