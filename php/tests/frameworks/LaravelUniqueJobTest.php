@@ -27,6 +27,25 @@ final class LaravelUniqueJobTest extends TestCase
         $this->redis->flushDb();
     }
 
+    protected function tearDown(): void
+    {
+        // The locks of jobs left queued are held past their objects (as
+        // Laravel's are): this process forgets them, as a request's end does,
+        // so that the tests after this one start holding nothing.
+        RedisLock\Runtime::endRequest();
+        parent::tearDown();
+    }
+
+    /**
+     * The default cache store from now on: Laravel's dispatch and worker
+     * take the unique lock from the store resolved once (`cache.store`).
+     */
+    private function useStore(string $store): void
+    {
+        $this->app['config']->set('cache.default', $store);
+        $this->app->forgetInstance('cache.store');
+    }
+
     /** Whether a dispatch of the unique key $key holds its lock now. */
     private function locked(string $key, string $class = UniqueJob::class): bool
     {
@@ -94,7 +113,7 @@ final class LaravelUniqueJobTest extends TestCase
         $this->assertSame(1, Queue::size());
 
         // The control: Laravel's own store and queue keep the lock, and the job can never be dispatched again.
-        $this->app['config']->set('cache.default', 'stock');
+        $this->useStore('stock');
         $this->redis->set('queues:default', 'not a queue');
         try {
             // (Predis throws; phpredis answers false, and Laravel's push returns it.)
@@ -126,7 +145,7 @@ final class LaravelUniqueJobTest extends TestCase
         $db = $this->app['db'];
         foreach (['redislock' => 'redis', 'redis' => 'stock'] as $connection => $store) {
             $this->redis->flushDb();
-            $this->app['config']->set('cache.default', $store);
+            $this->useStore($store);
             // A dispatch waiting for the commit of a transaction that rolls back.
             try {
                 $db->transaction(function () use ($connection): void {
@@ -161,7 +180,7 @@ final class LaravelUniqueJobTest extends TestCase
     {
         foreach (['redislock' => 'redis', 'redis' => 'stock'] as $connection => $store) {
             $this->redis->flushDb();
-            $this->app['config']->set('cache.default', $store);
+            $this->useStore($store);
             // The first dispatch's lock runs out before its job runs; a second dispatch takes it anew.
             UniqueJob::dispatch(1, 'e', uniqueFor: 1)->onConnection($connection);
             usleep(1_200_000);
