@@ -83,13 +83,18 @@ test-php: test-deps build
 
 # What a developer runs after every change: the formatting, clippy, the
 # engine tests and the phpunit tests whose outcome the server decides
-# (`@group server`), against the fresh build. About 3 minutes on 2 cores
-# once built; `make test` runs everything.
+# (`@group server`), against the fresh build; the engine tests beside the
+# phpunit ones (both mostly wait on servers), their output in
+# target/check-engine.log (shown whole when they fail). Under 3 minutes
+# on 2 cores once built; `make test` runs everything.
 check: test-deps build
 	cargo fmt --check
 	$(CARGO_PHP) cargo clippy --release --all-targets -- -D warnings
-	$(ENGINE_TESTS)
-	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml --group server
+	@$(ENGINE_TESTS) > target/check-engine.log 2>&1 & engine=$$!; \
+	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml --group server; php=$$?; \
+	wait $$engine; rust=$$?; \
+	if [ $$rust -ne 0 ]; then cat target/check-engine.log; else grep '^test result' target/check-engine.log; fi; \
+	[ $$php -eq 0 ] && [ $$rust -eq 0 ]
 
 # The phpunit suite under a ZTS PHP built from Debian's php source package
 # (tools/zts.sh; needs root for apt). Not in CI: building PHP takes minutes.
