@@ -507,6 +507,7 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertSame(json_encode(json_decode($json), JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES), $browser->text('#payload.json'));
         $this->assertTrue($browser->run('const p = document.getElementById("payload"); return p.scrollWidth > p.clientWidth;'),
             'the long line scrolls rather than wrapping mid-string');
+        $browser->screenshot(self::SCREENSHOTS . '/dashboard-dead-letter.png');
         $browser->click('button.retry');
         $this->assertSame("1 dead letter 'o1' of queue 'orders' retried.", $browser->text('#flash'));
         $this->assertSame('Queue orders · redislock', $browser->title());
