@@ -955,3 +955,21 @@ fn a_buried_task_is_a_dead_letter_at_its_first_attempt() {
             .is_empty()
     );
 }
+
+/// A reserve that fails (a key of the wrong type) notes no worker and
+/// describes no process: a thread that never reserved from this queue
+/// (so its worker note is due) leaves Redis as it found it.
+#[test]
+fn a_reserve_that_fails_notes_no_worker() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"unnoted");
+    server.by_hand(&keys.stats);
+    let before = server.snapshot();
+    let got =
+        std::thread::spawn(move || try_reserve(&config, &keys, terms(1000, 3), &NOW).is_err())
+            .join()
+            .unwrap();
+    assert!(got, "the reserve fails on the stats key");
+    assert!(before == server.snapshot(), "and changes nothing");
+}

@@ -215,9 +215,6 @@ impl Consumer<'_> {
 impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
     fn attempt(&mut self, pass: Pass) -> Result<Try<(usize, Vec<Leased>)>, Error> {
         let waits = !self.how.wait.is_zero();
-        for (keys, _) in self.queues {
-            super::workers::seen(self.config, keys);
-        }
         let mut soonest = Duration::MAX;
         for (index, &queue) in self.queues.iter().enumerate() {
             let mode = mode(pass, index, waits);
@@ -227,7 +224,11 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
                 &[]
             };
             let (token, acked) = (self.token.as_str(), &mut self.acked);
-            match try_reserve(self.config, queue, self.how, (token, mode), (done, acked))? {
+            let got = try_reserve(self.config, queue, self.how, (token, mode), (done, acked))?;
+            // Noted as its worker once it reserved (or waits): after the
+            // script, so a reserve that fails changes nothing.
+            super::workers::seen(self.config, queue.0);
+            match got {
                 Try::Done(tasks) => {
                     // The script took the consumer out of this queue's line.
                     self.leave_lines(Some(index))?;
