@@ -278,12 +278,13 @@ mod tests {
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) and
     /// limiters' keys (`t:`, `f:`, `s:`, `n:` + the limited key) too.
-    const ROLES: [&str; 27] = [
+    const ROLES: [&str; 28] = [
         ":payloads",
         ":failures",
         ":dead-failures",
         ":workers",
         ":workers-done",
+        ":recent",
         ":attempts",
         ":leased",
         ":leases",

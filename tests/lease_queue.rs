@@ -68,6 +68,7 @@ fn keys_left(server: &RedisServer) -> Vec<String> {
             && !k.ends_with("}:stats")
             && !k.ends_with("}:workers")
             && !k.ends_with("}:workers-done")
+            && !k.ends_with("}:recent")
     });
     keys
 }
@@ -664,4 +665,130 @@ fn a_queues_workers_stay_bounded_in_time_and_number() {
         listed[0].holder.as_ref().map(|h| h.pid),
         Some(std::process::id())
     );
+}
+
+#[test]
+fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"r");
+    let ids = ["a", "b", "c\0 d", "e"];
+    let tasks: Vec<NewTask> = ids.iter().map(|id| task(id, Some("p"))).collect();
+    queue::put(&config, &keys, &tasks, 0.0, Policy::Keep, 0).unwrap();
+    std::thread::sleep(Duration::from_millis(30));
+    let got = reserve(&config, &keys, how(4, 200, 0));
+    assert_eq!(got.len(), 4);
+    assert!(lease::ack(&config, &keys, &got[0].id, &got[0].token).unwrap());
+    let nacked = lease::nack(
+        &config,
+        &keys,
+        &got[1].id,
+        &got[1].token,
+        0.0,
+        Terms::own(Duration::ZERO, 3),
+        b"why",
+    );
+    assert_eq!(nacked.unwrap(), Nack::Requeued);
+    assert!(lease::bury(&config, &keys, &got[2].id, &got[2].token, b"").unwrap());
+    // Not an ended attempt: a release, and a stale ack.
+    std::thread::sleep(Duration::from_millis(250));
+    assert!(!lease::ack(&config, &keys, &got[2].id, &got[2].token).unwrap());
+    // This reserve finds e's lease run out (and takes b and e again).
+    let again = reserve(&config, &keys, how(4, 30_000, 0));
+    assert_eq!(again.len(), 2);
+    assert!(lease::release(&config, &keys, &again[0].id, &again[0].token, 0.0).unwrap());
+
+    let (now, recent) = lease::recent(&config, &keys, 100, None).unwrap();
+    let me = redislock::identity::my_id();
+    type Seen<'a> = (&'a [u8], &'a str, i64, Option<&'a [u8]>);
+    let seen: Vec<Seen> = recent
+        .iter()
+        .map(|a| {
+            (
+                a.id.as_slice(),
+                a.outcome.as_str(),
+                a.attempts,
+                a.reason.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (&b"e"[..], "expired", 1, Some(&b"lease ran out"[..])),
+            (b"c\0 d", "dead", 1, None),
+            (b"b", "nacked", 1, Some(b"why")),
+            (b"a", "acked", 1, None),
+        ]
+    );
+    for a in &recent {
+        assert_eq!(a.worker.as_deref(), Some(me.as_str()));
+        assert!(a.at <= now && a.at > now - 5.0, "{a:?} at {now}");
+        let wait = a.wait.unwrap();
+        assert!(
+            (0.025..5.0).contains(&wait),
+            "due 30 ms before its reserve: {a:?}"
+        );
+        assert!(a.runtime.unwrap() < 5.0, "{a:?}");
+    }
+    assert!(
+        recent[0].runtime.unwrap() >= 0.2,
+        "ran until its lease ran out"
+    );
+    let only_b = lease::recent(&config, &keys, 100, Some(b"b")).unwrap().1;
+    assert_eq!(only_b, [recent[2].clone()]);
+    assert_eq!(lease::recent(&config, &keys, 1, None).unwrap().1.len(), 1);
+
+    // Kept: the last `keep`, trimmed now.
+    lease::keep_recent(&config, &keys, 2, Duration::from_secs(60)).unwrap();
+    let llen = |server: &RedisServer| -> i64 {
+        redis::cmd("LLEN")
+            .arg(&keys.recent)
+            .query(&mut server.client())
+            .unwrap()
+    };
+    assert_eq!(llen(&server), 2);
+    for t in &again[1..] {
+        assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+    }
+    assert_eq!(llen(&server), 2);
+    assert_eq!(
+        lease::recent(&config, &keys, 100, None).unwrap().1[0].outcome,
+        "acked"
+    );
+
+    // For as long as set: older ones are not shown, and an idle list goes.
+    lease::keep_recent(&config, &keys, 10, Duration::from_millis(100)).unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(lease::recent(&config, &keys, 100, None).unwrap().1, []);
+    assert_eq!(llen(&server), 0);
+
+    // None kept: nothing written.
+    lease::keep_recent(&config, &keys, 0, Duration::from_secs(60)).unwrap();
+    queue::put(&config, &keys, &[task("f", None)], 0.0, Policy::Keep, 0).unwrap();
+    let f = reserve(&config, &keys, how(1, 30_000, 0));
+    assert!(lease::ack(&config, &keys, &f[0].id, &f[0].token).unwrap());
+    assert_eq!(llen(&server), 0);
+
+    // Terms written by hand are read as whole numbers in range.
+    for (keep, kept) in [("abc", 100), ("2.5", 2), ("-4", 0), ("1e99", 100_000)] {
+        redis::cmd("HSET")
+            .arg(&keys.stats)
+            .arg("recentKeep")
+            .arg(keep)
+            .arg("recentMs")
+            .arg("nan")
+            .query::<()>(&mut server.client())
+            .unwrap();
+        redis::cmd("DEL")
+            .arg(&keys.recent)
+            .query::<()>(&mut server.client())
+            .unwrap();
+        let ids: Vec<NewTask> = (0..3).map(|i| task(&format!("h{i}"), None)).collect();
+        queue::put(&config, &keys, &ids, 0.0, Policy::Keep, 0).unwrap();
+        let got = reserve(&config, &keys, how(3, 30_000, 0));
+        let done: Vec<(&[u8], &str)> = got.iter().map(|t| (&t.id[..], &t.token[..])).collect();
+        assert_eq!(lease::ack_many(&config, &keys, &done).unwrap(), 3);
+        assert_eq!(llen(&server), kept.min(3), "recentKeep {keep}");
+    }
 }

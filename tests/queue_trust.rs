@@ -279,6 +279,14 @@ fn calls() -> Vec<(&'static str, Call)> {
             Box::new(|c, k, _| lease::workers(c, k, 10).map(drop)),
         ),
         (
+            "recent",
+            Box::new(|c, k, _| lease::recent(c, k, 10, None).map(drop)),
+        ),
+        (
+            "keep recent",
+            Box::new(|c, k, _| lease::keep_recent(c, k, 5, Duration::from_secs(60)).map(drop)),
+        ),
+        (
             "dequeue",
             Box::new(|c, k, _| {
                 let top = queue::top(c, k, 1)?;
@@ -309,6 +317,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("dead failures", keys.dead_failures.clone()),
         ("workers", keys.workers.clone()),
         ("workers done", keys.worked.clone()),
+        ("recent", keys.recent.clone()),
     ];
     let mut refused = HashSet::new();
     for (role, key) in &roles {
@@ -397,6 +406,19 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("leased", "metrics"),
         ("dead", "metrics"),
         ("stats", "history"),
+        ("recent", "ack"),
+        ("recent", "ack many"),
+        ("recent", "nack"),
+        ("recent", "nack dead"),
+        ("recent", "bury"),
+        ("recent", "ack and reserve"),
+        ("recent", "ack and reserve, none expired"),
+        ("recent", "recent"),
+        ("recent", "keep recent"),
+        ("stats", "recent"),
+        ("stats", "keep recent"),
+        ("stats", "ack"),
+        ("stats", "nack"),
         ("workers", "workers"),
     ] {
         assert!(refused.contains(&expected), "{expected:?} was not refused");

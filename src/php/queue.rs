@@ -546,6 +546,69 @@ impl Queue {
         Ok(array(list))
     }
 
+    /// The queue's recent attempts, newest first, up to `$limit` (1 to 1000),
+    /// of the task `$id` only when given: each attempt that ended with an ack,
+    /// a nack, a bury or a lease that ran out, with its `id`, `outcome`
+    /// ('acked', 'nacked', 'expired': due again, or 'dead'), `at` (when it
+    /// ended, server time), `attempts` (this one included), `runtime` (from
+    /// its reserve to its end, seconds), `wait` (how long it had been due when
+    /// it was reserved, seconds), `worker` (the id of the worker's process, as
+    /// `workers()` names it) and `reason` (why it failed, or null). The queue
+    /// keeps its last 100 for an hour unless `keepRecent()` said otherwise.
+    #[php(defaults(limit = 100))]
+    pub fn recent(&self, limit: Arg<Int>, id: Arg<NullableText>) -> PhpResult<Zval> {
+        let limit = count(&limit, "RedisLock\\Queue::recent(): Argument #1 ($limit)")?;
+        let id = match &id.0 {
+            Value::Null => None,
+            value => Some(non_empty(
+                value,
+                "RedisLock\\Queue::recent(): Argument #2 ($id)",
+            )?),
+        };
+        let (_, attempts) = engine(self.queue.recent(limit, id.as_deref()))?;
+        let mut list =
+            ZendHashTable::with_capacity(u32::try_from(attempts.len()).unwrap_or(u32::MAX));
+        for a in attempts {
+            let mut row = ZendHashTable::new();
+            row.insert("id", binary(&a.id))?;
+            row.insert("outcome", a.outcome.as_str())?;
+            row.insert("at", a.at)?;
+            row.insert("attempts", a.attempts)?;
+            row.insert("runtime", optional_float(a.runtime))?;
+            row.insert("wait", optional_float(a.wait))?;
+            row.insert("worker", a.worker)?;
+            row.insert("reason", optional_binary(a.reason.as_deref()))?;
+            list.push(array(row))?;
+        }
+        Ok(array(list))
+    }
+
+    /// Sets how many recent attempts the queue keeps (`$count`, 0 to 100000;
+    /// 0 keeps none and records none) and for how long (`$seconds`, up to a
+    /// year): what is past them goes now. Stored with the queue, for every
+    /// worker.
+    #[php(defaults(seconds = 3600))]
+    pub fn keep_recent(&self, count: Arg<Int>, seconds: Arg<Float>) -> PhpResult<bool> {
+        const M: &str = "RedisLock\\Queue::keepRecent()";
+        let count = natural(&count.0, Argument(M, 1, "count"))?;
+        if count > leased::RECENT_KEEP_MAX {
+            return Err(value_error(format!(
+                "{M}: Argument #1 ($count) must be at most {}, {count} given",
+                leased::RECENT_KEEP_MAX
+            )));
+        }
+        let how_long = positive_seconds(&seconds, Argument(M, 2, "seconds"))?;
+        if how_long > leased::RECENT_FOR_MAX {
+            return Err(value_error(format!(
+                "{M}: Argument #2 ($seconds) must be at most a year ({} seconds), {} given",
+                leased::RECENT_FOR_MAX.as_secs(),
+                how_long.as_secs_f64()
+            )));
+        }
+        engine(self.queue.keep_recent(count, how_long))?;
+        Ok(true)
+    }
+
     /// The oldest dead letters, up to `$limit` (1 to 1000), with the server
     /// time they died at and why (their last nack's or bury's reason, or 'lease
     /// ran out'; null when none was given).

@@ -24,7 +24,7 @@ static DUE: LazyLock<Script> = script!("queue_due.lua");
 /// test checks against this).
 const TYPES: &[&str] = &[
     "zset", "hash", "hash", "zset", "hash", "hash", "zset", "hash", "list", "hash", "hash", "hash",
-    "hash",
+    "hash", "list",
 ];
 
 /// How long a wake-up waits for the consumer it was pushed to, in ms (a
@@ -70,6 +70,8 @@ pub struct Keys {
     /// each acked (see `lease::workers`).
     pub workers: Vec<u8>,
     pub worked: Vec<u8>,
+    /// The queue's recent attempts, newest first (see `lease::recent`).
+    pub recent: Vec<u8>,
     /// The line of consumers waiting for tasks, and the prefix of their
     /// keys (see `wait`).
     pub line: Vec<u8>,
@@ -97,6 +99,7 @@ impl Keys {
             dead_failures: place.beside(":dead-failures"),
             workers: place.beside(":workers"),
             worked: place.beside(":workers-done"),
+            recent: place.beside(":recent"),
             line: place.beside(":line"),
             waiters: place.beside(":"),
             queue: place.main,
@@ -125,6 +128,15 @@ impl Keys {
         ] {
             call.key(key);
         }
+        call
+    }
+
+    /// A call of a script that ends attempts (ack, nack, reserve): the
+    /// keys of [`Keys::call`], then the tasks each worker acked and the
+    /// recent attempts.
+    pub(crate) fn call_ending<'a>(&self, script: &'a Script) -> crate::scripts::Invocation<'a> {
+        let mut call = self.call(script);
+        call.key(&self.worked).key(&self.recent);
         call
     }
 }

@@ -88,6 +88,10 @@ impl Queue {
         metrics => lease::metrics() -> Metrics;
         /// [`lease::history`].
         history => lease::history() -> (Metrics, Vec<Period>);
+        /// [`lease::recent`].
+        recent => lease::recent(limit: u64, id: Option<&[u8]>) -> (f64, Vec<lease::Attempt>);
+        /// [`lease::keep_recent`].
+        keep_recent => lease::keep_recent(keep: u64, how_long: Duration) -> ();
         /// [`lease::set_rate`].
         set_rate => lease::set_rate(rate: Option<lease::Rate>) -> ();
         /// [`lease::set_terms`].

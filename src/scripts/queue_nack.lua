@@ -3,7 +3,8 @@
 -- Give a leased task back, only if the caller's lease is still the task's:
 -- due again after ARGV[3] seconds, or to the dead letters once it used up
 -- its attempts (queue_settle).
--- KEYS: see queue_task.lua.
+-- KEYS: see queue_task.lua (KEYS[14]: the attempt is recorded there,
+-- unless it is a release).
 -- ARGV[1] id; ARGV[2] lease token; ARGV[3] delay in seconds;
 -- ARGV[4] maximum attempts (0: no limit, as queue_term takes it; 'bury':
 -- to the dead letters now, whatever its attempts; 'release': back without
@@ -16,11 +17,15 @@ local id = ARGV[1]
 if redis.call('HGET', KEYS[5], id) ~= ARGV[2] then
   return 'not leased'
 end
+local stats = need_call('hash', 'HMGET', KEYS[10], 'maxAttempts', 'recentKeep', 'recentMs')
+local keep, ms = queue_recent_terms(stats[2], stats[3])
+if ARGV[4] == 'release' then keep = 0 end
 queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12)
+if keep > 0 then queue_need(14) end
 local now = queue_now()
 local max = 0
 if ARGV[4] ~= 'bury' and ARGV[4] ~= 'release' then
-  max = queue_term(ARGV[4], redis.call('HGET', KEYS[10], 'maxAttempts')) or 0
+  max = queue_term(ARGV[4], stats[1]) or 0
 end
 local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
 local reason = ARGV[7] ~= '' and ARGV[7]
@@ -43,5 +48,6 @@ else
   if ARGV[4] ~= 'release' then queue_count(KEYS[10], now, 'nacked', 1) end
 end
 if due then queue_wake_for(due, now, ARGV[5], ARGV[6]) end
+queue_recent({queue_recent_record(now, dead and 'dead' or 'nacked', id, ARGV[2], attempts, reason)}, keep, ms)
 if dead then return 'dead' end
 return 'requeued'

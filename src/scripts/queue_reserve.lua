@@ -7,8 +7,8 @@
 -- the task used up its attempts (queue_settle).
 -- KEYS: see queue_task.lua.
 -- ARGV[1] count; ARGV[2] lease in seconds; ARGV[3] lease token prefix (a
--- task's token is it, the task's rank, '@' and the server time of the
--- reserve in ms); ARGV[4] maximum attempts (0: no limit); the lease and the
+-- task's token is it, the task's rank, '@', the server time of the reserve
+-- in ms, '+' and how long the task had been due then, in ms); ARGV[4] maximum attempts (0: no limit); the lease and the
 -- maximum attempts as queue_term takes them (the queue's stored terms
 -- replace a consumer's defaults);
 -- ARGV[5] most expired leases settled by this call; ARGV[6] consumer key
@@ -16,7 +16,8 @@
 -- kept, in ms; ARGV[9] how it waits: '' not at all, 'fresh' joining the
 -- line at its end (first try, or just woken), 'keep' keeping its place;
 -- ARGV[10] the process's id and ARGV[11..] id, lease token, ... of tasks
--- the consumer finished, acked first (queue_ack; KEYS[13] as there).
+-- the consumer finished, acked first (queue_ack; KEYS[13] as there). Every
+-- attempt that ends here is recorded (queue_recent; KEYS[14]).
 -- Returns {ms until a task may be due, a lease ends or a throttle ends (-1:
 -- nothing scheduled, paused, or not first in line; 0 when tasks follow), how many
 -- tasks were acked, id, payload or false, attempts, token, ...}.
@@ -25,7 +26,8 @@ local nowText = string.format('%.17g', now)
 local p, me, place, mode = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', '0', ARGV[5])
-local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease', 'throttled', 'rate', 'rateTat')
+local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease', 'throttled', 'rate', 'rateTat', 'recentKeep', 'recentMs')
+local recent = {queue_recent_terms(stats[7], stats[8])}
 local paused = stats[1] ~= false
 -- A throttle (queue_pause.lua): ms it has left, or nil.
 local throttled = tonumber(stats[4])
@@ -43,9 +45,18 @@ local max = queue_term(ARGV[4], stats[2])
 local lease = queue_term(ARGV[2], stats[3])
 need_read(KEYS[4])
 need_read(KEYS[10])
+-- The due tasks' ids, and when each was due (seconds).
+local dueAt = {}
 local function dueNow()
   if paused or throttled then return {} end
-  return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', '0', want)
+  local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0', want)
+  local ids = {}
+  dueAt = {}
+  for i = 1, #flat, 2 do
+    ids[#ids + 1] = flat[i]
+    dueAt[#dueAt + 1] = tonumber(flat[i + 1])
+  end
+  return ids
 end
 -- The finished tasks are acked before anything else is written. The keys
 -- this call reads or writes after the ack are checked or read before it:
@@ -53,15 +64,19 @@ end
 -- the line's length are read first (an ack without a rerun leaves both as
 -- they are; one with a rerun queues it, and they are read again).
 local due, waiting
+local function needAll()
+  queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12)
+  if recent[1] > 0 then queue_need(14) end
+end
 if #ARGV > 10 then
   if #expired > 0 then
-    queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12)
+    needAll()
   else
     due = dueNow()
     waiting = need_call('list', 'LLEN', KEYS[9])
   end
 end
-local finished, requeued = queue_ack(11, now, p, place, ARGV[10])
+local finished, requeued = queue_ack(11, now, p, place, ARGV[10], recent)
 local acked = 0
 for _ in pairs(finished) do acked = acked + 1 end
 if acked > 0 and #expired > 0 then
@@ -73,7 +88,7 @@ if acked > 0 and #expired > 0 then
 end
 if not due or requeued then due, waiting = dueNow(), nil end
 if #expired > 0 then
-  queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12)
+  needAll()
 elseif #due > 0 then
   -- Leasing due tasks writes the queue, attempts and leased keys after
   -- reading them, and reads the line before its first write (a wrong type
@@ -83,16 +98,23 @@ elseif mode ~= '' then
   queue_need(9)
 end
 
-local died = 0
-for _, id in ipairs(expired) do
+local died, records = 0, {}
+local leases = #expired > 0 and recent[1] > 0 and redis.call('HMGET', KEYS[5], unpack(expired))
+for i, id in ipairs(expired) do
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
+  local outcome = 'expired'
   if max > 0 and attempts >= max then
     queue_settle(id, 'dead', nowText, 'lease ran out')
     died = died + 1
+    outcome = 'dead'
   else
     queue_settle(id, 'retry', nowText, 'lease ran out')
   end
+  if leases then
+    records[i] = queue_recent_record(now, outcome, id, leases[i], attempts, 'lease ran out')
+  end
 end
+queue_recent(records, recent[1], recent[2])
 queue_count(KEYS[10], now, 'expired', #expired)
 queue_count(KEYS[10], now, 'dead', died)
 if #expired > 0 then due = dueNow() end
@@ -109,7 +131,8 @@ if #due > 0 then
   local attempts = redis.call('HMGET', KEYS[3], unpack(due))
   local tokens, ends, counts = {}, {}, {}
   for i, id in ipairs(due) do
-    local token = string.format('%s%d%s', ARGV[3], i, stamp)
+    local wait = math.min(math.max(0, (now - (dueAt[i] or now)) * 1000), 1e15)
+    local token = string.format('%s%d%s+%.0f', ARGV[3], i, stamp, math.floor(wait))
     local n = (tonumber(attempts[i]) or 0) + 1
     tokens[#tokens + 1] = id
     tokens[#tokens + 1] = token

@@ -6,7 +6,9 @@
 -- KEYS[5] lease tokens hash; KEYS[6] reruns hash; KEYS[7] dead zset (time
 -- of death per id); KEYS[8] dead letters hash; KEYS[9] consumer line list;
 -- KEYS[10] stats hash; KEYS[11] failures hash (why the task's last attempt
--- failed); KEYS[12] dead letters' failures hash (why each died).
+-- failed); KEYS[12] dead letters' failures hash (why each died); and the
+-- scripts that end attempts (ack, nack, reserve) KEYS[13] the tasks each
+-- worker acked (queue_workers.lua) and KEYS[14] the recent attempts list.
 --
 -- An id is queued, or leased, or neither; payloads and attempts are those of
 -- that task. An id enqueued while it is leased waits in the reruns hash
@@ -21,7 +23,7 @@
 -- Every script reads and checks first and writes last (need.lua):
 -- queue_need() checks the keys it will write before its first write.
 
-local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash'}
+local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash', 'list'}
 
 -- Checks the types of the keys KEYS[i], i in ... (need.lua).
 local function queue_need(...)
@@ -210,27 +212,80 @@ local function queue_wake_for(due, now, p, ms)
   end
 end
 
+-- The recent attempts (KEYS[14], a list, newest first): a record for each
+-- attempt that ended with an ack, a nack, a bury or a lease that ran out,
+-- '<ms> <outcome> <attempts> <run ms> <wait ms> <worker> <id bytes> <id><reason>'
+-- (ms: when it ended, server time; '-' where a field is not known). The
+-- list keeps the queue's last `recentKeep` records (stats hash; default
+-- 100, 0: none kept) and goes when none was added for `recentMs` ms
+-- (default an hour); a reader shows none older than that.
+local QUEUE_RECENT_KEEP, QUEUE_RECENT_MS = 100, 3600000
+
+-- The queue's terms for its recent attempts, from the stats hash's fields
+-- recentKeep and recentMs as read (false: not set): how many are kept
+-- (0: none) and for how long, in ms.
+local function queue_recent_terms(keep, ms)
+  keep, ms = tonumber(keep) or QUEUE_RECENT_KEEP, tonumber(ms) or QUEUE_RECENT_MS
+  -- (Whole numbers in range whatever a hand wrote there.)
+  keep = keep == keep and math.floor(math.max(0, math.min(keep, 100000))) or 0
+  ms = ms == ms and math.floor(math.max(1, math.min(ms, 31536000000))) or QUEUE_RECENT_MS
+  return keep, ms
+end
+
+-- What a lease token tells (queue_reserve.lua): its worker's process id
+-- (or '-'), when it was reserved, in ms (or nil), and how long the task
+-- had been due then, in ms (or '-').
+local function queue_token_info(token)
+  local worker = string.match(token, '^(%x%x%x%x%x%x%x%x%x%x%x%x)%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x:') or '-'
+  local at, wait = string.match(token, '@(%d+)%+?(%d*)$')
+  return worker, tonumber(at), wait ~= '' and wait or '-'
+end
+
+-- One record of an attempt of id (its lease token, attempts as counted)
+-- that ended at server time now (seconds) with outcome, reason (or false).
+local function queue_recent_record(now, outcome, id, token, attempts, reason)
+  local ms = math.floor(now * 1000)
+  local worker, at, wait = '-', nil, '-'
+  if token then worker, at, wait = queue_token_info(token) end
+  return string.format('%.0f %s %d %s %s %s %d ', ms, outcome, attempts or 0,
+    at and string.format('%.0f', math.max(0, ms - at)) or '-', wait, worker, #id)
+    .. id .. (reason or '')
+end
+
+-- Adds records (a list, oldest first) to the recent attempts, keeping the
+-- last keep of them for ms (queue_recent_terms). The key's type is checked
+-- before the caller's first write (queue_need(14)).
+local function queue_recent(records, keep, ms)
+  if keep <= 0 or #records == 0 then return end
+  redis.call('LPUSH', KEYS[14], unpack(records))
+  redis.call('LTRIM', KEYS[14], 0, keep - 1)
+  redis.call('PEXPIRE', KEYS[14], string.format('%d', ms))
+end
+
 -- Finishes the tasks whose lease is still the caller's (ids and lease
 -- tokens in ARGV, from index `from` on: id, token, id, token, ...) at
 -- server time now (nil: read when needed): a worker whose lease ran out
 -- and was handed to another cannot ack. A rerun enqueued while a task ran
 -- is queued now (queue_settle), waking a consumer (consumer key prefix p,
 -- wake-ups waiting ms for their consumer). KEYS[13]: the tasks each worker
--- acked (queue_workers.lua), counted for `worker`. Returns the ids
--- finished, as a set, and whether a rerun was queued.
-local function queue_ack(from, now, p, ms, worker)
+-- acked (queue_workers.lua), counted for `worker`. Each finished attempt
+-- is recorded (queue_recent) under the terms recent ({keep, ms}, as the
+-- caller read them; nil: read here). Returns the ids finished, as a set,
+-- and whether a rerun was queued.
+local function queue_ack(from, now, p, ms, worker, recent)
   local ids, tokens = {}, {}
   for i = from, #ARGV, 2 do
     ids[#ids + 1] = ARGV[i]
     tokens[#tokens + 1] = ARGV[i + 1]
   end
-  local mine, finished = {}, {}
+  local mine, mineTokens, finished = {}, {}, {}
   if #ids == 0 then return finished end
   local held = redis.call('HMGET', KEYS[5], unpack(ids))
   for i, id in ipairs(ids) do
     if not finished[id] and held[i] == tokens[i] then
       finished[id] = true
       mine[#mine + 1] = id
+      mineTokens[#mine] = tokens[i]
     end
   end
   if #mine == 0 then return finished end
@@ -241,9 +296,21 @@ local function queue_ack(from, now, p, ms, worker)
   local any = false
   for i = 1, #mine do any = any or reruns[i] ~= false end
   need_read(KEYS[6])
+  if not recent then
+    local terms = need_call('hash', 'HMGET', KEYS[10], 'recentKeep', 'recentMs')
+    recent = {queue_recent_terms(terms[1], terms[2])}
+  end
+  local records = {}
+  now = now or queue_now()
+  if recent[1] > 0 then
+    local attempts = need_call('hash', 'HMGET', KEYS[3], unpack(mine))
+    for i, id in ipairs(mine) do
+      records[i] = queue_recent_record(now, 'acked', id, mineTokens[i], tonumber(attempts[i]))
+    end
+    queue_need(14)
+  end
   queue_need(2, 3, 4, 10, 11)
   if any then queue_need(1, 9) end
-  now = now or queue_now()
   -- The first write, and so the check of its key's type (need_call).
   need_call(QUEUE_TYPES[13], 'HINCRBY', KEYS[13], worker, string.format('%d', #mine))
   -- A task without a rerun ends with its fields: one command per key for
@@ -262,6 +329,7 @@ local function queue_ack(from, now, p, ms, worker)
     redis.call('HDEL', KEYS[5], unpack(done))
     queue_forget(done)
   end
+  queue_recent(records, recent[1], recent[2])
   queue_count(KEYS[10], now, 'acked', #mine)
   return finished, any
 end

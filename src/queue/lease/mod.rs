@@ -6,6 +6,7 @@
 mod dead;
 mod moving;
 mod pause;
+mod recent;
 mod reserve;
 mod settle;
 mod stats;
@@ -18,6 +19,9 @@ use std::time::Duration;
 pub use dead::{DeadTask, Retried, dead, purge_dead, retry_dead};
 pub use moving::{Moved, move_to};
 pub use pause::{pause, resume, throttle};
+pub use recent::{
+    Attempt, RECENT_FOR, RECENT_FOR_MAX, RECENT_KEEP, RECENT_KEEP_MAX, keep_recent, recent,
+};
 pub use reserve::{RECHECK, Reserve, ack_and_reserve, reserve};
 pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack, release};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};

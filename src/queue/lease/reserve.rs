@@ -131,9 +131,8 @@ fn try_reserve(
     // The process's own token: a leased task's worker can be told.
     let prefix = format!("{}:", crate::identity::token());
     let reply: Reserved = conn::with(config, |c| {
-        let mut call = keys.call(&RESERVE);
-        call.key(&keys.worked)
-            .arg(how.count.clamp(1, BATCH))
+        let mut call = keys.call_ending(&RESERVE);
+        call.arg(how.count.clamp(1, BATCH))
             .arg(super::term_arg(
                 score_arg(terms.lease.as_secs_f64()),
                 terms.defaults.lease,

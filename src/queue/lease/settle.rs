@@ -25,9 +25,8 @@ pub fn ack_many(config: &Config, keys: &Keys, tasks: &[(&[u8], &str)]) -> Result
     let mut done = 0;
     for chunk in tasks.chunks(BATCH as usize) {
         let n: u64 = conn::with(config, |c| {
-            let mut call = keys.call(&ACK);
-            call.key(&keys.worked)
-                .arg(&keys.waiters)
+            let mut call = keys.call_ending(&ACK);
+            call.arg(&keys.waiters)
                 .arg(wake_ms())
                 .arg(crate::identity::my_id());
             for (id, token) in chunk {
@@ -123,7 +122,7 @@ fn give_back(
     reason: &[u8],
 ) -> Result<Nack, Error> {
     let outcome: String = conn::with(config, |c| {
-        keys.call(&NACK)
+        keys.call_ending(&NACK)
             .arg(id)
             .arg(token)
             .arg(score_arg(delay))

@@ -45,7 +45,8 @@ fn lease_of(token: Option<&str>) -> (Option<String>, Option<f64>) {
         crate::identity::id_of(token.as_bytes()).map(|id| String::from_utf8_lossy(id).into_owned());
     let since = token
         .rsplit_once('@')
-        .and_then(|(_, ms)| ms.parse::<u64>().ok())
+        // `<ms>+<ms it had been due>`, or `<ms>` from an older release.
+        .and_then(|(_, at)| at.split('+').next()?.parse::<u64>().ok())
         .map(|ms| ms as f64 / 1000.0);
     (worker, since)
 }

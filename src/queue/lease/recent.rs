@@ -1,0 +1,145 @@
+//! A queue's recent attempts: each attempt that ended (acked, nacked,
+//! buried, or its lease ran out) leaves a short record in the queue's
+//! `:recent` list, newest first, which keeps the last [`RECENT_KEEP`] records
+//! (or as many as the operator set) for [`RECENT_FOR`] (or as long as set).
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::queue::Keys;
+use crate::scripts::{Script, script};
+
+static RECENT: LazyLock<Script> = script!("queue_recent.lua");
+
+/// How many records a queue keeps unless set otherwise.
+pub const RECENT_KEEP: u64 = 100;
+/// The most records a queue can be set to keep.
+pub const RECENT_KEEP_MAX: u64 = 100_000;
+/// How long a queue keeps a record unless set otherwise.
+pub const RECENT_FOR: Duration = Duration::from_secs(3600);
+/// The longest a queue can be set to keep a record: a year.
+pub const RECENT_FOR_MAX: Duration = Duration::from_secs(365 * 86_400);
+
+/// One attempt that ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attempt {
+    pub id: Vec<u8>,
+    /// `acked`, `nacked` (due again), `expired` (its lease ran out; due
+    /// again) or `dead`.
+    pub outcome: String,
+    /// When it ended, in seconds on the server's clock.
+    pub at: f64,
+    /// The task's attempts, this one included.
+    pub attempts: i64,
+    /// From its reserve to its end, in seconds.
+    pub runtime: Option<f64>,
+    /// How long it had been due when it was reserved, in seconds.
+    pub wait: Option<f64>,
+    /// The id of the worker's process (see `identity`).
+    pub worker: Option<String>,
+    /// Why it failed, when it did and it was said.
+    pub reason: Option<Vec<u8>>,
+}
+
+/// A record as `queue_recent_record` writes it; None when it is not one.
+fn parse(record: &[u8]) -> Option<Attempt> {
+    let mut fields = Vec::with_capacity(7);
+    let mut rest = record;
+    for _ in 0..7 {
+        let space = rest.iter().position(|&b| b == b' ')?;
+        fields.push(std::str::from_utf8(&rest[..space]).ok()?);
+        rest = &rest[space + 1..];
+    }
+    let ms = |f: &str| f.parse::<u64>().ok().map(|ms| ms as f64 / 1000.0);
+    let length: usize = fields[6].parse().ok()?;
+    let (id, reason) = (rest.get(..length)?, &rest[length..]);
+    Some(Attempt {
+        id: id.to_vec(),
+        outcome: fields[1].to_owned(),
+        at: ms(fields[0])?,
+        attempts: fields[2].parse().ok()?,
+        runtime: ms(fields[3]),
+        wait: ms(fields[4]),
+        worker: (fields[5] != "-").then(|| fields[5].to_owned()),
+        reason: (!reason.is_empty()).then(|| reason.to_vec()),
+    })
+}
+
+/// The recent attempts, newest first, up to `limit`, of the task `id`
+/// only when given: none older than the queue keeps them. Also returns
+/// the server's time, in seconds.
+pub fn recent(
+    config: &Config,
+    keys: &Keys,
+    limit: u64,
+    id: Option<&[u8]>,
+) -> Result<(f64, Vec<Attempt>), Error> {
+    let reply: Vec<redis::Value> = conn::with(config, |c| {
+        keys.call_ending(&RECENT)
+            .arg("list")
+            .arg(limit.clamp(1, RECENT_KEEP_MAX))
+            .arg(id.unwrap_or_default())
+            .invoke(c)
+    })?;
+    let mut items = reply.into_iter();
+    let now: i64 = items
+        .next()
+        .and_then(|v| redis::from_redis_value(v).ok())
+        .ok_or_else(|| conn::unknown_reply(config, "queue_recent.lua", &"no server time"))?;
+    let attempts = items
+        .filter_map(|v| redis::from_redis_value::<Vec<u8>>(v).ok())
+        .filter_map(|r| parse(&r))
+        .collect();
+    Ok((now as f64 / 1000.0, attempts))
+}
+
+/// Sets how many recent attempts the queue keeps (0: none) and for how
+/// long; what is past them goes now.
+pub fn keep_recent(
+    config: &Config,
+    keys: &Keys,
+    keep: u64,
+    how_long: Duration,
+) -> Result<(), Error> {
+    conn::with(config, |c| {
+        keys.call_ending(&RECENT)
+            .arg("keep")
+            .arg(keep.min(RECENT_KEEP_MAX))
+            .arg(crate::time::millis(how_long.min(RECENT_FOR_MAX)).max(1))
+            .invoke::<i64>(c)
+    })
+    .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_read_back_with_any_bytes_in_id_and_reason() {
+        let a = parse(b"1700000000123 nacked 2 1500 20 0123456789ab 5 a b\0cno  way").unwrap();
+        assert_eq!(a.id, b"a b\0c");
+        assert_eq!(a.reason.as_deref(), Some(&b"no  way"[..]));
+        assert_eq!(a.outcome, "nacked");
+        assert_eq!(a.attempts, 2);
+        assert_eq!(a.at, 1_700_000_000.123);
+        assert_eq!(a.runtime, Some(1.5));
+        assert_eq!(a.wait, Some(0.02));
+        assert_eq!(a.worker.as_deref(), Some("0123456789ab"));
+        let b = parse(b"1 acked 1 - - - 1 x").unwrap();
+        assert_eq!(
+            (b.runtime, b.wait, b.worker, b.reason),
+            (None, None, None, None)
+        );
+        for bad in [
+            &b""[..],
+            b"1 acked 1 - - - 9 short",
+            b"x acked 1 - - - 1 x",
+            b"1 acked",
+        ] {
+            assert_eq!(parse(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+}

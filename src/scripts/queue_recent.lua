@@ -1,0 +1,40 @@
+-- include: queue_task.lua
+-- A queue's recent attempts (queue_recent in queue_task.lua): read them, or
+-- set how many are kept and for how long.
+-- KEYS: see queue_task.lua (KEYS[10] the stats hash, KEYS[14] the list).
+-- ARGV[1] 'list': ARGV[2] most records, ARGV[3] an id ('': any); returns
+-- {server time in ms, record, ...}, newest first, none older than the
+-- queue's time.
+-- ARGV[1] 'keep': ARGV[2] how many (0: none), ARGV[3] for how long, in ms;
+-- the records past them go now. Returns 1.
+local stats = need_call('hash', 'HMGET', KEYS[10], 'recentKeep', 'recentMs')
+local now = math.floor(queue_now() * 1000)
+if ARGV[1] == 'keep' then
+  queue_need(14)
+  local keep, ms = queue_recent_terms(ARGV[2], ARGV[3])
+  redis.call('HSET', KEYS[10], 'recentKeep', string.format('%d', keep), 'recentMs', string.format('%d', ms))
+  if keep == 0 then
+    redis.call('DEL', KEYS[14])
+  else
+    redis.call('LTRIM', KEYS[14], 0, keep - 1)
+    redis.call('PEXPIRE', KEYS[14], string.format('%d', ms))
+  end
+  return 1
+end
+local keep, ms = queue_recent_terms(stats[1], stats[2])
+local most, id = tonumber(ARGV[2]), ARGV[3]
+local out = {now}
+if keep == 0 then return out end
+local records = need_call('list', 'LRANGE', KEYS[14], 0, keep - 1)
+for _, record in ipairs(records) do
+  local at, length, from = string.match(record, '^(%d+) %S+ %S+ %S+ %S+ %S+ (%d+) ()')
+  at = tonumber(at)
+  -- Newest first: the first one too old ends the list (one not of this
+  -- shape, written by hand, is passed over).
+  if at and at < now - ms then break end
+  if at and (id == '' or string.sub(record, from, from + tonumber(length) - 1) == id) then
+    out[#out + 1] = record
+    if #out > most then break end
+  end
+end
+return out
