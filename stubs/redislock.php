@@ -883,6 +883,17 @@ namespace RedisLock {
         public function history(): mixed {}
 
         /**
+         * Sets how many recent attempts the queue keeps (`$count`, 0 to
+         * 100000; 0 keeps none and records none) and for how long
+         * (`$seconds`, up to a year): what is past them goes now. Stored with
+         * the queue, for every worker.
+         *
+         * @param int<0, 100000> $count
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function keepRecent(int $count, float $seconds = 3600): bool {}
+
+        /**
          * The tasks leased to workers now, the earliest lease end first, up to
          * `$limit` (1 to 1000): why its last attempt failed (`reason`), when
          * it was reserved (`leasedAt`, null for a lease of an earlier
@@ -980,6 +991,24 @@ namespace RedisLock {
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function purgeDead(?array $ids = null): int {}
+
+        /**
+         * The queue's recent attempts, newest first, up to `$limit` (1 to
+         * 1000), of the task `$id` only when given: each attempt that ended
+         * with an ack, a nack, a bury or a lease that ran out, with its `id`,
+         * `outcome` ('acked', 'nacked', 'expired': due again, or 'dead'), `at`
+         * (when it ended, server time), `attempts` (this one included),
+         * `runtime` (from its reserve to its end, seconds), `wait` (how long it
+         * had been due when it was reserved, seconds), `worker` (the id of the
+         * worker's process, as `workers()` names it) and `reason` (why it
+         * failed, or null). The queue keeps its last 100 for an hour unless
+         * `keepRecent()` said otherwise.
+         *
+         * @param int<1, 1000> $limit
+         * @return list<array{id: string, outcome: 'acked'|'nacked'|'expired'|'dead', at: float, attempts: int, runtime: float|null, wait: float|null, worker: string|null, reason: string|null}>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function recent(int $limit = 100, ?string $id = null): mixed {}
 
         /**
          * Gives a task back, due again after `$delay` seconds, without

@@ -76,6 +76,10 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::peek $limit' => fn ($v) => $queue2()->peek($v),
             'Queue::leased $limit' => fn ($v) => $queue2()->leased($v),
             'Queue::workers $limit' => fn ($v) => $queue2()->workers($v),
+            'Queue::recent $limit' => fn ($v) => $queue2()->recent($v),
+            'Queue::recent $id' => fn ($v) => $queue2()->recent(10, $v),
+            'Queue::keepRecent $count' => fn ($v) => $queue2()->keepRecent($v),
+            'Queue::keepRecent $seconds' => fn ($v) => $queue2()->keepRecent(5, $v),
             'Queue::find $id' => fn ($v) => $queue2()->find($v),
             'Queue::retryDead $ids' => fn ($v) => $queue2()->retryDead($v),
             'Queue::purgeDead $ids' => fn ($v) => $queue2()->purgeDead($v),
@@ -169,6 +173,17 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('boolean', $outcomes['enqueue $id(array)']);
         $this->assertSame('TypeError', $outcomes['enqueue $id(nested array)']);
         $this->assertSame('ValueError', $outcomes['pop $count(inf)']);
+        $this->assertSame('array', $outcomes['Queue::recent $id(null)']);
+        $this->assertSame('ValueError', $outcomes['Queue::recent $id(empty)']);
+        $this->assertSame('array', $outcomes['Queue::recent $id(nul bytes)']);
+        $this->assertSame('ValueError', $outcomes['Queue::recent $limit(zero)']);
+        $this->assertSame('ValueError', $outcomes['Queue::keepRecent $count(minus one)']);
+        $this->assertSame('ValueError', $outcomes['Queue::keepRecent $count(max int)']);
+        $this->assertSame('boolean', $outcomes['Queue::keepRecent $count(zero)']);
+        $this->assertSame('ValueError', $outcomes['Queue::keepRecent $seconds(zero)']);
+        $this->assertSame('ValueError', $outcomes['Queue::keepRecent $seconds(inf)']);
+        $this->assertSame('ValueError', $outcomes['Queue::keepRecent $seconds(nan)']);
+        $this->assertSame('TypeError', $outcomes['Queue::keepRecent $seconds(array)']);
         $this->assertSame('array', $outcomes['pop $count(max int)']);
         $this->assertSame('TypeError', $outcomes['Client::lock $name(array)']);
         $this->assertSame('ValueError', $outcomes['Client::forceRelease $name(empty)']);

@@ -114,6 +114,8 @@ final class GeneratedInputTest extends RedisLockTestCase
             fn (\$a) => \$client->queues(),
             fn (\$a) => \$client->queue(\$a[0])->history(),
             fn (\$a) => \$client->queue(\$a[0])->metrics(),
+            fn (\$a) => \$client->queue('g')->recent(\$a[0], \$a[1]),
+            fn (\$a) => \$client->queue('g')->keepRecent(\$a[0], \$a[1]),
         ];
         // A random wait may meet a lock still held: an alarm (a signal with
         // a handler) ends any wait within 2 s, as it ends sleep().

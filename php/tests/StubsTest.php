@@ -302,6 +302,8 @@ final class StubsTest extends RedisLockTestCase
         $this->assertSame(2, $this->call($q, 'moveTo', $c->queue('jobs-moved')), "'f' and 'later'");
         $this->call($q, 'clear');
         $this->call($q, 'history');
+        $this->assertGreaterThanOrEqual(4, count($this->call($q, 'recent')));
+        $this->assertSame('dead', $this->call($q, 'recent', 1, 'e')[0]['outcome']);
         $this->call($c, 'queues');
 
         $lock = $c->lock('l');

@@ -21,6 +21,11 @@ final class Cli
                                why its last attempt failed, its whole payload
           remove NAME ID...    removes tasks waiting in it (running ones finish)
           running NAME         its tasks running now: worker, for how long, lease left
+          recent NAME [ID]     its recent attempts, newest first (of task ID only): acked, nacked,
+                               expired or dead, attempts, runtime, wait, worker, why it failed
+          keep-recent NAME COUNT [SECONDS]
+                               how many recent attempts it keeps (0: none), for how long
+                               (default 3600 s); what is past them goes now
           workers NAME         the processes consuming it: host, pid, since, last seen (gone:
                                not seen for 10 minutes and running none of its tasks), done
           retry NAME [ID...]   dead letters back to the queue (all without ids)
@@ -62,12 +67,12 @@ final class Cli
 
         TXT;
 
-    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check', 'doctor'];
+    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'recent', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check', 'doctor'];
     /** check's thresholds: option => what crossing it says. */
     private const THRESHOLDS = ['ready' => 'tasks ready', 'oldest' => 's the oldest due task waited', 'dead' => 'dead letters', 'idle' => 's since a worker was seen'];
-    private const DESTRUCTIVE = ['retry', 'purge', 'pause', 'resume', 'clear', 'remove', 'unlock', 'move'];
+    private const DESTRUCTIVE = ['retry', 'purge', 'pause', 'resume', 'clear', 'remove', 'unlock', 'move', 'keep-recent'];
     /** The commands that name a queue, which must exist. */
-    private const ON_A_QUEUE = ['queue', 'task', 'remove', 'dead', 'running', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
+    private const ON_A_QUEUE = ['queue', 'task', 'remove', 'dead', 'running', 'recent', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
 
     /** @param resource $in @param resource $out @param resource $err */
     public function __construct(private $in = STDIN, private $out = STDOUT, private $err = STDERR)
@@ -226,7 +231,8 @@ final class Cli
         $takes = match ($command) {
             'status', 'metrics' => 0,
             'check' => PHP_INT_MAX,
-            'task' => 2,
+            'task', 'recent' => 2,
+            'keep-recent' => 3,
             'queue', 'dead', 'running', 'workers', 'pause', 'resume', 'clear', 'unlock', 'locks', 'doctor' => 1,
             'move' => 2,
             default => PHP_INT_MAX,
@@ -245,6 +251,15 @@ final class Cli
         }
         if (in_array($command, ['task', 'remove'], true) && count($rest) < 2) {
             throw new \InvalidArgumentException("$command needs a queue and a task id");
+        }
+        if ($command === 'keep-recent') {
+            if (!preg_match('/^(0|[1-9][0-9]{0,5})$/', $rest[1] ?? '') || (int) $rest[1] > 100000) {
+                throw new \InvalidArgumentException("keep-recent needs a queue and a COUNT from 0 to 100000, '" . ($rest[1] ?? '') . "' given");
+            }
+            $seconds = self::positive($rest[2] ?? '3600', 'keep-recent SECONDS');
+            if ($seconds > 31536000) {
+                throw new \InvalidArgumentException("keep-recent SECONDS must be at most a year (31536000), '{$rest[2]}' given");
+            }
         }
         if ($options['thresholds'] !== [] && $command !== 'check') {
             throw new \InvalidArgumentException('--' . array_key_first($options['thresholds']) . " is for check, not $command");
@@ -287,6 +302,7 @@ final class Cli
             'dead' => $json ? $report->dead($args[0], min($limit, 1000))
                 : ['list' => $report->dead($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['dead']],
             'task' => $report->task($args[0], $args[1]) ?? throw new \ValueError("no task '" . self::clean($args[1]) . "' in queue '" . self::clean($args[0]) . "'"),
+            'recent' => $report->recent($args[0], min($limit, 1000), $args[1] ?? null),
             'running' => $json ? $report->running($args[0], min($limit, 1000))
                 : ['list' => $report->running($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['leased']],
             // One more than shown, to know whether there are more.
@@ -322,6 +338,7 @@ final class Cli
             'unlock' => "lock '$name', whoever holds it",
             'move' => "the tasks queued on '$name' to queue '" . ($args[1] ?? $name) . "'"
                 . ($options['toUrl'] !== null ? ' of --to-url' : ''),
+            'keep-recent' => "queue '$name' to keep its last {$args[1]} attempts for " . (float) ($args[2] ?? 3600) . ' s (older ones go now)',
         };
         if (!$options['yes']) {
             $this->say($this->err, ucfirst($command) . " $what? [y/N] ");
@@ -340,6 +357,7 @@ final class Cli
             'remove' => ['removed' => $report->remove($name, $ids)],
             'unlock' => ['unlocked' => $report->unlock($name)],
             'move' => ['moved' => $report->move($name, new Client($options['toUrl'] ?? $options['url']), $args[1] ?? $name)],
+            'keep-recent' => ['kept' => $report->keepRecent($name, (int) $args[1], (float) ($args[2] ?? 3600))],
         };
         if ($options['json']) {
             fwrite($this->out, self::json($result) . "\n");
@@ -353,6 +371,7 @@ final class Cli
                 'clear', 'remove' => "$n task(s) removed from queue '$name'\n",
                 'unlock' => $n ? "lock '$name' freed\n" : "lock '$name' was not held\n",
                 'move' => "$n task(s) moved\n",
+                'keep-recent' => "queue '$name' keeps its last {$args[1]} attempts for " . (float) ($args[2] ?? 3600) . " s\n",
             });
         }
         return 0;
@@ -388,6 +407,13 @@ final class Cli
                     array_map(fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload']), $t['reason'] ?? '-'], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'dead letters'),
                 'task' => self::taskText($data),
+                'recent' => $data === [] ? "no recent attempts\n" : self::table(
+                    ['ENDED', 'ID', 'OUTCOME', 'ATTEMPTS', 'RUNTIME', 'WAIT', 'WORKER', 'REASON'],
+                    array_map(fn (array $a) => [
+                        self::time($a['at']), $a['id'], $a['outcome'], $a['attempts'], self::span($a['runtime']), self::span($a['wait']),
+                        $a['host'] === null ? ($a['worker'] ?? '-') : "{$a['host']} pid {$a['pid']}", $a['reason'] ?? '-',
+                    ], $data),
+                ),
                 'running' => $data['list'] === [] ? "nothing running\n" : self::table(
                     ['ID', 'WORKER', 'RUNNING FOR', 'LEASE LEFT', 'ATTEMPTS', 'PAYLOAD'],
                     array_map(fn (array $t) => [
@@ -519,6 +545,11 @@ final class Cli
             $rows[] = [$counter, $total, $q['perMinute'][$counter]];
         }
         $text .= self::table(['EVENT', 'TOTAL', 'LAST MINUTE'], $rows) . "\n";
+        $t = $q['timings'];
+        $text .= self::table(['LAST ' . (Report::TIMINGS_OVER / 60) . ' MINUTES', 'P50', 'P95'], [
+            ['runtime', self::span($t['runtime']['p50'] ?? null), self::span($t['runtime']['p95'] ?? null)],
+            ['wait', self::span($t['wait']['p50'] ?? null), self::span($t['wait']['p95'] ?? null)],
+        ]) . "over {$t['attempts']} recent attempt(s) (redislock recent {$q['name']} lists them)\n\n";
         if ($q['queued'] === []) {
             return $text . "nothing queued\n";
         }
@@ -562,6 +593,16 @@ final class Cli
     private static function age(?float $seconds): string
     {
         return $seconds === null ? '-' : sprintf('%.1fs', $seconds);
+    }
+
+    /** A runtime or wait: ms under a second, else seconds. */
+    public static function span(?float $seconds): string
+    {
+        return match (true) {
+            $seconds === null => '-',
+            $seconds < 1 => sprintf('%d ms', (int) round($seconds * 1000)),
+            default => sprintf('%.2fs', $seconds),
+        };
     }
 
     private static function time(float $at): string

@@ -249,12 +249,13 @@ final class Dashboard
             . ($q['paused'] !== null ? ' <span class="state">paused</span>' : '')
             . ($q['throttled'] !== null ? ' <span class="state" title="until ' . date('Y-m-d H:i:s T', (int) $q['throttled']) . '">throttled</span>' : '') . '</h2>'
             . "<p id=\"counts\">{$q['ready']} ready, {$q['delayed']} delayed, {$q['leased']} running, {$q['dead']} dead.</p>"
+            . self::timings($q['timings'])
             . '<form method="get" id="find"><input type="hidden" name="queue" value="' . self::h($name) . '">'
             . '<label>Task <input name="task" id="find-task" placeholder="id" required></label> <button type="submit">Find</button></form>';
         $tasks = $report->queued($name, self::TASKS_SHOWN);
         $waiting = $q['ready'] + $q['delayed'];
         if ($tasks === []) {
-            return $html . '<p id="no-tasks">No task waiting.</p>' . $this->footer();
+            return $html . '<p id="no-tasks">No task waiting.</p>' . $this->recent($report, $name) . $this->footer();
         }
         $html .= '<table id="tasks"><tr><th>Task</th><th>Due</th><th>Attempts</th><th>Why it failed</th><th>Payload</th><th></th></tr>';
         foreach ($tasks as $t) {
@@ -264,7 +265,39 @@ final class Dashboard
                 . $this->form('remove', 'Remove', ['queue' => $name, 'id' => $t['id'], 'back' => '1'], 'remove danger') . '</td></tr>';
         }
         return $html . '</table>' . (count($tasks) < $waiting ? '<p class="more">Showing the first ' . count($tasks)
-            . " of $waiting waiting tasks, due first (the CLI's <code>queue NAME --limit=N</code> lists more).</p>" : '') . $this->footer();
+            . " of $waiting waiting tasks, due first (the CLI's <code>queue NAME --limit=N</code> lists more).</p>" : '')
+            . $this->recent($report, $name) . $this->footer();
+    }
+
+    /** How many recent attempts a queue's page shows. */
+    private const RECENT_SHOWN = 50;
+
+    /** The runtime and wait quantiles of a queue's recent attempts (Report::timings()). */
+    private static function timings(array $t): string
+    {
+        $q = fn (?array $q) => $q === null ? '–' : Cli::span($q['p50']) . ' / ' . Cli::span($q['p95']);
+        return '<p id="timings">Last ' . (Report::TIMINGS_OVER / 60) . ' minutes, p50 / p95: runtime <span class="runtime">' . $q($t['runtime'])
+            . '</span>, wait <span class="wait">' . $q($t['wait']) . '</span> (' . $t['attempts'] . ' attempts).</p>';
+    }
+
+    /** A queue's recent attempts (of task $id only when given), newest first. */
+    private function recent(Report $report, string $name, ?string $id = null): string
+    {
+        $recent = $report->recent($name, self::RECENT_SHOWN, $id);
+        $title = $id === null ? '<h3>Recent attempts</h3>' : '<h3>Its recent attempts</h3>';
+        if ($recent === []) {
+            return $title . '<p id="no-recent">None kept: the queue keeps its last attempts for a while (<code>redislock keep-recent</code>).</p>';
+        }
+        $html = $title . '<table id="recent"><tr><th>Ended</th>' . ($id === null ? '<th>Task</th>' : '')
+            . '<th>Outcome</th><th>Attempt</th><th>Runtime</th><th>Wait</th><th>Worker</th><th>Why it failed</th></tr>';
+        foreach ($recent as $a) {
+            $html .= '<tr data-task="' . self::h($a['id']) . '" class="' . self::h($a['outcome']) . '"><td>' . date('Y-m-d H:i:s T', (int) $a['at']) . '</td>'
+                . ($id === null ? '<td><a href="?' . self::h(http_build_query(['queue' => $name, 'task' => $a['id']])) . '">' . self::h($a['id']) . '</a></td>' : '')
+                . '<td class="outcome">' . self::h($a['outcome']) . '</td><td class="n">' . $a['attempts'] . '</td><td class="n">' . Cli::span($a['runtime'])
+                . '</td><td class="n">' . Cli::span($a['wait']) . '</td><td class="worker">' . self::h($a['host'] === null ? ($a['worker'] ?? '–') : "{$a['host']} · pid {$a['pid']}")
+                . '</td><td class="reason">' . self::h($a['reason'] ?? '–') . '</td></tr>';
+        }
+        return $html . '</table>';
     }
 
     /** One task wherever it is, its payload whole. */
@@ -273,6 +306,11 @@ final class Dashboard
         $t = $report->task($name, $id);
         $back = '<p><a href="?' . self::h(http_build_query(['queue' => $name])) . '" id="back">← Queue ' . self::h($name) . '</a></p>';
         if ($t === null) {
+            if ($report->recent($name, 1, $id) !== []) {
+                // Finished (or removed) since: what it did is kept a while.
+                return $back . '<h2>Task ' . self::h($id) . '</h2><p id="gone">Not in the queue any more: not queued, running or dead.</p>'
+                    . $this->recent($report, $name, $id) . $this->footer();
+            }
             http_response_code(404);
             return $back . '<p class="error">' . self::h("No task '$id' in queue '$name'.") . '</p>';
         }
@@ -289,7 +327,7 @@ final class Dashboard
                     . $this->form('purge', 'Purge', ['queue' => $name, 'id' => $id, 'back' => '1'], 'purge danger') . '</p>',
                 default => '',
             }
-            . $this->footer();
+            . $this->recent($report, $name, $id) . $this->footer();
     }
 
     /**
@@ -348,7 +386,8 @@ final class Dashboard
             $html .= '<p>No queues yet: a queue appears with its first enqueue.</p>';
         } else {
             $html .= '<table id="queues"><tr><th>Queue</th><th>Ready</th><th>Delayed</th><th>Leased</th><th>Dead</th>'
-                . '<th>Oldest due</th><th>In / min</th><th>Done / min</th><th>Last 10 minutes '
+                . '<th>Oldest due</th><th>In / min</th><th>Done / min</th><th title="over the last ' . (Report::TIMINGS_OVER / 60)
+                . ' minutes of recent attempts">Runtime p50 / p95</th><th>Last 10 minutes '
                 . '<span class="in">■ enqueued</span> <span class="done">■ acked</span></th><th></th></tr>';
             foreach ($queues as $q) {
                 $paused = $q['paused'] !== null;
@@ -362,6 +401,8 @@ final class Dashboard
                 }
                 $html .= '<td class="n">' . ($q['oldestDueAge'] === null ? '–' : sprintf('%.1f s', $q['oldestDueAge'])) . '</td>'
                     . '<td class="n">' . $q['perMinute']['enqueued'] . '</td><td class="n">' . $q['perMinute']['acked'] . '</td>'
+                    . '<td class="n runtime">' . ($q['timings']['runtime'] === null ? '–'
+                        : Cli::span($q['timings']['runtime']['p50']) . ' / ' . Cli::span($q['timings']['runtime']['p95'])) . '</td>'
                     . '<td>' . self::chart($q['history']) . '</td><td class="actions">'
                     . ($paused ? $this->form('resume', 'Resume', ['queue' => $q['name']], 'resume')
                         : $this->form('pause', 'Pause', ['queue' => $q['name']], 'pause'))

@@ -7,7 +7,8 @@ namespace RedisLock\Operator;
 /**
  * The Prometheus text exposition (format 0.0.4) of queues and locks, as
  * Report reads them: per queue, its tasks by state, the age of its oldest
- * due task, whether it is paused, and a counter per event; locks held and waiters, by kind. Lock
+ * due task, whether it is paused, its runtime and wait quantiles, and a
+ * counter per event; locks held and waiters, by kind. Lock
  * names are not labels: one series per lock would grow without bound.
  */
 final class Prometheus
@@ -67,6 +68,21 @@ final class Prometheus
         $family('redislock_queue_oldest_due_age_seconds', 'gauge', 'How long the oldest due task has waited (0: none due).', $age);
         $family('redislock_queue_paused', 'gauge', 'Whether the queue is paused (1): its workers take no new tasks.', $paused);
         $family('redislock_queue_throttled_seconds', 'gauge', 'How long the queue stays throttled (0: it is not): its workers take no new tasks meanwhile.', $throttled);
+        $timings = [];
+        foreach ($queues as $q) {
+            foreach (['runtime', 'wait'] as $what) {
+                foreach ($q['timings'][$what] ?? ['p50' => null, 'p95' => null] as $quantile => $seconds) {
+                    $timings["{$what}_$quantile"][] = [['queue' => $q['name']], $seconds];
+                }
+            }
+        }
+        $over = 'of the attempts that ended in the last ' . Report::TIMINGS_OVER . ' s (of those the queue keeps; no sample: none)';
+        foreach (['p50' => 'Median', 'p95' => '95th percentile'] as $quantile => $label) {
+            $family("redislock_queue_runtime_{$quantile}_seconds", 'gauge', "$label runtime, reserve to ack, nack or bury, $over.",
+                array_values(array_filter($timings["runtime_$quantile"] ?? [], fn ($t) => $t[1] !== null)));
+            $family("redislock_queue_wait_{$quantile}_seconds", 'gauge', "$label wait, from due to reserve, $over.",
+                array_values(array_filter($timings["wait_$quantile"] ?? [], fn ($t) => $t[1] !== null)));
+        }
         $now = microtime(true);
         $active = $done = $seenAge = [];
         foreach ($queues as $q) {

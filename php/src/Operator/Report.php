@@ -38,7 +38,67 @@ final class Report
             $perMinute[$counter] = array_sum(array_column($minute, $counter));
         }
         return ['name' => $name] + $metrics + ['perMinute' => $perMinute]
+            + ['timings' => self::timings($queue->recent(1000), microtime(true))]
             + ($history ? ['history' => $periods] : []);
+    }
+
+    /** The span of the recent attempts the timings are over, in seconds. */
+    public const TIMINGS_OVER = 300;
+
+    /**
+     * The runtime and wait of the attempts that ended in the last
+     * TIMINGS_OVER seconds (of those the queue keeps: Queue::keepRecent()):
+     * 'attempts' (how many), and 'runtime' and 'wait', each ['p50' => s,
+     * 'p95' => s] or null when none says. Runtime is a worker's (acked,
+     * nacked or buried attempts); wait is from due to reserve, every attempt.
+     */
+    public static function timings(array $recent, float $now): array
+    {
+        $recent = array_filter($recent, fn (array $a) => $a['at'] >= $now - self::TIMINGS_OVER);
+        $worked = array_filter($recent, fn (array $a) => $a['outcome'] !== 'expired'
+            && !($a['outcome'] === 'dead' && $a['reason'] === 'lease ran out'));
+        return [
+            'attempts' => count($recent),
+            'runtime' => self::quantiles(array_column($worked, 'runtime')),
+            'wait' => self::quantiles(array_column($recent, 'wait')),
+        ];
+    }
+
+    /** The median and 95th percentile (nearest rank) of some seconds, or null for none. */
+    private static function quantiles(array $seconds): ?array
+    {
+        $seconds = array_values(array_filter($seconds, fn ($s) => $s !== null));
+        if ($seconds === []) {
+            return null;
+        }
+        sort($seconds);
+        $rank = fn (float $q) => $seconds[max(0, (int) ceil($q * count($seconds)) - 1)];
+        return ['p50' => $rank(0.5), 'p95' => $rank(0.95)];
+    }
+
+    /**
+     * The recent attempts of a queue (Queue::recent()), newest first, of
+     * task $id only when given; each with the 'host' and 'pid' of its
+     * worker when the queue's workers still name it (else null).
+     */
+    public function recent(string $name, int $limit = 100, ?string $id = null): array
+    {
+        $recent = $this->client->queue($name)->recent($limit, $id);
+        $workers = [];
+        foreach ($this->client->queue($name)->workers(1000) as $w) {
+            $workers[$w['id']] = $w;
+        }
+        foreach ($recent as &$a) {
+            $a['host'] = $workers[$a['worker'] ?? '']['host'] ?? null;
+            $a['pid'] = $workers[$a['worker'] ?? '']['pid'] ?? null;
+        }
+        return $recent;
+    }
+
+    /** Sets how many recent attempts a queue keeps and for how long (Queue::keepRecent()). */
+    public function keepRecent(string $name, int $count, float $seconds): bool
+    {
+        return $this->client->queue($name)->keepRecent($count, $seconds);
     }
 
     /** The dead letters of a queue, oldest first. */
