@@ -513,6 +513,20 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertSame('Queue orders · redislock', $browser->title());
         $this->assertSame('queued', $orders->find('o1')['state']);
 
+        // The queue's page: the timings of its recent attempts, and the attempts, newest first.
+        $this->assertMatchesRegularExpression('/^Last 5 minutes, p50 \/ p95: runtime \d+ ms \/ \d+ ms, wait \d+ ms \/ \d+ ms \(3 attempts\)\.$/', $browser->text('#timings'));
+        $this->assertSame(['o3', 'o2', 'o1'], $browser->texts('#recent tr[data-task] td:nth-child(2)'));
+        $this->assertSame('acked', $browser->text('#recent tr[data-task="o3"] td.outcome'));
+        $this->assertSame('dead', $browser->text('#recent tr[data-task="o1"] td.outcome'));
+        $this->assertSame('RuntimeException: payment API down', $browser->text('#recent tr[data-task="o1"] td.reason'));
+        $this->assertStringContainsString("pid $pid", $browser->text('#recent tr[data-task="o3"] td.worker'));
+        $browser->screenshot(self::SCREENSHOTS . '/dashboard-recent.png');
+        // A finished task's page: what it did, kept a while.
+        $browser->click('#recent tr[data-task="o3"] a');
+        $this->assertSame('Not in the queue any more: not queued, running or dead.', $browser->text('#gone'));
+        $this->assertSame('acked', $browser->text('#recent td.outcome'));
+        $browser->click('#back');
+
         // Found by its id from the queue's page; a payload that is not JSON is shown as it is; Purge asks first.
         $browser->type('#find-task', 'o2');
         $browser->click('#find button');

@@ -185,6 +185,7 @@ final class OperatorTest extends RedisLockTestCase
         // dead, not nacked), as one did in a CI run.
         $work = '$q = (new RedisLock\Client())->queue("busy", ["maxAttempts" => 0]); $n = 0;
             while ($n < 250) { foreach ($q->reserve(min(10, 250 - $n), 30, 2) as $t) { $i = $n++; $i % 5 ? $q->ack($t) : $q->nack($t); } }';
+        (new Client())->queue('busy')->keepRecent(1000);
         self::phpMany([$produce, $produce, $produce, $produce, $work, $work, $work, $work]);
         $m = (new Client())->queue('busy')->metrics();
         // Every fifth reserve is nacked: the workers stop at 250 reserves
@@ -194,6 +195,12 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(800, $m['totals']['acked']);
         $this->assertSame(200, $m['totals']['nacked']);
         $this->assertSame(0, $m['totals']['dead']);
+        // One record per ended attempt: each of the 800 acked once, by the four workers.
+        $recent = (new Client())->queue('busy')->recent(1000);
+        $this->assertSame(['acked' => 800, 'nacked' => 200], array_count_values(array_column($recent, 'outcome')));
+        $acked = array_column(array_filter($recent, fn ($a) => $a['outcome'] === 'acked'), 'id');
+        $this->assertCount(800, array_unique($acked));
+        $this->assertCount(4, array_unique(array_column($recent, 'worker')));
         $this->assertSame($m['ready'], $m['totals']['enqueued'] - $m['totals']['acked'], 'nothing lost, nothing counted twice');
     }
 
@@ -460,6 +467,50 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertMatchesRegularExpression("/^$host pid {$worker[2]} +[-0-9]+ [0-9:]+ \\w+ +\\d+\\.\\ds ago +0 +cli Standard input code$/m", $out);
         $this->assertSame([$worker[2]], array_column(self::json(['workers', 'reports']), 'pid'));
         $this->assertSame(1, self::cli(['workers', 'nope'])[0]);
+    }
+
+    public function testRecentAttemptsSayWhatHappenedAndHowLongItTook(): void
+    {
+        [, $mail] = $this->seed();
+        // This process's worker: described, or by its id when its
+        // description was written before the suite emptied Redis.
+        $me = '(?:' . preg_quote(gethostname()) . ' pid ' . getmypid() . '|[0-9a-f]{12})';
+        [$status, $out] = self::cli(['recent', 'mail']);
+        $this->assertSame(0, $status);
+        $this->assertMatchesRegularExpression('/^ENDED +ID +OUTCOME +ATTEMPTS +RUNTIME +WAIT +WORKER +REASON\n/', $out);
+        $this->assertMatchesRegularExpression("/\\n[-0-9]+ [0-9:]+ \\w+ +done +acked +1 +\\d+ ms +\\d+ ms +$me +-\\n/", $out);
+        $this->assertMatchesRegularExpression("/ d1 +dead +1 +\\d+ ms +\\d+ ms +$me +RuntimeException: smtp down\\n$/", $out);
+        $this->assertSame(['done', 'd2', 'd1'], array_column(self::json(['recent', 'mail']), 'id'), 'newest first');
+        $this->assertSame([['d1', 'dead', 1, 'RuntimeException: smtp down']],
+            array_map(fn ($a) => [$a['id'], $a['outcome'], $a['attempts'], $a['reason']], self::json(['recent', 'mail', 'd1'])));
+        $this->assertCount(1, array_unique(array_column(self::json(['recent', 'mail']), 'worker')), 'one worker did all three');
+        $this->assertSame([0, "no recent attempts\n"], array_slice(self::cli(['recent', 'reports']), 0, 2));
+        $this->assertSame(['done'], array_column(self::json(['recent', 'mail', '--limit=1']), 'id'));
+
+        [$status, $out] = self::cli(['queue', 'mail']);
+        $this->assertSame(0, $status);
+        $this->assertMatchesRegularExpression('/^LAST 5 MINUTES +P50 +P95\nruntime +\d+ ms +\d+ ms\nwait +\d+ ms +\d+ ms\nover 3 recent attempt\(s\) \(redislock recent mail lists them\)$/m', $out);
+        $timings = self::json(['queue', 'mail'])['timings'];
+        $this->assertSame(3, $timings['attempts']);
+        $this->assertSame(['p50', 'p95'], array_keys($timings['runtime']));
+        $this->assertLessThan(5, $timings['wait']['p95']);
+
+        // How many it keeps: asked first, changed only when confirmed.
+        $llen = fn () => $this->redis->lLen('{Queue:mail}:recent');
+        [$status, , $err] = self::cli(['keep-recent', 'mail', '1', '60']);
+        $this->assertSame(1, $status);
+        $this->assertStringContainsString("Keep-recent queue 'mail' to keep its last 1 attempts for 60 s (older ones go now)? [y/N]", $err);
+        $this->assertSame(3, $llen());
+        $this->assertSame([0, "queue 'mail' keeps its last 1 attempts for 60 s\n"], array_slice(self::cli(['keep-recent', 'mail', '1', '60', '--yes']), 0, 2));
+        $this->assertSame(1, $llen());
+        $this->assertSame(['done'], array_column($mail->recent(), 'id'));
+        $this->assertSame(['kept' => true], self::json(['keep-recent', 'mail', '0', '--yes']));
+        $this->assertSame(0, $llen());
+        foreach ([['keep-recent', 'mail'], ['keep-recent', 'mail', 'x'], ['keep-recent', 'mail', '100001'], ['keep-recent', 'mail', '-1'],
+                  ['keep-recent', 'mail', '5', '0'], ['keep-recent', 'mail', '5', '1e9'], ['keep-recent', 'mail', '5', 'NAN'], ['recent'], ['recent', 'mail', 'a', 'b']] as $args) {
+            $this->assertSame(2, self::cli($args)[0], implode(' ', $args));
+        }
+        $this->assertSame(1, self::cli(['recent', 'nope'])[0]);
     }
 
     public function testOneTaskIsShownWholeAndWaitingTasksCanBeRemoved(): void
@@ -1040,6 +1091,10 @@ final class OperatorTest extends RedisLockTestCase
             $this->assertStringContainsString("\n$line\n", "\n$out", $line);
         }
         $this->assertMatchesRegularExpression('/^redislock_queue_oldest_due_age_seconds\{queue="reports"\} \d+\.\d+$/m', $out);
+        foreach (['runtime_p50', 'runtime_p95', 'wait_p50', 'wait_p95'] as $timing) {
+            $this->assertMatchesRegularExpression('/^redislock_queue_' . $timing . '_seconds\{queue="mail"\} \d+(\.\d+)?(e-\d+)?$/m', $out);
+            $this->assertDoesNotMatchRegularExpression('/^redislock_queue_' . $timing . '_seconds\{queue="reports"\}/m', $out, 'no sample: none');
+        }
         // The child, and this process when its note of mail was not a few seconds old.
         $this->assertMatchesRegularExpression('/^redislock_queue_workers\{queue="mail"\} [12]$/m', $out);
         $worker = preg_quote(gethostname() . " pid $pid");

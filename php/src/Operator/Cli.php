@@ -410,7 +410,7 @@ final class Cli
                 'recent' => $data === [] ? "no recent attempts\n" : self::table(
                     ['ENDED', 'ID', 'OUTCOME', 'ATTEMPTS', 'RUNTIME', 'WAIT', 'WORKER', 'REASON'],
                     array_map(fn (array $a) => [
-                        self::time($a['at']), $a['id'], $a['outcome'], $a['attempts'], self::span($a['runtime']), self::span($a['wait']),
+                        self::time($a['at']), $a['id'], $a['outcome'], $a['attempts'], Report::span($a['runtime']), Report::span($a['wait']),
                         $a['host'] === null ? ($a['worker'] ?? '-') : "{$a['host']} pid {$a['pid']}", $a['reason'] ?? '-',
                     ], $data),
                 ),
@@ -547,8 +547,8 @@ final class Cli
         $text .= self::table(['EVENT', 'TOTAL', 'LAST MINUTE'], $rows) . "\n";
         $t = $q['timings'];
         $text .= self::table(['LAST ' . (Report::TIMINGS_OVER / 60) . ' MINUTES', 'P50', 'P95'], [
-            ['runtime', self::span($t['runtime']['p50'] ?? null), self::span($t['runtime']['p95'] ?? null)],
-            ['wait', self::span($t['wait']['p50'] ?? null), self::span($t['wait']['p95'] ?? null)],
+            ['runtime', Report::span($t['runtime']['p50'] ?? null), Report::span($t['runtime']['p95'] ?? null)],
+            ['wait', Report::span($t['wait']['p50'] ?? null), Report::span($t['wait']['p95'] ?? null)],
         ]) . "over {$t['attempts']} recent attempt(s) (redislock recent {$q['name']} lists them)\n\n";
         if ($q['queued'] === []) {
             return $text . "nothing queued\n";
@@ -593,16 +593,6 @@ final class Cli
     private static function age(?float $seconds): string
     {
         return $seconds === null ? '-' : sprintf('%.1fs', $seconds);
-    }
-
-    /** A runtime or wait: ms under a second, else seconds. */
-    public static function span(?float $seconds): string
-    {
-        return match (true) {
-            $seconds === null => '-',
-            $seconds < 1 => sprintf('%d ms', (int) round($seconds * 1000)),
-            default => sprintf('%.2fs', $seconds),
-        };
     }
 
     private static function time(float $at): string

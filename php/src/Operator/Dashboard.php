@@ -275,7 +275,7 @@ final class Dashboard
     /** The runtime and wait quantiles of a queue's recent attempts (Report::timings()). */
     private static function timings(array $t): string
     {
-        $q = fn (?array $q) => $q === null ? '–' : Cli::span($q['p50']) . ' / ' . Cli::span($q['p95']);
+        $q = fn (?array $q) => $q === null ? '–' : Report::span($q['p50']) . ' / ' . Report::span($q['p95']);
         return '<p id="timings">Last ' . (Report::TIMINGS_OVER / 60) . ' minutes, p50 / p95: runtime <span class="runtime">' . $q($t['runtime'])
             . '</span>, wait <span class="wait">' . $q($t['wait']) . '</span> (' . $t['attempts'] . ' attempts).</p>';
     }
@@ -293,8 +293,8 @@ final class Dashboard
         foreach ($recent as $a) {
             $html .= '<tr data-task="' . self::h($a['id']) . '" class="' . self::h($a['outcome']) . '"><td>' . date('Y-m-d H:i:s T', (int) $a['at']) . '</td>'
                 . ($id === null ? '<td><a href="?' . self::h(http_build_query(['queue' => $name, 'task' => $a['id']])) . '">' . self::h($a['id']) . '</a></td>' : '')
-                . '<td class="outcome">' . self::h($a['outcome']) . '</td><td class="n">' . $a['attempts'] . '</td><td class="n">' . Cli::span($a['runtime'])
-                . '</td><td class="n">' . Cli::span($a['wait']) . '</td><td class="worker">' . self::h($a['host'] === null ? ($a['worker'] ?? '–') : "{$a['host']} · pid {$a['pid']}")
+                . '<td class="outcome">' . self::h($a['outcome']) . '</td><td class="n">' . $a['attempts'] . '</td><td class="n">' . Report::span($a['runtime'])
+                . '</td><td class="n">' . Report::span($a['wait']) . '</td><td class="worker">' . self::h($a['host'] === null ? ($a['worker'] ?? '–') : "{$a['host']} · pid {$a['pid']}")
                 . '</td><td class="reason">' . self::h($a['reason'] ?? '–') . '</td></tr>';
         }
         return $html . '</table>';
@@ -402,7 +402,7 @@ final class Dashboard
                 $html .= '<td class="n">' . ($q['oldestDueAge'] === null ? '–' : sprintf('%.1f s', $q['oldestDueAge'])) . '</td>'
                     . '<td class="n">' . $q['perMinute']['enqueued'] . '</td><td class="n">' . $q['perMinute']['acked'] . '</td>'
                     . '<td class="n runtime">' . ($q['timings']['runtime'] === null ? '–'
-                        : Cli::span($q['timings']['runtime']['p50']) . ' / ' . Cli::span($q['timings']['runtime']['p95'])) . '</td>'
+                        : Report::span($q['timings']['runtime']['p50']) . ' / ' . Report::span($q['timings']['runtime']['p95'])) . '</td>'
                     . '<td>' . self::chart($q['history']) . '</td><td class="actions">'
                     . ($paused ? $this->form('resume', 'Resume', ['queue' => $q['name']], 'resume')
                         : $this->form('pause', 'Pause', ['queue' => $q['name']], 'pause'))
@@ -603,6 +603,7 @@ final class Dashboard
         main { padding: 8px 24px 24px; }
         h2 { font-size: 16px; margin: 24px 0 8px; }
         h3 { font-size: 14px; margin: 12px 0 6px; }
+        #recent tr.dead td.outcome, #recent tr.nacked td.outcome, #recent tr.expired td.outcome { color: #b42318; }
         table { border-collapse: collapse; background: #fff; box-shadow: 0 1px 2px #0002; display: block; max-width: 100%; overflow-x: auto; }
         th, td { padding: 6px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; vertical-align: middle; }
         th { white-space: nowrap; }

@@ -64,6 +64,16 @@ final class Report
         ];
     }
 
+    /** A runtime or wait as the CLI and the dashboard show it: ms under a second, else seconds. */
+    public static function span(?float $seconds): string
+    {
+        return match (true) {
+            $seconds === null => '-',
+            $seconds < 1 => sprintf('%d ms', (int) round($seconds * 1000)),
+            default => sprintf('%.2fs', $seconds),
+        };
+    }
+
     /** The median and 95th percentile (nearest rank) of some seconds, or null for none. */
     private static function quantiles(array $seconds): ?array
     {
