@@ -1005,7 +1005,7 @@ namespace RedisLock {
          * `keepRecent()` said otherwise.
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, outcome: 'acked'|'nacked'|'expired'|'dead', at: float, attempts: int, runtime: float|null, wait: float|null, worker: string|null, reason: string|null}>
+         * @return list<array{id: string, outcome: 'acked'|'nacked'|'expired'|'dead', at: float, attempts: int|null, runtime: float|null, wait: float|null, worker: string|null, reason: string|null}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function recent(int $limit = 100, ?string $id = null): mixed {}

@@ -700,7 +700,7 @@ fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
 
     let (now, recent) = lease::recent(&config, &keys, 100, None).unwrap();
     let me = redislock::identity::my_id();
-    type Seen<'a> = (&'a [u8], &'a str, i64, Option<&'a [u8]>);
+    type Seen<'a> = (&'a [u8], &'a str, Option<i64>, Option<&'a [u8]>);
     let seen: Vec<Seen> = recent
         .iter()
         .map(|a| {
@@ -715,10 +715,10 @@ fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
     assert_eq!(
         seen,
         [
-            (&b"e"[..], "expired", 1, Some(&b"lease ran out"[..])),
-            (b"c\0 d", "dead", 1, None),
-            (b"b", "nacked", 1, Some(b"why")),
-            (b"a", "acked", 1, None),
+            (&b"e"[..], "expired", Some(1), Some(&b"lease ran out"[..])),
+            (b"c\0 d", "dead", Some(1), None),
+            (b"b", "nacked", Some(1), Some(b"why")),
+            (b"a", "acked", Some(1), None),
         ]
     );
     for a in &recent {

@@ -314,3 +314,30 @@ foreach ([1, 100] as $size) {
             'seed userland `RedisQueue::pop` (phpredis)' => 'vs the seed userland queue (target >= 3x)',
         ]);
 }
+
+// ---- what keeping the recent attempts costs: the same leased cycles on a
+// queue that keeps them (the default, its last 100) and one that keeps none
+$flush();
+$on = $client->queue('bench-recent-on');
+$off = $client->queue('bench-recent-off');
+$off->keepRecent(0);
+foreach ([1, 100] as $size) {
+    // Each cycle enqueues what it takes: the queue stays at 100 tasks.
+    $cycle = fn (RedisLock\Queue $q) => function ($n) use ($q, $size, $batch) {
+        $q->enqueueMany(array_fill_keys($size === 1 ? ["t-$n"] : $batch('t', $n), null));
+        $q->ackMany($q->reserve($size));
+    };
+    foreach ([$on, $off] as $q) {
+        $q->enqueueMany(array_fill_keys($batch('seed', 0), null));
+    }
+    $rows = measureInTurns([
+        'recent attempts kept (default: the last 100)' => $cycle($on),
+        'recent attempts off (`keepRecent(0)`)' => $cycle($off),
+    ], $seconds * 2);
+    table('Leased queue, reserve + ack + enqueue, ' . ($size === 1 ? 'one task' : 'batches of 100') . ', recent attempts on and off (ops = cycles)', $rows,
+        'recent attempts kept (default: the last 100)', [
+            'recent attempts off (`keepRecent(0)`)' => 'on vs off (target >= 0.95x)',
+        ]);
+    $on->clear();
+    $off->clear();
+}

@@ -48,6 +48,7 @@ else
   if ARGV[4] ~= 'release' then queue_count(KEYS[10], now, 'nacked', 1) end
 end
 if due then queue_wake_for(due, now, ARGV[5], ARGV[6]) end
-queue_recent({queue_recent_record(now, dead and 'dead' or 'nacked', id, ARGV[2], attempts, reason)}, keep, ms)
+queue_recent({queue_recent_record(string.format('%.0f', math.floor(now * 1000)), dead and 'dead' or 'nacked',
+  id, ARGV[2], reason)}, keep, ms)
 if dead then return 'dead' end
 return 'requeued'

@@ -27,12 +27,13 @@ local out = {now}
 if keep == 0 then return out end
 local records = need_call('list', 'LRANGE', KEYS[14], 0, keep - 1)
 for _, record in ipairs(records) do
-  local at, length, from = string.match(record, '^(%d+) %S+ %S+ %S+ %S+ %S+ (%d+) ()')
+  local at, length, from = string.match(record, '^(%d+) %S+ %S+ ([%d*]+) ()')
   at = tonumber(at)
   -- Newest first: the first one too old ends the list (one not of this
   -- shape, written by hand, is passed over).
   if at and at < now - ms then break end
-  if at and (id == '' or string.sub(record, from, from + tonumber(length) - 1) == id) then
+  local last = length == '*' and -1 or from + (tonumber(length) or -1) - 1
+  if at and (id == '' or string.sub(record, from, last) == id) then
     out[#out + 1] = record
     if #out > most then break end
   end

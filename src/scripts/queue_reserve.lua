@@ -7,8 +7,9 @@
 -- the task used up its attempts (queue_settle).
 -- KEYS: see queue_task.lua.
 -- ARGV[1] count; ARGV[2] lease in seconds; ARGV[3] lease token prefix (a
--- task's token is it, the task's rank, '@', the server time of the reserve
--- in ms, '+' and how long the task had been due then, in ms); ARGV[4] maximum attempts (0: no limit); the lease and the
+-- task's token is it, the task's rank, '.', its attempts, '@', the server
+-- time of the reserve in ms, '+' and how long the task had been due then,
+-- in ms: what queue_recent_record reads); ARGV[4] maximum attempts (0: no limit); the lease and the
 -- maximum attempts as queue_term takes them (the queue's stored terms
 -- replace a consumer's defaults);
 -- ARGV[5] most expired leases settled by this call; ARGV[6] consumer key
@@ -100,6 +101,7 @@ end
 
 local died, records = 0, {}
 local leases = #expired > 0 and recent[1] > 0 and redis.call('HMGET', KEYS[5], unpack(expired))
+local nowMs = string.format('%.0f', math.floor(now * 1000))
 for i, id in ipairs(expired) do
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
   local outcome = 'expired'
@@ -111,7 +113,7 @@ for i, id in ipairs(expired) do
     queue_settle(id, 'retry', nowText, 'lease ran out')
   end
   if leases then
-    records[i] = queue_recent_record(now, outcome, id, leases[i], attempts, 'lease ran out')
+    records[i] = queue_recent_record(nowMs, outcome, id, leases[i], 'lease ran out')
   end
 end
 queue_recent(records, recent[1], recent[2])
@@ -132,8 +134,8 @@ if #due > 0 then
   local tokens, ends, counts = {}, {}, {}
   for i, id in ipairs(due) do
     local wait = math.min(math.max(0, (now - (dueAt[i] or now)) * 1000), 1e15)
-    local token = string.format('%s%d%s+%.0f', ARGV[3], i, stamp, math.floor(wait))
     local n = (tonumber(attempts[i]) or 0) + 1
+    local token = string.format('%s%d.%d%s+%.0f', ARGV[3], i, n, stamp, math.floor(wait))
     tokens[#tokens + 1] = id
     tokens[#tokens + 1] = token
     ends[2 * (#due - i) + 1] = leaseEnd

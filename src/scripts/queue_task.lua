@@ -214,11 +214,13 @@ end
 
 -- The recent attempts (KEYS[14], a list, newest first): a record for each
 -- attempt that ended with an ack, a nack, a bury or a lease that ran out,
--- '<ms> <outcome> <attempts> <run ms> <wait ms> <worker> <id bytes> <id><reason>'
--- (ms: when it ended, server time; '-' where a field is not known). The
--- list keeps the queue's last `recentKeep` records (stats hash; default
--- 100, 0: none kept) and goes when none was added for `recentMs` ms
--- (default an hour); a reader shows none older than that.
+-- '<ms> <outcome> <lease token> <id bytes> <id><reason>' ('* <id>' without
+-- a reason): ms when it ended
+-- (server time) and the attempt's lease token ('<process token>:<rank>.
+-- <attempts>@<reserve ms>+<ms it had been due>', queue_reserve.lua; '-'
+-- when there was none). The list keeps the queue's last `recentKeep`
+-- records (stats hash; default 100, 0: none kept) and goes when none was
+-- added for `recentMs` ms (default an hour); a reader shows none older.
 local QUEUE_RECENT_KEEP, QUEUE_RECENT_MS = 100, 3600000
 
 -- The queue's terms for its recent attempts, from the stats hash's fields
@@ -232,24 +234,17 @@ local function queue_recent_terms(keep, ms)
   return keep, ms
 end
 
--- What a lease token tells (queue_reserve.lua): its worker's process id
--- (or '-'), when it was reserved, in ms (or nil), and how long the task
--- had been due then, in ms (or '-').
-local function queue_token_info(token)
-  local worker = string.match(token, '^(%x%x%x%x%x%x%x%x%x%x%x%x)%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x%x:') or '-'
-  local at, wait = string.match(token, '@(%d+)%+?(%d*)$')
-  return worker, tonumber(at), wait ~= '' and wait or '-'
-end
-
--- One record of an attempt of id (its lease token, attempts as counted)
--- that ended at server time now (seconds) with outcome, reason (or false).
-local function queue_recent_record(now, outcome, id, token, attempts, reason)
-  local ms = math.floor(now * 1000)
-  local worker, at, wait = '-', nil, '-'
-  if token then worker, at, wait = queue_token_info(token) end
-  return string.format('%.0f %s %d %s %s %s %d ', ms, outcome, attempts or 0,
-    at and string.format('%.0f', math.max(0, ms - at)) or '-', wait, worker, #id)
-    .. id .. (reason or '')
+-- One record of an attempt of id (its lease token, or false) that ended
+-- at ms (server time, as text) with outcome, reason (or false). The token
+-- goes in whole, unparsed: the reader takes from it the process id and
+-- what follows the process's part, and shows nothing else of it (this
+-- runs once per task an ack ends: each string made here costs).
+local function queue_recent_record(ms, outcome, id, token, reason)
+  if not reason then
+    -- The id is all the rest ('*': no length to make).
+    return ms .. ' ' .. outcome .. ' ' .. (token or '-') .. ' * ' .. id
+  end
+  return ms .. ' ' .. outcome .. ' ' .. (token or '-') .. ' ' .. #id .. ' ' .. id .. reason
 end
 
 -- Adds records (a list, oldest first) to the recent attempts, keeping the
@@ -303,9 +298,11 @@ local function queue_ack(from, now, p, ms, worker, recent)
   local records = {}
   now = now or queue_now()
   if recent[1] > 0 then
-    local attempts = need_call('hash', 'HMGET', KEYS[3], unpack(mine))
-    for i, id in ipairs(mine) do
-      records[i] = queue_recent_record(now, 'acked', id, mineTokens[i], tonumber(attempts[i]))
+    local ms = string.format('%.0f', math.floor(now * 1000))
+    -- Only the last `keep` records would stay.
+    local from = math.max(1, #mine - recent[1] + 1)
+    for i = from, #mine do
+      records[i - from + 1] = queue_recent_record(ms, 'acked', mine[i], mineTokens[i])
     end
     queue_need(14)
   end

@@ -31,8 +31,9 @@ pub struct Attempt {
     pub outcome: String,
     /// When it ended, in seconds on the server's clock.
     pub at: f64,
-    /// The task's attempts, this one included.
-    pub attempts: i64,
+    /// The task's attempts, this one included (None: a lease of an older
+    /// release, which did not say).
+    pub attempts: Option<i64>,
     /// From its reserve to its end, in seconds.
     pub runtime: Option<f64>,
     /// How long it had been due when it was reserved, in seconds.
@@ -45,24 +46,40 @@ pub struct Attempt {
 
 /// A record as `queue_recent_record` writes it; None when it is not one.
 fn parse(record: &[u8]) -> Option<Attempt> {
-    let mut fields = Vec::with_capacity(7);
+    let mut fields = [""; 4];
     let mut rest = record;
-    for _ in 0..7 {
+    for field in &mut fields {
         let space = rest.iter().position(|&b| b == b' ')?;
-        fields.push(std::str::from_utf8(&rest[..space]).ok()?);
+        *field = std::str::from_utf8(&rest[..space]).ok()?;
         rest = &rest[space + 1..];
     }
-    let ms = |f: &str| f.parse::<u64>().ok().map(|ms| ms as f64 / 1000.0);
-    let length: usize = fields[6].parse().ok()?;
+    let [ended, outcome, token, length] = fields;
+    let ended: u64 = ended.parse().ok()?;
+    // `*`: the id is all the rest (a record without a reason).
+    let length = if length == "*" {
+        rest.len()
+    } else {
+        length.parse().ok()?
+    };
     let (id, reason) = (rest.get(..length)?, &rest[length..]);
+    // Of the lease token only its process's id, and what follows the
+    // process's part: `<rank>.<attempts>@<reserve ms>+<ms it had been due>`
+    // (`<rank>@<reserve ms>` from an older release).
+    let worker = crate::identity::id_of(token.as_bytes());
+    let lease = worker.map_or("", |_| &token[33..]);
+    let (rank, at) = lease.split_once('@').unwrap_or(("", ""));
+    let attempts = rank.split_once('.').and_then(|(_, n)| n.parse().ok());
+    let (at, wait) = at.split_once('+').unwrap_or((at, ""));
+    let (reserved, wait) = (at.parse::<u64>().ok(), wait.parse::<u64>().ok());
+    let seconds = |ms: u64| ms as f64 / 1000.0;
     Some(Attempt {
         id: id.to_vec(),
-        outcome: fields[1].to_owned(),
-        at: ms(fields[0])?,
-        attempts: fields[2].parse().ok()?,
-        runtime: ms(fields[3]),
-        wait: ms(fields[4]),
-        worker: (fields[5] != "-").then(|| fields[5].to_owned()),
+        outcome: outcome.to_owned(),
+        at: seconds(ended),
+        attempts,
+        runtime: reserved.map(|at| seconds(ended.saturating_sub(at))),
+        wait: wait.map(seconds),
+        worker: worker.map(|w| String::from_utf8_lossy(w).into_owned()),
         reason: (!reason.is_empty()).then(|| reason.to_vec()),
     })
 }
@@ -119,24 +136,33 @@ mod tests {
 
     #[test]
     fn records_read_back_with_any_bytes_in_id_and_reason() {
-        let a = parse(b"1700000000123 nacked 2 1500 20 0123456789ab 5 a b\0cno  way").unwrap();
+        let a = parse(b"1700000001623 nacked 0123456789abcdef0123456789abcdef:3.2@1700000000123+20 5 a b\0cno  way")
+            .unwrap();
         assert_eq!(a.id, b"a b\0c");
         assert_eq!(a.reason.as_deref(), Some(&b"no  way"[..]));
         assert_eq!(a.outcome, "nacked");
-        assert_eq!(a.attempts, 2);
-        assert_eq!(a.at, 1_700_000_000.123);
+        assert_eq!(a.attempts, Some(2));
+        assert_eq!(a.at, 1_700_000_001.623);
         assert_eq!(a.runtime, Some(1.5));
         assert_eq!(a.wait, Some(0.02));
         assert_eq!(a.worker.as_deref(), Some("0123456789ab"));
-        let b = parse(b"1 acked 1 - - - 1 x").unwrap();
+        let star = parse(b"1 acked - * x y").unwrap();
+        assert_eq!((star.id.as_slice(), star.reason), (&b"x y"[..], None));
+        let b = parse(b"1 acked - 1 x").unwrap();
         assert_eq!(
-            (b.runtime, b.wait, b.worker, b.reason),
-            (None, None, None, None)
+            (b.attempts, b.runtime, b.wait, b.worker, b.reason),
+            (None, None, None, None, None)
+        );
+        let old = parse(b"5000 acked 0123456789abcdef0123456789abcdef:1@4000 1 x").unwrap();
+        assert_eq!(
+            (old.attempts, old.runtime, old.wait),
+            (None, Some(1.0), None),
+            "a token of an older release"
         );
         for bad in [
             &b""[..],
-            b"1 acked 1 - - - 9 short",
-            b"x acked 1 - - - 1 x",
+            b"1 acked - - 9 short",
+            b"x acked - - 1 x",
             b"1 acked",
         ] {
             assert_eq!(parse(bad), None, "{:?}", String::from_utf8_lossy(bad));
