@@ -128,7 +128,7 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
      */
     protected function enqueueUsing($job, $payload, $queue, $delay, $callback)
     {
-        if ($this->shouldDispatchAfterCommit($job) && $this->container->bound('db')) {
+        if (UniqueJobs::keyOfJob($job) !== null && $this->shouldDispatchAfterCommit($job) && $this->container->bound('db')) {
             // The connection whose transaction it waits for: the innermost open one.
             $open = array_filter(array_map(fn ($c) => $c->transactionLevel(), $this->container['db']->getConnections()));
             if ($open !== []) {

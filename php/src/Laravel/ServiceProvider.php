@@ -104,8 +104,10 @@ class ServiceProvider extends BaseServiceProvider
      */
     private function bindScheduleMutexes(): void
     {
-        $this->app->singleton(ScheduleClock::class, static fn ($app) => new ScheduleClock(
-            self::scheduleClient($app) ?? Connections::client($app['config']->get('database.redis') ?? [], 'default')));
+        // Made only when the scheduler's store is redislock's (the listeners
+        // and the mutexes below check first).
+        $this->app->singleton(ScheduleClock::class, static fn ($app) => new ScheduleClock(self::scheduleClient($app)
+            ?? throw new \LogicException('redislock: the scheduler clock needs the scheduler\'s cache store on the redislock driver')));
         if (!$this->app->bound(\Illuminate\Console\Scheduling\SchedulingMutex::class)) {
             $this->app->bind(\Illuminate\Console\Scheduling\SchedulingMutex::class, static function ($app) {
                 $client = self::scheduleClient($app);

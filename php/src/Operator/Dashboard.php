@@ -386,8 +386,8 @@ final class Dashboard
             $html .= '<p>No queues yet: a queue appears with its first enqueue.</p>';
         } else {
             $html .= '<table id="queues"><tr><th>Queue</th><th>Ready</th><th>Delayed</th><th>Leased</th><th>Dead</th>'
-                . '<th>Oldest due</th><th>In / min</th><th>Done / min</th><th title="over the last ' . (Report::TIMINGS_OVER / 60)
-                . ' minutes of recent attempts">Runtime p50 / p95</th><th>Last 10 minutes '
+                . '<th>Oldest due</th><th>In / min</th><th>Done / min<br><small title="runtime p50 / p95 over the last ' . (Report::TIMINGS_OVER / 60)
+                . ' minutes of recent attempts">run p50/p95</small></th><th>Last 10 minutes '
                 . '<span class="in">■ enqueued</span> <span class="done">■ acked</span></th><th></th></tr>';
             foreach ($queues as $q) {
                 $paused = $q['paused'] !== null;
@@ -400,9 +400,9 @@ final class Dashboard
                     $html .= '<td class="n ' . $state . $alert . '">' . $q[$state] . '</td>';
                 }
                 $html .= '<td class="n">' . ($q['oldestDueAge'] === null ? '–' : sprintf('%.1f s', $q['oldestDueAge'])) . '</td>'
-                    . '<td class="n">' . $q['perMinute']['enqueued'] . '</td><td class="n">' . $q['perMinute']['acked'] . '</td>'
-                    . '<td class="n runtime">' . ($q['timings']['runtime'] === null ? '–'
-                        : Report::span($q['timings']['runtime']['p50']) . ' / ' . Report::span($q['timings']['runtime']['p95'])) . '</td>'
+                    . '<td class="n">' . $q['perMinute']['enqueued'] . '</td><td class="n">' . $q['perMinute']['acked']
+                    . '<br><small class="runtime">' . ($q['timings']['runtime'] === null ? '–'
+                        : Report::span($q['timings']['runtime']['p50']) . '/' . Report::span($q['timings']['runtime']['p95'])) . '</small></td>'
                     . '<td>' . self::chart($q['history']) . '</td><td class="actions">'
                     . ($paused ? $this->form('resume', 'Resume', ['queue' => $q['name']], 'resume')
                         : $this->form('pause', 'Pause', ['queue' => $q['name']], 'pause'))
