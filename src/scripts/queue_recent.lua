@@ -25,7 +25,8 @@ local keep, ms = queue_recent_terms(stats[1], stats[2])
 local most, id = tonumber(ARGV[2]), ARGV[3]
 local out = {now}
 if keep == 0 then return out end
-local records = need_call('list', 'LRANGE', KEYS[14], 0, keep - 1)
+-- Without an id, the first `most` are all it can show.
+local records = need_call('list', 'LRANGE', KEYS[14], 0, (id == '' and math.min(keep, most) or keep) - 1)
 for _, record in ipairs(records) do
   local at, length, from = string.match(record, '^(%d+) %S+ %S+ ([%d*]+) ()')
   at = tonumber(at)

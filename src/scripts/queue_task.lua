@@ -298,11 +298,11 @@ local function queue_ack(from, now, p, ms, worker, recent)
   local records = {}
   now = now or queue_now()
   if recent[1] > 0 then
-    local ms = string.format('%.0f', math.floor(now * 1000))
+    local ended = string.format('%.0f', math.floor(now * 1000))
     -- Only the last `keep` records would stay.
-    local from = math.max(1, #mine - recent[1] + 1)
-    for i = from, #mine do
-      records[i - from + 1] = queue_recent_record(ms, 'acked', mine[i], mineTokens[i])
+    local first = math.max(1, #mine - recent[1] + 1)
+    for i = first, #mine do
+      records[i - first + 1] = queue_recent_record(ended, 'acked', mine[i], mineTokens[i])
     end
     queue_need(14)
   end

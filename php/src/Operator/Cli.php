@@ -410,7 +410,7 @@ final class Cli
                 'recent' => $data === [] ? "no recent attempts\n" : self::table(
                     ['ENDED', 'ID', 'OUTCOME', 'ATTEMPTS', 'RUNTIME', 'WAIT', 'WORKER', 'REASON'],
                     array_map(fn (array $a) => [
-                        self::time($a['at']), $a['id'], $a['outcome'], $a['attempts'], Report::span($a['runtime']), Report::span($a['wait']),
+                        self::time($a['at']), $a['id'], $a['outcome'], $a['attempts'] ?? '-', Report::span($a['runtime']), Report::span($a['wait']),
                         $a['host'] === null ? ($a['worker'] ?? '-') : "{$a['host']} pid {$a['pid']}", $a['reason'] ?? '-',
                     ], $data),
                 ),

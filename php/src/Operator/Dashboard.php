@@ -293,7 +293,7 @@ final class Dashboard
         foreach ($recent as $a) {
             $html .= '<tr data-task="' . self::h($a['id']) . '" class="' . self::h($a['outcome']) . '"><td>' . date('Y-m-d H:i:s T', (int) $a['at']) . '</td>'
                 . ($id === null ? '<td><a href="?' . self::h(http_build_query(['queue' => $name, 'task' => $a['id']])) . '">' . self::h($a['id']) . '</a></td>' : '')
-                . '<td class="outcome">' . self::h($a['outcome']) . '</td><td class="n">' . $a['attempts'] . '</td><td class="n">' . Report::span($a['runtime'])
+                . '<td class="outcome">' . self::h($a['outcome']) . '</td><td class="n">' . ($a['attempts'] ?? '–') . '</td><td class="n">' . Report::span($a['runtime'])
                 . '</td><td class="n">' . Report::span($a['wait']) . '</td><td class="worker">' . self::h($a['host'] === null ? ($a['worker'] ?? '–') : "{$a['host']} · pid {$a['pid']}")
                 . '</td><td class="reason">' . self::h($a['reason'] ?? '–') . '</td></tr>';
         }
