@@ -275,15 +275,23 @@ final class Dashboard
     /** The runtime and wait quantiles of a queue's recent attempts (Report::timings()). */
     private static function timings(array $t): string
     {
-        $q = fn (?array $q) => $q === null ? '–' : Report::span($q['p50']) . ' / ' . Report::span($q['p95']);
-        return '<p id="timings">Last ' . (Report::TIMINGS_OVER / 60) . ' minutes, p50 / p95: runtime <span class="runtime">' . $q($t['runtime'])
-            . '</span>, wait <span class="wait">' . $q($t['wait']) . '</span> (' . $t['attempts'] . ' attempts).</p>';
+        return '<p id="timings">Last ' . (Report::TIMINGS_OVER / 60) . ' minutes, p50 / p95: runtime <span class="runtime">' . self::quantiles($t['runtime'], ' / ')
+            . '</span>, wait <span class="wait">' . self::quantiles($t['wait'], ' / ') . '</span> (' . $t['attempts'] . ' attempts).</p>';
     }
 
-    /** A queue's recent attempts (of task $id only when given), newest first. */
-    private function recent(Report $report, string $name, ?string $id = null): string
+    /** 'p50<between>p95' of Report::timings(), or a dash for none. */
+    private static function quantiles(?array $q, string $between): string
     {
-        $recent = $report->recent($name, self::RECENT_SHOWN, $id);
+        return $q === null ? '–' : Report::span($q['p50']) . $between . Report::span($q['p95']);
+    }
+
+    /**
+     * A queue's recent attempts (of task $id only when given), newest
+     * first; $recent: those already read.
+     */
+    private function recent(Report $report, string $name, ?string $id = null, ?array $recent = null): string
+    {
+        $recent ??= $report->recent($name, self::RECENT_SHOWN, $id);
         $title = $id === null ? '<h3>Recent attempts</h3>' : '<h3>Its recent attempts</h3>';
         if ($recent === []) {
             return $title . '<p id="no-recent">None kept: the queue keeps its last attempts for a while (<code>redislock keep-recent</code>).</p>';
@@ -306,10 +314,11 @@ final class Dashboard
         $t = $report->task($name, $id);
         $back = '<p><a href="?' . self::h(http_build_query(['queue' => $name])) . '" id="back">← Queue ' . self::h($name) . '</a></p>';
         if ($t === null) {
-            if ($report->recent($name, 1, $id) !== []) {
+            $recent = $report->recent($name, self::RECENT_SHOWN, $id);
+            if ($recent !== []) {
                 // Finished (or removed) since: what it did is kept a while.
                 return $back . '<h2>Task ' . self::h($id) . '</h2><p id="gone">Not in the queue any more: not queued, running or dead.</p>'
-                    . $this->recent($report, $name, $id) . $this->footer();
+                    . $this->recent($report, $name, $id, $recent) . $this->footer();
             }
             http_response_code(404);
             return $back . '<p class="error">' . self::h("No task '$id' in queue '$name'.") . '</p>';
@@ -401,8 +410,7 @@ final class Dashboard
                 }
                 $html .= '<td class="n">' . ($q['oldestDueAge'] === null ? '–' : sprintf('%.1f s', $q['oldestDueAge'])) . '</td>'
                     . '<td class="n">' . $q['perMinute']['enqueued'] . '</td><td class="n">' . $q['perMinute']['acked']
-                    . '<br><small class="runtime">' . ($q['timings']['runtime'] === null ? '–'
-                        : Report::span($q['timings']['runtime']['p50']) . '/' . Report::span($q['timings']['runtime']['p95'])) . '</small></td>'
+                    . '<br><small class="runtime">' . self::quantiles($q['timings']['runtime'], '/') . '</small></td>'
                     . '<td>' . self::chart($q['history']) . '</td><td class="actions">'
                     . ($paused ? $this->form('resume', 'Resume', ['queue' => $q['name']], 'resume')
                         : $this->form('pause', 'Pause', ['queue' => $q['name']], 'pause'))

@@ -71,17 +71,16 @@ final class Prometheus
         $timings = [];
         foreach ($queues as $q) {
             foreach (['runtime', 'wait'] as $what) {
-                foreach ($q['timings'][$what] ?? ['p50' => null, 'p95' => null] as $quantile => $seconds) {
+                // (None when the queue has no sample: no series.)
+                foreach ($q['timings'][$what] ?? [] as $quantile => $seconds) {
                     $timings["{$what}_$quantile"][] = [['queue' => $q['name']], $seconds];
                 }
             }
         }
         $over = 'of the attempts that ended in the last ' . Report::TIMINGS_OVER . ' s (of those the queue keeps; no sample: none)';
         foreach (['p50' => 'Median', 'p95' => '95th percentile'] as $quantile => $label) {
-            $family("redislock_queue_runtime_{$quantile}_seconds", 'gauge', "$label runtime, reserve to ack, nack or bury, $over.",
-                array_values(array_filter($timings["runtime_$quantile"] ?? [], fn ($t) => $t[1] !== null)));
-            $family("redislock_queue_wait_{$quantile}_seconds", 'gauge', "$label wait, from due to reserve, $over.",
-                array_values(array_filter($timings["wait_$quantile"] ?? [], fn ($t) => $t[1] !== null)));
+            $family("redislock_queue_runtime_{$quantile}_seconds", 'gauge', "$label runtime, reserve to ack, nack or bury, $over.", $timings["runtime_$quantile"] ?? []);
+            $family("redislock_queue_wait_{$quantile}_seconds", 'gauge', "$label wait, from due to reserve, $over.", $timings["wait_$quantile"] ?? []);
         }
         $now = microtime(true);
         $active = $done = $seenAge = [];

@@ -76,6 +76,35 @@ pub struct Defaults {
     pub max_attempts: bool,
 }
 
+/// What a lease token tells (`queue_reserve.lua`): `<process token>:<rank>.
+/// <attempts>@<reserve ms>+<ms the task had been due>`, or
+/// `<process token>:<rank>@<reserve ms>` from an older release; whatever
+/// part is not of that shape tells nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LeaseFacts<'a> {
+    /// The id of the process that reserved (see `identity`).
+    pub worker: Option<&'a str>,
+    pub attempts: Option<i64>,
+    pub reserved_ms: Option<u64>,
+    pub wait_ms: Option<u64>,
+}
+
+impl<'a> LeaseFacts<'a> {
+    pub fn of(token: &'a str) -> Self {
+        let worker =
+            crate::identity::id_of(token.as_bytes()).and_then(|id| std::str::from_utf8(id).ok());
+        let tail = token.split_once(':').map_or(token, |(_, tail)| tail);
+        let (rank, at) = tail.split_once('@').unwrap_or(("", ""));
+        let (at, wait) = at.split_once('+').unwrap_or((at, ""));
+        LeaseFacts {
+            worker,
+            attempts: rank.split_once('.').and_then(|(_, n)| n.parse().ok()),
+            reserved_ms: at.parse().ok(),
+            wait_ms: wait.parse().ok(),
+        }
+    }
+}
+
 /// A term as a script takes it: the consumer's own value, or its default
 /// `~<value>`, which the queue's stored term replaces (`queue_term`).
 pub(crate) fn term_arg(value: String, default: bool) -> String {

@@ -62,24 +62,19 @@ fn parse(record: &[u8]) -> Option<Attempt> {
         length.parse().ok()?
     };
     let (id, reason) = (rest.get(..length)?, &rest[length..]);
-    // Of the lease token only its process's id, and what follows the
-    // process's part: `<rank>.<attempts>@<reserve ms>+<ms it had been due>`
-    // (`<rank>@<reserve ms>` from an older release).
-    let worker = crate::identity::id_of(token.as_bytes());
-    let lease = worker.map_or("", |_| &token[33..]);
-    let (rank, at) = lease.split_once('@').unwrap_or(("", ""));
-    let attempts = rank.split_once('.').and_then(|(_, n)| n.parse().ok());
-    let (at, wait) = at.split_once('+').unwrap_or((at, ""));
-    let (reserved, wait) = (at.parse::<u64>().ok(), wait.parse::<u64>().ok());
+    // Of the lease token only what it tells, never the token itself.
+    let lease = super::LeaseFacts::of(token);
     let seconds = |ms: u64| ms as f64 / 1000.0;
     Some(Attempt {
         id: id.to_vec(),
         outcome: outcome.to_owned(),
         at: seconds(ended),
-        attempts,
-        runtime: reserved.map(|at| seconds(ended.saturating_sub(at))),
-        wait: wait.map(seconds),
-        worker: worker.map(|w| String::from_utf8_lossy(w).into_owned()),
+        attempts: lease.attempts,
+        runtime: lease
+            .reserved_ms
+            .map(|at| seconds(ended.saturating_sub(at))),
+        wait: lease.wait_ms.map(seconds),
+        worker: lease.worker.map(str::to_owned),
         reason: (!reason.is_empty()).then(|| reason.to_vec()),
     })
 }

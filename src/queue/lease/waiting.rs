@@ -35,20 +35,13 @@ pub struct Peeked {
     pub since: Option<f64>,
 }
 
-/// The worker and reserve time a lease token tells (see
-/// `queue_reserve.lua`).
+/// The worker and reserve time a lease token tells.
 fn lease_of(token: Option<&str>) -> (Option<String>, Option<f64>) {
-    let Some(token) = token else {
-        return (None, None);
-    };
-    let worker =
-        crate::identity::id_of(token.as_bytes()).map(|id| String::from_utf8_lossy(id).into_owned());
-    let since = token
-        .rsplit_once('@')
-        // `<ms>+<ms it had been due>`, or `<ms>` from an older release.
-        .and_then(|(_, at)| at.split('+').next()?.parse::<u64>().ok())
-        .map(|ms| ms as f64 / 1000.0);
-    (worker, since)
+    let facts = token.map(super::LeaseFacts::of).unwrap_or_default();
+    (
+        facts.worker.map(str::to_owned),
+        facts.reserved_ms.map(|ms| ms as f64 / 1000.0),
+    )
 }
 
 fn peek(config: &Config, keys: &Keys, op: &str, arg: &[u8]) -> Result<Vec<Peeked>, Error> {
