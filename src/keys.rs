@@ -278,8 +278,9 @@ mod tests {
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) and
     /// limiters' keys (`t:`, `f:`, `s:`, `n:` + the limited key) too.
-    const ROLES: [&str; 28] = [
+    const ROLES: [&str; 29] = [
         ":payloads",
+        ":tags",
         ":failures",
         ":dead-failures",
         ":workers",

@@ -698,7 +698,7 @@ fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
     assert_eq!(again.len(), 2);
     assert!(lease::release(&config, &keys, &again[0].id, &again[0].token, 0.0).unwrap());
 
-    let (now, recent) = lease::recent(&config, &keys, 100, None).unwrap();
+    let (now, recent) = lease::recent(&config, &keys, 100, None, None).unwrap();
     let me = redislock::identity::my_id();
     type Seen<'a> = (&'a [u8], &'a str, Option<i64>, Option<&'a [u8]>);
     let seen: Vec<Seen> = recent
@@ -735,9 +735,17 @@ fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
         recent[0].runtime.unwrap() >= 0.2,
         "ran until its lease ran out"
     );
-    let only_b = lease::recent(&config, &keys, 100, Some(b"b")).unwrap().1;
+    let only_b = lease::recent(&config, &keys, 100, Some(b"b"), None)
+        .unwrap()
+        .1;
     assert_eq!(only_b, [recent[2].clone()]);
-    assert_eq!(lease::recent(&config, &keys, 1, None).unwrap().1.len(), 1);
+    assert_eq!(
+        lease::recent(&config, &keys, 1, None, None)
+            .unwrap()
+            .1
+            .len(),
+        1
+    );
 
     // Kept: the last `keep`, trimmed now.
     lease::keep_recent(&config, &keys, 2, Duration::from_secs(60)).unwrap();
@@ -753,14 +761,17 @@ fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
     }
     assert_eq!(llen(&server), 2);
     assert_eq!(
-        lease::recent(&config, &keys, 100, None).unwrap().1[0].outcome,
+        lease::recent(&config, &keys, 100, None, None).unwrap().1[0].outcome,
         "acked"
     );
 
     // For as long as set: older ones are not shown, and an idle list goes.
     lease::keep_recent(&config, &keys, 10, Duration::from_millis(100)).unwrap();
     std::thread::sleep(Duration::from_millis(150));
-    assert_eq!(lease::recent(&config, &keys, 100, None).unwrap().1, []);
+    assert_eq!(
+        lease::recent(&config, &keys, 100, None, None).unwrap().1,
+        []
+    );
     assert_eq!(llen(&server), 0);
 
     // None kept: nothing written.
@@ -791,4 +802,174 @@ fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
         assert_eq!(lease::ack_many(&config, &keys, &done).unwrap(), 3);
         assert_eq!(llen(&server), kept.min(3), "recentKeep {keep}");
     }
+}
+
+#[test]
+fn tags_go_with_their_task_wherever_it_goes_and_find_it() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"tagged");
+    let tags = |list: &[&str]| queue::Tags::new(list).unwrap();
+    let put = |tasks: &[NewTask], policy: Policy, t: &queue::Tags| {
+        statuses(queue::put_tagged(&config, &keys, tasks, 0.0, policy, 0, t).unwrap())
+    };
+    let tags_of = |id: &str| -> Option<(String, Vec<String>)> {
+        lease::find(&config, &keys, id.as_bytes())
+            .unwrap()
+            .map(|t| {
+                let tags = t
+                    .tags
+                    .iter()
+                    .map(|t| String::from_utf8_lossy(t).into_owned());
+                (t.state, tags.collect())
+            })
+    };
+    let found = |tag: &str| -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = lease::tagged(&config, &keys, tag.as_bytes(), 100)
+            .unwrap()
+            .into_iter()
+            .map(|t| (String::from_utf8_lossy(&t.id).into_owned(), t.state))
+            .collect();
+        found.sort();
+        found
+    };
+    let s = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+    let v = |list: &[&str]| list.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+
+    // Tags given twice count once; a task added or replaced takes the
+    // call's tags, or loses its own, as it takes its payload.
+    let shop = tags(&["shop-1", "vip", "shop-1"]);
+    assert_eq!(shop.as_bytes(), b"shop-1 vip");
+    put(
+        &[task("a", Some("p")), task("b", None)],
+        Policy::Keep,
+        &shop,
+    );
+    put(&[task("c", None)], Policy::Keep, &queue::Tags::default());
+    assert_eq!(
+        tags_of("a"),
+        Some((s("queued", "").0, v(&["shop-1", "vip"])))
+    );
+    assert_eq!(tags_of("c").unwrap().1, Vec::<String>::new());
+    assert_eq!(
+        put(&[task("b", None)], Policy::Replace, &queue::Tags::default()),
+        [Status::Updated]
+    );
+    assert_eq!(
+        tags_of("b").unwrap().1,
+        Vec::<String>::new(),
+        "replaced without tags"
+    );
+    assert_eq!(
+        put(&[task("a", None)], Policy::Keep, &tags(&["other"])),
+        [Status::Ignored]
+    );
+    assert_eq!(
+        tags_of("a").unwrap().1,
+        v(&["shop-1", "vip"]),
+        "kept: its own tags"
+    );
+    assert_eq!(found("vip"), [s("a", "queued")]);
+    assert_eq!(found("shop"), [], "a whole tag, not a part of one");
+
+    // A rerun of a running task keeps its own tags until it is queued.
+    std::thread::sleep(Duration::from_millis(30));
+    let got = reserve(&config, &keys, how(3, 30_000, 0));
+    assert_eq!(got.len(), 3);
+    let [a, b, c] = [0, 1, 2].map(|i| got.iter().find(|t| t.id == [b'a' + i]).unwrap().clone());
+    assert_eq!(
+        put(&[task("a", Some("again"))], Policy::Keep, &tags(&["rerun"])),
+        [Status::Added]
+    );
+    assert_eq!(
+        tags_of("a"),
+        Some((s("leased", "").0, v(&["shop-1", "vip"])))
+    );
+    assert!(lease::ack(&config, &keys, &a.id, &a.token).unwrap());
+    assert_eq!(tags_of("a"), Some((s("queued", "").0, v(&["rerun"]))));
+    assert!(lease::ack(&config, &keys, &b.id, &b.token).unwrap());
+
+    // A dead letter keeps its tags, apart from a new task of its id.
+    assert!(lease::bury(&config, &keys, &c.id, &c.token, b"no").unwrap());
+    put(&[task("d", Some("pd"))], Policy::Keep, &tags(&["x"]));
+    std::thread::sleep(Duration::from_millis(30));
+    let mut got = reserve(&config, &keys, how(2, 30_000, 0));
+    got.sort_by(|l, r| l.id.cmp(&r.id));
+    assert_eq!(
+        got.iter().map(|t| t.id.clone()).collect::<Vec<_>>(),
+        [b"a".to_vec(), b"d".to_vec()]
+    );
+    assert!(lease::bury(&config, &keys, &got[1].id, &got[1].token, b"bad").unwrap());
+    assert!(lease::ack(&config, &keys, &got[0].id, &got[0].token).unwrap());
+    put(&[task("d", Some("new"))], Policy::Keep, &tags(&["y"]));
+    assert_eq!(tags_of("d"), Some((s("queued", "").0, v(&["y"]))));
+    let dead = lease::dead(&config, &keys, 10).unwrap();
+    let dead_d = dead.iter().find(|t| t.id == b"d").unwrap();
+    assert_eq!(dead_d.tags, [b"x".to_vec()]);
+    assert_eq!(found("x"), [s("d", "dead")]);
+    assert_eq!(found("y"), [s("d", "queued")]);
+
+    // Removed, its tags go; retried, the dead letter's come back with it.
+    assert_eq!(lease::remove(&config, &keys, &[b"d".to_vec()]).unwrap(), 1);
+    assert_eq!(found("y"), []);
+    assert_eq!(
+        lease::retry_dead(&config, &keys, &[b"d".to_vec()], 0)
+            .unwrap()
+            .retried,
+        1
+    );
+    assert_eq!(tags_of("d"), Some((s("queued", "").0, v(&["x"]))));
+
+    // The recent attempts keep the tags the task had.
+    let recent = |tag: &str| -> Vec<(String, String)> {
+        lease::recent(&config, &keys, 100, None, Some(tag.as_bytes()))
+            .unwrap()
+            .1
+            .into_iter()
+            .map(|a| (String::from_utf8_lossy(&a.id).into_owned(), a.outcome))
+            .collect()
+    };
+    assert_eq!(recent("vip"), [s("a", "acked")]);
+    assert_eq!(recent("rerun"), [s("a", "acked")]);
+    assert_eq!(recent("x"), [s("d", "dead")]);
+    assert_eq!(recent("nothing"), []);
+    let all = lease::recent(&config, &keys, 100, None, None).unwrap().1;
+    let bury_c = all.iter().find(|a| a.id == b"c").unwrap();
+    assert_eq!(
+        (bury_c.tags.len(), bury_c.reason.as_deref()),
+        (0, Some(&b"no"[..]))
+    );
+    let bury_d = all.iter().find(|a| a.id == b"d").unwrap();
+    assert_eq!(
+        (bury_d.tags.clone(), bury_d.reason.as_deref()),
+        (vec![b"x".to_vec()], Some(&b"bad"[..]))
+    );
+
+    // A move takes them along.
+    let to = Keys::new(b"", b"tagged-to");
+    lease::move_to((&config, &keys), (&config, &to), 0).unwrap();
+    let moved = lease::find(&config, &to, b"d").unwrap().unwrap();
+    assert_eq!(
+        (moved.state.as_str(), moved.tags),
+        ("queued", vec![b"x".to_vec()])
+    );
+    assert_eq!(lease::tagged(&config, &to, b"x", 10).unwrap().len(), 1);
+
+    // Done, nothing of them is left.
+    lease::purge_dead(&config, &keys, &[]).unwrap();
+    std::thread::sleep(Duration::from_millis(30));
+    for t in reserve(&config, &to, how(10, 30_000, 0)) {
+        assert!(lease::ack(&config, &to, &t.id, &t.token).unwrap());
+    }
+    assert_eq!(keys_left(&server), Vec::<String>::new());
+
+    // What a tag may be.
+    for bad in [&["a b"][..], &[""], &["tab\t"], &["\x7f"]] {
+        assert!(queue::Tags::new(bad).is_err(), "{bad:?}");
+    }
+    assert!(queue::Tags::new(&["x".repeat(101)]).is_err());
+    assert!(queue::Tags::new(&["x".repeat(100)]).is_ok());
+    let eleven: Vec<String> = (0..11).map(|i| format!("t{i}")).collect();
+    assert!(queue::Tags::new(&eleven).is_err());
+    assert!(queue::Tags::new(&eleven[..10]).is_ok());
 }

@@ -13,7 +13,7 @@ use crate::common::RedisServer;
 use redislock::config::Config;
 use redislock::conn::Error;
 use redislock::queue::lease::{self, Leased, Nack, Reserve, Terms};
-use redislock::queue::{self, Keys, NewTask, Policy, Put, Status};
+use redislock::queue::{self, Keys, NewTask, Policy, Put, Status, Tags};
 
 fn task(id: &str, payload: Option<&str>) -> NewTask {
     NewTask {
@@ -22,8 +22,20 @@ fn task(id: &str, payload: Option<&str>) -> NewTask {
     }
 }
 
+/// Enqueues `id`, tagged `t`.
 fn put(config: &Config, keys: &Keys, id: &str, payload: &str, policy: Policy) -> Status {
-    match queue::put(config, keys, &[task(id, Some(payload))], 0.0, policy, 0).unwrap() {
+    let tags = Tags::new(&["t"]).unwrap();
+    match queue::put_tagged(
+        config,
+        keys,
+        &[task(id, Some(payload))],
+        0.0,
+        policy,
+        0,
+        &tags,
+    )
+    .unwrap()
+    {
         Put::Done(s) => s[0],
         Put::Full { .. } => panic!("full"),
     }
@@ -140,6 +152,14 @@ fn calls() -> Vec<(&'static str, Call)> {
                     0,
                 )
                 .map(drop)
+            }),
+        ),
+        (
+            "put tagged",
+            Box::new(|c, k, _| {
+                let tags = Tags::new(&["t", "u"]).unwrap();
+                let tasks = [task("new", None), task("run", None), task("q", None)];
+                queue::put_tagged(c, k, &tasks, 0.0, Policy::Replace, 0, &tags).map(drop)
             }),
         ),
         (
@@ -280,7 +300,11 @@ fn calls() -> Vec<(&'static str, Call)> {
         ),
         (
             "recent",
-            Box::new(|c, k, _| lease::recent(c, k, 10, None).map(drop)),
+            Box::new(|c, k, _| lease::recent(c, k, 10, None, None).map(drop)),
+        ),
+        (
+            "tagged",
+            Box::new(|c, k, _| lease::tagged(c, k, b"t", 10).map(drop)),
         ),
         (
             "keep recent",
@@ -318,6 +342,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("workers", keys.workers.clone()),
         ("workers done", keys.worked.clone()),
         ("recent", keys.recent.clone()),
+        ("tags", keys.tags.clone()),
     ];
     let mut refused = HashSet::new();
     for (role, key) in &roles {
@@ -420,6 +445,16 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("stats", "ack"),
         ("stats", "nack"),
         ("workers", "workers"),
+        ("tags", "put tagged"),
+        ("tags", "put replace"),
+        ("tags", "ack"),
+        ("tags", "nack"),
+        ("tags", "nack dead"),
+        ("tags", "remove"),
+        ("tags", "clear"),
+        ("tags", "retry dead"),
+        ("tags", "move in"),
+        ("tags", "tagged"),
     ] {
         assert!(refused.contains(&expected), "{expected:?} was not refused");
     }

@@ -14,12 +14,12 @@ use super::task::Task;
 use super::value::{
     Arg, Argument, Float, Int, Key, List, Named, NullableArray, NullableFloat, NullableInt,
     NullableText, Text, Value, array, binary, natural, non_empty, optional_binary, optional_float,
-    shown, type_error, value_error,
+    quoted, shown, type_error, value_error,
 };
 use super::{engine, inspect, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::queue::lease::{self as leased, BATCH, Leased, Nack, Reserve, Terms};
-use crate::queue::{self, NewTask, Policy, Put, Status};
+use crate::queue::{self, NewTask, Policy, Put, Status, Tags};
 
 /// What `RedisLock\Client::queue()` was asked for.
 #[derive(Clone, Debug)]
@@ -168,6 +168,45 @@ fn id_items(value: &Value, param: &str, declared: &str) -> PhpResult<Vec<Vec<u8>
     }
 }
 
+/// A task's tags (see [`Tags`]): null (none) or a list of strings.
+fn tags(value: &Value, param: Argument) -> PhpResult<Tags> {
+    let items = match value {
+        Value::Null => return Ok(Tags::default()),
+        Value::Array(items) => items,
+        other => {
+            return Err(type_error(format!(
+                "{param} must be of type ?array, {} given",
+                other.type_name()
+            )));
+        }
+    };
+    let mut list = Vec::with_capacity(items.len());
+    for (_, tag) in items {
+        let tag = tag.bytes(Named(|f: &mut fmt::Formatter<'_>| write!(f, "{param} tag")))?;
+        Tags::check(&tag)
+            .map_err(|why| value_error(format!("{param}: {why}, {} given", quoted(&tag))))?;
+        list.push(tag);
+    }
+    Tags::new(&list).map_err(|why| value_error(format!("{param}: {why}, {} given", list.len())))
+}
+
+/// One tag to look for: a string a task's tags may hold.
+fn tag(value: &Value, param: Argument) -> PhpResult<Vec<u8>> {
+    let tag = value.bytes(param)?;
+    Tags::check(&tag)
+        .map_err(|why| value_error(format!("{param}: {why}, {} given", quoted(&tag))))?;
+    Ok(tag)
+}
+
+/// A list of a task's tags, as PHP gets them.
+fn tag_list(tags: &[Vec<u8>]) -> PhpResult<Zval> {
+    let mut list = ZendHashTable::with_capacity(u32::try_from(tags.len()).unwrap_or(u32::MAX));
+    for tag in tags {
+        list.push(binary(tag))?;
+    }
+    Ok(array(list))
+}
+
 /// A count of a queue's rate: 1 to a billion.
 fn rate_count(value: &Value, param: Argument) -> PhpResult<u64> {
     let n = natural(value, param)?;
@@ -202,11 +241,17 @@ impl Queue {
         Ok(())
     }
 
-    fn put(&self, tasks: &[NewTask], delay: f64, policy: Policy) -> PhpResult<Vec<Status>> {
+    fn put(
+        &self,
+        tasks: &[NewTask],
+        delay: f64,
+        policy: Policy,
+        tags: &Tags,
+    ) -> PhpResult<Vec<Status>> {
         self.store_terms()?;
         let put = self
             .queue
-            .put(tasks, delay, policy, self.options.max_length);
+            .put(tasks, delay, policy, self.options.max_length, tags);
         match engine(put)? {
             Put::Done(statuses) => Ok(statuses),
             Put::Full { length, enqueued } => Err(exception(
@@ -348,7 +393,10 @@ impl Queue {
     /// optional payload. `$policy` decides for an id already queued: 'keep'
     /// (default, as `RedisQueue`), 'replace', 'earliest' or 'latest' (that due
     /// time wins). An id whose task is leased runs once more after that lease
-    /// ends, never beside it.
+    /// ends, never beside it. `$tags` (up to 10, each 1 to 100 bytes without
+    /// spaces or control bytes) let operators find the task and its recent
+    /// attempts (`tagged()`, `recent()`); a task added or replaced takes
+    /// them, as it takes its payload.
     #[php(defaults(delay = 0))]
     pub fn enqueue(
         &self,
@@ -356,6 +404,7 @@ impl Queue {
         payload: Arg<NullableText>,
         delay: Arg<Float>,
         policy: Arg<NullableText>,
+        tags: Arg<NullableArray>,
     ) -> PhpResult<&'static str> {
         const M: &str = "RedisLock\\Queue::enqueue()";
         let task = NewTask {
@@ -367,21 +416,23 @@ impl Queue {
         };
         let delay = delay_seconds(&delay, Argument(M, 3, "delay"))?;
         let policy = self::policy(&policy, Argument(M, 4, "policy"))?;
-        let statuses = self.put(&[task], delay, policy)?;
+        let tags = self::tags(&tags, Argument(M, 5, "tags"))?;
+        let statuses = self.put(&[task], delay, policy, &tags)?;
         Ok(status_name(
             statuses.first().copied().unwrap_or(Status::Ignored),
         ))
     }
 
     /// Enqueues many tasks in one round trip per 1000 (each chunk atomic):
-    /// `$tasks` maps id => payload (null: none). Returns each id's outcome,
-    /// keyed as `$tasks` is.
+    /// `$tasks` maps id => payload (null: none); each takes the `$tags` (see
+    /// `enqueue()`). Returns each id's outcome, keyed as `$tasks` is.
     #[php(defaults(delay = 0))]
     pub fn enqueue_many(
         &self,
         tasks: Arg<List>,
         delay: Arg<Float>,
         policy: Arg<NullableText>,
+        tags: Arg<NullableArray>,
     ) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Queue::enqueueMany()";
         let param = Argument(M, 1, "tasks");
@@ -407,10 +458,11 @@ impl Queue {
         }
         let delay = delay_seconds(&delay, Argument(M, 2, "delay"))?;
         let policy = self::policy(&policy, Argument(M, 3, "policy"))?;
+        let tags = self::tags(&tags, Argument(M, 4, "tags"))?;
         let statuses = if batch.is_empty() {
             Vec::new()
         } else {
-            self.put(&batch, delay, policy)?
+            self.put(&batch, delay, policy, &tags)?
         };
         let mut out = ZendHashTable::with_capacity(u32::try_from(batch.len()).unwrap_or(u32::MAX));
         for ((key, _), status) in entries.iter().zip(statuses) {
@@ -547,16 +599,23 @@ impl Queue {
     }
 
     /// The queue's recent attempts, newest first, up to `$limit` (1 to 1000),
-    /// of the task `$id` only when given: each attempt that ended with an ack,
+    /// of the task `$id` and with the tag `$tag` only when given (see
+    /// `enqueue()`): each attempt that ended with an ack,
     /// a nack, a bury or a lease that ran out, with its `id`, `outcome`
     /// ('acked', 'nacked', 'expired': due again, or 'dead'), `at` (when it
     /// ended, server time), `attempts` (this one included), `runtime` (from
     /// its reserve to its end, seconds), `wait` (how long it had been due when
     /// it was reserved, seconds), `worker` (the id of the worker's process, as
-    /// `workers()` names it) and `reason` (why it failed, or null). The queue
-    /// keeps its last 100 for an hour unless `keepRecent()` said otherwise.
+    /// `workers()` names it), `reason` (why it failed, or null) and `tags`.
+    /// The queue keeps its last 100 for an hour unless `keepRecent()` said
+    /// otherwise.
     #[php(defaults(limit = 100))]
-    pub fn recent(&self, limit: Arg<Int>, id: Arg<NullableText>) -> PhpResult<Zval> {
+    pub fn recent(
+        &self,
+        limit: Arg<Int>,
+        id: Arg<NullableText>,
+        tag: Arg<NullableText>,
+    ) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::recent(): Argument #1 ($limit)")?;
         let id = match &id.0 {
             Value::Null => None,
@@ -565,7 +624,14 @@ impl Queue {
                 "RedisLock\\Queue::recent(): Argument #2 ($id)",
             )?),
         };
-        let (_, attempts) = engine(self.queue.recent(limit, id.as_deref()))?;
+        let tag = match &tag.0 {
+            Value::Null => None,
+            value => Some(self::tag(
+                value,
+                Argument("RedisLock\\Queue::recent()", 3, "tag"),
+            )?),
+        };
+        let (_, attempts) = engine(self.queue.recent(limit, id.as_deref(), tag.as_deref()))?;
         let mut list =
             ZendHashTable::with_capacity(u32::try_from(attempts.len()).unwrap_or(u32::MAX));
         for a in attempts {
@@ -578,6 +644,7 @@ impl Queue {
             row.insert("wait", optional_float(a.wait))?;
             row.insert("worker", a.worker)?;
             row.insert("reason", optional_binary(a.reason.as_deref()))?;
+            row.insert("tags", tag_list(&a.tags)?)?;
             list.push(array(row))?;
         }
         Ok(array(list))
@@ -624,6 +691,7 @@ impl Queue {
             row.insert("attempts", d.attempts)?;
             row.insert("diedAt", d.died_at)?;
             row.insert("reason", optional_binary(d.reason.as_deref()))?;
+            row.insert("tags", tag_list(&d.tags)?)?;
             list.push(array(row))?;
         }
         Ok(array(list))
@@ -654,6 +722,23 @@ impl Queue {
             Some(t) => peeked(&t),
             None => Ok(Zval::new()),
         }
+    }
+
+    /// The tasks with the tag `$tag` (see `enqueue()`), up to `$limit` (1 to
+    /// 1000), as `find()` shows them: queued, leased and dead. It reads the
+    /// tags of every task of the queue, 1000 per round trip: a search for
+    /// operators, not for a worker's loop.
+    #[php(defaults(limit = 100))]
+    pub fn tagged(&self, tag: Arg<Text>, limit: Arg<Int>) -> PhpResult<Zval> {
+        const M: &str = "RedisLock\\Queue::tagged()";
+        let tag = self::tag(&tag, Argument(M, 1, "tag"))?;
+        let limit = count(&limit, "RedisLock\\Queue::tagged(): Argument #2 ($limit)")?;
+        let tasks = engine(self.queue.tagged(&tag, limit))?;
+        let mut list = ZendHashTable::with_capacity(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
+        for t in &tasks {
+            list.push(peeked(t)?)?;
+        }
+        Ok(array(list))
     }
 
     /// Moves the tasks waiting here (due now or later, as many as it held
@@ -873,5 +958,6 @@ fn peeked(t: &leased::Peeked) -> PhpResult<Zval> {
     row.insert("state", t.state.as_str())?;
     row.insert("at", t.at)?;
     row.insert("reason", optional_binary(t.reason.as_deref()))?;
+    row.insert("tags", tag_list(&t.tags)?)?;
     Ok(array(row))
 }

@@ -24,7 +24,7 @@ static DUE: LazyLock<Script> = script!("queue_due.lua");
 /// test checks against this).
 const TYPES: &[&str] = &[
     "zset", "hash", "hash", "zset", "hash", "hash", "zset", "hash", "list", "hash", "hash", "hash",
-    "hash", "list",
+    "hash", "hash", "list",
 ];
 
 /// How long a wake-up waits for the consumer it was pushed to, in ms (a
@@ -66,6 +66,8 @@ pub struct Keys {
     /// Why a task's last attempt failed, and why a dead letter died.
     pub failures: Vec<u8>,
     pub dead_failures: Vec<u8>,
+    /// The tags its producers gave its tasks (see [`Tags`]).
+    pub tags: Vec<u8>,
     /// The processes consuming it: when each was last seen, and the tasks
     /// each acked (see `lease::workers`).
     pub workers: Vec<u8>,
@@ -97,6 +99,7 @@ impl Keys {
             stats: place.beside(":stats"),
             failures: place.beside(":failures"),
             dead_failures: place.beside(":dead-failures"),
+            tags: place.beside(":tags"),
             workers: place.beside(":workers"),
             worked: place.beside(":workers-done"),
             recent: place.beside(":recent"),
@@ -125,6 +128,7 @@ impl Keys {
             &self.stats,
             &self.failures,
             &self.dead_failures,
+            &self.tags,
         ] {
             call.key(key);
         }
@@ -180,6 +184,66 @@ pub struct NewTask {
     pub payload: Option<Vec<u8>>,
 }
 
+/// The tags a producer gives tasks, so that operators find them
+/// (`lease::tagged`, the recent attempts): at most [`Tags::MOST`] tags of
+/// 1 to [`Tags::LONGEST`] bytes, none holding a space or a control byte;
+/// a tag given twice counts once. Stored joined by spaces.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tags(Vec<u8>);
+
+impl Tags {
+    /// The most tags a task takes.
+    pub const MOST: usize = 10;
+    /// The longest tag, in bytes.
+    pub const LONGEST: usize = 100;
+
+    /// The tags `tags`, or what is wrong with them.
+    pub fn new<T: AsRef<[u8]>>(tags: &[T]) -> Result<Self, String> {
+        let mut joined: Vec<u8> = Vec::new();
+        let mut seen: Vec<&[u8]> = Vec::new();
+        for tag in tags {
+            let tag = Self::check(tag.as_ref())?;
+            if seen.contains(&tag) {
+                continue;
+            }
+            if seen.len() == Self::MOST {
+                return Err(format!("a task takes at most {} tags", Self::MOST));
+            }
+            if !joined.is_empty() {
+                joined.push(b' ');
+            }
+            joined.extend_from_slice(tag);
+            seen.push(tag);
+        }
+        Ok(Tags(joined))
+    }
+
+    /// `tag` when it is one a task can take, or what is wrong with it.
+    pub fn check(tag: &[u8]) -> Result<&[u8], String> {
+        if tag.is_empty() || tag.len() > Self::LONGEST {
+            return Err(format!("a tag is 1 to {} bytes long", Self::LONGEST));
+        }
+        if tag.iter().any(|&b| b <= b' ' || b == 0x7f) {
+            return Err("a tag holds no space or control byte".to_owned());
+        }
+        Ok(tag)
+    }
+
+    /// The tags stored as `joined` (by spaces).
+    pub fn split(joined: &[u8]) -> Vec<Vec<u8>> {
+        joined
+            .split(|&b| b == b' ')
+            .filter(|t| !t.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    }
+
+    /// As the scripts take them: joined by spaces ('': none).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 /// Enqueued, or refused because the queue is at its maximum length.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Put {
@@ -202,6 +266,7 @@ fn put_script(
     max_length: u64,
     flags: &str,
     statuses: bool,
+    tags: &Tags,
     args: impl Fn(&mut crate::scripts::Invocation<'_>),
 ) -> Result<Vec<i64>, Error> {
     conn::with(config, |c| {
@@ -212,7 +277,8 @@ fn put_script(
             .arg(flags)
             .arg(if statuses { "1" } else { "0" })
             .arg(&keys.waiters)
-            .arg(wake_ms());
+            .arg(wake_ms())
+            .arg(tags.as_bytes());
         args(&mut call);
         call.invoke(c)
     })
@@ -268,9 +334,31 @@ pub fn put(
     policy: Policy,
     max_length: u64,
 ) -> Result<Put, Error> {
+    put_tagged(
+        config,
+        keys,
+        tasks,
+        delay,
+        policy,
+        max_length,
+        &Tags::default(),
+    )
+}
+
+/// [`put`], each task added or replaced taking `tags` (or losing the tags
+/// it had, as it takes its payload).
+pub fn put_tagged(
+    config: &Config,
+    keys: &Keys,
+    tasks: &[NewTask],
+    delay: f64,
+    policy: Policy,
+    max_length: u64,
+    tags: &Tags,
+) -> Result<Put, Error> {
     let mut statuses = Vec::with_capacity(tasks.len());
     for chunk in tasks.chunks(lease::BATCH as usize) {
-        match put_chunk(config, keys, chunk, delay, policy, max_length)? {
+        match put_chunk(config, keys, chunk, delay, policy, max_length, tags)? {
             Put::Done(done) => statuses.extend(done),
             Put::Full { length, .. } => {
                 return Ok(Put::Full {
@@ -290,6 +378,7 @@ fn put_chunk(
     delay: f64,
     policy: Policy,
     max_length: u64,
+    tags: &Tags,
 ) -> Result<Put, Error> {
     let with_payloads = tasks.iter().any(|t| t.payload.is_some());
     let flags: String = if with_payloads {
@@ -308,6 +397,7 @@ fn put_chunk(
         max_length,
         &flags,
         true,
+        tags,
         |call| {
             for task in tasks {
                 call.arg(task.id.as_slice());
@@ -348,11 +438,22 @@ pub fn enqueue(
 ) -> Result<u64, Error> {
     let mut added = 0;
     for chunk in ids.chunks(lease::BATCH as usize) {
-        let reply = put_script(config, keys, delay, Policy::Keep, 0, "", false, |call| {
-            for id in chunk {
-                call.arg(id.as_ref());
-            }
-        })?;
+        let none = Tags::default();
+        let reply = put_script(
+            config,
+            keys,
+            delay,
+            Policy::Keep,
+            0,
+            "",
+            false,
+            &none,
+            |call| {
+                for id in chunk {
+                    call.arg(id.as_ref());
+                }
+            },
+        )?;
         added += reply.get(1).map_or(0, |&n| u64::try_from(n).unwrap_or(0));
     }
     Ok(added)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::lease::{self, DeadTask, Leased, Metrics, Nack, Peeked, Period, Reserve, Terms, Worker};
-use super::{Keys, NewTask, Policy, Put, Task};
+use super::{Keys, NewTask, Policy, Put, Tags, Task};
 use crate::config::Config;
 use crate::conn::Error;
 use crate::identity::Holder;
@@ -62,8 +62,8 @@ impl Queue {
     }
 
     on_this_queue! {
-        /// [`super::put`].
-        put => super::put(tasks: &[NewTask], delay: f64, policy: Policy, max_length: u64) -> Put;
+        /// [`super::put_tagged`].
+        put => super::put_tagged(tasks: &[NewTask], delay: f64, policy: Policy, max_length: u64, tags: &Tags) -> Put;
         /// [`super::enqueue`] (the seed's).
         enqueue => super::enqueue(ids: &[std::borrow::Cow<'_, [u8]>], delay: f64) -> u64;
         /// [`super::dequeue`] (the seed's).
@@ -89,7 +89,7 @@ impl Queue {
         /// [`lease::history`].
         history => lease::history() -> (Metrics, Vec<Period>);
         /// [`lease::recent`].
-        recent => lease::recent(limit: u64, id: Option<&[u8]>) -> (f64, Vec<lease::Attempt>);
+        recent => lease::recent(limit: u64, id: Option<&[u8]>, tag: Option<&[u8]>) -> (f64, Vec<lease::Attempt>);
         /// [`lease::keep_recent`].
         keep_recent => lease::keep_recent(keep: u64, how_long: Duration) -> ();
         /// [`lease::set_rate`].
@@ -106,6 +106,8 @@ impl Queue {
         workers => lease::workers(limit: u64) -> Vec<Worker>;
         /// [`lease::find`].
         find => lease::find(id: &[u8]) -> Option<Peeked>;
+        /// [`lease::tagged`].
+        tagged => lease::tagged(tag: &[u8], limit: u64) -> Vec<Peeked>;
         /// [`lease::retry_dead`].
         retry_dead => lease::retry_dead(ids: &[Vec<u8>], max_length: u64) -> lease::Retried;
         /// [`lease::purge_dead`].

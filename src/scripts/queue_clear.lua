@@ -6,7 +6,7 @@
 -- workers.
 -- KEYS: see queue_task.lua.
 -- Returns {how many were removed, the cursor to go on from ('': done)}.
-queue_need(1, 2, 3, 6, 11)
+queue_need(1, 2, 3, 6, 11, 13)
 local most = tonumber(ARGV[1])
 local removed = 0
 local ids = redis.call('ZRANGE', KEYS[1], 0, most - 1)

@@ -12,7 +12,7 @@
 -- stops at the dead letter that would pass it; ARGV[6..] the ids (none:
 -- the oldest dead first).
 -- list returns {id, payload or false, attempts, time of death, why it
--- died or false, ...};
+-- died or false, its tags or false, ...};
 -- purge returns how many dead letters it took; retry returns {how many,
 -- the queue's length when it stopped at the maximum length, else -1}.
 local ids = {}
@@ -31,12 +31,13 @@ local op = ARGV[1]
 if op == 'list' then
   local out = {}
   for _, id in ipairs(ids) do
-    local attempts, payload, _, reason = queue_grave(id)
+    local attempts, payload, _, reason, tags = queue_grave(id)
     out[#out + 1] = id
     out[#out + 1] = payload
     out[#out + 1] = attempts
     out[#out + 1] = redis.call('ZSCORE', KEYS[7], id)
     out[#out + 1] = reason
+    out[#out + 1] = tags
   end
   return out
 end
@@ -44,7 +45,7 @@ if #ids == 0 then
   if op == 'retry' then return {0, -1} end
   return 0
 end
-queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 12)
+queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13)
 local now = queue_now()
 local nowText = string.format('%.17g', now)
 local max = tonumber(ARGV[5])
@@ -61,13 +62,13 @@ for _, id in ipairs(ids) do
   local leased = op == 'retry' and redis.call('ZSCORE', KEYS[4], id)
   local adds = op == 'retry' and not leased and not redis.call('ZSCORE', KEYS[1], id)
   if adds and queued >= room then break end
-  local attempts, payload, old = queue_grave(id)
+  local _, payload, old, _, tags = queue_grave(id)
   queue_unbury(id, old)
   taken = taken + 1
   if leased then
-    queue_rerun(id, now, nowText, payload, 'keep')
+    queue_rerun(id, now, nowText, payload, 'keep', tags)
   elseif adds then
-    queue_add(id, nowText, payload)
+    queue_add(id, nowText, payload, tags)
     queued = queued + 1
   end
 end

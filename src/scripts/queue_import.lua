@@ -7,20 +7,20 @@
 -- KEYS: see queue_task.lua.
 -- ARGV[1] maximum length, queued plus leased (0: none); ARGV[2] consumer
 -- key prefix; ARGV[3] how long a wake-up waits for its consumer, in ms;
--- ARGV[4..] six per task: id, due in seconds from now (negative: overdue),
--- attempts, what follows ('' none, 'p' a payload, 'r' a reason, 'pr'
--- both), payload, reason ('' when absent).
+-- ARGV[4..] seven per task: id, due in seconds from now (negative:
+-- overdue), attempts, what follows ('' none, 'p' a payload, 'r' a reason,
+-- 'pr' both), payload, reason ('' when absent), tags ('': none).
 -- Returns {done, status per task (0 kept here, 1 added)}, done being 2 when
 -- the caller is to register the queue (queue_count_enqueued) and 1
 -- otherwise; {0, length} when the tasks would take the queue past its
 -- maximum length (then nothing is changed).
 local now = queue_now()
 local max = tonumber(ARGV[1])
-local first, step = 4, 6
+local first, step = 4, 7
 local ids = {}
 for i = first, #ARGV, step do ids[#ids + 1] = ARGV[i] end
 
-queue_need(1, 2, 3, 9, 10, 11)
+queue_need(1, 2, 3, 9, 10, 11, 13)
 local hasDead = queue_has(7)
 if hasDead then queue_need(8, 12) end
 local queued = queue_scores(1, ids)
@@ -51,7 +51,8 @@ for i, id in ipairs(ids) do
     local attempts = tonumber(ARGV[at + 2])
     local has = ARGV[at + 3]
     if hasDead then queue_keep_grave(id) end
-    queue_add(id, string.format('%.17g', due), string.find(has, 'p', 1, true) and ARGV[at + 4])
+    queue_add(id, string.format('%.17g', due), string.find(has, 'p', 1, true) and ARGV[at + 4],
+      ARGV[at + 6] ~= '' and ARGV[at + 6])
     if attempts > 0 then
       redis.call('HSET', KEYS[3], id, string.format('%d', attempts))
     end

@@ -3,7 +3,7 @@
 -- Give a leased task back, only if the caller's lease is still the task's:
 -- due again after ARGV[3] seconds, or to the dead letters once it used up
 -- its attempts (queue_settle).
--- KEYS: see queue_task.lua (KEYS[14]: the attempt is recorded there,
+-- KEYS: see queue_task.lua (KEYS[15]: the attempt is recorded there,
 -- unless it is a release).
 -- ARGV[1] id; ARGV[2] lease token; ARGV[3] delay in seconds;
 -- ARGV[4] maximum attempts (0: no limit, as queue_term takes it; 'bury':
@@ -20,8 +20,8 @@ end
 local stats = need_call('hash', 'HMGET', KEYS[10], 'maxAttempts', 'recentKeep', 'recentMs')
 local keep, ms = queue_recent_terms(stats[2], stats[3])
 if ARGV[4] == 'release' then keep = 0 end
-queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12)
-if keep > 0 then queue_need(14) end
+queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13)
+if keep > 0 then queue_need(15) end
 local now = queue_now()
 local max = 0
 if ARGV[4] ~= 'bury' and ARGV[4] ~= 'release' then
@@ -39,6 +39,7 @@ if ARGV[4] == 'release' then
   reason = redis.call('HGET', KEYS[11], id)
 end
 local dead = ARGV[4] == 'bury' or (max > 0 and attempts >= max)
+local tags = keep > 0 and redis.call('HGET', KEYS[13], id)
 local due
 if dead then
   due = queue_settle(id, 'dead', string.format('%.17g', now), reason)
@@ -49,6 +50,6 @@ else
 end
 if due then queue_wake_for(due, now, ARGV[5], ARGV[6]) end
 queue_recent({queue_recent_record(string.format('%.0f', math.floor(now * 1000)), dead and 'dead' or 'nacked',
-  id, ARGV[2], reason)}, keep, ms)
+  id, ARGV[2], reason, tags)}, keep, ms)
 if dead then return 'dead' end
 return 'requeued'

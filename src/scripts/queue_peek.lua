@@ -1,15 +1,18 @@
 -- include: queue_task.lua
 -- flags: allow-oom
 -- Look at tasks without taking them: the queued ones, earliest due first,
--- the leased ones, earliest lease end first, or one task by id, wherever it
--- is.
+-- the leased ones, earliest lease end first, one task by id, wherever it
+-- is, or the tasks with a tag.
 -- KEYS: see queue_task.lua.
 -- ARGV[1] 'list' or 'leased' (ARGV[2]: how many at most) or 'find'
--- (ARGV[2]: the id).
+-- (ARGV[2]: the id) or 'tagged' (ARGV[2]: the tag; ARGV[3]: where the scan
+-- is, 'live:<cursor>' in the tags hash or 'dead:<cursor>' in the dead
+-- letters hash, 'live:0' to begin; ARGV[4]: about how many fields to scan).
 -- Returns {id, payload or false, attempts, state, time, why its last
--- attempt failed or false, its lease token or false, ...}: state 'queued'
--- (time: due), 'leased' (time: the lease's end) or 'dead' (time: of death),
--- in seconds on the server clock as strings.
+-- attempt failed or false, its lease token or false, its tags or false,
+-- ...}: state 'queued' (time: due), 'leased' (time: the lease's end) or
+-- 'dead' (time: of death), in seconds on the server clock as strings;
+-- 'tagged' returns {where to scan next ('': done), those}.
 local out = {}
 local function add(id, state, at)
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
@@ -20,6 +23,25 @@ local function add(id, state, at)
   out[#out + 1] = at
   out[#out + 1] = attempts > 0 and redis.call('HGET', KEYS[11], id)
   out[#out + 1] = state == 'leased' and redis.call('HGET', KEYS[5], id)
+  out[#out + 1] = redis.call('HGET', KEYS[13], id)
+end
+local function addDead(id)
+  local attempts, payload, _, reason, tags = queue_grave(id)
+  if not attempts then return end
+  for _, v in ipairs({id, payload, attempts, 'dead', redis.call('ZSCORE', KEYS[7], id), reason, false, tags}) do
+    out[#out + 1] = v
+  end
+end
+-- Adds the task under id: queued or leased (false when neither).
+local function addLive(id)
+  for _, place in ipairs({{KEYS[1], 'queued'}, {KEYS[4], 'leased'}}) do
+    local at = redis.call('ZSCORE', place[1], id)
+    if at then
+      add(id, place[2], at)
+      return true
+    end
+  end
+  return false
 end
 if ARGV[1] == 'list' or ARGV[1] == 'leased' then
   local place, state = KEYS[1], 'queued'
@@ -28,16 +50,26 @@ if ARGV[1] == 'list' or ARGV[1] == 'leased' then
   for i = 1, #tasks, 2 do add(tasks[i], state, tasks[i + 1]) end
   return out
 end
-local id = ARGV[2]
-for _, place in ipairs({{KEYS[1], 'queued'}, {KEYS[4], 'leased'}}) do
-  local at = redis.call('ZSCORE', place[1], id)
-  if at then
-    add(id, place[2], at)
-    return out
+if ARGV[1] == 'tagged' then
+  local tag = ' ' .. ARGV[2] .. ' '
+  local where, cursor = string.match(ARGV[3], '^(%a+):(%d+)$')
+  local dead = where == 'dead'
+  local scan = need_call('hash', 'HSCAN', dead and KEYS[8] or KEYS[13], cursor or '0', 'COUNT', ARGV[4])
+  for i = 1, #scan[2], 2 do
+    local id, value = scan[2][i], scan[2][i + 1]
+    -- A dead letter's tags follow its attempts (queue_task.lua).
+    if dead then value = select(2, queue_head((queue_split(value)))) or '' end
+    if string.find(' ' .. value .. ' ', tag, 1, true) then
+      if dead then addDead(id) else addLive(id) end
+    end
   end
+  local next = ''
+  if scan[1] ~= '0' then
+    next = (dead and 'dead:' or 'live:') .. scan[1]
+  elseif not dead then
+    next = 'dead:0'
+  end
+  return {next, out}
 end
-local attempts, payload, _, reason = queue_grave(id)
-if attempts then
-  return {id, payload, attempts, 'dead', redis.call('ZSCORE', KEYS[7], id), reason, false}
-end
+if not addLive(ARGV[2]) then addDead(ARGV[2]) end
 return out

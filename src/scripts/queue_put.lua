@@ -8,11 +8,12 @@
 -- KEYS: see queue_task.lua.
 -- ARGV[1] delay in seconds; ARGV[2] policy: keep | replace | earliest | latest;
 -- ARGV[3] maximum length, queued plus leased (0: none);
--- ARGV[4] '' when ARGV[8..] are ids only, else one flag per task ('1': it
--- has a payload) and ARGV[8..] are id, payload pairs;
+-- ARGV[4] '' when ARGV[9..] are ids only, else one flag per task ('1': it
+-- has a payload) and ARGV[9..] are id, payload pairs;
 -- ARGV[5] '1' for a status per task, '0' for how many were added;
 -- ARGV[6] consumer key prefix; ARGV[7] how long a wake-up waits for its
--- consumer, in ms.
+-- consumer, in ms; ARGV[8] the tasks' tags, space-separated ('': none):
+-- a task added or replaced takes them (or loses old ones), as its payload.
 -- Returns {done, status per task (0 ignored, 1 added, 2 updated)} or
 -- {done, added}, done being 2 when the caller is to register the queue
 -- (queue_count_enqueued) and 1 otherwise; {0, length} when the batch would
@@ -26,9 +27,10 @@ local policy = ARGV[2]
 local max = tonumber(ARGV[3])
 local flags = ARGV[4]
 local statuses = ARGV[5] == '1'
+local tags = ARGV[8] ~= '' and ARGV[8]
 local step = 1
 if flags ~= '' then step = 2 end
-local first = 8
+local first = 9
 local function wake(n)
   if tonumber(ARGV[1]) > 0 then
     queue_wake(KEYS[9], ARGV[6], 0, n > 0, ARGV[7])
@@ -44,9 +46,9 @@ local function counted(added)
   return added
 end
 local n = (#ARGV - first + 1) / step
--- Nothing an added id could inherit or run beside: no payloads, attempts or
--- leases (one EXISTS for the three).
-local bare = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) == 0
+-- Nothing an added id could inherit or run beside: no payloads, attempts,
+-- leases or tags (one EXISTS for the four).
+local bare = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[13]) == 0
 
 -- Consumers are woken only when some wait. The line's length and a read
 -- of the stats hash (a read answers a number faster than TYPE its table)
@@ -56,7 +58,7 @@ need_call(QUEUE_TYPES[10], 'HEXISTS', KEYS[10], 'registered')
 
 -- The seed's enqueue: one ZADD NX per 500 ids, in reverse (queue_add.lua);
 -- the first checks the queue's type.
-if bare and not statuses and policy == 'keep' and flags == '' and max == 0 then
+if bare and not statuses and policy == 'keep' and flags == '' and max == 0 and not tags then
   local added = 0
   local args = {}
   for from = first, #ARGV, 500 do
@@ -75,13 +77,14 @@ end
 -- Reads first: which of the task keys exist (a key that does not holds no
 -- field of any id), checking the type of each that does, and the ids' due
 -- times and lease ends, one command each (queue_scores).
-local hasPayloads, hasAttempts, hasLeased = false, false, false
+local hasPayloads, hasAttempts, hasLeased, hasTags = false, false, false, false
 if bare then
-  need_read(KEYS[2]) need_read(KEYS[3]) need_read(KEYS[4])
+  need_read(KEYS[2]) need_read(KEYS[3]) need_read(KEYS[4]) need_read(KEYS[13])
 else
   hasPayloads = queue_has(2)
   hasAttempts = queue_has(3)
   hasLeased = queue_has(4)
+  hasTags = queue_has(13)
   if hasLeased then queue_need(6) end
 end
 local hasDead = queue_has(7)
@@ -123,7 +126,7 @@ local last, fresh = {}, {}
 for i, id in ipairs(ids) do
   local status = 0
   if leased[i] then
-    status = queue_rerun(id, due, dueText, payloads[i], policy)
+    status = queue_rerun(id, due, dueText, payloads[i], policy, tags)
   else
     local old = last[id] and due or tonumber(queued[i])
     if not old then
@@ -144,7 +147,7 @@ for i, id in ipairs(ids) do
   out[i + 1] = status
 end
 if woken > 0 then
-  local scores, set, unset, forget = {}, {}, {}, {}
+  local scores, set, unset, forget, tagged = {}, {}, {}, {}, {}
   for i = #ids, 1, -1 do
     local id = ids[i]
     if last[id] == i then
@@ -157,12 +160,19 @@ if woken > 0 then
         unset[#unset + 1] = id
       end
       if hasAttempts and fresh[id] then forget[#forget + 1] = id end
+      if tags then
+        tagged[#tagged + 1] = id
+        tagged[#tagged + 1] = tags
+      elseif hasTags then
+        tagged[#tagged + 1] = id
+      end
     end
   end
   redis.call('ZADD', KEYS[1], unpack(scores))
   if #set > 0 then redis.call('HSET', KEYS[2], unpack(set)) end
   if #unset > 0 then redis.call('HDEL', KEYS[2], unpack(unset)) end
   if #forget > 0 then redis.call('HDEL', KEYS[3], unpack(forget)) end
+  if #tagged > 0 then redis.call(tags and 'HSET' or 'HDEL', KEYS[13], unpack(tagged)) end
 end
 if waiting then wake(woken) end
 if not statuses then

@@ -6,7 +6,7 @@
 -- KEYS: see queue_task.lua.
 -- ARGV[1..] the ids.
 -- Returns how many tasks were removed.
-queue_need(1, 2, 3, 6, 11)
+queue_need(1, 2, 3, 6, 11, 13)
 local removed = 0
 for i = 1, #ARGV do
   removed = removed + queue_drop(ARGV[i])

@@ -17,8 +17,8 @@
 -- kept, in ms; ARGV[9] how it waits: '' not at all, 'fresh' joining the
 -- line at its end (first try, or just woken), 'keep' keeping its place;
 -- ARGV[10] the process's id and ARGV[11..] id, lease token, ... of tasks
--- the consumer finished, acked first (queue_ack; KEYS[13] as there). Every
--- attempt that ends here is recorded (queue_recent; KEYS[14]).
+-- the consumer finished, acked first (queue_ack; KEYS[14] as there). Every
+-- attempt that ends here is recorded (queue_recent; KEYS[15]).
 -- Returns {ms until a task may be due, a lease ends or a throttle ends (-1:
 -- nothing scheduled, paused, or not first in line; 0 when tasks follow), how many
 -- tasks were acked, id, payload or false, attempts, token, ...}.
@@ -66,8 +66,8 @@ end
 -- they are; one with a rerun queues it, and they are read again).
 local due, waiting
 local function needAll()
-  queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12)
-  if recent[1] > 0 then queue_need(14) end
+  queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13)
+  if recent[1] > 0 then queue_need(15) end
 end
 if #ARGV > 10 then
   if #expired > 0 then
@@ -105,6 +105,7 @@ local nowMs = string.format('%.0f', math.floor(now * 1000))
 for i, id in ipairs(expired) do
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
   local outcome = 'expired'
+  local tags = leases and redis.call('HGET', KEYS[13], id)
   if max > 0 and attempts >= max then
     queue_settle(id, 'dead', nowText, 'lease ran out')
     died = died + 1
@@ -113,7 +114,7 @@ for i, id in ipairs(expired) do
     queue_settle(id, 'retry', nowText, 'lease ran out')
   end
   if leases then
-    records[i] = queue_recent_record(nowMs, outcome, id, leases[i], 'lease ran out')
+    records[i] = queue_recent_record(nowMs, outcome, id, leases[i], 'lease ran out', tags)
   end
 end
 queue_recent(records, recent[1], recent[2])

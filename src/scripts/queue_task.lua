@@ -6,16 +6,19 @@
 -- KEYS[5] lease tokens hash; KEYS[6] reruns hash; KEYS[7] dead zset (time
 -- of death per id); KEYS[8] dead letters hash; KEYS[9] consumer line list;
 -- KEYS[10] stats hash; KEYS[11] failures hash (why the task's last attempt
--- failed); KEYS[12] dead letters' failures hash (why each died); and the
--- scripts that end attempts (ack, nack, reserve) KEYS[13] the tasks each
--- worker acked (queue_workers.lua) and KEYS[14] the recent attempts list.
+-- failed); KEYS[12] dead letters' failures hash (why each died); KEYS[13]
+-- tags hash (the tags a producer gave the task); and the scripts that end
+-- attempts (ack, nack, reserve) KEYS[14] the tasks each worker acked
+-- (queue_workers.lua) and KEYS[15] the recent attempts list.
 --
--- An id is queued, or leased, or neither; payloads and attempts are those of
--- that task. An id enqueued while it is leased waits in the reruns hash
--- ('<due>' or '<due> <payload>') until the lease ends, so it never runs
--- twice at once. A dead letter keeps its own attempts and payload in the
--- dead letters hash ('<attempts>' or '<attempts> <payload>'): the same id
--- may be queued or leased again beside it. Why an attempt failed (a nack's
+-- An id is queued, or leased, or neither; payloads, attempts and tags are
+-- those of that task. An id enqueued while it is leased waits in the reruns
+-- hash ('<due>' or '<due> <payload>') until the lease ends, so it never
+-- runs twice at once. A dead letter keeps its own attempts and payload in
+-- the dead letters hash ('<attempts>' or '<attempts> <payload>'): the same
+-- id may be queued or leased again beside it. A rerun's or dead letter's
+-- tags follow the head ('<due>\t<tags>', '<attempts>\t<tags>': tags are
+-- space-separated, and hold no space or control byte). Why an attempt failed (a nack's
 -- reason, or 'lease ran out') is the task's until it ends, and goes with it
 -- to the dead letters; a task without attempts has none (a failure left
 -- behind by the seed's pop is not read).
@@ -23,7 +26,7 @@
 -- Every script reads and checks first and writes last (need.lua):
 -- queue_need() checks the keys it will write before its first write.
 
-local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash', 'list'}
+local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash', 'hash', 'list'}
 
 -- Checks the types of the keys KEYS[i], i in ... (need.lua).
 local function queue_need(...)
@@ -73,6 +76,20 @@ local function queue_join(head, payload)
   return head
 end
 
+-- A rerun's or dead letter's head (queue_split): its due time or attempts
+-- as text, and its tags or false.
+local function queue_head(head)
+  local tab = string.find(head, '\t', 1, true)
+  if not tab then return head, false end
+  return string.sub(head, 1, tab - 1), string.sub(head, tab + 1)
+end
+
+-- The head of text (a due time or attempts) with tags (or false).
+local function queue_tag_head(text, tags)
+  if tags then return text .. '\t' .. tags end
+  return text
+end
+
 -- Whether a task due at due takes the place of one of its id due at old,
 -- under policy (keep | replace | earliest | latest).
 local function queue_wins(policy, due, old)
@@ -91,33 +108,36 @@ local function queue_hset_or_del(hash, field, value)
 end
 
 -- Queues id (neither queued nor leased) due at dueText as a new task: its
--- payload (or none), no attempts.
-local function queue_add(id, dueText, payload)
+-- payload and tags (or none), no attempts.
+local function queue_add(id, dueText, payload, tags)
   queue_add_to(KEYS[1], KEYS[2], KEYS[3], id, dueText, payload)
+  queue_hset_or_del(KEYS[13], id, tags)
 end
 
 -- Enqueues id while it is leased: it runs after the lease ends. The policy
 -- decides against a rerun already waiting, as against a queued task.
 -- Returns 1 (added), 2 (updated) or 0 (ignored).
-local function queue_rerun(id, due, dueText, payload, policy)
+local function queue_rerun(id, due, dueText, payload, policy, tags)
   local old = redis.call('HGET', KEYS[6], id)
   local status = 1
   if old then
-    if not queue_wins(policy, due, tonumber((queue_split(old))) or 0) then
+    if not queue_wins(policy, due, tonumber((queue_head((queue_split(old))))) or 0) then
       return 0
     end
     status = 2
   end
-  redis.call('HSET', KEYS[6], id, queue_join(dueText, payload))
+  redis.call('HSET', KEYS[6], id, queue_join(queue_tag_head(dueText, tags), payload))
   return status
 end
 
 -- Deletes what the tasks ids (a list) leave behind when they end or are
--- removed: their payloads, attempts and last failures, one command per key.
+-- removed: their payloads, attempts, last failures and tags, one command
+-- per key.
 local function queue_forget(ids)
   redis.call('HDEL', KEYS[2], unpack(ids))
   redis.call('HDEL', KEYS[3], unpack(ids))
   redis.call('HDEL', KEYS[11], unpack(ids))
+  redis.call('HDEL', KEYS[13], unpack(ids))
 end
 
 -- Ends the lease of id (its token checked, or run out): the task is done
@@ -133,15 +153,17 @@ local function queue_settle(id, outcome, atText, reason, rerun)
   if outcome == 'dead' then
     local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
     redis.call('ZADD', KEYS[7], atText, id)
-    redis.call('HSET', KEYS[8], id, queue_join(string.format('%d', attempts), redis.call('HGET', KEYS[2], id)))
+    local head = queue_tag_head(string.format('%d', attempts), redis.call('HGET', KEYS[13], id))
+    redis.call('HSET', KEYS[8], id, queue_join(head, redis.call('HGET', KEYS[2], id)))
     queue_hset_or_del(KEYS[12], id, reason)
   end
   if rerun == nil then rerun = redis.call('HGET', KEYS[6], id) end
   if rerun then
     redis.call('HDEL', KEYS[6], id)
     redis.call('HDEL', KEYS[11], id)
-    local dueText, payload = queue_split(rerun)
-    queue_add(id, dueText, payload)
+    local head, payload = queue_split(rerun)
+    local dueText, tags = queue_head(head)
+    queue_add(id, dueText, payload, tags)
     return tonumber(dueText) or 0
   end
   if outcome == 'retry' then
@@ -165,20 +187,22 @@ local function queue_drop(id)
 end
 
 -- The dead letter of id, if it is one: its attempts, payload (or false),
--- whether its fields are the task's own (below) and why it died (or false).
+-- whether its fields are the task's own (below), why it died (or false)
+-- and its tags (or false).
 -- A dead letter of a release before the dead letters hash kept them in the
 -- task's own fields; they are its while the id is neither queued nor leased.
 local function queue_grave(id)
   if not redis.call('ZSCORE', KEYS[7], id) then return nil end
   local grave = redis.call('HGET', KEYS[8], id)
   if grave then
-    local attempts, payload = queue_split(grave)
-    return tonumber(attempts) or 0, payload, false, redis.call('HGET', KEYS[12], id)
+    local head, payload = queue_split(grave)
+    local attempts, tags = queue_head(head)
+    return tonumber(attempts) or 0, payload, false, redis.call('HGET', KEYS[12], id), tags
   end
   if redis.call('ZSCORE', KEYS[1], id) or redis.call('ZSCORE', KEYS[4], id) then
-    return 0, false, false, false
+    return 0, false, false, false, false
   end
-  return tonumber(redis.call('HGET', KEYS[3], id)) or 0, redis.call('HGET', KEYS[2], id), true, false
+  return tonumber(redis.call('HGET', KEYS[3], id)) or 0, redis.call('HGET', KEYS[2], id), true, false, false
 end
 
 -- Before id is queued anew: an old dead letter's fields (see queue_grave)
@@ -212,11 +236,11 @@ local function queue_wake_for(due, now, p, ms)
   end
 end
 
--- The recent attempts (KEYS[14], a list, newest first): a record for each
+-- The recent attempts (KEYS[15], a list, newest first): a record for each
 -- attempt that ended with an ack, a nack, a bury or a lease that ran out,
 -- '<ms> <outcome> <lease token> <id bytes> <id><reason>' ('* <id>' without
--- a reason): ms when it ended
--- (server time) and the attempt's lease token ('<process token>:<rank>.
+-- a reason or tags; '<id bytes>/<tags bytes> <id><tags><reason>' with
+-- tags): ms when it ended (server time) and the attempt's lease token ('<process token>:<rank>.
 -- <attempts>@<reserve ms>+<ms it had been due>', queue_reserve.lua; '-'
 -- when there was none). The list keeps the queue's last `recentKeep`
 -- records (stats hash; default 100, 0: none kept) and goes when none was
@@ -235,11 +259,16 @@ local function queue_recent_terms(keep, ms)
 end
 
 -- One record of an attempt of id (its lease token, or false) that ended
--- at ms (server time, as text) with outcome, reason (or false). The token
+-- at ms (server time, as text) with outcome, reason and tags (or false,
+-- each). The token
 -- goes in whole, unparsed: the reader takes from it the process id and
 -- what follows the process's part, and shows nothing else of it (this
 -- runs once per task an ack ends: each string made here costs).
-local function queue_recent_record(ms, outcome, id, token, reason)
+local function queue_recent_record(ms, outcome, id, token, reason, tags)
+  if tags then
+    return ms .. ' ' .. outcome .. ' ' .. (token or '-') .. ' ' .. #id .. '/' .. #tags .. ' '
+      .. id .. tags .. (reason or '')
+  end
   if not reason then
     -- The id is all the rest ('*': no length to make).
     return ms .. ' ' .. outcome .. ' ' .. (token or '-') .. ' * ' .. id
@@ -249,12 +278,12 @@ end
 
 -- Adds records (a list, oldest first) to the recent attempts, keeping the
 -- last keep of them for ms (queue_recent_terms). The key's type is checked
--- before the caller's first write (queue_need(14)).
+-- before the caller's first write (queue_need(15)).
 local function queue_recent(records, keep, ms)
   if keep <= 0 or #records == 0 then return end
-  redis.call('LPUSH', KEYS[14], unpack(records))
-  redis.call('LTRIM', KEYS[14], 0, keep - 1)
-  redis.call('PEXPIRE', KEYS[14], string.format('%d', ms))
+  redis.call('LPUSH', KEYS[15], unpack(records))
+  redis.call('LTRIM', KEYS[15], 0, keep - 1)
+  redis.call('PEXPIRE', KEYS[15], string.format('%d', ms))
 end
 
 -- Finishes the tasks whose lease is still the caller's (ids and lease
@@ -262,7 +291,7 @@ end
 -- server time now (nil: read when needed): a worker whose lease ran out
 -- and was handed to another cannot ack. A rerun enqueued while a task ran
 -- is queued now (queue_settle), waking a consumer (consumer key prefix p,
--- wake-ups waiting ms for their consumer). KEYS[13]: the tasks each worker
+-- wake-ups waiting ms for their consumer). KEYS[14]: the tasks each worker
 -- acked (queue_workers.lua), counted for `worker`. Each finished attempt
 -- is recorded (queue_recent) under the terms recent ({keep, ms}, as the
 -- caller read them; nil: read here). Returns the ids finished, as a set,
@@ -297,19 +326,23 @@ local function queue_ack(from, now, p, ms, worker, recent)
   end
   local records = {}
   now = now or queue_now()
+  -- Tags are read only from a queue whose producers gave some.
+  local tagged = queue_has(13)
   if recent[1] > 0 then
     local ended = string.format('%.0f', math.floor(now * 1000))
     -- Only the last `keep` records would stay.
     local first = math.max(1, #mine - recent[1] + 1)
+    local tags = tagged and redis.call('HMGET', KEYS[13], unpack(mine, first)) or {}
     for i = first, #mine do
-      records[i - first + 1] = queue_recent_record(ended, 'acked', mine[i], mineTokens[i])
+      records[i - first + 1] = queue_recent_record(ended, 'acked', mine[i], mineTokens[i], false,
+        tags[i - first + 1])
     end
-    queue_need(14)
+    queue_need(15)
   end
   queue_need(2, 3, 4, 10, 11)
   if any then queue_need(1, 9) end
   -- The first write, and so the check of its key's type (need_call).
-  need_call(QUEUE_TYPES[13], 'HINCRBY', KEYS[13], worker, string.format('%d', #mine))
+  need_call(QUEUE_TYPES[14], 'HINCRBY', KEYS[14], worker, string.format('%d', #mine))
   -- A task without a rerun ends with its fields: one command per key for
   -- all of them (queue_settle's 'done').
   local done = {}

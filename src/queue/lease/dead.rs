@@ -8,7 +8,7 @@ use redis::FromRedisValue;
 use super::BATCH;
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::{Keys, wake_ms};
+use crate::queue::{Keys, Tags, wake_ms};
 use crate::scripts::{Script, script};
 
 static DEAD: LazyLock<Script> = script!("queue_dead.lua");
@@ -23,6 +23,8 @@ pub struct DeadTask {
     pub died_at: f64,
     /// Why it died: its last nack's or bury's reason, or `lease ran out`.
     pub reason: Option<Vec<u8>>,
+    /// The tags its producer gave it (see [`Tags`]).
+    pub tags: Vec<Vec<u8>>,
 }
 
 /// `queue_dead.lua` doing `op` on up to `limit` dead letters (the given
@@ -51,17 +53,25 @@ fn dead_call<T: FromRedisValue>(
 
 /// The oldest dead letters, up to `limit` (at most [`BATCH`]).
 pub fn dead(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<DeadTask>, Error> {
-    // id, payload, attempts, died at, reason
-    type Row = (Vec<u8>, Option<Vec<u8>>, i64, f64, Option<Vec<u8>>);
+    // id, payload, attempts, died at, reason, tags
+    type Row = (
+        Vec<u8>,
+        Option<Vec<u8>>,
+        i64,
+        f64,
+        Option<Vec<u8>>,
+        Option<Vec<u8>>,
+    );
     let rows: Vec<Row> = dead_call(config, keys, "list", limit, 0, &[])?;
     Ok(rows
         .into_iter()
-        .map(|(id, payload, attempts, died_at, reason)| DeadTask {
+        .map(|(id, payload, attempts, died_at, reason, tags)| DeadTask {
             id,
             payload,
             attempts,
             died_at,
             reason,
+            tags: tags.as_deref().map(Tags::split).unwrap_or_default(),
         })
         .collect())
 }

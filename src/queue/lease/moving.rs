@@ -89,7 +89,8 @@ fn import(
                 .arg(t.attempts)
                 .arg(has)
                 .arg(t.payload.as_deref().unwrap_or_default())
-                .arg(t.reason.as_deref().unwrap_or_default());
+                .arg(t.reason.as_deref().unwrap_or_default())
+                .arg(t.tags.join(&b' '));
         }
         call.invoke(c)
     })?;

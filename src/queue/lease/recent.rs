@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::Keys;
+use crate::queue::{Keys, Tags};
 use crate::scripts::{Script, script};
 
 static RECENT: LazyLock<Script> = script!("queue_recent.lua");
@@ -42,6 +42,8 @@ pub struct Attempt {
     pub worker: Option<String>,
     /// Why it failed, when it did and it was said.
     pub reason: Option<Vec<u8>>,
+    /// The tags its producer gave the task (see [`Tags`]).
+    pub tags: Vec<Vec<u8>>,
 }
 
 /// A record as `queue_recent_record` writes it; None when it is not one.
@@ -55,13 +57,16 @@ fn parse(record: &[u8]) -> Option<Attempt> {
     }
     let [ended, outcome, token, length] = fields;
     let ended: u64 = ended.parse().ok()?;
-    // `*`: the id is all the rest (a record without a reason).
-    let length = if length == "*" {
-        rest.len()
-    } else {
-        length.parse().ok()?
+    // `*`: the id is all the rest (a record without a reason or tags);
+    // `<id bytes>/<tags bytes>`: the tags follow the id.
+    let (length, tagged) = match length.split_once('/') {
+        _ if length == "*" => (rest.len(), 0),
+        Some((id, tags)) => (id.parse().ok()?, tags.parse().ok()?),
+        None => (length.parse().ok()?, 0),
     };
-    let (id, reason) = (rest.get(..length)?, &rest[length..]);
+    let id = rest.get(..length)?;
+    let tags = rest.get(length..length + tagged)?;
+    let reason = &rest[length + tagged..];
     // Of the lease token only what it tells, never the token itself.
     let lease = super::LeaseFacts::of(token);
     let seconds = |ms: u64| ms as f64 / 1000.0;
@@ -76,23 +81,26 @@ fn parse(record: &[u8]) -> Option<Attempt> {
         wait: lease.wait_ms.map(seconds),
         worker: lease.worker.map(str::to_owned),
         reason: (!reason.is_empty()).then(|| reason.to_vec()),
+        tags: Tags::split(tags),
     })
 }
 
 /// The recent attempts, newest first, up to `limit`, of the task `id`
-/// only when given: none older than the queue keeps them. Also returns
-/// the server's time, in seconds.
+/// and with `tag` only when given: none older than the queue keeps them.
+/// Also returns the server's time, in seconds.
 pub fn recent(
     config: &Config,
     keys: &Keys,
     limit: u64,
     id: Option<&[u8]>,
+    tag: Option<&[u8]>,
 ) -> Result<(f64, Vec<Attempt>), Error> {
     let reply: Vec<redis::Value> = conn::with(config, |c| {
         keys.call_ending(&RECENT)
             .arg("list")
             .arg(limit.clamp(1, RECENT_KEEP_MAX))
             .arg(id.unwrap_or_default())
+            .arg(tag.unwrap_or_default())
             .invoke(c)
     })?;
     let mut items = reply.into_iter();
@@ -143,6 +151,12 @@ mod tests {
         assert_eq!(a.worker.as_deref(), Some("0123456789ab"));
         let star = parse(b"1 acked - * x y").unwrap();
         assert_eq!((star.id.as_slice(), star.reason), (&b"x y"[..], None));
+        let t = parse(b"1 nacked - 3/8 a bred blueoops").unwrap();
+        assert_eq!(t.id, b"a b");
+        assert_eq!(t.tags, [b"red".to_vec(), b"blue".to_vec()]);
+        assert_eq!(t.reason.as_deref(), Some(&b"oops"[..]));
+        let untold = parse(b"1 acked - 1/3 xred").unwrap();
+        assert_eq!((untold.tags.len(), untold.reason), (1, None));
         let b = parse(b"1 acked - 1 x").unwrap();
         assert_eq!(
             (b.attempts, b.runtime, b.wait, b.worker, b.reason),
@@ -159,6 +173,8 @@ mod tests {
             b"1 acked - - 9 short",
             b"x acked - - 1 x",
             b"1 acked",
+            b"1 acked - 1/9 xred",
+            b"1 acked - 1/ x",
         ] {
             assert_eq!(parse(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }

@@ -7,7 +7,7 @@ use super::BATCH;
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::identity::{self, Holder};
-use crate::queue::Keys;
+use crate::queue::{Keys, Tags};
 use crate::scripts::{Script, script};
 
 static PEEK: LazyLock<Script> = script!("queue_peek.lua");
@@ -33,6 +33,8 @@ pub struct Peeked {
     /// When a leased task was reserved, in seconds on the server's clock
     /// (None for a lease of a release that did not say).
     pub since: Option<f64>,
+    /// The tags its producer gave it (see [`Tags`]).
+    pub tags: Vec<Vec<u8>>,
 }
 
 /// The worker and reserve time a lease token tells.
@@ -44,20 +46,21 @@ fn lease_of(token: Option<&str>) -> (Option<String>, Option<f64>) {
     )
 }
 
-fn peek(config: &Config, keys: &Keys, op: &str, arg: &[u8]) -> Result<Vec<Peeked>, Error> {
-    type Row = (
-        Vec<u8>,
-        Option<Vec<u8>>,
-        i64,
-        String,
-        f64,
-        Option<Vec<u8>>,
-        Option<String>,
-    );
-    let rows: Vec<Row> = conn::with(config, |c| keys.call(&PEEK).arg(op).arg(arg).invoke(c))?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, payload, attempts, state, at, reason, token)| {
+/// A task as `queue_peek.lua` replies it.
+type Row = (
+    Vec<u8>,
+    Option<Vec<u8>>,
+    i64,
+    String,
+    f64,
+    Option<Vec<u8>>,
+    Option<String>,
+    Option<Vec<u8>>,
+);
+
+fn peeked(rows: Vec<Row>) -> Vec<Peeked> {
+    rows.into_iter()
+        .map(|(id, payload, attempts, state, at, reason, token, tags)| {
             let (worker, since) = lease_of(token.as_deref());
             Peeked {
                 id,
@@ -68,9 +71,15 @@ fn peek(config: &Config, keys: &Keys, op: &str, arg: &[u8]) -> Result<Vec<Peeked
                 reason,
                 worker,
                 since,
+                tags: tags.as_deref().map(Tags::split).unwrap_or_default(),
             }
         })
-        .collect())
+        .collect()
+}
+
+fn peek(config: &Config, keys: &Keys, op: &str, arg: &[u8]) -> Result<Vec<Peeked>, Error> {
+    let rows: Vec<Row> = conn::with(config, |c| keys.call(&PEEK).arg(op).arg(arg).invoke(c))?;
+    Ok(peeked(rows))
 }
 
 /// The queued tasks (due now or later), earliest due first, up to `limit`
@@ -109,6 +118,29 @@ pub fn leased(
 /// The task with `id`: queued, leased or dead; None when there is none.
 pub fn find(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Peeked>, Error> {
     Ok(peek(config, keys, "find", id)?.into_iter().next())
+}
+
+/// The tasks with `tag` (see [`Tags`]), up to `limit`: queued, leased
+/// and dead (a task waiting to run again after its running one is found
+/// once it is queued). The tags of every task are scanned, [`BATCH`] per
+/// round trip: an operator's search, not a worker's.
+pub fn tagged(config: &Config, keys: &Keys, tag: &[u8], limit: u64) -> Result<Vec<Peeked>, Error> {
+    let mut found = Vec::new();
+    let mut at = String::from("live:0");
+    while !at.is_empty() && (found.len() as u64) < limit {
+        let (next, rows): (String, Vec<Row>) = conn::with(config, |c| {
+            keys.call(&PEEK)
+                .arg("tagged")
+                .arg(tag)
+                .arg(&at)
+                .arg(BATCH)
+                .invoke(c)
+        })?;
+        found.extend(peeked(rows));
+        at = next;
+    }
+    found.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    Ok(found)
 }
 
 /// Removes the tasks waiting under `ids`: queued (due now or later), or
