@@ -818,7 +818,7 @@ namespace RedisLock {
          * 'lease ran out'; null when none was given).
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, payload: string|null, attempts: int, diedAt: float, reason: string|null}>
+         * @return list<array{id: string, payload: string|null, attempts: int, diedAt: float, reason: string|null, tags: list<string>}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function dead(int $limit = 100): mixed {}
@@ -828,28 +828,33 @@ namespace RedisLock {
          * optional payload. `$policy` decides for an id already queued: 'keep'
          * (default, as `RedisQueue`), 'replace', 'earliest' or 'latest' (that due
          * time wins). An id whose task is leased runs once more after that
-         * lease ends, never beside it.
+         * lease ends, never beside it. `$tags` (up to 10, each 1 to 100 bytes
+         * without spaces or control bytes) let operators find the task and its
+         * recent attempts (`tagged()`, `recent()`); a task added or replaced
+         * takes them, as it takes its payload.
          *
          * @param non-empty-string $id
          * @param 'keep'|'replace'|'earliest'|'latest'|null $policy
+         * @param list<string>|null $tags
          * @return 'added'|'updated'|'ignored'
          * @throws QueueFullException the queue is at its `maxLength`
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function enqueue(string $id, ?string $payload = null, float $delay = 0, ?string $policy = null): string {}
+        public function enqueue(string $id, ?string $payload = null, float $delay = 0, ?string $policy = null, ?array $tags = null): string {}
 
         /**
          * Enqueues many tasks in one round trip per 1000 (each chunk atomic):
-         * `$tasks` maps id => payload (null: none). Returns each id's
-         * outcome, keyed as `$tasks` is.
+         * `$tasks` maps id => payload (null: none); each takes the `$tags`
+         * (see `enqueue()`). Returns each id's outcome, keyed as `$tasks` is.
          *
          * @param array<int|string, string|null> $tasks
          * @param 'keep'|'replace'|'earliest'|'latest'|null $policy
+         * @param list<string>|null $tags
          * @return array<int|string, 'added'|'updated'|'ignored'>
          * @throws QueueFullException the tasks would pass the queue's `maxLength`: none of that chunk was enqueued
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function enqueueMany(array $tasks, float $delay = 0, ?string $policy = null): mixed {}
+        public function enqueueMany(array $tasks, float $delay = 0, ?string $policy = null, ?array $tags = null): mixed {}
 
         /**
          * Sets the task's lease to `$lease` seconds from now (default: the
@@ -867,7 +872,7 @@ namespace RedisLock {
          * it died), or null.
          *
          * @param non-empty-string $id
-         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float, reason: string|null}|null
+         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float, reason: string|null, tags: list<string>}|null
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function find(string $id): mixed {}
@@ -901,7 +906,7 @@ namespace RedisLock {
          * (null when the process is not described).
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, payload: string|null, attempts: int, reason: string|null, leasedAt: float|null, until: float, worker: array{host: string, pid: int, process: string}|null}>
+         * @return list<array{id: string, payload: string|null, attempts: int, reason: string|null, leasedAt: float|null, until: float, worker: array{host: string, pid: int, process: string}|null, tags: list<string>}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function leased(int $limit = 100): mixed {}
@@ -977,7 +982,7 @@ namespace RedisLock {
          * in server time, and `reason` why its last attempt failed (or null).
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued', at: float, reason: string|null}>
+         * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued', at: float, reason: string|null, tags: list<string>}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function peek(int $limit = 100): mixed {}
@@ -994,21 +999,21 @@ namespace RedisLock {
 
         /**
          * The queue's recent attempts, newest first, up to `$limit` (1 to
-         * 1000), of the task `$id` only when given: each attempt that ended
-         * with an ack, a nack, a bury or a lease that ran out, with its `id`,
-         * `outcome` ('acked', 'nacked', 'expired': due again, or 'dead'), `at`
-         * (when it ended, server time), `attempts` (this one included),
-         * `runtime` (from its reserve to its end, seconds), `wait` (how long it
-         * had been due when it was reserved, seconds), `worker` (the id of the
-         * worker's process, as `workers()` names it) and `reason` (why it
-         * failed, or null). The queue keeps its last 100 for an hour unless
-         * `keepRecent()` said otherwise.
+         * 1000), of the task `$id` and with the tag `$tag` only when given (see
+         * `enqueue()`): each attempt that ended with an ack, a nack, a bury or
+         * a lease that ran out, with its `id`, `outcome` ('acked', 'nacked',
+         * 'expired': due again, or 'dead'), `at` (when it ended, server time),
+         * `attempts` (this one included), `runtime` (from its reserve to its
+         * end, seconds), `wait` (how long it had been due when it was reserved,
+         * seconds), `worker` (the id of the worker's process, as `workers()`
+         * names it), `reason` (why it failed, or null) and `tags`. The queue
+         * keeps its last 100 for an hour unless `keepRecent()` said otherwise.
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, outcome: 'acked'|'nacked'|'expired'|'dead', at: float, attempts: int|null, runtime: float|null, wait: float|null, worker: string|null, reason: string|null}>
+         * @return list<array{id: string, outcome: 'acked'|'nacked'|'expired'|'dead', at: float, attempts: int|null, runtime: float|null, wait: float|null, worker: string|null, reason: string|null, tags: list<string>}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function recent(int $limit = 100, ?string $id = null): mixed {}
+        public function recent(int $limit = 100, ?string $id = null, ?string $tag = null): mixed {}
 
         /**
          * Gives a task back, due again after `$delay` seconds, without
@@ -1087,6 +1092,18 @@ namespace RedisLock {
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function setRate(?int $limit = null, float $per = 1, ?int $burst = null): bool {}
+
+        /**
+         * The tasks with the tag `$tag` (see `enqueue()`), up to `$limit` (1 to
+         * 1000), as `find()` shows them, the earliest `at` first: queued,
+         * leased and dead. It reads the tags of every task of the queue, 1000
+         * per round trip: a search for operators, not for a worker's loop.
+         *
+         * @param int<1, 1000> $limit
+         * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float, reason: string|null, tags: list<string>}>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function tagged(string $tag, int $limit = 100): mixed {}
 
         /**
          * Keeps every consumer of the queue from taking tasks for `$seconds`

@@ -57,6 +57,11 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::enqueue $payload' => fn ($v) => $queue2()->enqueue('i', $v),
             'Queue::enqueue $delay' => fn ($v) => $queue2()->enqueue('i', null, $v),
             'Queue::enqueue $policy' => fn ($v) => $queue2()->enqueue('i', null, 0, $v),
+            'Queue::enqueue $tags' => fn ($v) => $queue2()->enqueue('i', null, 0, null, $v),
+            'Queue::enqueue a tag' => fn ($v) => $queue2()->enqueue('i', null, 0, null, [$v]),
+            'Queue::enqueueMany $tags' => fn ($v) => $queue2()->enqueueMany(['i' => null], 0, null, $v),
+            'Queue::tagged $tag' => fn ($v) => $queue2()->tagged($v),
+            'Queue::tagged $limit' => fn ($v) => $queue2()->tagged('t', $v),
             'Queue::enqueueMany $tasks' => fn ($v) => $queue2()->enqueueMany($v),
             'Queue::enqueueMany $delay' => fn ($v) => $queue2()->enqueueMany(['i' => null], $v),
             'Queue::reserve $count' => fn ($v) => $queue2()->reserve($v),
@@ -78,6 +83,7 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::workers $limit' => fn ($v) => $queue2()->workers($v),
             'Queue::recent $limit' => fn ($v) => $queue2()->recent($v),
             'Queue::recent $id' => fn ($v) => $queue2()->recent(10, $v),
+            'Queue::recent $tag' => fn ($v) => $queue2()->recent(10, null, $v),
             'Queue::keepRecent $count' => fn ($v) => $queue2()->keepRecent($v),
             'Queue::keepRecent $seconds' => fn ($v) => $queue2()->keepRecent(5, $v),
             'Queue::find $id' => fn ($v) => $queue2()->find($v),
@@ -177,6 +183,27 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('ValueError', $outcomes['Queue::recent $id(empty)']);
         $this->assertSame('array', $outcomes['Queue::recent $id(nul bytes)']);
         $this->assertSame('ValueError', $outcomes['Queue::recent $limit(zero)']);
+        $this->assertSame('string', $outcomes['Queue::enqueue $tags(null)']);
+        $this->assertSame('string', $outcomes['Queue::enqueue $tags(array)']);
+        $this->assertSame('TypeError', $outcomes['Queue::enqueue $tags(zero string)']);
+        $this->assertSame('TypeError', $outcomes['Queue::enqueue $tags(nested array)']);
+        $this->assertSame('ValueError', $outcomes['Queue::enqueue a tag(empty)']);
+        $this->assertSame('ValueError', $outcomes['Queue::enqueue a tag(nul bytes)']);
+        $this->assertSame('ValueError', $outcomes['Queue::enqueue a tag(huge)']);
+        $this->assertSame('string', $outcomes['Queue::enqueue a tag(invalid utf-8)']);
+        $this->assertSame('string', $outcomes['Queue::enqueue a tag(zero)']);
+        $this->assertSame('TypeError', $outcomes['Queue::enqueue a tag(object)']);
+        $this->assertSame('array', $outcomes['Queue::enqueueMany $tags(array)']);
+        $this->assertSame('ValueError', $outcomes['Queue::tagged $tag(empty)']);
+        $this->assertSame('ValueError', $outcomes['Queue::tagged $tag(nul bytes)']);
+        $this->assertSame('array', $outcomes['Queue::tagged $tag(zero string)']);
+        $this->assertSame('ValueError', $outcomes['Queue::tagged $limit(zero)']);
+        $this->assertSame('array', $outcomes['Queue::recent $tag(null)']);
+        $this->assertSame('ValueError', $outcomes['Queue::recent $tag(empty)']);
+        $this->assertSame(
+            "RedisLock\\Queue::enqueue(): Argument #5 (\$tags): a tag holds no space or control byte, 'a\\0b' given",
+            $messages['Queue::enqueue a tag(nul bytes)']
+        );
         $this->assertSame('ValueError', $outcomes['Queue::keepRecent $count(minus one)']);
         $this->assertSame('ValueError', $outcomes['Queue::keepRecent $count(max int)']);
         $this->assertSame('boolean', $outcomes['Queue::keepRecent $count(zero)']);

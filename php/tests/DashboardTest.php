@@ -487,7 +487,7 @@ final class DashboardTest extends RedisLockTestCase
             $orders->nack($t, 0, 'RuntimeException: payment API down');
         }
         // A worker that acked one task and went away 20 minutes ago.
-        $orders->enqueue('o3');
+        $orders->enqueue('o3', null, 0, null, ['customer-42']);
         $pid = (int) self::php('$q = (new RedisLock\Client())->queue("orders"); $q->ack($q->reserve()[0]); echo getmypid();');
         [$now] = $this->redis->time();
         $this->redis->zAdd('{Queue:orders}:workers', $now - 1200, array_column($orders->workers(), 'id', 'pid')[$pid]);
@@ -540,6 +540,27 @@ final class DashboardTest extends RedisLockTestCase
         $browser->type('#find-task', 'o9');
         $browser->click('#find button');
         $this->assertSame("No task 'o9' in queue 'orders'.", $browser->text('p.error'));
+
+        // Searched by a tag: the tasks that have it, and their recent attempts; a task's page links its tags.
+        $orders->enqueue('o4', null, 60, null, ['customer-42', 'vip']);
+        $browser->click('#back');
+        $browser->type('#tag', 'customer-42');
+        $browser->click('#find-tag button');
+        $this->assertSame('Tag · orders · redislock', $browser->title());
+        $this->assertSame(['o4'], $browser->texts('#tasks tr[data-task] td:first-child'));
+        $this->assertSame('queued', $browser->text('#tasks tr[data-task="o4"] td.state'));
+        $this->assertSame(['o3'], $browser->texts('#recent tr[data-task] td:nth-child(2)'));
+        $browser->screenshot(self::SCREENSHOTS . '/dashboard-tag.png');
+        $browser->click('#tasks tr[data-task="o4"] a');
+        $this->assertSame('customer-42 vip', $browser->text('#task td.tags'));
+        $browser->click('#task td.tags a:last-child');
+        $this->assertSame('Tag · orders · redislock', $browser->title());
+        $this->assertSame(['o4'], $browser->texts('#tasks tr[data-task] td:first-child'));
+        $this->assertSame([], $browser->all('#recent tr[data-task]'));
+        $browser->click('#back');
+        $browser->type('#tag', 'two words');
+        $browser->click('#find-tag button');
+        $this->assertStringContainsString('a tag is 1 to 100 bytes, without spaces or control bytes', $browser->text('p.error'));
     }
 
     public function testManyRowsAreCutAndTheCutIsSaid(): void

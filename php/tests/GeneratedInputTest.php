@@ -77,7 +77,9 @@ final class GeneratedInputTest extends RedisLockTestCase
             fn (\$a) => \$client->queue(\$a[0], \$a[1]),
             fn (\$a) => \$client->reserve(\$a[0], \$a[1], \$a[2], 0),
             fn (\$a) => \$client->queue('g')->enqueue(\$a[0], \$a[1], \$a[2], \$a[3]),
-            fn (\$a) => \$client->queue('g')->enqueueMany(\$a[0], \$a[1], \$a[2]),
+            fn (\$a) => \$client->queue('g')->enqueueMany(\$a[0], \$a[1], \$a[2], \$a[3]),
+            fn (\$a) => \$client->queue('g')->enqueue('t', null, 0, null, \$a[0]),
+            fn (\$a) => \$client->queue('g')->tagged(\$a[0], \$a[1]),
             fn (\$a) => \$client->queue('g')->reserve(\$a[0], \$a[1], 0),
             fn (\$a) => \$client->queue('g')->ack(\$a[0]),
             fn (\$a) => \$client->queue('g')->ackMany(\$a[0]),
@@ -114,7 +116,7 @@ final class GeneratedInputTest extends RedisLockTestCase
             fn (\$a) => \$client->queues(),
             fn (\$a) => \$client->queue(\$a[0])->history(),
             fn (\$a) => \$client->queue(\$a[0])->metrics(),
-            fn (\$a) => \$client->queue('g')->recent(\$a[0], \$a[1]),
+            fn (\$a) => \$client->queue('g')->recent(\$a[0], \$a[1], \$a[2]),
             fn (\$a) => \$client->queue('g')->keepRecent(\$a[0], \$a[1]),
         ];
         // A random wait may meet a lock still held: an alarm (a signal with

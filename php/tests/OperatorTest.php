@@ -513,12 +513,42 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(1, self::cli(['recent', 'nope'])[0]);
     }
 
+    public function testTasksAreFoundByTheTagsTheirProducerGave(): void
+    {
+        $c = new Client();
+        $orders = $c->queue('orders', ['maxAttempts' => 1]);
+        $orders->enqueue('o1', '{"order":1}', 0, null, ['customer-42', 'vip']);
+        $orders->enqueue('o2', null, 0, null, ['customer-7']);
+        $orders->enqueueMany(['o3' => null, 'o4' => null], 3600, null, ['customer-42']);
+        [$o1, $o2] = $orders->reserve(2);
+        $orders->ack($o1);
+        $orders->nack($o2, 0, 'card declined');
+        $orders->enqueue('o2', null, 0, null, ['customer-7', 'retry']);
+
+        [$status, $out] = self::cli(['tagged', 'orders', 'customer-42']);
+        $this->assertSame(0, $status);
+        $this->assertMatchesRegularExpression('/^ID +STATE +AT +ATTEMPTS +REASON +PAYLOAD\no3 +queued .+\no4 +queued .+\n\nrecent attempts:\nENDED .+\n.+ o1 +acked +1 .+\n$/', $out);
+        $found = self::json(['tagged', 'orders', 'customer-7']);
+        $this->assertSame([['o2', 'dead', ['customer-7']], ['o2', 'queued', ['customer-7', 'retry']]],
+            array_map(fn ($t) => [$t['id'], $t['state'], $t['tags']], $found['tasks']), 'the dead letter, and the new task of its id');
+        $this->assertSame([['o2', 'dead', 'card declined']], array_map(fn ($a) => [$a['id'], $a['outcome'], $a['reason']], $found['recent']));
+        $this->assertSame([['o2', 'queued']], array_map(fn ($t) => [$t['id'], $t['state']], $orders->tagged('retry')));
+        $this->assertCount(1, $orders->tagged('customer-7', 1));
+        $this->assertMatchesRegularExpression('/^tags +customer-7 retry$/m', self::cli(['task', 'orders', 'o2'])[1]);
+        $this->assertSame([0, "no tasks with the tag\n\nrecent attempts:\nno recent attempts\n"], array_slice(self::cli(['tagged', 'orders', 'nobody']), 0, 2));
+        $this->assertSame(2, self::cli(['tagged', 'orders'])[0]);
+        [$status, , $err] = self::cli(['tagged', 'orders', 'a b']);
+        $this->assertSame(1, $status);
+        $this->assertStringContainsString('a tag holds no space or control byte', $err);
+        $this->assertSame(1, self::cli(['tagged', 'nope', 'x'])[0]);
+    }
+
     public function testOneTaskIsShownWholeAndWaitingTasksCanBeRemoved(): void
     {
         [, $mail] = $this->seed();
         [$status, $out] = self::cli(['task', 'mail', 'r2']);
         $this->assertSame(0, $status);
-        $this->assertMatchesRegularExpression('/^TASK +r2\nstate +queued\ndue +[-0-9]+ [0-9:]+ \w+\nattempts +0\nreason +-\npayload:\nz\n$/', $out);
+        $this->assertMatchesRegularExpression('/^TASK +r2\nstate +queued\ndue +[-0-9]+ [0-9:]+ \w+\nattempts +0\nreason +-\ntags +-\npayload:\nz\n$/', $out);
         $this->assertMatchesRegularExpression('/^reason +RuntimeException: smtp down$/m', self::cli(['task', 'mail', 'd1'])[1]);
         $this->assertSame(['busy', 1, 'leased'], array_values(array_intersect_key(self::json(['task', 'mail', 'busy']), ['id' => 0, 'state' => 0, 'attempts' => 0])));
         $mail->enqueue('bin', "a\0b\x1b[2J" . str_repeat('x', 300));

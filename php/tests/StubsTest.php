@@ -262,7 +262,10 @@ final class StubsTest extends RedisLockTestCase
         $this->call($q, 'enqueue', 'a', "pay\0load");
         $this->call($q, 'enqueue', 'a', null, 0, 'replace');
         $this->call($q, 'enqueue', 'a');
-        $this->call($q, 'enqueueMany', ['b' => null, 7 => 'seven']);
+        $this->call($q, 'enqueueMany', ['b' => null, 7 => 'seven'], 0, null, ['batch-1']);
+        $this->call($q, 'enqueue', 'tagged', null, 0, null, ['shop-1', 'vip']);
+        $this->assertSame(['shop-1', 'vip'], $this->call($q, 'tagged', 'vip')[0]['tags']);
+        $this->call($q, 'tagged', 'none', 5);
         $this->call($q, 'enqueue', 'later', null, 60);
         $this->call($q, 'metrics');
         $this->call($q, 'peek');
@@ -304,6 +307,7 @@ final class StubsTest extends RedisLockTestCase
         $this->call($q, 'history');
         $this->assertGreaterThanOrEqual(4, count($this->call($q, 'recent')));
         $this->assertSame('dead', $this->call($q, 'recent', 1, 'e')[0]['outcome']);
+        $this->call($q, 'recent', 10, null, 'batch-1');
         $this->call($c, 'queues');
 
         $lock = $c->lock('l');

@@ -725,7 +725,8 @@ impl Queue {
     }
 
     /// The tasks with the tag `$tag` (see `enqueue()`), up to `$limit` (1 to
-    /// 1000), as `find()` shows them: queued, leased and dead. It reads the
+    /// 1000), as `find()` shows them, the earliest `at` first: queued,
+    /// leased and dead. It reads the
     /// tags of every task of the queue, 1000 per round trip: a search for
     /// operators, not for a worker's loop.
     #[php(defaults(limit = 100))]
@@ -844,6 +845,7 @@ impl Queue {
             row.insert("leasedAt", optional_float(t.since))?;
             row.insert("until", t.at)?;
             row.insert("worker", inspect::holder(worker)?)?;
+            row.insert("tags", tag_list(&t.tags)?)?;
             list.push(array(row))?;
         }
         Ok(array(list))

@@ -23,6 +23,8 @@ final class Cli
           running NAME         its tasks running now: worker, for how long, lease left
           recent NAME [ID]     its recent attempts, newest first (of task ID only): acked, nacked,
                                expired or dead, attempts, runtime, wait, worker, why it failed
+          tagged NAME TAG      its tasks a producer tagged TAG (queued, running, dead), and
+                               their recent attempts
           keep-recent NAME COUNT [SECONDS]
                                how many recent attempts it keeps (0: none), for how long
                                (default 3600 s); what is past them goes now
@@ -67,12 +69,12 @@ final class Cli
 
         TXT;
 
-    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'recent', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check', 'doctor'];
+    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'recent', 'tagged', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check', 'doctor'];
     /** check's thresholds: option => what crossing it says. */
     private const THRESHOLDS = ['ready' => 'tasks ready', 'oldest' => 's the oldest due task waited', 'dead' => 'dead letters', 'idle' => 's since a worker was seen'];
     private const DESTRUCTIVE = ['retry', 'purge', 'pause', 'resume', 'clear', 'remove', 'unlock', 'move', 'keep-recent'];
     /** The commands that name a queue, which must exist. */
-    private const ON_A_QUEUE = ['queue', 'task', 'remove', 'dead', 'running', 'recent', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
+    private const ON_A_QUEUE = ['queue', 'task', 'remove', 'dead', 'running', 'recent', 'tagged', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
 
     /** @param resource $in @param resource $out @param resource $err */
     public function __construct(private $in = STDIN, private $out = STDOUT, private $err = STDERR)
@@ -231,7 +233,7 @@ final class Cli
         $takes = match ($command) {
             'status', 'metrics' => 0,
             'check' => PHP_INT_MAX,
-            'task', 'recent' => 2,
+            'task', 'recent', 'tagged' => 2,
             'keep-recent' => 3,
             'queue', 'dead', 'running', 'workers', 'pause', 'resume', 'clear', 'unlock', 'locks', 'doctor' => 1,
             'move' => 2,
@@ -251,6 +253,9 @@ final class Cli
         }
         if (in_array($command, ['task', 'remove'], true) && count($rest) < 2) {
             throw new \InvalidArgumentException("$command needs a queue and a task id");
+        }
+        if ($command === 'tagged' && ($rest[1] ?? '') === '') {
+            throw new \InvalidArgumentException('tagged needs a queue and a tag');
         }
         if ($command === 'keep-recent') {
             if (!preg_match('/^(0|[1-9][0-9]{0,5})$/', $rest[1] ?? '') || (int) $rest[1] > 100000) {
@@ -303,6 +308,7 @@ final class Cli
                 : ['list' => $report->dead($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['dead']],
             'task' => $report->task($args[0], $args[1]) ?? throw new \ValueError("no task '" . self::clean($args[1]) . "' in queue '" . self::clean($args[0]) . "'"),
             'recent' => $report->recent($args[0], min($limit, 1000), $args[1] ?? null),
+            'tagged' => $report->tagged($args[0], $args[1], min($limit, 1000)),
             'running' => $json ? $report->running($args[0], min($limit, 1000))
                 : ['list' => $report->running($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['leased']],
             // One more than shown, to know whether there are more.
@@ -407,13 +413,11 @@ final class Cli
                     array_map(fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload']), $t['reason'] ?? '-'], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'dead letters'),
                 'task' => self::taskText($data),
-                'recent' => $data === [] ? "no recent attempts\n" : self::table(
-                    ['ENDED', 'ID', 'OUTCOME', 'ATTEMPTS', 'RUNTIME', 'WAIT', 'WORKER', 'REASON'],
-                    array_map(fn (array $a) => [
-                        self::time($a['at']), $a['id'], $a['outcome'], $a['attempts'] ?? '-', Report::span($a['runtime']), Report::span($a['wait']),
-                        $a['host'] === null ? ($a['worker'] ?? '-') : "{$a['host']} pid {$a['pid']}", $a['reason'] ?? '-',
-                    ], $data),
-                ),
+                'recent' => self::recentText($data),
+                'tagged' => ($data['tasks'] === [] ? "no tasks with the tag\n" : self::table(
+                    ['ID', 'STATE', 'AT', 'ATTEMPTS', 'REASON', 'PAYLOAD'],
+                    array_map(fn (array $t) => [$t['id'], $t['state'], self::time($t['at']), $t['attempts'], $t['reason'] ?? '-', self::cut($t['payload'])], $data['tasks']),
+                )) . "\nrecent attempts:\n" . self::recentText($data['recent']),
                 'running' => $data['list'] === [] ? "nothing running\n" : self::table(
                     ['ID', 'WORKER', 'RUNNING FOR', 'LEASE LEFT', 'ATTEMPTS', 'PAYLOAD'],
                     array_map(fn (array $t) => [
@@ -514,6 +518,18 @@ final class Cli
         return strlen($name) > $max ? substr($name, 0, $max - 3) . '...' : $name;
     }
 
+    /** Recent attempts (Report::recent()) as a table. */
+    private static function recentText(array $recent): string
+    {
+        return $recent === [] ? "no recent attempts\n" : self::table(
+            ['ENDED', 'ID', 'OUTCOME', 'ATTEMPTS', 'RUNTIME', 'WAIT', 'WORKER', 'REASON'],
+            array_map(fn (array $a) => [
+                self::time($a['at']), $a['id'], $a['outcome'], $a['attempts'] ?? '-', Report::span($a['runtime']), Report::span($a['wait']),
+                $a['host'] === null ? ($a['worker'] ?? '-') : "{$a['host']} pid {$a['pid']}", $a['reason'] ?? '-',
+            ], $recent),
+        );
+    }
+
     /** One task, every field on a line of its own, the payload whole (control bytes as \xNN). */
     private static function taskText(array $t): string
     {
@@ -525,6 +541,7 @@ final class Cli
             [$at, self::time($t['at'])],
             ['attempts', $t['attempts']],
             ['reason', $t['reason'] ?? '-'],
+            ['tags', $t['tags'] === [] ? '-' : implode(' ', $t['tags'])],
         ]) . "payload:\n$payload\n";
     }
 

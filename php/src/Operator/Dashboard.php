@@ -76,6 +76,8 @@ final class Dashboard
             $queue = isset($_GET['queue']) ? (string) $_GET['queue'] : null;
             if ($queue !== null && isset($_GET['task'])) {
                 echo $this->page("Task · $queue", $this->taskPage($report, $queue, (string) $_GET['task']));
+            } elseif ($queue !== null && isset($_GET['tag'])) {
+                echo $this->page("Tag · $queue", $this->tagPage($report, $queue, (string) $_GET['tag']));
             } elseif ($queue !== null) {
                 echo $this->page("Queue $queue", $this->queuePage($report, $queue, $flash));
             } else {
@@ -251,7 +253,9 @@ final class Dashboard
             . "<p id=\"counts\">{$q['ready']} ready, {$q['delayed']} delayed, {$q['leased']} running, {$q['dead']} dead.</p>"
             . self::timings($q['timings'])
             . '<form method="get" id="find"><input type="hidden" name="queue" value="' . self::h($name) . '">'
-            . '<label>Task <input name="task" id="find-task" placeholder="id" required></label> <button type="submit">Find</button></form>';
+            . '<label>Task <input name="task" id="find-task" placeholder="id" required></label> <button type="submit">Find</button></form>'
+            . '<form method="get" id="find-tag"><input type="hidden" name="queue" value="' . self::h($name) . '">'
+            . '<label>Tag <input name="tag" id="tag" placeholder="tag" required></label> <button type="submit">Search</button></form>';
         $tasks = $report->queued($name, self::TASKS_SHOWN);
         $waiting = $q['ready'] + $q['delayed'];
         if ($tasks === []) {
@@ -287,12 +291,12 @@ final class Dashboard
 
     /**
      * A queue's recent attempts (of task $id only when given), newest
-     * first; $recent: those already read.
+     * first; $recent: those already read, under the heading $title.
      */
-    private function recent(Report $report, string $name, ?string $id = null, ?array $recent = null): string
+    private function recent(Report $report, string $name, ?string $id = null, ?array $recent = null, ?string $title = null): string
     {
         $recent ??= $report->recent($name, self::RECENT_SHOWN, $id);
-        $title = $id === null ? '<h3>Recent attempts</h3>' : '<h3>Its recent attempts</h3>';
+        $title = '<h3>' . ($title ?? ($id === null ? 'Recent attempts' : 'Its recent attempts')) . '</h3>';
         if ($recent === []) {
             return $title . '<p id="no-recent">None kept: the queue keeps its last attempts for a while (<code>redislock keep-recent</code>).</p>';
         }
@@ -328,7 +332,11 @@ final class Dashboard
             . '<tr><th>State</th><td class="state">' . $t['state'] . '</td></tr>'
             . "<tr><th>$at</th><td>" . date('Y-m-d H:i:s T', (int) $t['at']) . '</td></tr>'
             . '<tr><th>Attempts</th><td>' . $t['attempts'] . '</td></tr>'
-            . '<tr><th>Why it failed</th><td class="reason">' . self::h($t['reason'] ?? '–') . '</td></tr></table>'
+            . '<tr><th>Why it failed</th><td class="reason">' . self::h($t['reason'] ?? '–') . '</td></tr>'
+            . '<tr><th>Tags</th><td class="tags">' . ($t['tags'] === [] ? '–' : implode(' ', array_map(
+                fn (string $tag) => '<a href="?' . self::h(http_build_query(['queue' => $name, 'tag' => $tag])) . '">' . self::h($tag) . '</a>',
+                $t['tags'],
+            ))) . '</td></tr></table>'
             . '<h3>Payload</h3>' . self::payload($t['payload'])
             . match ($t['state']) {
                 'queued' => '<p>' . $this->form('remove', 'Remove', ['queue' => $name, 'id' => $id, 'back' => '1'], 'remove danger') . '</p>',
@@ -337,6 +345,33 @@ final class Dashboard
                 default => '',
             }
             . $this->recent($report, $name, $id) . $this->footer();
+    }
+
+    /** The tasks of a queue a producer tagged $tag, and their recent attempts. */
+    private function tagPage(Report $report, string $name, string $tag): string
+    {
+        $back = '<p><a href="?' . self::h(http_build_query(['queue' => $name])) . '" id="back">← Queue ' . self::h($name) . '</a></p>'
+            . '<h2>Tag ' . self::h($tag) . '</h2>';
+        try {
+            $found = $report->tagged($name, $tag, self::TASKS_SHOWN);
+        } catch (\ValueError $e) {
+            http_response_code(400);
+            return $back . '<p class="error">' . self::h("No task can have the tag '$tag': a tag is 1 to 100 bytes, without spaces or control bytes.") . '</p>';
+        }
+        if ($found['tasks'] === []) {
+            $html = $back . '<p id="no-tasks">No task queued, running or dead has this tag.</p>';
+        } else {
+            $at = ['queued' => 'due', 'leased' => 'lease ends', 'dead' => 'died'];
+            $html = $back . '<table id="tasks"><tr><th>Task</th><th>State</th><th>When</th><th>Attempts</th><th>Why it failed</th><th>Payload</th></tr>';
+            foreach ($found['tasks'] as $t) {
+                $html .= '<tr data-task="' . self::h($t['id']) . '"><td><a href="?' . self::h(http_build_query(['queue' => $name, 'task' => $t['id']])) . '">'
+                    . self::h($t['id']) . '</a></td><td class="state">' . $t['state'] . '</td><td>' . $at[$t['state']] . ' ' . date('Y-m-d H:i:s T', (int) $t['at'])
+                    . '</td><td class="n">' . $t['attempts'] . '</td><td class="reason">' . self::h($t['reason'] ?? '–')
+                    . '</td><td><code>' . self::h(self::cut($t['payload'])) . '</code></td></tr>';
+            }
+            $html .= '</table>';
+        }
+        return $html . $this->recent($report, $name, null, $found['recent'], 'Their recent attempts') . $this->footer();
     }
 
     /**

@@ -88,12 +88,12 @@ final class Report
 
     /**
      * The recent attempts of a queue (Queue::recent()), newest first, of
-     * task $id only when given; each with the 'host' and 'pid' of its
-     * worker when the queue's workers still name it (else null).
+     * task $id and with tag $tag only when given; each with the 'host' and
+     * 'pid' of its worker when the queue's workers still name it (else null).
      */
-    public function recent(string $name, int $limit = 100, ?string $id = null): array
+    public function recent(string $name, int $limit = 100, ?string $id = null, ?string $tag = null): array
     {
-        $recent = $this->client->queue($name)->recent($limit, $id);
+        $recent = $this->client->queue($name)->recent($limit, $id, $tag);
         $workers = [];
         foreach ($this->client->queue($name)->workers(1000) as $w) {
             $workers[$w['id']] = $w;
@@ -137,6 +137,15 @@ final class Report
     public function task(string $name, string $id): ?array
     {
         return $this->client->queue($name)->find($id);
+    }
+
+    /**
+     * A search by tag: the tasks of a queue with tag $tag (Queue::tagged():
+     * queued, running and dead), and its recent attempts with it.
+     */
+    public function tagged(string $name, string $tag, int $limit = 100): array
+    {
+        return ['tasks' => $this->client->queue($name)->tagged($tag, $limit), 'recent' => $this->recent($name, $limit, null, $tag)];
     }
 
     /** Removes the tasks waiting under these ids (Queue::remove()); how many. */

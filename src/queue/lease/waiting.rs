@@ -120,9 +120,10 @@ pub fn find(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Peeked>, E
     Ok(peek(config, keys, "find", id)?.into_iter().next())
 }
 
-/// The tasks with `tag` (see [`Tags`]), up to `limit`: queued, leased
-/// and dead (a task waiting to run again after its running one is found
-/// once it is queued). The tags of every task are scanned, [`BATCH`] per
+/// The tasks with `tag` (see [`Tags`]), up to `limit`, the earliest time
+/// (`at`) first: queued, leased and dead (a task waiting to run again
+/// after its running one is found once it is queued). Past `limit`, which
+/// are shown is not said. The tags of every task are scanned, [`BATCH`] per
 /// round trip: an operator's search, not a worker's.
 pub fn tagged(config: &Config, keys: &Keys, tag: &[u8], limit: u64) -> Result<Vec<Peeked>, Error> {
     let mut found = Vec::new();
@@ -140,6 +141,7 @@ pub fn tagged(config: &Config, keys: &Keys, tag: &[u8], limit: u64) -> Result<Ve
         at = next;
     }
     found.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    found.sort_by(|a, b| a.at.total_cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
     Ok(found)
 }
 
