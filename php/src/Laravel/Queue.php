@@ -108,7 +108,7 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
     public function push($job, $data = '', $queue = null)
     {
         return $this->enqueueUsing($job, $this->createPayload($job, $this->getQueue($queue), $data), $queue, null,
-            fn ($payload, $queue) => $this->queuing([$job], fn () => $this->pushRaw($payload, $queue)));
+            fn ($payload, $queue) => $this->queuing([$job], fn () => $this->enqueue($payload, $queue, 0, self::tagsOf($job))));
     }
 
     public function pushRaw($payload, $queue = null, array $options = [])
@@ -119,7 +119,42 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
     public function later($delay, $job, $data = '', $queue = null)
     {
         return $this->enqueueUsing($job, $this->createPayload($job, $this->getQueue($queue), $data), $queue, $delay,
-            fn ($payload, $queue, $delay) => $this->queuing([$job], fn () => $this->enqueue($payload, $queue, $this->secondsUntil($delay))));
+            fn ($payload, $queue, $delay) => $this->queuing([$job], fn () => $this->enqueue($payload, $queue, $this->secondsUntil($delay), self::tagsOf($job))));
+    }
+
+    /**
+     * A job's tags, as Horizon gives them: its `tags()`, else the Eloquent
+     * models it holds (`App\Models\User:42`, collections of them too). Those
+     * a task cannot take (see Queue::enqueue()) are left out, and past the
+     * first 10 too: a tag never fails a dispatch.
+     *
+     * @return list<string>|null
+     */
+    public static function tagsOf(mixed $job): ?array
+    {
+        if (!is_object($job)) {
+            return null;
+        }
+        if (method_exists($job, 'tags')) {
+            $tags = (array) $job->tags();
+        } else {
+            $tags = [];
+            foreach ((new \ReflectionObject($job))->getProperties() as $property) {
+                if (!$property->isInitialized($job)) {
+                    continue;
+                }
+                $value = $property->getValue($job);
+                $models = $value instanceof \Illuminate\Support\Collection ? $value->all() : [$value];
+                foreach ($models as $model) {
+                    if ($model instanceof \Illuminate\Database\Eloquent\Model && $model->getKey() !== null) {
+                        $tags[] = get_class($model) . ':' . $model->getKey();
+                    }
+                }
+            }
+        }
+        $tags = array_filter(array_map(fn ($t) => is_scalar($t) ? (string) $t : '', $tags),
+            fn (string $t) => preg_match('/^[^\x00-\x20\x7f]{1,100}$/', $t) === 1);
+        return array_slice(array_values(array_unique($tags)), 0, 10) ?: null;
     }
 
     /**
@@ -159,6 +194,7 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
     /** All the jobs in one round trip (unless one waits for a commit). */
     public function bulk($jobs, $data = '', $queue = null)
     {
+        // One enqueueMany() per set of tags the jobs have.
         $tasks = $queued = [];
         foreach ((array) $jobs as $job) {
             if ($this->shouldDispatchAfterCommit($job) && $this->container->bound('db.transactions')) {
@@ -166,11 +202,16 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
             }
             $payload = $this->createPayload($job, $this->getQueue($queue), $data);
             $id = self::idOf($payload);
-            $tasks[$id] = $payload;
+            $tags = self::tagsOf($job);
+            $tasks[json_encode($tags)][$id] = $payload;
             $queued[] = [$id, $job, $payload];
         }
         if ($tasks !== []) {
-            $this->queuing(array_column($queued, 1), fn () => $this->queue($queue)->enqueueMany($tasks));
+            $this->queuing(array_column($queued, 1), function () use ($tasks, $queue) {
+                foreach ($tasks as $tags => $batch) {
+                    $this->queue($queue)->enqueueMany($batch, 0, null, json_decode((string) $tags, true));
+                }
+            });
         }
         // Laravel's own bulk() pushes each job, and each push says so.
         foreach ($queued as [$id, $job, $payload]) {
@@ -210,11 +251,11 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
      * Laravel's driver queues both. A delay past the queue's longest
      * (2^31 - 1 s, 68 years) is that longest.
      */
-    private function enqueue(string $payload, ?string $queue, $delay): string
+    private function enqueue(string $payload, ?string $queue, $delay, ?array $tags = null): string
     {
         $id = self::idOf($payload);
         $delay = min(max(0, (float) $delay), self::LONGEST_DELAY);
-        while ($this->queue($queue)->enqueue($id, $payload, $delay) !== 'added') {
+        while ($this->queue($queue)->enqueue($id, $payload, $delay, null, $tags) !== 'added') {
             $id = Str::random(32);
         }
         return $id;

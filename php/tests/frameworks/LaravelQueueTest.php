@@ -75,6 +75,25 @@ final class LaravelQueueTest extends TestCase
         $this->assertNull($queue->pop('empty'));
     }
 
+    public function testJobsAreTaggedAsHorizonTagsThem(): void
+    {
+        require_once __DIR__ . '/laravel/TaggedJobs.php';
+        $customer = fn (int $id) => (new TaggedCustomer())->forceFill(['id' => $id]);
+        $queue = Queue::connection('redislock');
+        $self = $queue->push(new SelfTaggedJob());
+        $one = $queue->later(60, new ModelJob($customer(42)));
+        $queue->bulk([new ModelJob($customer(7), collect([$customer(8)])), new SelfTaggedJob(), new RecordedJob(1)]);
+        $leased = $queue->queue();
+        $this->assertSame(['import-7', '42'], $leased->find($self)['tags'], 'its tags(), without those no task can take');
+        $this->assertSame(['TaggedCustomer:42'], $leased->find($one)['tags']);
+        $this->assertCount(2, $leased->tagged('import-7'));
+        $this->assertSame(['TaggedCustomer:7', 'TaggedCustomer:8'], $leased->tagged('TaggedCustomer:8')[0]['tags']);
+        $this->assertCount(5, $leased->peek(), "four due now, one later");
+        $untagged = array_values(array_filter($leased->peek(), fn ($t) => $t['tags'] === []));
+        $this->assertSame(RecordedJob::class, json_decode($untagged[0]['payload'], true)['displayName']);
+        $this->assertNull(RedisLock\Laravel\Queue::tagsOf('raw'));
+    }
+
     /**
      * Two applications on one Redis, each with its own Laravel key prefix
      * (`database.redis.options.prefix`), never see each other's jobs or
