@@ -180,7 +180,8 @@ final class OperatorTest extends RedisLockTestCase
 
     public function testCountersStayExactUnderConcurrentProducersAndWorkers(): void
     {
-        $produce = 'for ($i = 0; $i < 250; $i++) { (new RedisLock\Client())->queue("busy")->enqueue(getmypid() . "-$i"); }';
+        // Each task tagged with its producer and its number's parity.
+        $produce = 'for ($i = 0; $i < 250; $i++) { (new RedisLock\Client())->queue("busy")->enqueue(getmypid() . "-$i", null, 0, null, ["p" . getmypid(), "i" . $i % 2]); }';
         // No attempt limit: a task nacked five times would die (counted
         // dead, not nacked), as one did in a CI run.
         $work = '$q = (new RedisLock\Client())->queue("busy", ["maxAttempts" => 0]); $n = 0;
@@ -202,6 +203,15 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertCount(800, array_unique($acked));
         $this->assertCount(4, array_unique(array_column($recent, 'worker')));
         $this->assertSame($m['ready'], $m['totals']['enqueued'] - $m['totals']['acked'], 'nothing lost, nothing counted twice');
+        // Each record has its own task's tags; the tasks still queued keep theirs, the acked ones left none behind.
+        foreach ($recent as $a) {
+            [$pid, $i] = explode('-', $a['id']);
+            $this->assertSame(["p$pid", 'i' . $i % 2], $a['tags'], $a['id']);
+        }
+        $this->assertSame($m['ready'], $this->redis->hLen('{Queue:busy}:tags'));
+        $queued = array_merge((new Client())->queue('busy')->tagged('i0', 1000), (new Client())->queue('busy')->tagged('i1', 1000));
+        $this->assertCount($m['ready'], array_unique(array_column($queued, 'id')));
+        $this->assertSame(['queued'], array_unique(array_column($queued, 'state')));
     }
 
     /**
