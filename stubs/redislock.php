@@ -223,11 +223,14 @@ namespace RedisLock {
          * with the drop-in `RedisQueue`). Options: `lease` (seconds a reserved
          * task stays with its worker, default 30), `maxAttempts` (reserves
          * before a task goes to the dead letters, default 5, 0: no limit),
-         * `maxLength` (queued plus leased tasks at most, 0: no limit). The
-         * `lease` and `maxAttempts` given are stored with the queue at this
-         * object's first enqueue: a worker not given its own takes them.
+         * `maxLength` (queued plus leased tasks at most, 0: no limit), `rate`
+         * (`['limit' => ..., 'per' => seconds, 'burst' => ...]`, as
+         * `Queue::setRate()` takes them: the queue's from this object's first
+         * enqueue or reserve on). The `lease` and `maxAttempts` given are
+         * stored with the queue at this object's first enqueue: a worker not
+         * given its own takes them.
          *
-         * @param array{lease?: int|float, maxAttempts?: int, maxLength?: int}|null $options
+         * @param array{lease?: int|float, maxAttempts?: int, maxLength?: int, rate?: array<'limit'|'per'|'burst', int|float>}|null $options
          */
         public function queue(string $name, ?array $options = null): Queue {}
 

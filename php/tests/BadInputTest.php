@@ -52,6 +52,8 @@ final class BadInputTest extends RedisLockTestCase
         return [
             'Client::queue $name' => fn ($v) => $client()->queue($v),
             'Client::queue $options' => fn ($v) => $client()->queue('q', $v),
+            'Client::queue option rate' => fn ($v) => $client()->queue('q', ['rate' => $v])->enqueue('i'),
+            'Client::queue option rate limit' => fn ($v) => $client()->queue('q', ['rate' => ['limit' => $v]])->enqueue('i'),
             'Client::reserve $queues' => fn ($v) => $client()->reserve($v),
             'Queue::enqueue $id' => fn ($v) => $queue2()->enqueue($v),
             'Queue::enqueue $payload' => fn ($v) => $queue2()->enqueue('i', $v),
@@ -183,6 +185,14 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('ValueError', $outcomes['Queue::recent $id(empty)']);
         $this->assertSame('array', $outcomes['Queue::recent $id(nul bytes)']);
         $this->assertSame('ValueError', $outcomes['Queue::recent $limit(zero)']);
+        foreach (self::hostile() as $label => $_) {
+            $this->assertContains($outcomes["Client::queue option rate($label)"], ['TypeError', 'ValueError'], $label);
+        }
+        foreach (self::hostile() as $label => $_) {
+            $this->assertContains($outcomes["Client::queue option rate limit($label)"], ['TypeError', 'ValueError'], $label);
+        }
+        $this->assertSame('ValueError', $outcomes['Client::queue option rate limit(max int)']);
+        $this->assertSame('TypeError', $outcomes['Client::queue option rate limit(float)']);
         $this->assertSame('string', $outcomes['Queue::enqueue $tags(null)']);
         $this->assertSame('string', $outcomes['Queue::enqueue $tags(array)']);
         $this->assertSame('TypeError', $outcomes['Queue::enqueue $tags(zero string)']);

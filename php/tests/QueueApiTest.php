@@ -861,6 +861,46 @@ final class QueueApiTest extends RedisLockTestCase
         ]);
     }
 
+    public function testTheRateOptionIsTheQueuesFromTheObjectsFirstEnqueueOrReserve(): void
+    {
+        $stored = fn () => $this->redis->hGet('{Queue:opt-rated}:stats', 'rate');
+        $worker = $this->queue('opt-rated', ['rate' => ['limit' => 5, 'burst' => 2]]);
+        $this->assertFalse($stored(), 'nothing is written before the object is used');
+        $plain = $this->queue('opt-rated');
+        $plain->enqueueMany(array_fill_keys(array_map(fn ($i) => "r$i", range(1, 20)), null));
+        $this->assertFalse($stored(), 'a producer without the option leaves the rate alone');
+        $this->assertCount(2, $worker->reserve(10), 'its first reserve: the burst of 2');
+        $this->assertNotFalse($stored());
+        $this->assertSame([], $plain->reserve(10), 'every worker keeps it');
+        // Through Client::reserve() too, and a producer's enqueue: the last stored wins.
+        $this->assertTrue($plain->setRate(null));
+        $many = $this->queue('opt-rated', ['rate' => ['limit' => 1000, 'per' => 0.5]]);
+        $this->assertCount(10, (new Client())->reserve([$many], 10));
+        $this->assertNotFalse($stored());
+        $this->queue('opt-rated', ['rate' => ['limit' => 1, 'per' => 60]])->enqueue('x');
+        // (The bucket goes on from the last rate's: the next task is due
+        // within ms of the last, so the reserve waits that long.)
+        $this->assertCount(1, $plain->reserve(100, null, 1), 'a burst of 1');
+        $this->assertSame([], $plain->reserve(100, null, 0.2), 'then one a minute');
+        $this->assertAllRefused([
+            fn () => $this->queue('r', ['rate' => 5]),
+            fn () => $this->queue('r', ['rate' => null]),
+            fn () => $this->queue('r', ['rate' => []]),
+            fn () => $this->queue('r', ['rate' => ['per' => 1]]),
+            fn () => $this->queue('r', ['rate' => ['limit' => 0]]),
+            fn () => $this->queue('r', ['rate' => ['limit' => 1, 'per' => 0]]),
+            fn () => $this->queue('r', ['rate' => ['limit' => 1, 'per' => INF]]),
+            fn () => $this->queue('r', ['rate' => ['limit' => 1, 'burst' => -1]]),
+            fn () => $this->queue('r', ['rate' => ['limit' => 1, 'every' => 1]]),
+            fn () => $this->queue('r', ['rate' => ['limit' => [1]]]),
+        ]);
+        try {
+            $this->queue('r', ['rate' => ['limit' => 1, 'per' => 0]]);
+        } catch (ValueError $e) {
+            $this->assertSame("RedisLock\\Client::queue(): Argument #2 (\$options) option 'rate'['per'] must be a number of seconds greater than 0, 0 given", $e->getMessage());
+        }
+    }
+
     public function testTheDropInsPopKeepsTheQueuesRate(): void
     {
         $q = $this->queue('popped');

@@ -48,6 +48,7 @@ const QUEUE_OPTIONS: &[Opt<queue::Options>] = &[
     opt!("lease" => lease = |v, p| positive_seconds(v, p).map(Some)),
     opt!("maxAttempts" => max_attempts = |v, p| natural(v, p).map(Some)),
     opt!("maxLength" => max_length = natural),
+    opt!("rate" => rate = super::queue::rate_option),
 ];
 
 fn queue_options(options: &Value) -> PhpResult<queue::Options> {
@@ -55,6 +56,7 @@ fn queue_options(options: &Value) -> PhpResult<queue::Options> {
         lease: None,
         max_attempts: None,
         max_length: 0,
+        rate: None,
     };
     read_options(
         options,
@@ -378,9 +380,11 @@ impl Client {
     /// the drop-in `RedisQueue`). Options: `lease` (seconds a reserved task
     /// stays with its worker, default 30), `maxAttempts` (reserves before a
     /// task goes to the dead letters, default 5, 0: no limit), `maxLength`
-    /// (queued plus leased tasks at most, 0: no limit). The `lease` and
-    /// `maxAttempts` given are stored with the queue at this object's first
-    /// enqueue: a worker not given its own takes them.
+    /// (queued plus leased tasks at most, 0: no limit), `rate` (`['limit' =>
+    /// ..., 'per' => seconds, 'burst' => ...]`, as `Queue::setRate()` takes
+    /// them: the queue's from this object's first enqueue or reserve on). The
+    /// `lease` and `maxAttempts` given are stored with the queue at this
+    /// object's first enqueue: a worker not given its own takes them.
     pub fn queue(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Queue> {
         let name = non_empty(&name, "RedisLock\\Client::queue(): Argument #1 ($name)")?;
         Ok(Queue::new(
@@ -519,6 +523,9 @@ impl Client {
             )));
         };
         let (how, lease) = Queue::reserve_how(&count, &lease, &wait, M, 2)?;
+        for queue in &list {
+            queue.store_rate()?;
+        }
         let queues: Vec<_> = list.iter().map(|q| (q.queue(), q.terms(lease))).collect();
         match engine(crate::queue::reserve(&queues, &how))? {
             Some((index, tasks)) => task_list(list[index], tasks),

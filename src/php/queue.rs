@@ -30,6 +30,9 @@ pub struct Options {
     /// [`DEFAULT_MAX_ATTEMPTS`]).
     pub max_attempts: Option<u64>,
     pub max_length: u64,
+    /// The queue's rate (`setRate()`), stored at this object's first
+    /// enqueue or reserve; None: not given.
+    pub rate: Option<leased::Rate>,
 }
 
 /// A queue's lease when neither its object nor a producer gave one.
@@ -46,6 +49,9 @@ pub struct Queue {
     /// Whether the terms given to this object are stored with the queue
     /// (at its first enqueue: `store_terms`).
     terms_stored: std::cell::Cell<bool>,
+    /// Whether the rate given to this object is stored with the queue (at
+    /// its first enqueue or reserve: `store_rate`).
+    rate_stored: std::cell::Cell<bool>,
 }
 
 /// A number of seconds >= 0 (`what` names the parameter).
@@ -207,8 +213,59 @@ fn tag_list(tags: &[Vec<u8>]) -> PhpResult<Zval> {
     Ok(array(list))
 }
 
+/// The `rate` option of `Client::queue()`: `['limit' => ..., 'per' =>
+/// seconds (default 1), 'burst' => ... (default the limit)]`, as
+/// `setRate()` takes them.
+pub fn rate_option(value: &Value, param: &str) -> PhpResult<Option<leased::Rate>> {
+    let Value::Array(entries) = value else {
+        return Err(type_error(format!(
+            "{param} must be an array ['limit' => int, 'per' => float, 'burst' => int], {} given",
+            value.type_name()
+        )));
+    };
+    let (mut limit, mut per, mut burst) = (None, Duration::from_secs(1), None);
+    for (key, v) in entries {
+        let name = String::from_utf8_lossy(&key.bytes()).into_owned();
+        let at = || format!("{param}['{name}']");
+        match name.as_str() {
+            "limit" => {
+                limit = Some(rate_count(
+                    v,
+                    Named(|f: &mut fmt::Formatter<'_>| f.write_str(&at())),
+                )?)
+            }
+            "per" => {
+                per = super::positive_seconds(
+                    v,
+                    Named(|f: &mut fmt::Formatter<'_>| f.write_str(&at())),
+                )?
+            }
+            "burst" => {
+                burst = Some(rate_count(
+                    v,
+                    Named(|f: &mut fmt::Formatter<'_>| f.write_str(&at())),
+                )?)
+            }
+            _ => {
+                return Err(value_error(format!(
+                    "{param} has an unknown key {} (known: limit, per, burst)",
+                    quoted(name.as_bytes())
+                )));
+            }
+        }
+    }
+    let Some(limit) = limit else {
+        return Err(value_error(format!("{param} needs a 'limit'")));
+    };
+    Ok(Some(leased::Rate {
+        limit,
+        per,
+        burst: burst.unwrap_or(limit),
+    }))
+}
+
 /// A count of a queue's rate: 1 to a billion.
-fn rate_count(value: &Value, param: Argument) -> PhpResult<u64> {
+fn rate_count(value: &Value, param: impl Display + Copy) -> PhpResult<u64> {
     let n = natural(value, param)?;
     if !(1..=1_000_000_000).contains(&n) {
         return Err(value_error(format!(
@@ -224,7 +281,20 @@ impl Queue {
             queue: Arc::new(queue::Queue::new(config, name)),
             options,
             terms_stored: std::cell::Cell::new(false),
+            rate_stored: std::cell::Cell::new(false),
         }
+    }
+
+    /// The `rate` this object was given is the queue's from its first
+    /// enqueue or reserve on (one round trip per object), as `setRate()`
+    /// makes it.
+    pub fn store_rate(&self) -> PhpResult<()> {
+        if self.rate_stored.get() || self.options.rate.is_none() {
+            return Ok(());
+        }
+        engine(self.queue.set_rate(self.options.rate))?;
+        self.rate_stored.set(true);
+        Ok(())
     }
 
     /// A producer's terms go with its tasks: the `maxAttempts` and `lease`
@@ -249,6 +319,7 @@ impl Queue {
         tags: &Tags,
     ) -> PhpResult<Vec<Status>> {
         self.store_terms()?;
+        self.store_rate()?;
         let put = self
             .queue
             .put(tasks, delay, policy, self.options.max_length, tags);
@@ -498,6 +569,7 @@ impl Queue {
             Some(tasks) => self.leases(tasks, "reserve", "Argument #4 ($ack)")?,
             None => Vec::new(),
         };
+        self.store_rate()?;
         let (_, tasks) = engine(self.queue.ack_and_reserve(self.terms(lease), &how, &done))?;
         task_list(self, tasks)
     }
