@@ -124,8 +124,8 @@ fn flags(file: &str) -> Vec<&'static str> {
 /// The function library of the script `file` (see [`files`]), named
 /// `name`, with one function of that name. The included helpers are
 /// defined once, when the library loads; each call sets what a script's
-/// run starts with: its `KEYS` and `ARGV`, and need.lua's record of the
-/// keys it checked.
+/// run starts with: its `KEYS` and `ARGV`, need.lua's record of the keys
+/// it checked, and its table for what a run keeps (`need_run`).
 fn library(file: &'static str, extra: &[&'static str], name: &str) -> String {
     let mut parts: Vec<&str> = files(file, extra).into_iter().map(text).collect();
     let main = parts.pop().unwrap_or_default();
@@ -136,7 +136,7 @@ fn library(file: &'static str, extra: &[&'static str], name: &str) -> String {
          {}\
          local function redislock_script()\n{main}\nend\n\
          redis.register_function{{function_name = '{name}', flags = {{{}}}, callback = function(keys, args)\n\
-         \x20 KEYS, ARGV, need_checked = keys, args, {{}}\n\
+         \x20 KEYS, ARGV, need_checked, need_run = keys, args, {{}}, {{}}\n\
          \x20 return redislock_script()\n\
          end}}\n",
         parts.concat(),

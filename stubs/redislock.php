@@ -821,7 +821,7 @@ namespace RedisLock {
          * 'lease ran out'; null when none was given).
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, payload: string|null, attempts: int, diedAt: float, reason: string|null, tags: list<string>}>
+         * @return list<array{id: string, payload: string|null, attempts: int, diedAt: float, reason: string|null, tags: list<string>, group: string|null}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function dead(int $limit = 100): mixed {}
@@ -834,7 +834,10 @@ namespace RedisLock {
          * lease ends, never beside it. `$tags` (up to 10, each 1 to 100 bytes
          * without spaces or control bytes) let operators find the task and its
          * recent attempts (`tagged()`, `recent()`); a task added or replaced
-         * takes them, as it takes its payload.
+         * takes them, as it takes its payload. `$group` (a tenant, a customer:
+         * 1 to 100 bytes without spaces or control bytes) puts it in a group:
+         * `reserve()` takes due tasks in turn across the queue's groups, so a
+         * group with many cannot hold up one with few.
          *
          * @param non-empty-string $id
          * @param 'keep'|'replace'|'earliest'|'latest'|null $policy
@@ -843,12 +846,13 @@ namespace RedisLock {
          * @throws QueueFullException the queue is at its `maxLength`
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function enqueue(string $id, ?string $payload = null, float $delay = 0, ?string $policy = null, ?array $tags = null): string {}
+        public function enqueue(string $id, ?string $payload = null, float $delay = 0, ?string $policy = null, ?array $tags = null, ?string $group = null): string {}
 
         /**
          * Enqueues many tasks in one round trip per 1000 (each chunk atomic):
-         * `$tasks` maps id => payload (null: none); each takes the `$tags`
-         * (see `enqueue()`). Returns each id's outcome, keyed as `$tasks` is.
+         * `$tasks` maps id => payload (null: none); each takes the `$tags` and
+         * `$group` (see `enqueue()`). Returns each id's outcome, keyed as
+         * `$tasks` is.
          *
          * @param array<int|string, string|null> $tasks
          * @param 'keep'|'replace'|'earliest'|'latest'|null $policy
@@ -857,7 +861,7 @@ namespace RedisLock {
          * @throws QueueFullException the tasks would pass the queue's `maxLength`: none of that chunk was enqueued
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function enqueueMany(array $tasks, float $delay = 0, ?string $policy = null, ?array $tags = null): mixed {}
+        public function enqueueMany(array $tasks, float $delay = 0, ?string $policy = null, ?array $tags = null, ?string $group = null): mixed {}
 
         /**
          * Sets the task's lease to `$lease` seconds from now (default: the
@@ -875,7 +879,7 @@ namespace RedisLock {
          * it died), or null.
          *
          * @param non-empty-string $id
-         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float, reason: string|null, tags: list<string>}|null
+         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float, reason: string|null, tags: list<string>, group: string|null}|null
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function find(string $id): mixed {}
@@ -909,7 +913,7 @@ namespace RedisLock {
          * (null when the process is not described).
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, payload: string|null, attempts: int, reason: string|null, leasedAt: float|null, until: float, worker: array{host: string, pid: int, process: string}|null, tags: list<string>}>
+         * @return list<array{id: string, payload: string|null, attempts: int, reason: string|null, leasedAt: float|null, until: float, worker: array{host: string, pid: int, process: string}|null, tags: list<string>, group: string|null}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function leased(int $limit = 100): mixed {}
@@ -985,7 +989,7 @@ namespace RedisLock {
          * in server time, and `reason` why its last attempt failed (or null).
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued', at: float, reason: string|null, tags: list<string>}>
+         * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued', at: float, reason: string|null, tags: list<string>, group: string|null}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function peek(int $limit = 100): mixed {}
@@ -1013,7 +1017,7 @@ namespace RedisLock {
          * keeps its last 100 for an hour unless `keepRecent()` said otherwise.
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, outcome: 'acked'|'nacked'|'expired'|'dead', at: float, attempts: int|null, runtime: float|null, wait: float|null, worker: string|null, reason: string|null, tags: list<string>}>
+         * @return list<array{id: string, outcome: 'acked'|'nacked'|'expired'|'dead', at: float, attempts: int|null, runtime: float|null, wait: float|null, worker: string|null, reason: string|null, tags: list<string>, group: string|null}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function recent(int $limit = 100, ?string $id = null, ?string $tag = null): mixed {}
@@ -1103,7 +1107,7 @@ namespace RedisLock {
          * per round trip: a search for operators, not for a worker's loop.
          *
          * @param int<1, 1000> $limit
-         * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float, reason: string|null, tags: list<string>}>
+         * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float, reason: string|null, tags: list<string>, group: string|null}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function tagged(string $tag, int $limit = 100): mixed {}

@@ -973,3 +973,111 @@ fn tags_go_with_their_task_wherever_it_goes_and_find_it() {
     assert!(queue::Tags::new(&eleven).is_err());
     assert!(queue::Tags::new(&eleven[..10]).is_ok());
 }
+
+#[test]
+fn groups_take_turns_so_a_big_group_cannot_hold_up_a_small_one() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"fair");
+    let group = |g: &str| queue::Tags::default().with_group(g.as_bytes()).unwrap();
+    let ids = |prefix: &str, n: usize| -> Vec<NewTask> {
+        (0..n)
+            .map(|i| task(&format!("{prefix}{i}"), None))
+            .collect()
+    };
+    // Queued before the queue had groups: no group, no hint.
+    queue::put(&config, &keys, &ids("old", 3), 0.0, Policy::Keep, 0).unwrap();
+    let put = |tasks: &[NewTask], g: &str, delay: f64| {
+        statuses(
+            queue::put_tagged(&config, &keys, tasks, delay, Policy::Keep, 0, &group(g)).unwrap(),
+        )
+    };
+    put(&ids("a", 10_000), "big", 0.0);
+    put(&ids("b", 10), "small", 0.0);
+    let found = lease::find(&config, &keys, b"b3").unwrap().unwrap();
+    assert_eq!(found.group.as_deref(), Some(&b"small"[..]));
+    std::thread::sleep(Duration::from_millis(30));
+
+    // One at a time, as workers reserve: the small group's ten, and the
+    // three queued before the queue had groups (the group ''), start
+    // within the first 23: a turn each, as long as each has some.
+    let mut order = Vec::new();
+    for _ in 0..23 {
+        let got = reserve(&config, &keys, how(1, 30_000, 0));
+        assert_eq!(got.len(), 1);
+        order.push(String::from_utf8(got[0].id.clone()).unwrap());
+    }
+    let count = |p: &str| order.iter().filter(|id| id.starts_with(p)).count();
+    assert_eq!((count("b"), count("old")), (10, 3), "{order:?}");
+    assert_eq!(
+        &order[..6],
+        ["old0", "a0", "b0", "old1", "a1", "b1"],
+        "in turn"
+    );
+    // Ten at once: in turn too (the small group has none left: the big one
+    // and the tasks without a group share what is due).
+    put(&ids("c", 5), "small", 0.0);
+    std::thread::sleep(Duration::from_millis(30));
+    let got = reserve(&config, &keys, how(10, 30_000, 0));
+    let small = got.iter().filter(|t| t.id.starts_with(b"c")).count();
+    assert_eq!(
+        small,
+        5,
+        "{:?}",
+        got.iter()
+            .map(|t| String::from_utf8_lossy(&t.id).into_owned())
+            .collect::<Vec<_>>()
+    );
+
+    // Hints that went stale never lose or double a task: removed, popped by
+    // the drop-in, due later since, or moved.
+    put(&ids("d", 20), "small", 0.0);
+    assert_eq!(
+        lease::remove(&config, &keys, &[b"d0".to_vec(), b"d1".to_vec()]).unwrap(),
+        2
+    );
+    let replaced = queue::put_tagged(
+        &config,
+        &keys,
+        &ids("d", 3)[2..],
+        3600.0,
+        Policy::Replace,
+        0,
+        &group("small"),
+    );
+    assert_eq!(statuses(replaced.unwrap()), [Status::Updated]);
+    let popped = queue::pop(&config, &keys, 5).unwrap();
+    assert_eq!(popped.len(), 5);
+    std::thread::sleep(Duration::from_millis(30));
+    let mut seen: HashSet<Vec<u8>> = popped.into_iter().map(|t| t.id).collect();
+    seen.extend(order.iter().map(|id| id.as_bytes().to_vec()));
+    seen.extend(got.iter().map(|t| t.id.clone()));
+    loop {
+        let got = reserve(&config, &keys, how(1000, 30_000, 0));
+        if got.is_empty() {
+            break;
+        }
+        for t in got {
+            assert!(
+                seen.insert(t.id.clone()),
+                "{} twice",
+                String::from_utf8_lossy(&t.id)
+            );
+            assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+        }
+    }
+    // All of them once (d0, d1 removed; d2 due in an hour).
+    assert_eq!(seen.len(), 3 + 10_000 + 10 + 5 + 18 - 1);
+    assert!(!seen.contains(&b"d2".to_vec()));
+    let d2 = lease::find(&config, &keys, b"d2").unwrap().unwrap();
+    assert_eq!(
+        (d2.state.as_str(), d2.group.as_deref()),
+        ("queued", Some(&b"small"[..]))
+    );
+    assert_eq!(lease::remove(&config, &keys, &[b"d2".to_vec()]).unwrap(), 1);
+    // Once every hint is used or dropped, the groups go.
+    reserve(&config, &keys, how(1, 30_000, 0));
+    let mut c = server.client();
+    let left: Vec<String> = redis::cmd("KEYS").arg("*group*").query(&mut c).unwrap();
+    assert_eq!(left, Vec::<String>::new());
+}

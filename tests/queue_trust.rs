@@ -22,9 +22,9 @@ fn task(id: &str, payload: Option<&str>) -> NewTask {
     }
 }
 
-/// Enqueues `id`, tagged `t`.
+/// Enqueues `id`, tagged `t`, in the group `g`.
 fn put(config: &Config, keys: &Keys, id: &str, payload: &str, policy: Policy) -> Status {
-    let tags = Tags::new(&["t"]).unwrap();
+    let tags = Tags::new(&["t"]).unwrap().with_group(b"g").unwrap();
     match queue::put_tagged(
         config,
         keys,
@@ -343,6 +343,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("workers done", keys.worked.clone()),
         ("recent", keys.recent.clone()),
         ("tags", keys.tags.clone()),
+        ("groups", keys.groups.clone()),
     ];
     let mut refused = HashSet::new();
     for (role, key) in &roles {
@@ -389,8 +390,9 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
                         )),
                         "{name} with the {role} a string: {cause}"
                     );
+                    let after = server.snapshot();
                     assert!(
-                        before == server.snapshot(),
+                        before == after,
                         "{name} failed on the {role} but changed Redis"
                     );
                     refused.insert((*role, *name));
@@ -455,6 +457,13 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("tags", "retry dead"),
         ("tags", "move in"),
         ("tags", "tagged"),
+        ("groups", "put"),
+        ("groups", "enqueue"),
+        ("groups", "reserve"),
+        ("groups", "nack"),
+        ("groups", "retry dead"),
+        ("groups", "move in"),
+        ("groups", "ack and reserve"),
     ] {
         assert!(refused.contains(&expected), "{expected:?} was not refused");
     }

@@ -515,11 +515,33 @@ final class QueueApiTest extends RedisLockTestCase
      */
     public function testKilledWorkersLoseNothing(): void
     {
-        $total = 5000;
         $q = $this->queue('drain', ['maxAttempts' => 0]);
-        foreach (array_chunk(range(1, $total), 1000) as $chunk) {
+        foreach (array_chunk(range(1, 5000), 1000) as $chunk) {
             $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", $chunk), null));
         }
+        $this->assertKilledWorkersLoseNothing(5000, 25);
+    }
+
+    /** The same with the tasks in groups (and some in none), which reserve() takes in turn. */
+    public function testKilledWorkersLoseNothingOfAGroupedQueue(): void
+    {
+        $q = $this->queue('drain', ['maxAttempts' => 0]);
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", range(1, 1000)), null), 0, null, null, 'big');
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", range(1001, 1100)), null), 0, null, null, 'small');
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", range(1101, 1150)), null));
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", range(1151, 1500)), null), 0, null, ['x'], 'big');
+        $this->assertSame('small', $q->find('t1001')['group']);
+        $this->assertNull($q->find('t1101')['group'], "in the queue's default group");
+        $this->assertKilledWorkersLoseNothing(1500, 12);
+        $this->assertSame([], $this->redis->keys('{Queue:drain}:group*'), 'the groups go with their last task');
+    }
+
+    /**
+     * 8 workers drain the queue 'drain' of its $total tasks while the test
+     * SIGKILLs $kills of them at random (see testKilledWorkersLoseNothing).
+     */
+    private function assertKilledWorkersLoseNothing(int $total, int $kills): void
+    {
         $log = tempnam(sys_get_temp_dir(), 'drain');
         $worker = '
             $q = (new RedisLock\Client())->queue("drain", ["lease" => 1, "maxAttempts" => 0]);
@@ -556,7 +578,7 @@ final class QueueApiTest extends RedisLockTestCase
                     unset($workers[$i]);
                 }
             }
-            if ($workers && count($killed) < 25) {
+            if ($workers && count($killed) < $kills) {
                 $i = array_rand($workers);
                 proc_terminate($workers[$i][0], 9);
                 proc_close($workers[$i][0]);
@@ -585,7 +607,7 @@ final class QueueApiTest extends RedisLockTestCase
             }
         }
         unlink($log);
-        $this->assertCount(25, $killed);
+        $this->assertCount($kills, $killed);
         $this->assertCount($total, $worked, 'every task processed');
         $this->assertSame([1], array_values(array_unique($acked)), 'no task acked twice');
         // A worker killed between its ack and its log line leaves no "A": the
@@ -899,6 +921,49 @@ final class QueueApiTest extends RedisLockTestCase
         } catch (ValueError $e) {
             $this->assertSame("RedisLock\\Client::queue(): Argument #2 (\$options) option 'rate'['per'] must be a number of seconds greater than 0, 0 given", $e->getMessage());
         }
+    }
+
+    public function testGroupsTakeTurnsSoABigOneCannotHoldUpASmallOne(): void
+    {
+        $q = $this->queue('tenants');
+        foreach (array_chunk(range(1, 10000), 1000) as $chunk) {
+            $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "big-$i", $chunk), null), 0, null, null, 'tenant-1');
+        }
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "small-$i", range(1, 10)), 'p'), 0, null, ['vip'], 'tenant-2');
+        $this->assertSame('added', $q->enqueue('mine', null, 0, null, null, 'tenant-3'));
+        usleep(20000);
+        $first = [];
+        for ($i = 0; $i < 21; $i++) {
+            $first[] = $q->reserve()[0]->id();
+        }
+        $this->assertCount(10, preg_grep('/^small-/', $first), 'the small group started within its share: ' . implode(' ', $first));
+        $this->assertContains('mine', $first);
+        // What the rows say.
+        $found = $q->find('small-1');
+        $this->assertSame(['leased', 'tenant-2', ['vip']], [$found['state'], $found['group'], $found['tags']]);
+        $this->assertSame('tenant-1', $q->peek(1)[0]['group']);
+        $this->assertSame('tenant-2', array_column($q->leased(1000), 'group', 'id')['small-1']);
+        $task = null;
+        foreach ($q->reserve(1000) as $t) {
+            $task ??= $t;
+        }
+        $q->nack($task, 0, 'no');
+        $this->assertSame('tenant-1', $q->recent(1)[0]['group']);
+        $this->assertSame('tenant-1', $q->find($task->id())['group'], 'due again, still in its group');
+        $this->assertAllRefused([
+            fn () => $q->enqueue('x', null, 0, null, null, ''),
+            fn () => $q->enqueue('x', null, 0, null, null, 'two words'),
+            fn () => $q->enqueue('x', null, 0, null, null, "a\0b"),
+            fn () => $q->enqueue('x', null, 0, null, null, str_repeat('g', 101)),
+            fn () => $q->enqueue('x', null, 0, null, null, []),
+            fn () => $q->enqueueMany(['x' => null], 0, null, null, ''),
+        ]);
+        try {
+            $q->enqueue('x', null, 0, null, null, 'two words');
+        } catch (ValueError $e) {
+            $this->assertSame("RedisLock\\Queue::enqueue(): Argument #6 (\$group): a group holds no space or control byte, 'two words' given", $e->getMessage());
+        }
+        $this->assertNull($q->find('x'));
     }
 
     public function testTheDropInsPopKeepsTheQueuesRate(): void

@@ -196,6 +196,16 @@ fn tags(value: &Value, param: Argument) -> PhpResult<Tags> {
     Tags::new(&list).map_err(|why| value_error(format!("{param}: {why}, {} given", list.len())))
 }
 
+/// `tags` with the tasks' group `group` (null: none; see [`Tags`]).
+fn grouped(tags: Tags, group: &Value, param: Argument) -> PhpResult<Tags> {
+    if matches!(group, Value::Null) {
+        return Ok(tags);
+    }
+    let group = group.bytes(param)?;
+    tags.with_group(&group)
+        .map_err(|why| value_error(format!("{param}: {why}, {} given", quoted(&group))))
+}
+
 /// One tag to look for: a string a task's tags may hold.
 fn tag(value: &Value, param: Argument) -> PhpResult<Vec<u8>> {
     let tag = value.bytes(param)?;
@@ -467,7 +477,10 @@ impl Queue {
     /// ends, never beside it. `$tags` (up to 10, each 1 to 100 bytes without
     /// spaces or control bytes) let operators find the task and its recent
     /// attempts (`tagged()`, `recent()`); a task added or replaced takes
-    /// them, as it takes its payload.
+    /// them, as it takes its payload. `$group` (a tenant, a customer: 1 to
+    /// 100 bytes without spaces or control bytes) puts it in a group:
+    /// `reserve()` takes due tasks in turn across the queue's groups, so a
+    /// group with many cannot hold up one with few.
     #[php(defaults(delay = 0))]
     pub fn enqueue(
         &self,
@@ -476,6 +489,7 @@ impl Queue {
         delay: Arg<Float>,
         policy: Arg<NullableText>,
         tags: Arg<NullableArray>,
+        group: Arg<NullableText>,
     ) -> PhpResult<&'static str> {
         const M: &str = "RedisLock\\Queue::enqueue()";
         let task = NewTask {
@@ -488,6 +502,7 @@ impl Queue {
         let delay = delay_seconds(&delay, Argument(M, 3, "delay"))?;
         let policy = self::policy(&policy, Argument(M, 4, "policy"))?;
         let tags = self::tags(&tags, Argument(M, 5, "tags"))?;
+        let tags = grouped(tags, &group, Argument(M, 6, "group"))?;
         let statuses = self.put(&[task], delay, policy, &tags)?;
         Ok(status_name(
             statuses.first().copied().unwrap_or(Status::Ignored),
@@ -495,8 +510,9 @@ impl Queue {
     }
 
     /// Enqueues many tasks in one round trip per 1000 (each chunk atomic):
-    /// `$tasks` maps id => payload (null: none); each takes the `$tags` (see
-    /// `enqueue()`). Returns each id's outcome, keyed as `$tasks` is.
+    /// `$tasks` maps id => payload (null: none); each takes the `$tags` and
+    /// `$group` (see `enqueue()`). Returns each id's outcome, keyed as
+    /// `$tasks` is.
     #[php(defaults(delay = 0))]
     pub fn enqueue_many(
         &self,
@@ -504,6 +520,7 @@ impl Queue {
         delay: Arg<Float>,
         policy: Arg<NullableText>,
         tags: Arg<NullableArray>,
+        group: Arg<NullableText>,
     ) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Queue::enqueueMany()";
         let param = Argument(M, 1, "tasks");
@@ -530,6 +547,7 @@ impl Queue {
         let delay = delay_seconds(&delay, Argument(M, 2, "delay"))?;
         let policy = self::policy(&policy, Argument(M, 3, "policy"))?;
         let tags = self::tags(&tags, Argument(M, 4, "tags"))?;
+        let tags = grouped(tags, &group, Argument(M, 5, "group"))?;
         let statuses = if batch.is_empty() {
             Vec::new()
         } else {
@@ -717,6 +735,7 @@ impl Queue {
             row.insert("worker", a.worker)?;
             row.insert("reason", optional_binary(a.reason.as_deref()))?;
             row.insert("tags", tag_list(&a.tags)?)?;
+            row.insert("group", optional_binary(a.group.as_deref()))?;
             list.push(array(row))?;
         }
         Ok(array(list))
@@ -764,6 +783,7 @@ impl Queue {
             row.insert("diedAt", d.died_at)?;
             row.insert("reason", optional_binary(d.reason.as_deref()))?;
             row.insert("tags", tag_list(&d.tags)?)?;
+            row.insert("group", optional_binary(d.group.as_deref()))?;
             list.push(array(row))?;
         }
         Ok(array(list))
@@ -918,6 +938,7 @@ impl Queue {
             row.insert("until", t.at)?;
             row.insert("worker", inspect::holder(worker)?)?;
             row.insert("tags", tag_list(&t.tags)?)?;
+            row.insert("group", optional_binary(t.group.as_deref()))?;
             list.push(array(row))?;
         }
         Ok(array(list))
@@ -1033,5 +1054,6 @@ fn peeked(t: &leased::Peeked) -> PhpResult<Zval> {
     row.insert("at", t.at)?;
     row.insert("reason", optional_binary(t.reason.as_deref()))?;
     row.insert("tags", tag_list(&t.tags)?)?;
+    row.insert("group", optional_binary(t.group.as_deref()))?;
     Ok(array(row))
 }

@@ -24,7 +24,7 @@ static DUE: LazyLock<Script> = script!("queue_due.lua");
 /// test checks against this).
 const TYPES: &[&str] = &[
     "zset", "hash", "hash", "zset", "hash", "hash", "zset", "hash", "list", "hash", "hash", "hash",
-    "hash", "hash", "list",
+    "hash", "zset", "hash", "list",
 ];
 
 /// How long a wake-up waits for the consumer it was pushed to, in ms (a
@@ -66,8 +66,13 @@ pub struct Keys {
     /// Why a task's last attempt failed, and why a dead letter died.
     pub failures: Vec<u8>,
     pub dead_failures: Vec<u8>,
-    /// The tags its producers gave its tasks (see [`Tags`]).
+    /// The tags its producers gave its tasks, and their groups (see
+    /// [`Tags`]).
     pub tags: Vec<u8>,
+    /// The groups whose tasks `reserve()` takes in turn, least recently
+    /// served first; each group's queued tasks are hinted in the key
+    /// [`Keys::group`] (see `scripts/queue_task.lua`).
+    pub groups: Vec<u8>,
     /// The processes consuming it: when each was last seen, and the tasks
     /// each acked (see `lease::workers`).
     pub workers: Vec<u8>,
@@ -100,6 +105,7 @@ impl Keys {
             failures: place.beside(":failures"),
             dead_failures: place.beside(":dead-failures"),
             tags: place.beside(":tags"),
+            groups: place.beside(":groups"),
             workers: place.beside(":workers"),
             worked: place.beside(":workers-done"),
             recent: place.beside(":recent"),
@@ -107,6 +113,13 @@ impl Keys {
             waiters: place.beside(":"),
             queue: place.main,
         }
+    }
+
+    /// The hints of the queued tasks of `group` (see [`Keys::groups`]): a
+    /// key the scripts name from the consumers' prefix, in the queue's
+    /// hash slot.
+    pub fn group(&self, group: &[u8]) -> Vec<u8> {
+        [self.waiters.as_slice(), b"group:", group].concat()
     }
 
     /// A call of a script that moves tasks, with the keys they all take,
@@ -129,6 +142,7 @@ impl Keys {
             &self.failures,
             &self.dead_failures,
             &self.tags,
+            &self.groups,
         ] {
             call.key(key);
         }
@@ -187,7 +201,9 @@ pub struct NewTask {
 /// The tags a producer gives tasks, so that operators find them
 /// (`lease::tagged`, the recent attempts): at most [`Tags::MOST`] tags of
 /// 1 to [`Tags::LONGEST`] bytes, none holding a space or a control byte;
-/// a tag given twice counts once. Stored joined by spaces.
+/// a tag given twice counts once. With them, the tasks' group, whose
+/// tasks `reserve()` takes in turn with the other groups' (a name as a tag
+/// is). Stored joined by spaces, the group after a `\x1d`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tags(Vec<u8>);
 
@@ -229,8 +245,36 @@ impl Tags {
         Ok(tag)
     }
 
-    /// The tags stored as `joined` (by spaces).
-    pub fn split(joined: &[u8]) -> Vec<Vec<u8>> {
+    /// These tags, the tasks' group `group`; or what is wrong with it.
+    pub fn with_group(mut self, group: &[u8]) -> Result<Self, String> {
+        let group = Self::check(group).map_err(|why| why.replace("a tag", "a group"))?;
+        self.0.push(GROUP_MARK);
+        self.0.extend_from_slice(group);
+        Ok(self)
+    }
+
+    /// How a task's `tags` and `group` are stored.
+    pub fn stored(tags: &[Vec<u8>], group: Option<&[u8]>) -> Vec<u8> {
+        let mut stored = tags.join(&b' ');
+        if let Some(group) = group {
+            stored.push(GROUP_MARK);
+            stored.extend_from_slice(group);
+        }
+        stored
+    }
+
+    /// The group of the tags stored as `stored`.
+    pub fn group_of(stored: &[u8]) -> Option<Vec<u8>> {
+        let at = stored.iter().position(|&b| b == GROUP_MARK)?;
+        Some(stored[at + 1..].to_vec())
+    }
+
+    /// The tags stored as `stored` (joined by spaces, a group after them).
+    pub fn split(stored: &[u8]) -> Vec<Vec<u8>> {
+        let joined = stored
+            .split(|&b| b == GROUP_MARK)
+            .next()
+            .unwrap_or_default();
         joined
             .split(|&b| b == b' ')
             .filter(|t| !t.is_empty())
@@ -243,6 +287,9 @@ impl Tags {
         &self.0
     }
 }
+
+/// What stands between a task's tags and its group (see [`Tags`]).
+const GROUP_MARK: u8 = 0x1d;
 
 /// Enqueued, or refused because the queue is at its maximum length.
 #[derive(Clone, Debug, PartialEq)]

@@ -12,6 +12,11 @@ end
 -- the types it checks for, so a key is checked once per run.
 local need_checked = {}
 
+-- What a run of the script keeps for itself, new for every run: the
+-- helpers a Redis function library defines once keep nothing from one
+-- call to the next in their own tables (scripts.rs).
+local need_run = {}
+
 -- Records that a command of the type the script keeps in key read it
 -- without error: it holds that type, or nothing.
 local function need_read(key)

@@ -46,6 +46,7 @@ if #ids == 0 then
   return 0
 end
 queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13)
+queue_groups(ARGV[3])
 local now = queue_now()
 local nowText = string.format('%.17g', now)
 local max = tonumber(ARGV[5])

@@ -21,6 +21,7 @@ local ids = {}
 for i = first, #ARGV, step do ids[#ids + 1] = ARGV[i] end
 
 queue_need(1, 2, 3, 9, 10, 11, 13)
+queue_groups(ARGV[2])
 local hasDead = queue_has(7)
 if hasDead then queue_need(8, 12) end
 local queued = queue_scores(1, ids)

@@ -3,7 +3,7 @@
 -- Give a leased task back, only if the caller's lease is still the task's:
 -- due again after ARGV[3] seconds, or to the dead letters once it used up
 -- its attempts (queue_settle).
--- KEYS: see queue_task.lua (KEYS[15]: the attempt is recorded there,
+-- KEYS: see queue_task.lua (KEYS[16]: the attempt is recorded there,
 -- unless it is a release).
 -- ARGV[1] id; ARGV[2] lease token; ARGV[3] delay in seconds;
 -- ARGV[4] maximum attempts (0: no limit, as queue_term takes it; 'bury':
@@ -21,7 +21,8 @@ local stats = need_call('hash', 'HMGET', KEYS[10], 'maxAttempts', 'recentKeep', 
 local keep, ms = queue_recent_terms(stats[2], stats[3])
 if ARGV[4] == 'release' then keep = 0 end
 queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13)
-if keep > 0 then queue_need(15) end
+queue_groups(ARGV[5])
+if keep > 0 then queue_need(16) end
 local now = queue_now()
 local max = 0
 if ARGV[4] ~= 'bury' and ARGV[4] ~= 'release' then

@@ -12,8 +12,10 @@
 -- has a payload) and ARGV[9..] are id, payload pairs;
 -- ARGV[5] '1' for a status per task, '0' for how many were added;
 -- ARGV[6] consumer key prefix; ARGV[7] how long a wake-up waits for its
--- consumer, in ms; ARGV[8] the tasks' tags, space-separated ('': none):
--- a task added or replaced takes them (or loses old ones), as its payload.
+-- consumer, in ms; ARGV[8] the tasks' tags, space-separated, and their
+-- group ('<tags>\29<group>', queue_task.lua; '': none): a task added or
+-- replaced takes them (or loses old ones), as its payload, and is hinted
+-- to its group (queue_hint).
 -- Returns {done, status per task (0 ignored, 1 added, 2 updated)} or
 -- {done, added}, done being 2 when the caller is to register the queue
 -- (queue_count_enqueued) and 1 otherwise; {0, length} when the batch would
@@ -47,8 +49,8 @@ local function counted(added)
 end
 local n = (#ARGV - first + 1) / step
 -- Nothing an added id could inherit or run beside: no payloads, attempts,
--- leases or tags (one EXISTS for the four).
-local bare = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[13]) == 0
+-- leases or tags, and no groups to hint (one EXISTS for the five).
+local bare = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[13], KEYS[14]) == 0
 
 -- Consumers are woken only when some wait. The line's length and a read
 -- of the stats hash (a read answers a number faster than TYPE its table)
@@ -79,14 +81,20 @@ end
 -- times and lease ends, one command each (queue_scores).
 local hasPayloads, hasAttempts, hasLeased, hasTags = false, false, false, false
 if bare then
-  need_read(KEYS[2]) need_read(KEYS[3]) need_read(KEYS[4]) need_read(KEYS[13])
+  need_read(KEYS[2]) need_read(KEYS[3]) need_read(KEYS[4]) need_read(KEYS[13]) need_read(KEYS[14])
+  need_run.groups = {p = ARGV[6], grouped = false}
 else
   hasPayloads = queue_has(2)
   hasAttempts = queue_has(3)
   hasLeased = queue_has(4)
   hasTags = queue_has(13)
+  queue_groups(ARGV[6])
   if hasLeased then queue_need(6) end
 end
+-- The group the tasks are hinted to (false: none), and whether the queue
+-- had tasks before it had groups.
+local group = queue_group_of(tags) or (queue_grouped() and '')
+local hadTasks = group and not queue_grouped() and redis.call('ZCARD', KEYS[1]) > 0
 local hasDead = queue_has(7)
 if hasDead then queue_need(8, 12) end
 local ids, payloads = {}, {}
@@ -173,6 +181,13 @@ if woken > 0 then
   if #unset > 0 then redis.call('HDEL', KEYS[2], unpack(unset)) end
   if #forget > 0 then redis.call('HDEL', KEYS[3], unpack(forget)) end
   if #tagged > 0 then redis.call(tags and 'HSET' or 'HDEL', KEYS[13], unpack(tagged)) end
+  if group then
+    redis.pcall('ZADD', queue_group_key(group), unpack(scores))
+    redis.call('ZADD', KEYS[14], 'NX', '0', group)
+    -- A queue grouped now: the tasks it had, without a group, take the
+    -- turns of the group '' (queue_reserve.lua's queue_fair).
+    if hadTasks then redis.call('ZADD', KEYS[14], 'NX', '0', '') end
+  end
 end
 if waiting then wake(woken) end
 if not statuses then

@@ -1,6 +1,7 @@
 -- include: queue_task.lua queue_rate.lua
 -- flags: allow-oom
--- Lease up to ARGV[1] due tasks (server time), earliest first, within the
+-- Lease up to ARGV[1] due tasks (server time), earliest first (a grouped
+-- queue's in turn across its groups first: queue_fair), within the
 -- queue's rate; none while the queue is paused or throttled
 -- (queue_pause.lua). Leases that ran out are settled
 -- first, in a bounded batch: back to the queue, or to the dead letters once
@@ -17,8 +18,8 @@
 -- kept, in ms; ARGV[9] how it waits: '' not at all, 'fresh' joining the
 -- line at its end (first try, or just woken), 'keep' keeping its place;
 -- ARGV[10] the process's id and ARGV[11..] id, lease token, ... of tasks
--- the consumer finished, acked first (queue_ack; KEYS[14] as there). Every
--- attempt that ends here is recorded (queue_recent; KEYS[15]).
+-- the consumer finished, acked first (queue_ack; KEYS[15] as there). Every
+-- attempt that ends here is recorded (queue_recent; KEYS[16]).
 -- Returns {ms until a task may be due, a lease ends or a throttle ends (-1:
 -- nothing scheduled, paused, or not first in line; 0 when tasks follow), how many
 -- tasks were acked, id, payload or false, attempts, token, ...}.
@@ -46,18 +47,115 @@ local max = queue_term(ARGV[4], stats[2])
 local lease = queue_term(ARGV[2], stats[3])
 need_read(KEYS[4])
 need_read(KEYS[10])
--- The due tasks' ids, and when each was due (seconds).
-local dueAt = {}
+queue_groups(p)
+
+-- How many groups and hints one reserve looks at, at most.
+local GROUPS_SCAN, HINTS_SCAN = 100, 200
+
+-- Up to `want` due tasks of a grouped queue (queue_task.lua), taken in
+-- turn: one of each group that has one due, the least recently served
+-- group first, round after round. The group '' (tasks enqueued without
+-- one) takes, when none of its hints is due, one of the queue's first due
+-- tasks that has no group: so the tasks queued before the queue had
+-- groups, which have no hint, have its turns. Reads only: returns the ids, when each was due, what leasing them
+-- changes in the hints (`hints`: hints to drop, hints to mend to their
+-- task's due time, the groups in the order they were served or found
+-- idle, and those whose hints may be all gone), and the ids taken.
+local function queue_fair()
+  local ids, at = {}, {}
+  local hints = {drop = {}, mend = {}, turns = {}, looked = {}}
+  local active = redis.call('ZRANGE', KEYS[14], 0, GROUPS_SCAN - 1)
+  local offset, budget = {}, HINTS_SCAN + want
+  local taken = {}
+  while #ids < want and #active > 0 and budget > 0 do
+    local still = {}
+    for _, g in ipairs(active) do
+      if #ids >= want or budget <= 0 then break end
+      local key = queue_group_key(g)
+      hints.looked[g] = key
+      local served = false
+      while budget > 0 do
+        local h = redis.pcall('ZRANGEBYSCORE', key, '-inf', nowText, 'LIMIT', offset[g] or 0, 1)
+        if type(h) ~= 'table' or h.err or #h == 0 then break end
+        offset[g] = (offset[g] or 0) + 1
+        budget = budget - 1
+        local id = h[1]
+        -- The queue says whether (and since when) the task is due.
+        local due = tonumber(redis.call('ZSCORE', KEYS[1], id))
+        if due and due > now then
+          hints.mend[#hints.mend + 1] = {key, string.format('%.17g', due), id}
+        else
+          hints.drop[#hints.drop + 1] = {key, id}
+          if due and not taken[id] then
+            taken[id] = true
+            ids[#ids + 1] = id
+            at[#at + 1] = due
+            served = true
+            break
+          end
+        end
+      end
+      if not served and g == '' then
+        local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0', #ids + 20)
+        for i = 1, #flat, 2 do
+          if not taken[flat[i]] and not queue_group_of(redis.call('HGET', KEYS[13], flat[i])) then
+            taken[flat[i]] = true
+            ids[#ids + 1] = flat[i]
+            at[#at + 1] = tonumber(flat[i + 1])
+            served = true
+            -- (Its turns go on while the queue has tasks due.)
+            hints.looked[g] = nil
+            break
+          end
+        end
+      end
+      if served then still[#still + 1] = g end
+      hints.turns[#hints.turns + 1] = g
+    end
+    active = still
+  end
+  return ids, at, hints, taken
+end
+
+-- The due tasks' ids, when each was due (seconds), and the groups' hints
+-- to change when they are leased (queue_fair; nil: none).
+local dueAt, hints = {}, nil
 local function dueNow()
   if paused or throttled then return {} end
-  local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0', want)
-  local ids = {}
-  dueAt = {}
-  for i = 1, #flat, 2 do
-    ids[#ids + 1] = flat[i]
-    dueAt[#dueAt + 1] = tonumber(flat[i + 1])
+  local ids, taken = {}, {}
+  dueAt, hints = {}, nil
+  if queue_grouped() then ids, dueAt, hints, taken = queue_fair() end
+  if #ids < want then
+    -- The rest, earliest first, from the queue itself: tasks without a
+    -- hint are never left out.
+    local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0', want + #ids)
+    for i = 1, #flat, 2 do
+      if #ids >= want then break end
+      if not taken[flat[i]] then
+        ids[#ids + 1] = flat[i]
+        dueAt[#dueAt + 1] = tonumber(flat[i + 1])
+      end
+    end
   end
   return ids
+end
+
+-- Writes what queue_fair read: the hints of the leased tasks go, stale
+-- ones are mended or go, the groups served or found idle go to the end of
+-- the turn (in that order), and a group left without hints leaves it.
+local function queue_fair_done()
+  if not hints then return end
+  for _, d in ipairs(hints.drop) do redis.pcall('ZREM', d[1], d[2]) end
+  for _, m in ipairs(hints.mend) do redis.pcall('ZADD', m[1], m[2], m[3]) end
+  -- (Turns are counted: each goes after the last one given.)
+  local last = tonumber(redis.call('ZRANGE', KEYS[14], -1, -1, 'WITHSCORES')[2]) or 0
+  for i, g in ipairs(hints.turns) do
+    redis.call('ZADD', KEYS[14], 'XX', string.format('%.0f', last + i), g)
+  end
+  for g, key in pairs(hints.looked) do
+    local left = redis.pcall('ZCARD', key)
+    if left == 0 then redis.call('ZREM', KEYS[14], g) end
+  end
 end
 -- The finished tasks are acked before anything else is written. The keys
 -- this call reads or writes after the ack are checked or read before it:
@@ -66,8 +164,8 @@ end
 -- they are; one with a rerun queues it, and they are read again).
 local due, waiting
 local function needAll()
-  queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13)
-  if recent[1] > 0 then queue_need(15) end
+  queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+  if recent[1] > 0 then queue_need(16) end
 end
 if #ARGV > 10 then
   if #expired > 0 then
@@ -149,6 +247,7 @@ if #due > 0 then
     out[#out + 1] = token
   end
   redis.call('ZREM', KEYS[1], unpack(due))
+  queue_fair_done()
   redis.call('HSET', KEYS[5], unpack(tokens))
   -- In reverse (queue_add.lua says why).
   redis.call('ZADD', KEYS[4], unpack(ends))
@@ -165,6 +264,8 @@ if #due > 0 then
   end
   return out
 end
+-- Nothing to lease: the hints found stale are mended or dropped all the same.
+queue_fair_done()
 if mode ~= '' and not line_keep(KEYS[9], p, me, place, mode == 'fresh') then
   -- Not first in line: the first one keeps the timer.
   return {-1, acked}

@@ -7,9 +7,10 @@
 -- of death per id); KEYS[8] dead letters hash; KEYS[9] consumer line list;
 -- KEYS[10] stats hash; KEYS[11] failures hash (why the task's last attempt
 -- failed); KEYS[12] dead letters' failures hash (why each died); KEYS[13]
--- tags hash (the tags a producer gave the task); and the scripts that end
--- attempts (ack, nack, reserve) KEYS[14] the tasks each worker acked
--- (queue_workers.lua) and KEYS[15] the recent attempts list.
+-- tags hash (the tags a producer gave the task, and its group); KEYS[14]
+-- the groups zset (queue_hint); and the scripts that end attempts (ack,
+-- nack, reserve) KEYS[15] the tasks each worker acked (queue_workers.lua)
+-- and KEYS[16] the recent attempts list.
 --
 -- An id is queued, or leased, or neither; payloads, attempts and tags are
 -- those of that task. An id enqueued while it is leased waits in the reruns
@@ -26,7 +27,7 @@
 -- Every script reads and checks first and writes last (need.lua):
 -- queue_need() checks the keys it will write before its first write.
 
-local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash', 'hash', 'list'}
+local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash', 'zset', 'hash', 'list'}
 
 -- Checks the types of the keys KEYS[i], i in ... (need.lua).
 local function queue_need(...)
@@ -90,6 +91,63 @@ local function queue_tag_head(text, tags)
   return text
 end
 
+-- Groups. A task enqueued with a group has it after its tags, behind a
+-- '\29' (a control byte, which no tag holds): '<tags>\29<group>'. So the
+-- group goes wherever the tags go (reruns, dead letters, moves, recent
+-- attempts). reserve() takes the tasks of a grouped queue in turn across
+-- its groups (queue_reserve.lua): each group's queued tasks are hinted in
+-- a zset of their own, '<consumer key prefix>group:<group>' (due time per
+-- id; a key the script names, in the declared keys' slot by construction,
+-- as line.lua's), and KEYS[14] holds the groups, scored by when each was
+-- last served (0: never). A hint is advice, the queue zset the truth:
+-- reserve() checks each hint against it (a hint of a task removed, popped
+-- or due at another time since is dropped or mended there), and takes
+-- what the hints do not give from the queue itself, so a task without a
+-- hint is never lost. In a grouped queue (KEYS[14] exists) a task without
+-- a group is in the group ''.
+--
+-- A run's consumer key prefix and whether the queue is grouped are kept in
+-- need_run.groups (need.lua): the scripts that may hint set them first
+-- (queue_groups).
+
+-- Sets the consumer key prefix p of this run's hints, and reads whether
+-- the queue is grouped (KEYS[14] exists; its type checked): each script
+-- that may hint calls it before its first write.
+local function queue_groups(p)
+  need_run.groups = {p = p, grouped = queue_has(14)}
+end
+
+-- The group of a task from its stored tags (false: none).
+local function queue_group_of(tags)
+  if not tags then return false end
+  local at = string.find(tags, '\29', 1, true)
+  return at and string.sub(tags, at + 1) or false
+end
+
+-- Whether the queue is grouped (queue_groups read it).
+local function queue_grouped()
+  return need_run.groups.grouped
+end
+
+-- The key of the hints of group (queue_groups set the prefix).
+local function queue_group_key(group)
+  return need_run.groups.p .. 'group:' .. group
+end
+
+-- Hints id, queued due at dueText, to its group (from its stored tags);
+-- none when neither it nor the queue is grouped. A hint key of another
+-- type (written by hand) takes no hint: reserve() finds the task anyway.
+local function queue_hint(id, dueText, tags)
+  local group = queue_group_of(tags)
+  if not group then
+    if not queue_grouped() then return end
+    group = ''
+  end
+  redis.pcall('ZADD', queue_group_key(group), dueText, id)
+  redis.call('ZADD', KEYS[14], 'NX', '0', group)
+  need_run.groups.grouped = true
+end
+
 -- Whether a task due at due takes the place of one of its id due at old,
 -- under policy (keep | replace | earliest | latest).
 local function queue_wins(policy, due, old)
@@ -112,6 +170,7 @@ end
 local function queue_add(id, dueText, payload, tags)
   queue_add_to(KEYS[1], KEYS[2], KEYS[3], id, dueText, payload)
   queue_hset_or_del(KEYS[13], id, tags)
+  queue_hint(id, dueText, tags)
 end
 
 -- Enqueues id while it is leased: it runs after the lease ends. The policy
@@ -169,6 +228,7 @@ local function queue_settle(id, outcome, atText, reason, rerun)
   if outcome == 'retry' then
     redis.call('ZADD', KEYS[1], atText, id)
     queue_hset_or_del(KEYS[11], id, reason)
+    queue_hint(id, atText, redis.call('HGET', KEYS[13], id))
     return tonumber(atText)
   end
   queue_forget({id})
@@ -179,7 +239,11 @@ end
 -- enqueued again while it runs (its rerun). A leased task stays with its
 -- worker. Returns 1 when there was one, else 0.
 local function queue_drop(id)
+  -- (Its hint first: its group is in its tags.)
+  local tags = redis.call('HGET', KEYS[13], id)
   if redis.call('ZREM', KEYS[1], id) == 1 then
+    local group = queue_group_of(tags) or (queue_grouped() and '')
+    if group then redis.pcall('ZREM', queue_group_key(group), id) end
     queue_forget({id})
     return 1
   end
@@ -236,7 +300,7 @@ local function queue_wake_for(due, now, p, ms)
   end
 end
 
--- The recent attempts (KEYS[15], a list, newest first): a record for each
+-- The recent attempts (KEYS[16], a list, newest first): a record for each
 -- attempt that ended with an ack, a nack, a bury or a lease that ran out,
 -- '<ms> <outcome> <lease token> <id bytes> <id><reason>' ('* <id>' without
 -- a reason or tags; '<id bytes>/<tags bytes> <id><tags><reason>' with
@@ -278,12 +342,12 @@ end
 
 -- Adds records (a list, oldest first) to the recent attempts, keeping the
 -- last keep of them for ms (queue_recent_terms). The key's type is checked
--- before the caller's first write (queue_need(15)).
+-- before the caller's first write (queue_need(16)).
 local function queue_recent(records, keep, ms)
   if keep <= 0 or #records == 0 then return end
-  redis.call('LPUSH', KEYS[15], unpack(records))
-  redis.call('LTRIM', KEYS[15], 0, keep - 1)
-  redis.call('PEXPIRE', KEYS[15], string.format('%d', ms))
+  redis.call('LPUSH', KEYS[16], unpack(records))
+  redis.call('LTRIM', KEYS[16], 0, keep - 1)
+  redis.call('PEXPIRE', KEYS[16], string.format('%d', ms))
 end
 
 -- Finishes the tasks whose lease is still the caller's (ids and lease
@@ -291,7 +355,7 @@ end
 -- server time now (nil: read when needed): a worker whose lease ran out
 -- and was handed to another cannot ack. A rerun enqueued while a task ran
 -- is queued now (queue_settle), waking a consumer (consumer key prefix p,
--- wake-ups waiting ms for their consumer). KEYS[14]: the tasks each worker
+-- wake-ups waiting ms for their consumer). KEYS[15]: the tasks each worker
 -- acked (queue_workers.lua), counted for `worker`. Each finished attempt
 -- is recorded (queue_recent) under the terms recent ({keep, ms}, as the
 -- caller read them; nil: read here). Returns the ids finished, as a set,
@@ -337,12 +401,16 @@ local function queue_ack(from, now, p, ms, worker, recent)
       records[i - first + 1] = queue_recent_record(ended, 'acked', mine[i], mineTokens[i], false,
         tags[i - first + 1])
     end
-    queue_need(15)
+    queue_need(16)
   end
   queue_need(2, 3, 4, 10, 11)
-  if any then queue_need(1, 9) end
+  if any then
+    queue_need(1, 9)
+    -- A rerun queued is hinted to its group.
+    queue_groups(p)
+  end
   -- The first write, and so the check of its key's type (need_call).
-  need_call(QUEUE_TYPES[14], 'HINCRBY', KEYS[14], worker, string.format('%d', #mine))
+  need_call(QUEUE_TYPES[15], 'HINCRBY', KEYS[15], worker, string.format('%d', #mine))
   -- A task without a rerun ends with its fields: one command per key for
   -- all of them (queue_settle's 'done').
   local done = {}

@@ -23,8 +23,9 @@ pub struct DeadTask {
     pub died_at: f64,
     /// Why it died: its last nack's or bury's reason, or `lease ran out`.
     pub reason: Option<Vec<u8>>,
-    /// The tags its producer gave it (see [`Tags`]).
+    /// The tags its producer gave it, and its group (see [`Tags`]).
     pub tags: Vec<Vec<u8>>,
+    pub group: Option<Vec<u8>>,
 }
 
 /// `queue_dead.lua` doing `op` on up to `limit` dead letters (the given
@@ -72,6 +73,7 @@ pub fn dead(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<DeadTask>, E
             died_at,
             reason,
             tags: tags.as_deref().map(Tags::split).unwrap_or_default(),
+            group: tags.as_deref().and_then(Tags::group_of),
         })
         .collect())
 }

@@ -14,7 +14,7 @@ use super::waiting::check_remove;
 use super::{BATCH, Peeked, metrics, pause, queued, remove, resume};
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::{Keys, register, score_arg, wake_ms};
+use crate::queue::{Keys, Tags, register, score_arg, wake_ms};
 use crate::scripts::{Script, script};
 
 static IMPORT: LazyLock<Script> = script!("queue_import.lua");
@@ -90,7 +90,7 @@ fn import(
                 .arg(has)
                 .arg(t.payload.as_deref().unwrap_or_default())
                 .arg(t.reason.as_deref().unwrap_or_default())
-                .arg(t.tags.join(&b' '));
+                .arg(Tags::stored(&t.tags, t.group.as_deref()));
         }
         call.invoke(c)
     })?;

@@ -42,8 +42,9 @@ pub struct Attempt {
     pub worker: Option<String>,
     /// Why it failed, when it did and it was said.
     pub reason: Option<Vec<u8>>,
-    /// The tags its producer gave the task (see [`Tags`]).
+    /// The tags its producer gave the task, and its group (see [`Tags`]).
     pub tags: Vec<Vec<u8>>,
+    pub group: Option<Vec<u8>>,
 }
 
 /// A record as `queue_recent_record` writes it; None when it is not one.
@@ -82,6 +83,7 @@ fn parse(record: &[u8]) -> Option<Attempt> {
         worker: lease.worker.map(str::to_owned),
         reason: (!reason.is_empty()).then(|| reason.to_vec()),
         tags: Tags::split(tags),
+        group: Tags::group_of(tags),
     })
 }
 
