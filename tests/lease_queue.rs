@@ -1068,7 +1068,7 @@ fn groups_take_turns_so_a_big_group_cannot_hold_up_a_small_one() {
     }
     // All of them once (d0, d1 removed; d2 due in an hour).
     assert_eq!(seen.len(), 3 + 10_000 + 10 + 5 + 18 - 1);
-    assert!(!seen.contains(&b"d2".to_vec()));
+    assert!(!seen.contains(b"d2".as_slice()));
     let d2 = lease::find(&config, &keys, b"d2").unwrap().unwrap();
     assert_eq!(
         (d2.state.as_str(), d2.group.as_deref()),
