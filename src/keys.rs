@@ -278,9 +278,12 @@ mod tests {
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) and
     /// limiters' keys (`t:`, `f:`, `s:`, `n:` + the limited key) too.
-    const ROLES: [&str; 29] = [
+    const ROLES: [&str; 32] = [
         ":payloads",
         ":tags",
+        ":groups",
+        ":group:",
+        ":group:tenant-42",
         ":failures",
         ":dead-failures",
         ":workers",

@@ -885,6 +885,20 @@ namespace RedisLock {
         public function find(string $id): mixed {}
 
         /**
+         * The queue's groups (see `enqueue()`), the one `reserve()` serves next
+         * first, up to `$limit` (1 to 1000): `group` (null: the tasks enqueued
+         * without one, in a queue that has groups), `queued` (due now or later)
+         * and `due` (now). The counts are its hints': a task removed since, or
+         * taken by the drop-in `RedisQueue::pop()`, counts until a `reserve()`
+         * finds it gone.
+         *
+         * @param int<1, 1000> $limit
+         * @return list<array{group: string|null, queued: int<0, max>, due: int<0, max>}>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function groups(int $limit = 100): mixed {}
+
+        /**
          * The `totals` of `metrics()` per 10 seconds of server time over the
          * last 10 minutes: 60 periods, oldest first, each with `at` (when it
          * began, Unix time); the last one is still running.
@@ -924,13 +938,14 @@ namespace RedisLock {
          * null when none is due), `paused` (when `pause()` paused its
          * consumers, server time; null when they take tasks), `throttled`
          * (until when `throttle()` keeps them from taking tasks, server time;
-         * null when it does not), and `totals`: what happened to its tasks
+         * null when it does not), `groups` (how many groups have tasks queued;
+         * see `groups()`), and `totals`: what happened to its tasks
          * since the queue was first used (`enqueued`; `acked`, the drop-in `RedisQueue`'s
          * pop and dequeue included; `nacked` back to the queue; `retried`
          * from the dead letters; `dead` out of attempts; `expired` leases
          * that ran out).
          *
-         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, paused: float|null, throttled: float|null, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}
+         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, paused: float|null, throttled: float|null, groups: int<0, max>, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function metrics(): mixed {}

@@ -341,3 +341,31 @@ foreach ([1, 100] as $size) {
     $on->clear();
     $off->clear();
 }
+
+// ---- what groups cost: the same leased cycles on a queue whose tasks are
+// in 10 groups, which reserve() takes in turn, and on a plain one
+$flush();
+$grouped = $client->queue('bench-grouped');
+$plain = $client->queue('bench-plain');
+foreach ([1, 100] as $size) {
+    // Each cycle enqueues what it takes (into the next group): the queue
+    // stays at 1,000 tasks.
+    $cycle = fn (RedisLock\Queue $q, bool $groups) => function ($n) use ($q, $groups, $size, $batch) {
+        $q->enqueueMany(array_fill_keys($size === 1 ? ["t-$n"] : $batch('t', $n), null), 0, null, null, $groups ? 'g' . $n % 10 : null);
+        $q->ackMany($q->reserve($size));
+    };
+    foreach (range(0, 9) as $g) {
+        $grouped->enqueueMany(array_fill_keys($batch("seed-$g", 0), null), 0, null, null, "g$g");
+        $plain->enqueueMany(array_fill_keys($batch("seed-$g", 0), null));
+    }
+    $rows = measureInTurns([
+        'groups: 10, reserve() in turn' => $cycle($grouped, true),
+        'no groups' => $cycle($plain, false),
+    ], $seconds * 2);
+    table('Leased queue, reserve + ack + enqueue, ' . ($size === 1 ? 'one task' : 'batches of 100') . ', with groups and without (ops = cycles)', $rows,
+        'groups: 10, reserve() in turn', [
+            'no groups' => 'grouped vs plain reserve (target >= 0.9x)',
+        ]);
+    $grouped->clear();
+    $plain->clear();
+}

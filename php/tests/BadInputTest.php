@@ -62,6 +62,8 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::enqueue $tags' => fn ($v) => $queue2()->enqueue('i', null, 0, null, $v),
             'Queue::enqueue a tag' => fn ($v) => $queue2()->enqueue('i', null, 0, null, [$v]),
             'Queue::enqueueMany $tags' => fn ($v) => $queue2()->enqueueMany(['i' => null], 0, null, $v),
+            'Queue::enqueue $group' => fn ($v) => $queue2()->enqueue('i', null, 0, null, null, $v),
+            'Queue::enqueueMany $group' => fn ($v) => $queue2()->enqueueMany(['i' => null], 0, null, null, $v),
             'Queue::tagged $tag' => fn ($v) => $queue2()->tagged($v),
             'Queue::tagged $limit' => fn ($v) => $queue2()->tagged('t', $v),
             'Queue::enqueueMany $tasks' => fn ($v) => $queue2()->enqueueMany($v),
@@ -204,6 +206,14 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('string', $outcomes['Queue::enqueue a tag(zero)']);
         $this->assertSame('TypeError', $outcomes['Queue::enqueue a tag(object)']);
         $this->assertSame('array', $outcomes['Queue::enqueueMany $tags(array)']);
+        $this->assertSame('string', $outcomes['Queue::enqueue $group(null)']);
+        $this->assertSame('string', $outcomes['Queue::enqueue $group(zero)']);
+        $this->assertSame('string', $outcomes['Queue::enqueue $group(invalid utf-8)']);
+        $this->assertSame('ValueError', $outcomes['Queue::enqueue $group(empty)']);
+        $this->assertSame('ValueError', $outcomes['Queue::enqueue $group(nul bytes)']);
+        $this->assertSame('ValueError', $outcomes['Queue::enqueue $group(huge)']);
+        $this->assertSame('TypeError', $outcomes['Queue::enqueue $group(array)']);
+        $this->assertSame('ValueError', $outcomes['Queue::enqueueMany $group(empty)']);
         $this->assertSame('ValueError', $outcomes['Queue::tagged $tag(empty)']);
         $this->assertSame('ValueError', $outcomes['Queue::tagged $tag(nul bytes)']);
         $this->assertSame('array', $outcomes['Queue::tagged $tag(zero string)']);

@@ -561,6 +561,16 @@ final class DashboardTest extends RedisLockTestCase
         $browser->type('#tag', 'two words');
         $browser->click('#find-tag button');
         $this->assertStringContainsString('a tag is 1 to 100 bytes, without spaces or control bytes', $browser->text('p.error'));
+
+        // A queue with groups lists them, the one served next first (the
+        // tasks it had before, without a group, then the group).
+        $browser->click('#back');
+        $this->assertSame('Queue orders · redislock', $browser->title());
+        $this->assertSame([], $browser->all('#groups'), 'none before');
+        $orders->enqueueMany(['g1' => null, 'g2' => null], 0, null, null, 'tenant-9');
+        $browser->visit($url . '?queue=orders');
+        $this->assertSame(['none', 'tenant-9'], $browser->texts('#groups tr[data-group] td:first-child'));
+        $this->assertSame(['2', '2'], $browser->texts('#groups tr[data-group="tenant-9"] td.n'));
     }
 
     public function testManyRowsAreCutAndTheCutIsSaid(): void

@@ -553,6 +553,30 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(1, self::cli(['tagged', 'nope', 'x'])[0]);
     }
 
+    public function testGroupsAreListedInTheOrderTheyAreServed(): void
+    {
+        $c = new Client();
+        $mail = $c->queue('mail');
+        $mail->enqueue('plain');
+        $mail->enqueueMany(['a1' => null, 'a2' => null, 'a3' => null], 0, null, null, 'tenant-a');
+        $mail->enqueueMany(['b1' => null], 0, null, null, 'tenant-b');
+        $mail->enqueue('later', null, 3600, null, null, 'tenant-b');
+        usleep(20000);
+        $this->assertSame('plain', $mail->reserve()[0]->id(), "the tasks queued before the groups: the group '' first");
+        [$status, $out] = self::cli(['groups', 'mail']);
+        $this->assertSame(0, $status);
+        $this->assertMatchesRegularExpression('/^GROUP +QUEUED +DUE\ntenant-a +3 +3\ntenant-b +2 +1\n\(none\) +0 +0\n$/', $out);
+        $this->assertSame([['tenant-a', 3, 3], ['tenant-b', 2, 1], [null, 0, 0]],
+            array_map(fn ($g) => [$g['group'], $g['queued'], $g['due']], self::json(['groups', 'mail'])));
+        $this->assertStringContainsString("3 group(s) take turns (redislock groups mail lists them)\n", self::cli(['queue', 'mail'])[1]);
+        $this->assertSame(3, self::json(['queue', 'mail'])['groups']);
+        $this->assertStringEndsWith("\nshowing 1 of 3 groups (--limit=N shows more, up to 1000)\n", self::cli(['groups', 'mail', '--limit=1'])[1]);
+        $this->assertSame(['a1', 'b1'], array_map(fn ($t) => $t->id(), $mail->reserve(2)), 'in turn');
+        $c->queue('reports')->enqueue('r');
+        $this->assertSame([0, "no groups\n"], array_slice(self::cli(['groups', 'reports']), 0, 2));
+        $this->assertSame(2, self::cli(['groups'])[0]);
+    }
+
     public function testOneTaskIsShownWholeAndWaitingTasksCanBeRemoved(): void
     {
         [, $mail] = $this->seed();
@@ -1115,6 +1139,7 @@ final class OperatorTest extends RedisLockTestCase
             'redislock_queue_paused{queue="mail"} 0',
             'redislock_queue_paused{queue="reports"} 1',
             'redislock_queue_throttled_seconds{queue="mail"} 0',
+            'redislock_queue_groups{queue="mail"} 0',
             'redislock_queue_workers{queue="reports"} 0',
             '# TYPE redislock_queue_worker_acked_total counter',
             'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',

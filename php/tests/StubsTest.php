@@ -304,6 +304,11 @@ final class StubsTest extends RedisLockTestCase
         $q->enqueue('f');
         $this->assertSame(2, $this->call($q, 'moveTo', $c->queue('jobs-moved')), "'f' and 'later'");
         $this->call($q, 'clear');
+        $q->enqueue('ungrouped');
+        $this->call($q, 'enqueue', 'grouped', null, 0, null, null, 'tenant-1');
+        $this->assertSame([null, 'tenant-1'], array_column($this->call($q, 'groups'), 'group'), 'the task it had before, and the group');
+        $this->call($q, 'groups', 1);
+        $q->clear();
         $this->call($q, 'history');
         $this->assertGreaterThanOrEqual(4, count($this->call($q, 'recent')));
         $this->assertSame('dead', $this->call($q, 'recent', 1, 'e')[0]['outcome']);

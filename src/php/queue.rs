@@ -125,6 +125,7 @@ fn metrics_array(m: &leased::Metrics) -> PhpResult<Zval> {
     out.insert("oldestDueAge", seconds(m.oldest_due_ms))?;
     out.insert("paused", seconds(m.paused_at_ms))?;
     out.insert("throttled", seconds(m.throttled_until_ms))?;
+    out.insert("groups", int(m.groups))?;
     out.insert("totals", array(counts(&m.totals, None)?))?;
     Ok(array(out))
 }
@@ -667,8 +668,9 @@ impl Queue {
     /// `oldestDueAge` (seconds the oldest due task has waited, null when none
     /// is due), `paused` (when `pause()` paused its consumers, server time;
     /// null when they take tasks), `throttled` (until when `throttle()` keeps
-    /// them from taking tasks, server time; null when it does not), and `totals`: what happened to its tasks
-    /// since the queue was first used (`enqueued`; `acked`, the drop-in
+    /// them from taking tasks, server time; null when it does not), `groups`
+    /// (how many groups have tasks queued; see `groups()`), and `totals`: what
+    /// happened to its tasks since the queue was first used (`enqueued`; `acked`, the drop-in
     /// `RedisQueue`'s pop and dequeue included; `nacked` back to the queue;
     /// `retried` from the dead letters; `dead` out of attempts; `expired`
     /// leases that ran out).
@@ -814,6 +816,31 @@ impl Queue {
             Some(t) => peeked(&t),
             None => Ok(Zval::new()),
         }
+    }
+
+    /// The queue's groups (see `enqueue()`), the one `reserve()` serves next
+    /// first, up to `$limit` (1 to 1000): `group` (null: the tasks enqueued
+    /// without one, in a queue that has groups), `queued` (due now or later)
+    /// and `due` (now). The counts are its hints': a task removed since, or
+    /// taken by the drop-in `RedisQueue::pop()`, counts until a `reserve()`
+    /// finds it gone.
+    #[php(defaults(limit = 100))]
+    pub fn groups(&self, limit: Arg<Int>) -> PhpResult<Zval> {
+        let limit = count(&limit, "RedisLock\\Queue::groups(): Argument #1 ($limit)")?;
+        let groups = engine(self.queue.groups(limit))?;
+        let mut list =
+            ZendHashTable::with_capacity(u32::try_from(groups.len()).unwrap_or(u32::MAX));
+        for g in groups {
+            let mut row = ZendHashTable::new();
+            row.insert(
+                "group",
+                optional_binary((!g.name.is_empty()).then_some(g.name.as_slice())),
+            )?;
+            row.insert("queued", int(g.queued))?;
+            row.insert("due", int(g.due))?;
+            list.push(array(row))?;
+        }
+        Ok(array(list))
     }
 
     /// The tasks with the tag `$tag` (see `enqueue()`), up to `$limit` (1 to

@@ -106,6 +106,8 @@ impl Queue {
         workers => lease::workers(limit: u64) -> Vec<Worker>;
         /// [`lease::find`].
         find => lease::find(id: &[u8]) -> Option<Peeked>;
+        /// [`lease::groups`].
+        groups => lease::groups(limit: u64) -> Vec<lease::Group>;
         /// [`lease::tagged`].
         tagged => lease::tagged(tag: &[u8], limit: u64) -> Vec<Peeked>;
         /// [`lease::retry_dead`].

@@ -7,12 +7,15 @@
 -- ARGV[1] 'list' or 'leased' (ARGV[2]: how many at most) or 'find'
 -- (ARGV[2]: the id) or 'tagged' (ARGV[2]: the tag; ARGV[3]: where the scan
 -- is, 'live:<cursor>' in the tags hash or 'dead:<cursor>' in the dead
--- letters hash, 'live:0' to begin; ARGV[4]: about how many fields to scan).
+-- letters hash, 'live:0' to begin; ARGV[4]: about how many fields to scan)
+-- or 'groups' (ARGV[2]: how many at most; ARGV[3]: the consumer key prefix).
 -- Returns {id, payload or false, attempts, state, time, why its last
 -- attempt failed or false, its lease token or false, its tags or false,
 -- ...}: state 'queued' (time: due), 'leased' (time: the lease's end) or
 -- 'dead' (time: of death), in seconds on the server clock as strings;
--- 'tagged' returns {where to scan next ('': done), those}.
+-- 'tagged' returns {where to scan next ('': done), those}; 'groups' the
+-- groups in the order reserve() serves them (queue_task.lua), {group, its
+-- hinted tasks, those due now, ...}.
 local out = {}
 local function add(id, state, at)
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
@@ -48,6 +51,17 @@ if ARGV[1] == 'list' or ARGV[1] == 'leased' then
   if ARGV[1] == 'leased' then place, state = KEYS[4], 'leased' end
   local tasks = redis.call('ZRANGE', place, 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
   for i = 1, #tasks, 2 do add(tasks[i], state, tasks[i + 1]) end
+  return out
+end
+if ARGV[1] == 'groups' then
+  local now = string.format('%.17g', queue_now())
+  for _, g in ipairs(need_call('zset', 'ZRANGE', KEYS[14], 0, tonumber(ARGV[2]) - 1)) do
+    local key = ARGV[3] .. 'group:' .. g
+    local queued, due = redis.pcall('ZCARD', key), redis.pcall('ZCOUNT', key, '-inf', now)
+    out[#out + 1] = g
+    out[#out + 1] = type(queued) == 'number' and queued or 0
+    out[#out + 1] = type(due) == 'number' and due or 0
+  end
   return out
 end
 if ARGV[1] == 'tagged' then

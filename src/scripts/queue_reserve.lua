@@ -57,60 +57,96 @@ local GROUPS_SCAN, HINTS_SCAN = 100, 200
 -- group first, round after round. The group '' (tasks enqueued without
 -- one) takes, when none of its hints is due, one of the queue's first due
 -- tasks that has no group: so the tasks queued before the queue had
--- groups, which have no hint, have its turns. Reads only: returns the ids, when each was due, what leasing them
--- changes in the hints (`hints`: hints to drop, hints to mend to their
--- task's due time, the groups in the order they were served or found
--- idle, and those whose hints may be all gone), and the ids taken.
+-- groups, which have no hint, have its turns. A group's due hints are read
+-- a few at a time (about its share of `want`) and checked against the
+-- queue in one command. Reads only: returns the ids, when each was due,
+-- what leasing them changes in the hints (`hints`: per hint key the hints
+-- to drop and those to mend to their task's due time, each group's last
+-- turn, and the groups whose hints may be all gone), and the ids taken.
 local function queue_fair()
-  local ids, at = {}, {}
-  local hints = {drop = {}, mend = {}, turns = {}, looked = {}}
+  local ids, at, taken = {}, {}, {}
+  local hints = {drop = {}, mend = {}, turn = {}, looked = {}}
   local active = redis.call('ZRANGE', KEYS[14], 0, GROUPS_SCAN - 1)
-  local offset, budget = {}, HINTS_SCAN + want
-  local taken = {}
-  while #ids < want and #active > 0 and budget > 0 do
+  if #active == 0 then return ids, at, hints, taken end
+  local share = math.ceil(want / #active) + 1
+  local budget = HINTS_SCAN + want
+  -- Per group: its key, its checked due tasks not taken yet, where its
+  -- hints were read up to, and whether it has none due left.
+  local groups = {}
+  local function drop(key, id)
+    local ids = hints.drop[key] or {}
+    ids[#ids + 1] = id
+    hints.drop[key] = ids
+  end
+  local function read(g)
+    local st = groups[g]
+    if st.spent or budget <= 0 then st.spent = true return end
+    local h = redis.pcall('ZRANGEBYSCORE', st.key, '-inf', nowText, 'LIMIT', st.offset, math.min(share, budget))
+    if type(h) ~= 'table' or h.err or #h == 0 then st.spent = true return end
+    st.offset, budget = st.offset + #h, budget - #h
+    st.spent = #h < share
+    -- The queue says whether (and since when) each task is due.
+    local dues = queue_scores(1, h)
+    for i, id in ipairs(h) do
+      local due = tonumber(dues[i])
+      if due and due > now then
+        local mend = hints.mend[st.key] or {}
+        mend[#mend + 1] = string.format('%.17g', due)
+        mend[#mend + 1] = id
+        hints.mend[st.key] = mend
+      elseif due then
+        st.ready[#st.ready + 1] = {id, due}
+      else
+        drop(st.key, id)
+      end
+    end
+  end
+  -- The next task of group g, or nil.
+  local function take(g)
+    local st = groups[g]
+    while true do
+      while st.pos <= #st.ready do
+        local t = st.ready[st.pos]
+        st.pos = st.pos + 1
+        -- (Its hint goes when it is leased; one hinted twice, in two
+        -- groups, is taken once.)
+        drop(st.key, t[1])
+        if not taken[t[1]] then return t[1], t[2] end
+      end
+      if st.spent then break end
+      read(g)
+    end
+    if g == '' then
+      local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0', #ids + 20)
+      for i = 1, #flat, 2 do
+        if not taken[flat[i]] and not queue_group_of(redis.call('HGET', KEYS[13], flat[i])) then
+          -- (Its turns go on while the queue has such tasks due.)
+          st.fallback = true
+          return flat[i], tonumber(flat[i + 1])
+        end
+      end
+    end
+    return nil
+  end
+  for _, g in ipairs(active) do
+    groups[g] = {key = queue_group_key(g), ready = {}, pos = 1, offset = 0}
+  end
+  local turns = 0
+  while #ids < want and #active > 0 do
     local still = {}
     for _, g in ipairs(active) do
-      if #ids >= want or budget <= 0 then break end
-      local key = queue_group_key(g)
-      hints.looked[g] = key
-      local served = false
-      while budget > 0 do
-        local h = redis.pcall('ZRANGEBYSCORE', key, '-inf', nowText, 'LIMIT', offset[g] or 0, 1)
-        if type(h) ~= 'table' or h.err or #h == 0 then break end
-        offset[g] = (offset[g] or 0) + 1
-        budget = budget - 1
-        local id = h[1]
-        -- The queue says whether (and since when) the task is due.
-        local due = tonumber(redis.call('ZSCORE', KEYS[1], id))
-        if due and due > now then
-          hints.mend[#hints.mend + 1] = {key, string.format('%.17g', due), id}
-        else
-          hints.drop[#hints.drop + 1] = {key, id}
-          if due and not taken[id] then
-            taken[id] = true
-            ids[#ids + 1] = id
-            at[#at + 1] = due
-            served = true
-            break
-          end
-        end
+      if #ids >= want then break end
+      local id, due = take(g)
+      turns = turns + 1
+      hints.turn[g] = turns
+      if id then
+        taken[id] = true
+        ids[#ids + 1] = id
+        at[#at + 1] = due
+        still[#still + 1] = g
+      elseif not groups[g].fallback then
+        hints.looked[g] = groups[g].key
       end
-      if not served and g == '' then
-        local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0', #ids + 20)
-        for i = 1, #flat, 2 do
-          if not taken[flat[i]] and not queue_group_of(redis.call('HGET', KEYS[13], flat[i])) then
-            taken[flat[i]] = true
-            ids[#ids + 1] = flat[i]
-            at[#at + 1] = tonumber(flat[i + 1])
-            served = true
-            -- (Its turns go on while the queue has tasks due.)
-            hints.looked[g] = nil
-            break
-          end
-        end
-      end
-      if served then still[#still + 1] = g end
-      hints.turns[#hints.turns + 1] = g
     end
     active = still
   end
@@ -141,17 +177,21 @@ local function dueNow()
 end
 
 -- Writes what queue_fair read: the hints of the leased tasks go, stale
--- ones are mended or go, the groups served or found idle go to the end of
--- the turn (in that order), and a group left without hints leaves it.
+-- ones are mended or go (one command per group), the groups served or
+-- found idle go to the end of the turn, in the order of their last turn,
+-- and a group left without hints leaves it.
 local function queue_fair_done()
   if not hints then return end
-  for _, d in ipairs(hints.drop) do redis.pcall('ZREM', d[1], d[2]) end
-  for _, m in ipairs(hints.mend) do redis.pcall('ZADD', m[1], m[2], m[3]) end
+  for key, ids in pairs(hints.drop) do redis.pcall('ZREM', key, unpack(ids)) end
+  for key, pairs_ in pairs(hints.mend) do redis.pcall('ZADD', key, unpack(pairs_)) end
   -- (Turns are counted: each goes after the last one given.)
   local last = tonumber(redis.call('ZRANGE', KEYS[14], -1, -1, 'WITHSCORES')[2]) or 0
-  for i, g in ipairs(hints.turns) do
-    redis.call('ZADD', KEYS[14], 'XX', string.format('%.0f', last + i), g)
+  local scores = {}
+  for g, turn in pairs(hints.turn) do
+    scores[#scores + 1] = string.format('%.0f', last + turn)
+    scores[#scores + 1] = g
   end
+  if #scores > 0 then redis.call('ZADD', KEYS[14], 'XX', unpack(scores)) end
   for g, key in pairs(hints.looked) do
     local left = redis.pcall('ZCARD', key)
     if left == 0 then redis.call('ZREM', KEYS[14], g) end

@@ -25,6 +25,7 @@ final class Cli
                                expired or dead, attempts, runtime, wait, worker, why it failed
           tagged NAME TAG      its tasks a producer tagged TAG (queued, running, dead), and
                                their recent attempts
+          groups NAME          its groups, the one reserve() serves next first: tasks queued, due
           keep-recent NAME COUNT [SECONDS]
                                how many recent attempts it keeps (0: none), for how long
                                (default 3600 s); what is past them goes now
@@ -69,12 +70,12 @@ final class Cli
 
         TXT;
 
-    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'recent', 'tagged', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check', 'doctor'];
+    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'recent', 'tagged', 'groups', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check', 'doctor'];
     /** check's thresholds: option => what crossing it says. */
     private const THRESHOLDS = ['ready' => 'tasks ready', 'oldest' => 's the oldest due task waited', 'dead' => 'dead letters', 'idle' => 's since a worker was seen'];
     private const DESTRUCTIVE = ['retry', 'purge', 'pause', 'resume', 'clear', 'remove', 'unlock', 'move', 'keep-recent'];
     /** The commands that name a queue, which must exist. */
-    private const ON_A_QUEUE = ['queue', 'task', 'remove', 'dead', 'running', 'recent', 'tagged', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
+    private const ON_A_QUEUE = ['queue', 'task', 'remove', 'dead', 'running', 'recent', 'tagged', 'groups', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
 
     /** @param resource $in @param resource $out @param resource $err */
     public function __construct(private $in = STDIN, private $out = STDOUT, private $err = STDERR)
@@ -235,7 +236,7 @@ final class Cli
             'check' => PHP_INT_MAX,
             'task', 'recent', 'tagged' => 2,
             'keep-recent' => 3,
-            'queue', 'dead', 'running', 'workers', 'pause', 'resume', 'clear', 'unlock', 'locks', 'doctor' => 1,
+            'queue', 'dead', 'running', 'workers', 'groups', 'pause', 'resume', 'clear', 'unlock', 'locks', 'doctor' => 1,
             'move' => 2,
             default => PHP_INT_MAX,
         };
@@ -309,6 +310,8 @@ final class Cli
             'task' => $report->task($args[0], $args[1]) ?? throw new \ValueError("no task '" . self::clean($args[1]) . "' in queue '" . self::clean($args[0]) . "'"),
             'recent' => $report->recent($args[0], min($limit, 1000), $args[1] ?? null),
             'tagged' => $report->tagged($args[0], $args[1], min($limit, 1000)),
+            'groups' => $json ? $report->groups($args[0], min($limit, 1000))
+                : ['list' => $report->groups($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['groups']],
             'running' => $json ? $report->running($args[0], min($limit, 1000))
                 : ['list' => $report->running($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['leased']],
             // One more than shown, to know whether there are more.
@@ -414,6 +417,10 @@ final class Cli
                 ) . self::showing(count($data['list']), $data['total'], 'dead letters'),
                 'task' => self::taskText($data),
                 'recent' => self::recentText($data),
+                'groups' => $data['list'] === [] ? "no groups\n" : self::table(
+                    ['GROUP', 'QUEUED', 'DUE'],
+                    array_map(fn (array $g) => [$g['group'] ?? '(none)', $g['queued'], $g['due']], $data['list']),
+                ) . self::showing(count($data['list']), $data['total'], 'groups'),
                 'tagged' => ($data['tasks'] === [] ? "no tasks with the tag\n" : self::table(
                     ['ID', 'STATE', 'AT', 'ATTEMPTS', 'REASON', 'PAYLOAD'],
                     array_map(fn (array $t) => [$t['id'], $t['state'], self::time($t['at']), $t['attempts'], $t['reason'] ?? '-', self::cut($t['payload'])], $data['tasks']),
@@ -556,7 +563,8 @@ final class Cli
         if ($q['throttled'] !== null) {
             $state .= ', throttled until ' . self::time($q['throttled']);
         }
-        $text = "queue {$q['name']} ($state)\n\n" . self::table(['NOW', 'TASKS', '', ''], $rows) . "\n";
+        $text = "queue {$q['name']} ($state)\n\n" . self::table(['NOW', 'TASKS', '', ''], $rows) . "\n"
+            . ($q['groups'] > 0 ? "{$q['groups']} group(s) take turns (redislock groups {$q['name']} lists them)\n\n" : '');
         $rows = [];
         foreach ($q['totals'] as $counter => $total) {
             $rows[] = [$counter, $total, $q['perMinute'][$counter]];

@@ -259,7 +259,7 @@ final class Dashboard
         $tasks = $report->queued($name, self::TASKS_SHOWN);
         $waiting = $q['ready'] + $q['delayed'];
         if ($tasks === []) {
-            return $html . '<p id="no-tasks">No task waiting.</p>' . $this->recent($report, $name) . $this->footer();
+            return $html . '<p id="no-tasks">No task waiting.</p>' . $this->groups($report, $name, $q['groups']) . $this->recent($report, $name) . $this->footer();
         }
         $html .= '<table id="tasks"><tr><th>Task</th><th>Due</th><th>Attempts</th><th>Why it failed</th><th>Payload</th><th></th></tr>';
         foreach ($tasks as $t) {
@@ -270,7 +270,26 @@ final class Dashboard
         }
         return $html . '</table>' . (count($tasks) < $waiting ? '<p class="more">Showing the first ' . count($tasks)
             . " of $waiting waiting tasks, due first (the CLI's <code>queue NAME --limit=N</code> lists more).</p>" : '')
-            . $this->recent($report, $name) . $this->footer();
+            . $this->groups($report, $name, $q['groups']) . $this->recent($report, $name) . $this->footer();
+    }
+
+    /** How many groups a queue's page shows. */
+    private const GROUPS_SHOWN = 20;
+
+    /** A queue's groups ($count of them), the one served next first; nothing when it has none. */
+    private function groups(Report $report, string $name, int $count): string
+    {
+        if ($count === 0) {
+            return '';
+        }
+        $html = '<h3>Groups</h3><p>reserve() takes their due tasks in turn, the first here next.</p>'
+            . '<table id="groups"><tr><th>Group</th><th>Queued</th><th>Due</th></tr>';
+        foreach ($report->groups($name, self::GROUPS_SHOWN) as $g) {
+            $html .= '<tr data-group="' . self::h($g['group'] ?? '') . '"><td>' . ($g['group'] === null ? '<em>none</em>' : self::h($g['group']))
+                . '</td><td class="n">' . $g['queued'] . '</td><td class="n">' . $g['due'] . '</td></tr>';
+        }
+        return $html . '</table>' . ($count > self::GROUPS_SHOWN ? '<p class="more">Showing the first ' . self::GROUPS_SHOWN
+            . " of $count groups (the CLI's <code>groups NAME --limit=N</code> lists more).</p>" : '');
     }
 
     /** How many recent attempts a queue's page shows. */

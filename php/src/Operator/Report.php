@@ -139,6 +139,12 @@ final class Report
         return $this->client->queue($name)->find($id);
     }
 
+    /** The groups of a queue (Queue::groups()), the one served next first. */
+    public function groups(string $name, int $limit = 100): array
+    {
+        return $this->client->queue($name)->groups($limit);
+    }
+
     /**
      * A search by tag: the tasks of a queue with tag $tag (Queue::tagged():
      * queued, running and dead), and its recent attempts with it.

@@ -24,6 +24,8 @@ pub struct Metrics {
     /// Until when its consumers are throttled, in ms on the server's clock
     /// (None: they are not); see [`super::throttle`].
     pub throttled_until_ms: Option<u64>,
+    /// How many groups have tasks queued (see [`super::groups`]).
+    pub groups: u64,
     /// What happened to its tasks since it was first used.
     pub totals: Counts,
 }
@@ -60,7 +62,8 @@ fn metrics_call(config: &Config, keys: &Keys, history: bool) -> Result<Vec<i64>,
             .key(&keys.leased)
             .key(&keys.dead)
             .key(&keys.stats)
-            .types_checked(&["zset", "zset", "zset", "hash"])
+            .key(&keys.groups)
+            .types_checked(&["zset", "zset", "zset", "hash", "zset"])
             .arg(if history { "history" } else { "" })
             .invoke(c)
     })
@@ -76,7 +79,8 @@ fn metrics_of(m: &[i64]) -> Metrics {
         oldest_due_ms: m.get(4).and_then(|&age| u64::try_from(age).ok()),
         paused_at_ms: m.get(5).and_then(|&at| u64::try_from(at).ok()),
         throttled_until_ms: m.get(6).and_then(|&at| u64::try_from(at).ok()),
-        totals: counts_at(m, 7),
+        groups: at(7),
+        totals: counts_at(m, 8),
     }
 }
 
@@ -88,7 +92,7 @@ pub fn metrics(config: &Config, keys: &Keys) -> Result<Metrics, Error> {
 /// [`PERIOD`] seconds, oldest first (the last one is still running).
 pub fn history(config: &Config, keys: &Keys) -> Result<(Metrics, Vec<Period>), Error> {
     let m = metrics_call(config, keys, true)?;
-    let from = 7 + COUNTERS.len();
+    let from = 8 + COUNTERS.len();
     let current = u64::try_from(m.get(from).copied().unwrap_or(0)).unwrap_or(0);
     let periods = m
         .get(from + 1..)

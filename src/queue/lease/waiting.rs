@@ -147,6 +147,35 @@ pub fn tagged(config: &Config, keys: &Keys, tag: &[u8], limit: u64) -> Result<Ve
     Ok(found)
 }
 
+/// A group of a queue's tasks (see [`Tags`]), as its hints count them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// Its name (empty: the tasks enqueued without a group, in a queue
+    /// that has groups).
+    pub name: Vec<u8>,
+    /// Its tasks queued, due now or later, and those due now.
+    pub queued: u64,
+    pub due: u64,
+}
+
+/// The queue's groups, the next `reserve()` serves first, up to `limit`
+/// (at most [`BATCH`]). A group's counts are its hints': a task removed
+/// since, or taken by the drop-in's pop, is counted until a reserve finds
+/// it gone.
+pub fn groups(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Group>, Error> {
+    let rows: Vec<(Vec<u8>, u64, u64)> = conn::with(config, |c| {
+        keys.call(&PEEK)
+            .arg("groups")
+            .arg(limit.clamp(1, BATCH))
+            .arg(&keys.waiters)
+            .invoke(c)
+    })?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, queued, due)| Group { name, queued, due })
+        .collect())
+}
+
 /// Removes the tasks waiting under `ids`: queued (due now or later), or
 /// enqueued again while their id runs. Leased tasks stay with their
 /// workers, who settle them. Returns how many were removed.
