@@ -887,13 +887,13 @@ namespace RedisLock {
         /**
          * The queue's groups (see `enqueue()`), the one `reserve()` serves next
          * first, up to `$limit` (1 to 1000): `group` (null: the tasks enqueued
-         * without one, in a queue that has groups), `queued` (due now or later)
-         * and `due` (now). The counts are its hints': a task removed since, or
-         * taken by the drop-in `RedisQueue::pop()`, counts until a `reserve()`
-         * finds it gone.
+         * without one, in a queue that has groups) and `queued` (its tasks due
+         * now or later, as its hints count them: a task removed since, or taken
+         * by the drop-in `RedisQueue::pop()`, counts until a `reserve()` finds
+         * it gone).
          *
          * @param int<1, 1000> $limit
-         * @return list<array{group: string|null, queued: int<0, max>, due: int<0, max>}>
+         * @return list<array{group: string|null, queued: int<0, max>}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function groups(int $limit = 100): mixed {}

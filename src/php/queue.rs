@@ -820,10 +820,10 @@ impl Queue {
 
     /// The queue's groups (see `enqueue()`), the one `reserve()` serves next
     /// first, up to `$limit` (1 to 1000): `group` (null: the tasks enqueued
-    /// without one, in a queue that has groups), `queued` (due now or later)
-    /// and `due` (now). The counts are its hints': a task removed since, or
-    /// taken by the drop-in `RedisQueue::pop()`, counts until a `reserve()`
-    /// finds it gone.
+    /// without one, in a queue that has groups) and `queued` (its tasks due now
+    /// or later, as its hints count them: a task removed since, or taken by
+    /// the drop-in `RedisQueue::pop()`, counts until a `reserve()` finds it
+    /// gone).
     #[php(defaults(limit = 100))]
     pub fn groups(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::groups(): Argument #1 ($limit)")?;
@@ -837,7 +837,6 @@ impl Queue {
                 optional_binary((!g.name.is_empty()).then_some(g.name.as_slice())),
             )?;
             row.insert("queued", int(g.queued))?;
-            row.insert("due", int(g.due))?;
             list.push(array(row))?;
         }
         Ok(array(list))

@@ -15,7 +15,7 @@
 -- 'dead' (time: of death), in seconds on the server clock as strings;
 -- 'tagged' returns {where to scan next ('': done), those}; 'groups' the
 -- groups in the order reserve() serves them (queue_task.lua), {group, its
--- hinted tasks, those due now, ...}.
+-- hinted tasks, ...}.
 local out = {}
 local function add(id, state, at)
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
@@ -54,13 +54,10 @@ if ARGV[1] == 'list' or ARGV[1] == 'leased' then
   return out
 end
 if ARGV[1] == 'groups' then
-  local now = string.format('%.17g', queue_now())
   for _, g in ipairs(need_call('zset', 'ZRANGE', KEYS[14], 0, tonumber(ARGV[2]) - 1)) do
-    local key = ARGV[3] .. 'group:' .. g
-    local queued, due = redis.pcall('ZCARD', key), redis.pcall('ZCOUNT', key, '-inf', now)
+    local queued = redis.pcall('LLEN', ARGV[3] .. 'group:' .. g)
     out[#out + 1] = g
     out[#out + 1] = type(queued) == 'number' and queued or 0
-    out[#out + 1] = type(due) == 'number' and due or 0
   end
   return out
 end

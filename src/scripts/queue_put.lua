@@ -182,7 +182,10 @@ if woken > 0 then
   if #forget > 0 then redis.call('HDEL', KEYS[3], unpack(forget)) end
   if #tagged > 0 then redis.call(tags and 'HSET' or 'HDEL', KEYS[13], unpack(tagged)) end
   if group then
-    redis.pcall('ZADD', queue_group_key(group), unpack(scores))
+    -- (In the order they came: scores holds them in reverse.)
+    local hinted = {}
+    for i = #scores, 2, -2 do hinted[#hinted + 1] = scores[i] end
+    redis.pcall('RPUSH', queue_group_key(group), unpack(hinted))
     redis.call('ZADD', KEYS[14], 'NX', '0', group)
     -- A queue grouped now: the tasks it had, without a group, take the
     -- turns of the group '' (queue_reserve.lua's queue_fair).

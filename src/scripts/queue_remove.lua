@@ -4,13 +4,11 @@
 -- queue_task.lua): queued ones, and reruns of leased ones. Leased tasks
 -- stay with their workers.
 -- KEYS: see queue_task.lua.
--- ARGV[1] consumer key prefix (the groups' hints: queue_task.lua);
--- ARGV[2..] the ids.
+-- ARGV[1..] the ids.
 -- Returns how many tasks were removed.
 queue_need(1, 2, 3, 6, 11, 13)
-queue_groups(ARGV[1])
 local removed = 0
-for i = 2, #ARGV do
+for i = 1, #ARGV do
   removed = removed + queue_drop(ARGV[i])
 end
 return removed

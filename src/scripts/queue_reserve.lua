@@ -53,68 +53,57 @@ queue_groups(p)
 local GROUPS_SCAN, HINTS_SCAN = 100, 200
 
 -- Up to `want` due tasks of a grouped queue (queue_task.lua), taken in
--- turn: one of each group that has one due, the least recently served
--- group first, round after round. The group '' (tasks enqueued without
--- one) takes, when none of its hints is due, one of the queue's first due
--- tasks that has no group: so the tasks queued before the queue had
--- groups, which have no hint, have its turns. A group's due hints are read
--- a few at a time (about its share of `want`) and checked against the
--- queue in one command. Reads only: returns the ids, when each was due,
--- what leasing them changes in the hints (`hints`: per hint key the hints
--- to drop and those to mend to their task's due time, each group's last
--- turn, and the groups whose hints may be all gone), and the ids taken.
+-- turn: one of each group that has one due, the group whose turn came
+-- least recently first, round after round. The group '' (tasks enqueued
+-- without one) takes, when none of its hints is due, one of the queue's
+-- first due tasks that has no group: so the tasks queued before the queue
+-- had groups, which have no hint, have its turns. A group's hints are read
+-- from the head of its list a few at a time (about its share of `want`)
+-- and checked against the queue in one command. Reads only: returns the
+-- ids, when each was due, what leasing them changes in the hints
+-- (`hints`: per group's list how many hints from its head were used and
+-- which of them go back to its end, each group's last turn, and the
+-- groups that had one, whose lists may be empty now), and the ids taken.
 local function queue_fair()
   local ids, at, taken = {}, {}, {}
-  local hints = {drop = {}, mend = {}, turn = {}, looked = {}}
+  local hints = {used = {}, later = {}, turn = {}, looked = {}}
   local active = redis.call('ZRANGE', KEYS[14], 0, GROUPS_SCAN - 1)
   if #active == 0 then return ids, at, hints, taken end
   local share = math.ceil(want / #active) + 1
   local budget = HINTS_SCAN + want
-  -- Per group: its key, its checked due tasks not taken yet, where its
-  -- hints were read up to, and whether it has none due left.
+  -- Per group: its key, the hints read from its head (id and due time:
+  -- false when the queue does not hold it), how many of them were used,
+  -- and whether its list has no more to read.
   local groups = {}
-  local function drop(key, id)
-    local ids = hints.drop[key] or {}
-    ids[#ids + 1] = id
-    hints.drop[key] = ids
-  end
-  local function read(g)
-    local st = groups[g]
+  local function read(st)
     if st.spent or budget <= 0 then st.spent = true return end
-    local h = redis.pcall('ZRANGEBYSCORE', st.key, '-inf', nowText, 'LIMIT', st.offset, math.min(share, budget))
+    local n = math.min(share, budget)
+    local h = redis.pcall('LRANGE', st.key, #st.read, #st.read + n - 1)
     if type(h) ~= 'table' or h.err or #h == 0 then st.spent = true return end
-    st.offset, budget = st.offset + #h, budget - #h
-    st.spent = #h < share
+    budget = budget - #h
+    st.spent = #h < n
     -- The queue says whether (and since when) each task is due.
     local dues = queue_scores(1, h)
-    for i, id in ipairs(h) do
-      local due = tonumber(dues[i])
-      if due and due > now then
-        local mend = hints.mend[st.key] or {}
-        mend[#mend + 1] = string.format('%.17g', due)
-        mend[#mend + 1] = id
-        hints.mend[st.key] = mend
-      elseif due then
-        st.ready[#st.ready + 1] = {id, due}
-      else
-        drop(st.key, id)
-      end
-    end
+    for i, id in ipairs(h) do st.read[#st.read + 1] = {id, tonumber(dues[i]) or false} end
   end
-  -- The next task of group g, or nil.
+  -- The next due task of group g, or nil; the hints passed on the way are
+  -- used: dropped, or (a task due later) back to the list's end.
   local function take(g)
     local st = groups[g]
     while true do
-      while st.pos <= #st.ready do
-        local t = st.ready[st.pos]
-        st.pos = st.pos + 1
-        -- (Its hint goes when it is leased; one hinted twice, in two
-        -- groups, is taken once.)
-        drop(st.key, t[1])
-        if not taken[t[1]] then return t[1], t[2] end
+      while st.used < #st.read do
+        st.used = st.used + 1
+        local id, due = st.read[st.used][1], st.read[st.used][2]
+        if due and due > now then
+          local later = hints.later[st.key] or {}
+          later[#later + 1] = id
+          hints.later[st.key] = later
+        elseif due and not taken[id] then
+          return id, due
+        end
       end
       if st.spent then break end
-      read(g)
+      read(st)
     end
     if g == '' then
       local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0', #ids + 20)
@@ -129,7 +118,7 @@ local function queue_fair()
     return nil
   end
   for _, g in ipairs(active) do
-    groups[g] = {key = queue_group_key(g), ready = {}, pos = 1, offset = 0}
+    groups[g] = {key = queue_group_key(g), read = {}, used = 0}
   end
   local turns = 0
   while #ids < want and #active > 0 do
@@ -139,16 +128,18 @@ local function queue_fair()
       local id, due = take(g)
       turns = turns + 1
       hints.turn[g] = turns
+      if not groups[g].fallback then hints.looked[g] = groups[g].key end
       if id then
         taken[id] = true
         ids[#ids + 1] = id
         at[#at + 1] = due
         still[#still + 1] = g
-      elseif not groups[g].fallback then
-        hints.looked[g] = groups[g].key
       end
     end
     active = still
+  end
+  for _, st in pairs(groups) do
+    if st.used > 0 then hints.used[st.key] = st.used end
   end
   return ids, at, hints, taken
 end
@@ -176,14 +167,14 @@ local function dueNow()
   return ids
 end
 
--- Writes what queue_fair read: the hints of the leased tasks go, stale
--- ones are mended or go (one command per group), the groups served or
--- found idle go to the end of the turn, in the order of their last turn,
--- and a group left without hints leaves it.
+-- Writes what queue_fair read: the hints used go from the head of their
+-- lists, those of tasks due later back to the end (one or two commands per
+-- group), the groups whose turn came go to the end of the turn, in the
+-- order of their last turn, and a group left without hints leaves it.
 local function queue_fair_done()
   if not hints then return end
-  for key, ids in pairs(hints.drop) do redis.pcall('ZREM', key, unpack(ids)) end
-  for key, pairs_ in pairs(hints.mend) do redis.pcall('ZADD', key, unpack(pairs_)) end
+  for key, used in pairs(hints.used) do redis.pcall('LTRIM', key, used, -1) end
+  for key, later in pairs(hints.later) do redis.pcall('RPUSH', key, unpack(later)) end
   -- (Turns are counted: each goes after the last one given.)
   local last = tonumber(redis.call('ZRANGE', KEYS[14], -1, -1, 'WITHSCORES')[2]) or 0
   local scores = {}
@@ -193,8 +184,7 @@ local function queue_fair_done()
   end
   if #scores > 0 then redis.call('ZADD', KEYS[14], 'XX', unpack(scores)) end
   for g, key in pairs(hints.looked) do
-    local left = redis.pcall('ZCARD', key)
-    if left == 0 then redis.call('ZREM', KEYS[14], g) end
+    if redis.pcall('LLEN', key) == 0 then redis.call('ZREM', KEYS[14], g) end
   end
 end
 -- The finished tasks are acked before anything else is written. The keys
@@ -277,8 +267,6 @@ if #due > 0 then
     local token = string.format('%s%d.%d%s+%.0f', ARGV[3], i, n, stamp, math.floor(wait))
     tokens[#tokens + 1] = id
     tokens[#tokens + 1] = token
-    ends[2 * (#due - i) + 1] = leaseEnd
-    ends[2 * (#due - i) + 2] = id
     counts[#counts + 1] = id
     counts[#counts + 1] = string.format('%d', n)
     out[#out + 1] = id
@@ -286,10 +274,20 @@ if #due > 0 then
     out[#out + 1] = n
     out[#out + 1] = token
   end
+  -- The lease ends, in reverse (queue_add.lua says why): due tasks come
+  -- in order, those taken in turn across groups are sorted first.
+  local order = due
+  if hints then
+    order = {unpack(due)}
+    table.sort(order)
+  end
+  for i, id in ipairs(order) do
+    ends[2 * (#order - i) + 1] = leaseEnd
+    ends[2 * (#order - i) + 2] = id
+  end
   redis.call('ZREM', KEYS[1], unpack(due))
   queue_fair_done()
   redis.call('HSET', KEYS[5], unpack(tokens))
-  -- In reverse (queue_add.lua says why).
   redis.call('ZADD', KEYS[4], unpack(ends))
   redis.call('HSET', KEYS[3], unpack(counts))
   if rateStep then

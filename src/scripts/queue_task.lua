@@ -96,15 +96,17 @@ end
 -- group goes wherever the tags go (reruns, dead letters, moves, recent
 -- attempts). reserve() takes the tasks of a grouped queue in turn across
 -- its groups (queue_reserve.lua): each group's queued tasks are hinted in
--- a zset of their own, '<consumer key prefix>group:<group>' (due time per
--- id; a key the script names, in the declared keys' slot by construction,
--- as line.lua's), and KEYS[14] holds the groups, scored by when each was
--- last served (0: never). A hint is advice, the queue zset the truth:
--- reserve() checks each hint against it (a hint of a task removed, popped
--- or due at another time since is dropped or mended there), and takes
--- what the hints do not give from the queue itself, so a task without a
--- hint is never lost. In a grouped queue (KEYS[14] exists) a task without
--- a group is in the group ''.
+-- a list of their own, '<consumer key prefix>group:<group>' (ids in the
+-- order they were queued; a key the script names, in the declared keys'
+-- slot by construction, as line.lua's), and KEYS[14] holds the groups,
+-- scored by their last turn (0: none yet). A hint is advice, the queue
+-- zset the truth: reserve() checks each hint against it (a hint of a task
+-- removed, popped or leased since is dropped there, one of a task not due
+-- yet goes to the list's end), and takes what the hints do not give from
+-- the queue itself, so a task without a hint is never lost. An id may be
+-- hinted twice (enqueued again with another due time): the queue has one
+-- task of it, taken once. In a grouped queue (KEYS[14] exists) a task
+-- without a group is in the group ''.
 --
 -- A run's consumer key prefix and whether the queue is grouped are kept in
 -- need_run.groups (need.lua): the scripts that may hint set them first
@@ -134,16 +136,16 @@ local function queue_group_key(group)
   return need_run.groups.p .. 'group:' .. group
 end
 
--- Hints id, queued due at dueText, to its group (from its stored tags);
--- none when neither it nor the queue is grouped. A hint key of another
--- type (written by hand) takes no hint: reserve() finds the task anyway.
-local function queue_hint(id, dueText, tags)
+-- Hints id, just queued, to its group (from its stored tags); none when
+-- neither it nor the queue is grouped. A hint key of another type
+-- (written by hand) takes no hint: reserve() finds the task anyway.
+local function queue_hint(id, tags)
   local group = queue_group_of(tags)
   if not group then
     if not queue_grouped() then return end
     group = ''
   end
-  redis.pcall('ZADD', queue_group_key(group), dueText, id)
+  redis.pcall('RPUSH', queue_group_key(group), id)
   redis.call('ZADD', KEYS[14], 'NX', '0', group)
   need_run.groups.grouped = true
 end
@@ -170,7 +172,7 @@ end
 local function queue_add(id, dueText, payload, tags)
   queue_add_to(KEYS[1], KEYS[2], KEYS[3], id, dueText, payload)
   queue_hset_or_del(KEYS[13], id, tags)
-  queue_hint(id, dueText, tags)
+  queue_hint(id, tags)
 end
 
 -- Enqueues id while it is leased: it runs after the lease ends. The policy
@@ -228,7 +230,7 @@ local function queue_settle(id, outcome, atText, reason, rerun)
   if outcome == 'retry' then
     redis.call('ZADD', KEYS[1], atText, id)
     queue_hset_or_del(KEYS[11], id, reason)
-    queue_hint(id, atText, redis.call('HGET', KEYS[13], id))
+    queue_hint(id, redis.call('HGET', KEYS[13], id))
     return tonumber(atText)
   end
   queue_forget({id})
@@ -239,11 +241,8 @@ end
 -- enqueued again while it runs (its rerun). A leased task stays with its
 -- worker. Returns 1 when there was one, else 0.
 local function queue_drop(id)
-  -- (Its hint first: its group is in its tags.)
-  local tags = redis.call('HGET', KEYS[13], id)
+  -- (Its group's hint stays: reserve() drops it when it comes to it.)
   if redis.call('ZREM', KEYS[1], id) == 1 then
-    local group = queue_group_of(tags) or (queue_grouped() and '')
-    if group then redis.pcall('ZREM', queue_group_key(group), id) end
     queue_forget({id})
     return 1
   end

@@ -25,7 +25,7 @@ final class Cli
                                expired or dead, attempts, runtime, wait, worker, why it failed
           tagged NAME TAG      its tasks a producer tagged TAG (queued, running, dead), and
                                their recent attempts
-          groups NAME          its groups, the one reserve() serves next first: tasks queued, due
+          groups NAME          its groups, the one reserve() serves next first, and their tasks
           keep-recent NAME COUNT [SECONDS]
                                how many recent attempts it keeps (0: none), for how long
                                (default 3600 s); what is past them goes now
@@ -418,8 +418,8 @@ final class Cli
                 'task' => self::taskText($data),
                 'recent' => self::recentText($data),
                 'groups' => $data['list'] === [] ? "no groups\n" : self::table(
-                    ['GROUP', 'QUEUED', 'DUE'],
-                    array_map(fn (array $g) => [$g['group'] ?? '(none)', $g['queued'], $g['due']], $data['list']),
+                    ['GROUP', 'QUEUED'],
+                    array_map(fn (array $g) => [$g['group'] ?? '(none)', $g['queued']], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'groups'),
                 'tagged' => ($data['tasks'] === [] ? "no tasks with the tag\n" : self::table(
                     ['ID', 'STATE', 'AT', 'ATTEMPTS', 'REASON', 'PAYLOAD'],

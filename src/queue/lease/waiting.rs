@@ -153,17 +153,16 @@ pub struct Group {
     /// Its name (empty: the tasks enqueued without a group, in a queue
     /// that has groups).
     pub name: Vec<u8>,
-    /// Its tasks queued, due now or later, and those due now.
+    /// Its tasks queued, due now or later.
     pub queued: u64,
-    pub due: u64,
 }
 
 /// The queue's groups, the next `reserve()` serves first, up to `limit`
-/// (at most [`BATCH`]). A group's counts are its hints': a task removed
+/// (at most [`BATCH`]). A group's count is its hints': a task removed
 /// since, or taken by the drop-in's pop, is counted until a reserve finds
-/// it gone.
+/// it gone, and one enqueued again while queued is counted twice.
 pub fn groups(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Group>, Error> {
-    let rows: Vec<(Vec<u8>, u64, u64)> = conn::with(config, |c| {
+    let rows: Vec<(Vec<u8>, u64)> = conn::with(config, |c| {
         keys.call(&PEEK)
             .arg("groups")
             .arg(limit.clamp(1, BATCH))
@@ -172,7 +171,7 @@ pub fn groups(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Group>, Er
     })?;
     Ok(rows
         .into_iter()
-        .map(|(name, queued, due)| Group { name, queued, due })
+        .map(|(name, queued)| Group { name, queued })
         .collect())
 }
 
@@ -184,7 +183,6 @@ pub fn remove(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Erro
     for chunk in ids.chunks(BATCH as usize) {
         let n: u64 = conn::with(config, |c| {
             let mut call = keys.call(&REMOVE);
-            call.arg(&keys.waiters);
             for id in chunk {
                 call.arg(id);
             }
@@ -198,10 +196,7 @@ pub fn remove(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Erro
 /// Checks the types of the keys [`remove`] writes, removing nothing: a
 /// caller that must not stop half way calls it before its first write.
 pub(super) fn check_remove(config: &Config, keys: &Keys) -> Result<(), Error> {
-    conn::with(config, |c| {
-        keys.call(&REMOVE).arg(&keys.waiters).invoke::<u64>(c)
-    })
-    .map(drop)
+    conn::with(config, |c| keys.call(&REMOVE).invoke::<u64>(c)).map(drop)
 }
 
 /// Removes every task waiting in the queue (see [`remove`]), [`BATCH`]
@@ -210,11 +205,7 @@ pub fn clear(config: &Config, keys: &Keys) -> Result<u64, Error> {
     let (mut removed, mut cursor) = (0, String::from("0"));
     loop {
         let (n, next): (u64, String) = conn::with(config, |c| {
-            keys.call(&CLEAR)
-                .arg(BATCH)
-                .arg(&cursor)
-                .arg(&keys.waiters)
-                .invoke(c)
+            keys.call(&CLEAR).arg(BATCH).arg(&cursor).invoke(c)
         })?;
         removed += n;
         if next.is_empty() {
