@@ -71,29 +71,46 @@ local function queue_fair()
   if #active == 0 then return ids, at, hints, taken end
   local share = math.ceil(want / #active) + 1
   local budget = HINTS_SCAN + want
-  -- Per group: its key, the hints read from its head (id and due time:
-  -- false when the queue does not hold it), how many of them were used,
-  -- and whether its list has no more to read.
+  -- Per group: its key, the hints read from its head (ids, and due times:
+  -- false when the queue does not hold the task), how many of them were
+  -- used, and whether its list has no more to read.
   local groups = {}
-  local function read(st)
-    if st.spent or budget <= 0 then st.spent = true return end
-    local n = math.min(share, budget)
-    local h = redis.pcall('LRANGE', st.key, #st.read, #st.read + n - 1)
-    if type(h) ~= 'table' or h.err or #h == 0 then st.spent = true return end
-    budget = budget - #h
-    st.spent = #h < n
+  -- Reads the next hints of the groups sts (about a share each), and
+  -- checks them all against the queue in one command.
+  local function read(sts)
+    local from, got = {}, {}
+    for _, st in ipairs(sts) do
+      local n = math.min(share, budget)
+      local h = (not st.spent and n > 0) and redis.pcall('LRANGE', st.key, #st.ids, #st.ids + n - 1)
+      if type(h) ~= 'table' or h.err or #h == 0 then
+        st.spent = true
+      else
+        budget = budget - #h
+        st.spent = #h < n
+        from[#from + 1] = {st, #h}
+        for _, id in ipairs(h) do got[#got + 1] = id end
+      end
+    end
     -- The queue says whether (and since when) each task is due.
-    local dues = queue_scores(1, h)
-    for i, id in ipairs(h) do st.read[#st.read + 1] = {id, tonumber(dues[i]) or false} end
+    local dues = queue_scores(1, got)
+    local i = 0
+    for _, f in ipairs(from) do
+      local st = f[1]
+      for _ = 1, f[2] do
+        i = i + 1
+        st.ids[#st.ids + 1] = got[i]
+        st.dues[#st.dues + 1] = tonumber(dues[i]) or false
+      end
+    end
   end
   -- The next due task of group g, or nil; the hints passed on the way are
   -- used: dropped, or (a task due later) back to the list's end.
   local function take(g)
     local st = groups[g]
     while true do
-      while st.used < #st.read do
+      while st.used < #st.ids do
         st.used = st.used + 1
-        local id, due = st.read[st.used][1], st.read[st.used][2]
+        local id, due = st.ids[st.used], st.dues[st.used]
         if due and due > now then
           local later = hints.later[st.key] or {}
           later[#later + 1] = id
@@ -103,7 +120,7 @@ local function queue_fair()
         end
       end
       if st.spent then break end
-      read(st)
+      read({st})
     end
     if g == '' then
       local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0', #ids + 20)
@@ -117,9 +134,14 @@ local function queue_fair()
     end
     return nil
   end
-  for _, g in ipairs(active) do
-    groups[g] = {key = queue_group_key(g), read = {}, used = 0}
+  local first = {}
+  for i, g in ipairs(active) do
+    groups[g] = {key = queue_group_key(g), ids = {}, dues = {}, used = 0}
+    if i <= want then first[i] = groups[g] end
   end
+  -- The first hints of the groups the first round takes from, in one
+  -- check (the next, group by group, as they run out).
+  read(first)
   local turns = 0
   while #ids < want and #active > 0 do
     local still = {}
@@ -187,6 +209,7 @@ local function queue_fair_done()
     if redis.pcall('LLEN', key) == 0 then redis.call('ZREM', KEYS[14], g) end
   end
 end
+
 -- The finished tasks are acked before anything else is written. The keys
 -- this call reads or writes after the ack are checked or read before it:
 -- every key when expired leases are settled; else the queue's due tasks and
