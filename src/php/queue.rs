@@ -237,26 +237,11 @@ pub fn rate_option(value: &Value, param: &str) -> PhpResult<Option<leased::Rate>
     let (mut limit, mut per, mut burst) = (None, Duration::from_secs(1), None);
     for (key, v) in entries {
         let name = String::from_utf8_lossy(&key.bytes()).into_owned();
-        let at = || format!("{param}['{name}']");
+        let at = format!("{param}['{name}']");
         match name.as_str() {
-            "limit" => {
-                limit = Some(rate_count(
-                    v,
-                    Named(|f: &mut fmt::Formatter<'_>| f.write_str(&at())),
-                )?)
-            }
-            "per" => {
-                per = super::positive_seconds(
-                    v,
-                    Named(|f: &mut fmt::Formatter<'_>| f.write_str(&at())),
-                )?
-            }
-            "burst" => {
-                burst = Some(rate_count(
-                    v,
-                    Named(|f: &mut fmt::Formatter<'_>| f.write_str(&at())),
-                )?)
-            }
+            "limit" => limit = Some(rate_count(v, at.as_str())?),
+            "per" => per = super::positive_seconds(v, at.as_str())?,
+            "burst" => burst = Some(rate_count(v, at.as_str())?),
             _ => {
                 return Err(value_error(format!(
                     "{param} has an unknown key {} (known: limit, per, burst)",

@@ -146,14 +146,14 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
                 $value = $property->getValue($job);
                 $models = $value instanceof \Illuminate\Support\Collection ? $value->all() : [$value];
                 foreach ($models as $model) {
-                    if ($model instanceof \Illuminate\Database\Eloquent\Model && $model->getKey() !== null) {
+                    if ($model instanceof \Illuminate\Database\Eloquent\Model && is_scalar($model->getKey())) {
                         $tags[] = get_class($model) . ':' . $model->getKey();
                     }
                 }
             }
         }
         $tags = array_filter(array_map(fn ($t) => is_scalar($t) ? (string) $t : '', $tags),
-            fn (string $t) => preg_match('/^[^\x00-\x20\x7f]{1,100}$/', $t) === 1);
+            fn (string $t) => preg_match('/^[^\x00-\x20\x7f]{1,100}\z/', $t) === 1);
         return array_slice(array_values(array_unique($tags)), 0, 10) ?: null;
     }
 

@@ -17,7 +17,7 @@ final class SelfTaggedJob implements ShouldQueue
 
     public function tags(): array
     {
-        return ['import-7', 'two words', '', str_repeat('x', 101), 'import-7', 42];
+        return ['import-7', 'two words', '', str_repeat('x', 101), "line\n", 'import-7', 42, ['nested']];
     }
 
     public function handle(): void
