@@ -144,7 +144,10 @@ final class OnceTest extends RedisLockTestCase
         $this->assertFalse($other->release(), 'not its slot');
         $this->assertTrue($run->release());
         $this->assertFalse($run->release(), 'given back already');
-        $this->assertSame(0, $this->redis->dbSize(), 'as if nobody had claimed it');
+        // (This process's description may be there: it outlives what the
+        // process holds, and is written again only now and then, so whether
+        // this run wrote it depends on the tests before.)
+        $this->assertSame([], preg_grep('/^redislock:holder:/', $this->redis->keys('*'), PREG_GREP_INVERT), 'as if nobody had claimed it');
         $again = $c->once('import', 'b1');
         $this->assertTrue($again->won());
         $this->assertFalse($run->done(), 'the old run no longer owns it');
