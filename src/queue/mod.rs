@@ -69,9 +69,9 @@ pub struct Keys {
     /// The tags its producers gave its tasks, and their groups (see
     /// [`Tags`]).
     pub tags: Vec<u8>,
-    /// The groups whose tasks `reserve()` takes in turn, least recently
-    /// served first; each group's queued tasks are hinted in the key
-    /// [`Keys::group`] (see `scripts/queue_task.lua`).
+    /// The groups whose tasks `reserve()` takes in turn, by their last
+    /// turn; each group's queued tasks are hinted in a list the scripts
+    /// name from [`Keys::waiters`] (see `scripts/queue_task.lua`).
     pub groups: Vec<u8>,
     /// The processes consuming it: when each was last seen, and the tasks
     /// each acked (see `lease::workers`).
@@ -113,13 +113,6 @@ impl Keys {
             waiters: place.beside(":"),
             queue: place.main,
         }
-    }
-
-    /// The hints of the queued tasks of `group` (see [`Keys::groups`]): a
-    /// key the scripts name from the consumers' prefix, in the queue's
-    /// hash slot.
-    pub fn group(&self, group: &[u8]) -> Vec<u8> {
-        [self.waiters.as_slice(), b"group:", group].concat()
     }
 
     /// A call of a script that moves tasks, with the keys they all take,
@@ -263,23 +256,20 @@ impl Tags {
         stored
     }
 
-    /// The group of the tags stored as `stored`.
-    pub fn group_of(stored: &[u8]) -> Option<Vec<u8>> {
-        let at = stored.iter().position(|&b| b == GROUP_MARK)?;
-        Some(stored[at + 1..].to_vec())
-    }
-
-    /// The tags stored as `stored` (joined by spaces, a group after them).
-    pub fn split(stored: &[u8]) -> Vec<Vec<u8>> {
-        let joined = stored
-            .split(|&b| b == GROUP_MARK)
-            .next()
-            .unwrap_or_default();
-        joined
+    /// The tags and the group stored as `stored` (the tags joined by
+    /// spaces, the group after them; None: none stored).
+    pub fn parts(stored: Option<&[u8]>) -> (Vec<Vec<u8>>, Option<Vec<u8>>) {
+        let stored = stored.unwrap_or_default();
+        let (joined, group) = match stored.iter().position(|&b| b == GROUP_MARK) {
+            Some(at) => (&stored[..at], Some(stored[at + 1..].to_vec())),
+            None => (stored, None),
+        };
+        let tags = joined
             .split(|&b| b == b' ')
             .filter(|t| !t.is_empty())
             .map(<[u8]>::to_vec)
-            .collect()
+            .collect();
+        (tags, group)
     }
 
     /// As the scripts take them: joined by spaces ('': none).

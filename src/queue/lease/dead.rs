@@ -66,14 +66,17 @@ pub fn dead(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<DeadTask>, E
     let rows: Vec<Row> = dead_call(config, keys, "list", limit, 0, &[])?;
     Ok(rows
         .into_iter()
-        .map(|(id, payload, attempts, died_at, reason, tags)| DeadTask {
-            id,
-            payload,
-            attempts,
-            died_at,
-            reason,
-            tags: tags.as_deref().map(Tags::split).unwrap_or_default(),
-            group: tags.as_deref().and_then(Tags::group_of),
+        .map(|(id, payload, attempts, died_at, reason, tags)| {
+            let (tags, group) = Tags::parts(tags.as_deref());
+            DeadTask {
+                id,
+                payload,
+                attempts,
+                died_at,
+                reason,
+                tags,
+                group,
+            }
         })
         .collect())
 }

@@ -66,7 +66,7 @@ fn parse(record: &[u8]) -> Option<Attempt> {
         None => (length.parse().ok()?, 0),
     };
     let id = rest.get(..length)?;
-    let tags = rest.get(length..length + tagged)?;
+    let (tags, group) = Tags::parts(Some(rest.get(length..length + tagged)?));
     let reason = &rest[length + tagged..];
     // Of the lease token only what it tells, never the token itself.
     let lease = super::LeaseFacts::of(token);
@@ -82,8 +82,8 @@ fn parse(record: &[u8]) -> Option<Attempt> {
         wait: lease.wait_ms.map(seconds),
         worker: lease.worker.map(str::to_owned),
         reason: (!reason.is_empty()).then(|| reason.to_vec()),
-        tags: Tags::split(tags),
-        group: Tags::group_of(tags),
+        tags,
+        group,
     })
 }
 

@@ -63,6 +63,7 @@ fn peeked(rows: Vec<Row>) -> Vec<Peeked> {
     rows.into_iter()
         .map(|(id, payload, attempts, state, at, reason, token, tags)| {
             let (worker, since) = lease_of(token.as_deref());
+            let (tags, group) = Tags::parts(tags.as_deref());
             Peeked {
                 id,
                 payload,
@@ -72,8 +73,8 @@ fn peeked(rows: Vec<Row>) -> Vec<Peeked> {
                 reason,
                 worker,
                 since,
-                tags: tags.as_deref().map(Tags::split).unwrap_or_default(),
-                group: tags.as_deref().and_then(Tags::group_of),
+                tags,
+                group,
             }
         })
         .collect()
