@@ -216,16 +216,19 @@ fn renewal_reports_a_key_deleted_behind_the_holders_back() {
 fn renewal_reports_redis_unreachable_once_the_lease_may_have_run_out() {
     let _one = one_renewing_test();
     let mut server = RedisServer::start();
-    let (_, _, id) = renewed(&server, "lock:{u}", 400, Duration::from_secs(60));
+    // Renewals go every lease/3 = 1 s, so the last one that succeeded was at
+    // most 1 s before the stop and its lease runs at least 2 s after it.
+    let (_, _, id) = renewed(&server, "lock:{u}", 3000, Duration::from_secs(60));
     server.stop();
-    // A renewal has failed by now, but the last lease surely still runs.
-    std::thread::sleep(Duration::from_millis(250));
+    // A renewal has failed by now, but the last lease surely still runs
+    // (0.9 s of margin, for suites running side by side on a busy machine).
+    std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(
         renew::lost(id),
         None,
         "not lost while the lease surely runs"
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(3400));
     let reason = renew::lost(id).expect("reported lost");
     assert!(
         reason.contains("could not be renewed") && reason.contains("unavailable"),
