@@ -887,13 +887,16 @@ namespace RedisLock {
         /**
          * The queue's groups (see `enqueue()`), the one `reserve()` serves next
          * first, up to `$limit` (1 to 1000): `group` (null: the tasks enqueued
-         * without one, in a queue that has groups) and `queued` (its tasks due
+         * without one, in a queue that has groups), `queued` (its tasks due
          * now or later, as its hints count them: a task removed since, or taken
          * by the drop-in `RedisQueue::pop()`, counts until a `reserve()` finds
-         * it gone).
+         * it gone), `leased` (its tasks leased now, counted while the queue has
+         * a `setGroupConcurrency()`; null otherwise, and for the tasks without
+         * a group) and `throttled` (the seconds its own `throttle()` has left;
+         * 0: none).
          *
          * @param int<1, 1000> $limit
-         * @return list<array{group: string|null, queued: int<0, max>}>
+         * @return list<array{group: string|null, queued: int<0, max>, leased: int<0, max>|null, throttled: float}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function groups(int $limit = 100): mixed {}
@@ -1101,6 +1104,32 @@ namespace RedisLock {
         public function retryDead(?array $ids = null): int {}
 
         /**
+         * Holds each group of the queue (see `enqueue()`; not the tasks
+         * enqueued without one) to `$concurrency` leased tasks at once, across
+         * all workers: `reserve()` passes over a group at its limit, and a
+         * waiting `reserve()` takes the group's next task when one of its
+         * leases ends (ack, nack, bury, release or run out). Null: no limit.
+         * Stored with the queue; the tasks leased when a limit is first set
+         * count.
+         *
+         * @param int<1, 1000000000>|null $concurrency
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function setGroupConcurrency(?int $concurrency = null): bool {}
+
+        /**
+         * `setRate()` for each group of the queue (not the tasks enqueued
+         * without one), each with a bucket of its own: `reserve()` hands out
+         * at most `$limit` tasks of a group per `$per` seconds, `$burst` at
+         * once. Null: no rate per group. Stored with the queue.
+         *
+         * @param int<1, 1000000000>|null $limit
+         * @param int<1, 1000000000>|null $burst
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function setGroupRate(?int $limit = null, float $per = 1, ?int $burst = null): bool {}
+
+        /**
          * Sets the queue's rate, which every worker keeps: `reserve()` hands
          * out at most `$limit` tasks per `$per` seconds across all workers,
          * and at most `$burst` (default `$limit`) at once, on the server's
@@ -1132,13 +1161,14 @@ namespace RedisLock {
          * (a rate limit the tasks' API answered with: `reserve()` and the
          * drop-in `RedisQueue::pop()` get none, and a waiting `reserve()`
          * takes tasks again when the throttle ends, without polling), or
-         * longer when a longer throttle is in force; 0 ends it now. The tasks
-         * and their attempts are not touched. Returns the seconds it lasts
-         * from now.
+         * longer when a longer throttle is in force; 0 ends it now. With
+         * `$group`, only that group's tasks wait (one tenant's API said 429),
+         * and `reserve()` goes on with the other groups'. The tasks and their
+         * attempts are not touched. Returns the seconds it lasts from now.
          *
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function throttle(float $seconds): float {}
+        public function throttle(float $seconds, ?string $group = null): float {}
 
         /**
          * The processes consuming the queue, the last seen first, up to

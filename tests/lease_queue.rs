@@ -1081,3 +1081,196 @@ fn groups_take_turns_so_a_big_group_cannot_hold_up_a_small_one() {
     let left: Vec<String> = redis::cmd("KEYS").arg("*group*").query(&mut c).unwrap();
     assert_eq!(left, Vec::<String>::new());
 }
+
+#[test]
+fn group_limits_hold_each_group_to_its_concurrency_rate_and_throttle() {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"limits");
+    let group = |g: &str| queue::Tags::default().with_group(g.as_bytes()).unwrap();
+    let put = |prefix: &str, n: usize, g: Option<&str>| {
+        let tasks: Vec<NewTask> = (0..n)
+            .map(|i| task(&format!("{prefix}{i}"), None))
+            .collect();
+        let tags = g.map(group).unwrap_or_default();
+        queue::put_tagged(&config, &keys, &tasks, 0.0, Policy::Keep, 0, &tags).unwrap();
+    };
+    let group_of = |id: &[u8]| id[0];
+    let leased_count = |g: &str| -> Option<u64> {
+        redis::cmd("HGET")
+            .arg("{Queue:limits}:group-leased")
+            .arg(g)
+            .query(&mut server.client())
+            .unwrap()
+    };
+
+    // Tasks leased before the limit is set count from then on.
+    put("a", 6, Some("a"));
+    put("b", 6, Some("b"));
+    put("u", 4, None);
+    // In turn: u0 a0 b0, u1 a1 b1 (the group '' of the tasks without one
+    // comes first by name).
+    let early = reserve(&config, &keys, how(6, 30_000, 0));
+    assert_eq!(early.len(), 6);
+    lease::set_group_concurrency(&config, &keys, 2).unwrap();
+    assert_eq!((leased_count("a"), leased_count("b")), (Some(2), Some(2)));
+    // Both groups are full: only the tasks without a group go.
+    let got = reserve(&config, &keys, how(10, 30_000, 0));
+    let ids: Vec<_> = got.iter().map(|t| String::from_utf8_lossy(&t.id)).collect();
+    assert_eq!(ids, ["u2", "u3"]);
+    // Every way a lease ends frees its place: ack, nack, bury, release,
+    // and a lease that ran out.
+    let a: Vec<&Leased> = early.iter().filter(|t| group_of(&t.id) == b'a').collect();
+    let b: Vec<&Leased> = early.iter().filter(|t| group_of(&t.id) == b'b').collect();
+    assert!(lease::ack(&config, &keys, &a[0].id, &a[0].token).unwrap());
+    let terms = Terms::own(Duration::from_secs(30), 3);
+    lease::nack(
+        &config,
+        &keys,
+        &a[1].id,
+        &a[1].token,
+        3600.0,
+        terms,
+        b"later",
+    )
+    .unwrap();
+    assert_eq!(leased_count("a"), None, "none leased, no field");
+    let two = reserve(&config, &keys, how(10, 30_000, 0));
+    assert_eq!(two.len(), 2, "a's two places");
+    assert!(two.iter().all(|t| group_of(&t.id) == b'a'));
+    assert!(lease::bury(&config, &keys, &b[0].id, &b[0].token, b"no").unwrap());
+    assert!(lease::release(&config, &keys, &b[1].id, &b[1].token, 0.0).unwrap());
+    let short = reserve(&config, &keys, how(10, 50, 0));
+    assert_eq!(short.len(), 2, "b's two places");
+    assert!(short.iter().all(|t| group_of(&t.id) == b'b'));
+    std::thread::sleep(Duration::from_millis(120));
+    let again = reserve(&config, &keys, how(10, 30_000, 0));
+    assert_eq!(again.len(), 2, "b's leases ran out");
+    assert!(again.iter().all(|t| group_of(&t.id) == b'b'));
+    assert_eq!((leased_count("a"), leased_count("b")), (Some(2), Some(2)));
+    let unheld = early.iter().filter(|t| group_of(&t.id) == b'u');
+    for t in two.iter().chain(&again).chain(&got).chain(unheld) {
+        assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+    }
+    assert_eq!((leased_count("a"), leased_count("b")), (None, None));
+
+    // A group's throttle holds its tasks alone, and a waiting reserve takes
+    // them when it ends (woken by its timer, not polling).
+    let held = lease::throttle_group(&config, &keys, b"a", 0.3).unwrap();
+    assert!(held > Duration::from_millis(250), "{held:?}");
+    let got = reserve(&config, &keys, how(10, 30_000, 0));
+    assert!(
+        !got.is_empty() && got.iter().all(|t| group_of(&t.id) == b'b'),
+        "{got:?}"
+    );
+    let started = Instant::now();
+    let later = reserve(&config, &keys, how(10, 30_000, 5_000));
+    assert!(!later.is_empty() && later.iter().all(|t| group_of(&t.id) == b'a'));
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "waited for it"
+    );
+    for t in got.iter().chain(&later) {
+        assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+    }
+    lease::set_group_concurrency(&config, &keys, 0).unwrap();
+
+    // A rate per group: each group has a bucket of its own.
+    let rate = lease::Rate {
+        limit: 3,
+        per: Duration::from_secs(60),
+        burst: 3,
+    };
+    lease::set_group_rate(&config, &keys, Some(rate)).unwrap();
+    put("c", 10, Some("c"));
+    put("d", 10, Some("d"));
+    let got = reserve(&config, &keys, how(100, 30_000, 0));
+    let count = |tasks: &[Leased], g: u8| tasks.iter().filter(|t| group_of(&t.id) == g).count();
+    assert_eq!((count(&got, b'c'), count(&got, b'd')), (3, 3), "{got:?}");
+    assert!(reserve(&config, &keys, how(100, 30_000, 0)).is_empty());
+    lease::set_group_rate(&config, &keys, None).unwrap();
+    let rest = reserve(&config, &keys, how(100, 30_000, 0));
+    assert_eq!((count(&rest, b'c'), count(&rest, b'd')), (7, 7));
+    for t in got.iter().chain(&rest) {
+        assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+    }
+
+    // Eight workers, five groups held to 3 leased tasks each: never more
+    // than 3 of a group run at once, and every task runs once.
+    lease::set_group_concurrency(&config, &keys, 3).unwrap();
+    for g in ["v", "w", "x", "y", "z"] {
+        put(g, 60, Some(g));
+    }
+    put("n", 30, None);
+    let running: Mutex<HashMap<u8, u64>> = Mutex::new(HashMap::new());
+    let done: Mutex<HashSet<Vec<u8>>> = Mutex::new(HashSet::new());
+    let violations = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for w in 0..8u64 {
+            let (config, keys) = (config.clone(), keys.clone());
+            let (running, done, violations) = (&running, &done, &violations);
+            s.spawn(move || {
+                let mut round = 0u64;
+                loop {
+                    round += 1;
+                    let got = reserve(&config, &keys, how(1 + (w + round) % 4, 30_000, 300));
+                    if got.is_empty() {
+                        break;
+                    }
+                    for t in &got {
+                        let g = group_of(&t.id);
+                        if g == b'n' {
+                            continue;
+                        }
+                        let mut r = running.lock().unwrap();
+                        let n = r.entry(g).or_default();
+                        *n += 1;
+                        if *n > 3 {
+                            violations.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                    for (i, t) in got.iter().enumerate() {
+                        let g = group_of(&t.id);
+                        if g != b'n' {
+                            *running.lock().unwrap().get_mut(&g).unwrap() -= 1;
+                        }
+                        // Some give their task back once, to run again.
+                        if (w + round + i as u64).is_multiple_of(5) && t.attempts == 1 {
+                            let terms = Terms::own(Duration::from_secs(30), 3);
+                            lease::nack(&config, &keys, &t.id, &t.token, 0.0, terms, b"").unwrap();
+                        } else {
+                            assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+                            assert!(done.lock().unwrap().insert(t.id.clone()), "acked twice");
+                        }
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(violations.load(Ordering::SeqCst), 0);
+    assert_eq!(done.lock().unwrap().len(), 5 * 60 + 30, "every task once");
+    let mut c = server.client();
+    let mut left: Vec<String> = redis::cmd("KEYS").arg("*group*").query(&mut c).unwrap();
+    left.sort();
+    // Left: the hint of a1 (given back for an hour) and the groups, and the
+    // buckets of the groups that had a rate, which go once full again.
+    assert_eq!(
+        left,
+        [
+            "{Queue:limits}:group-rate:b",
+            "{Queue:limits}:group-rate:c",
+            "{Queue:limits}:group-rate:d",
+            "{Queue:limits}:group:a",
+            "{Queue:limits}:groups",
+        ]
+    );
+    for key in &left[..3] {
+        let ttl: i64 = redis::cmd("PTTL").arg(key).query(&mut c).unwrap();
+        assert!((1..=60_000).contains(&ttl), "{key} {ttl}");
+    }
+}

@@ -84,6 +84,8 @@ fn every_state(server: &RedisServer, config: &Config, keys: &Keys) -> Leased {
     redis::cmd("FLUSHALL")
         .query::<()>(&mut server.client())
         .unwrap();
+    // Its group's leased tasks are counted.
+    lease::set_group_concurrency(config, keys, 3).unwrap();
     put(config, keys, "dead", "d", Policy::Keep);
     let d = reserve(config, keys, terms(30_000, 1)).remove(0);
     assert_eq!(
@@ -284,6 +286,29 @@ fn calls() -> Vec<(&'static str, Call)> {
             }),
         ),
         ("pause", Box::new(|c, k, _| lease::pause(c, k).map(drop))),
+        (
+            "group concurrency",
+            Box::new(|c, k, _| lease::set_group_concurrency(c, k, 5)),
+        ),
+        (
+            "no group concurrency",
+            Box::new(|c, k, _| lease::set_group_concurrency(c, k, 0)),
+        ),
+        (
+            "group rate",
+            Box::new(|c, k, _| {
+                let rate = lease::Rate {
+                    limit: 2,
+                    per: Duration::from_secs(1),
+                    burst: 2,
+                };
+                lease::set_group_rate(c, k, Some(rate))
+            }),
+        ),
+        (
+            "group throttle",
+            Box::new(|c, k, _| lease::throttle_group(c, k, b"g", 0.5).map(drop)),
+        ),
         ("pop", Box::new(|c, k, _| queue::pop(c, k, 10).map(drop))),
         // An operator's looks.
         (
@@ -344,6 +369,7 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("recent", keys.recent.clone()),
         ("tags", keys.tags.clone()),
         ("groups", keys.groups.clone()),
+        ("group leased", keys.group_leased.clone()),
     ];
     let mut refused = HashSet::new();
     for (role, key) in &roles {
@@ -464,6 +490,17 @@ fn a_key_of_the_wrong_type_fails_a_call_before_it_changes_anything() {
         ("groups", "retry dead"),
         ("groups", "move in"),
         ("groups", "ack and reserve"),
+        ("group leased", "ack"),
+        ("group leased", "ack many"),
+        ("group leased", "nack"),
+        ("group leased", "bury"),
+        ("group leased", "reserve"),
+        ("group leased", "ack and reserve"),
+        ("group leased", "group concurrency"),
+        ("group leased", "no group concurrency"),
+        ("stats", "group rate"),
+        ("stats", "group throttle"),
+        ("leased", "group concurrency"),
     ] {
         assert!(refused.contains(&expected), "{expected:?} was not refused");
     }

@@ -96,6 +96,14 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::remove $ids' => [function () use ($queue2) { $q = $queue2(); $q->enqueue('a', 'p'); return $q; },
                 fn ($q, $v) => $q->remove($v)],
             'Queue::bury $task' => fn ($v) => $queue2()->bury($v),
+            'Queue::setRate $limit' => fn ($v) => $queue2()->setRate($v),
+            'Queue::setRate $per' => fn ($v) => $queue2()->setRate(5, $v),
+            'Queue::setGroupConcurrency $concurrency' => fn ($v) => $queue2()->setGroupConcurrency($v),
+            'Queue::setGroupRate $limit' => fn ($v) => $queue2()->setGroupRate($v),
+            'Queue::setGroupRate $per' => fn ($v) => $queue2()->setGroupRate(5, $v),
+            'Queue::setGroupRate $burst' => fn ($v) => $queue2()->setGroupRate(5, 1, $v),
+            'Queue::throttle $seconds' => fn ($v) => $queue2()->throttle($v),
+            'Queue::throttle $group' => fn ($v) => $queue2()->throttle(1, $v),
             'Semaphore::asLock $permits' => fn ($v) => (new RedisLock\Client(RedisServer::$main->dsn()))->semaphore('bad', 2)->asLock($v),
             'Queue::moveTo $to' => [function () use ($queue2) { $q = $queue2(); $q->enqueue('m', 'p'); return $q; },
                 fn ($q, $v) => $q->moveTo($v)],
@@ -215,6 +223,21 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('TypeError', $outcomes['Queue::enqueue $group(array)']);
         $this->assertSame('ValueError', $outcomes['Queue::enqueueMany $group(empty)']);
         $this->assertSame('ValueError', $outcomes['Queue::tagged $tag(empty)']);
+        $this->assertSame('boolean', $outcomes['Queue::setGroupConcurrency $concurrency(null)']);
+        $this->assertSame('ValueError', $outcomes['Queue::setGroupConcurrency $concurrency(zero)']);
+        $this->assertSame('ValueError', $outcomes['Queue::setGroupConcurrency $concurrency(max int)']);
+        $this->assertSame('TypeError', $outcomes['Queue::setGroupConcurrency $concurrency(zero string)']);
+        $this->assertSame('TypeError', $outcomes['Queue::setGroupConcurrency $concurrency(float)']);
+        $this->assertSame('ValueError', $outcomes['Queue::setGroupRate $per(nan)']);
+        $this->assertSame('ValueError', $outcomes['Queue::setGroupRate $per(zero)']);
+        $this->assertSame('ValueError', $outcomes['Queue::setGroupRate $burst(minus one)']);
+        $this->assertSame('double', $outcomes['Queue::throttle $group(null)']);
+        $this->assertSame('double', $outcomes['Queue::throttle $group(zero string)']);
+        $this->assertSame('ValueError', $outcomes['Queue::throttle $group(empty)']);
+        $this->assertSame('ValueError', $outcomes['Queue::throttle $group(nul bytes)']);
+        $this->assertSame('ValueError', $outcomes['Queue::throttle $group(huge)']);
+        $this->assertSame('TypeError', $outcomes['Queue::throttle $group(array)']);
+        $this->assertSame('ValueError', $outcomes['Queue::throttle $seconds(inf)']);
         $this->assertSame('ValueError', $outcomes['Queue::tagged $tag(nul bytes)']);
         $this->assertSame('array', $outcomes['Queue::tagged $tag(zero string)']);
         $this->assertSame('ValueError', $outcomes['Queue::tagged $limit(zero)']);
@@ -314,7 +337,7 @@ final class BadInputTest extends RedisLockTestCase
             $this->assertDoesNotMatchRegularExpression('/\b(NaN|inf)\b|\d{20}/', $message, $case);
         }
         foreach ($outcomes as $case => $outcome) {
-            $this->assertContains($outcome, ['boolean', 'integer', 'string', 'array', 'object', 'NULL', 'TypeError', 'ValueError'], $case);
+            $this->assertContains($outcome, ['boolean', 'integer', 'double', 'string', 'array', 'object', 'NULL', 'TypeError', 'ValueError'], $case);
         }
     }
 

@@ -966,6 +966,124 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertNull($q->find('x'));
     }
 
+    public function testEachGroupIsHeldToItsConcurrencyAcrossWorkers(): void
+    {
+        $q = $this->queue('limited');
+        $this->assertTrue($q->setGroupConcurrency(2));
+        foreach (['g1', 'g2', 'g3', 'g4'] as $g) {
+            $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "$g-$i", range(1, 40)), null), 0, null, null, $g);
+        }
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "free-$i", range(1, 20)), null));
+        $dir = sys_get_temp_dir() . '/groups' . getmypid();
+        @mkdir($dir);
+        // A worker running a task of group g takes one of g's 2 slot files:
+        // when none is free, more than 2 of g run at once. It gives the slot
+        // back before the ack (after it, another may start). A waiting
+        // reserve() is woken when a lease of a full group ends.
+        $code = '
+            $q = (new RedisLock\Client())->queue("limited");
+            $violations = 0; $done = [];
+            while (true) {
+                $tasks = $q->reserve(1 + getmypid() % 3, 30, 0.5);
+                if (!$tasks) {
+                    $m = $q->metrics();
+                    if ($m["ready"] + $m["delayed"] + $m["leased"] === 0) { break; }
+                    continue;
+                }
+                $held = [];
+                foreach ($tasks as $t) {
+                    $g = strstr($t->id(), "-", true);
+                    if ($g === "free") { continue; }
+                    $slot = null;
+                    foreach ([0, 1] as $i) {
+                        $f = fopen("' . $dir . '/$g.$i", "c");
+                        if (flock($f, LOCK_EX | LOCK_NB)) { $slot = $f; break; }
+                        fclose($f);
+                    }
+                    if ($slot) { $held[] = $slot; } else { $violations++; }
+                }
+                usleep(2000);
+                foreach ($held as $f) { flock($f, LOCK_UN); fclose($f); }
+                foreach ($tasks as $t) {
+                    // Some fail once, to run again.
+                    if ($t->attempts() === 1 && crc32($t->id()) % 7 === 0) { $q->nack($t); continue; }
+                    if ($q->ack($t)) { $done[] = $t->id(); }
+                }
+            }
+            echo $violations, " ", implode(" ", $done), "\n";';
+        $outs = self::phpMany(array_fill(0, 8, $code));
+        array_map('unlink', glob("$dir/*"));
+        rmdir($dir);
+        $violations = 0;
+        $done = [];
+        foreach ($outs as $out) {
+            $words = explode(' ', trim($out));
+            $this->assertMatchesRegularExpression('/^\d+$/', $words[0], $out);
+            $violations += (int) array_shift($words);
+            array_push($done, ...$words);
+        }
+        $this->assertSame(0, $violations, 'more than 2 tasks of a group at once');
+        sort($done);
+        $this->assertCount(180, $done, 'every task acked');
+        $this->assertSame($done, array_values(array_unique($done)), 'none twice');
+        $this->assertSame([], $q->groups());
+        $this->assertSame(0, $this->redis->exists('{Queue:limited}:group-leased'), 'no leased task counted');
+    }
+
+    public function testAGroupsRateAndThrottleHoldItsTasksAlone(): void
+    {
+        $q = $this->queue('shared');
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "a$i", range(1, 10)), null), 0, null, null, 'acme');
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "b$i", range(1, 10)), null), 0, null, null, 'bolt');
+        $this->assertTrue($q->setGroupConcurrency(3));
+        $this->assertTrue($q->setGroupRate(4, 60));
+        $ids = fn (array $tasks) => array_map(fn ($t) => $t->id(), $tasks);
+        $first = $q->reserve(100);
+        $this->assertSame(['a1', 'b1', 'a2', 'b2', 'a3', 'b3'], $ids($first), 'in turn, 3 of each at once');
+        $rows = array_column($q->groups(), null, 'group');
+        $this->assertSame(['group' => 'acme', 'queued' => 7, 'leased' => 3, 'throttled' => 0.0], $rows['acme']);
+        $q->ack($first[0]);
+        $q->ack($first[2]);
+        $this->assertSame(['a4'], $ids($q->reserve(100)), "acme's fourth and last of its rate; bolt at 3");
+        $this->assertSame([], $q->reserve(100, null, 0.05));
+        $this->assertTrue($q->setGroupRate(null));
+        // The API told us bolt's calls wait 0.3 s: acme goes on.
+        $this->assertEqualsWithDelta(0.3, $q->throttle(0.3, 'bolt'), 0.01);
+        $this->assertGreaterThan(0.2, array_column($q->groups(), 'throttled', 'group')['bolt']);
+        foreach ($first as $t) {
+            $q->ack($t);
+        }
+        $this->assertSame(['a5', 'a6'], $ids($q->reserve(100)), 'acme: 3 leased (a4 a5 a6)');
+        $this->assertSame(['b4'], $ids($q->reserve(1, null, 5)), 'bolt, once its throttle ended');
+        $this->assertSame(0.0, $q->throttle(0, 'bolt'));
+        $this->assertTrue($q->setGroupConcurrency(null));
+        $this->assertNull(array_column($q->groups(), 'leased', 'group')['acme']);
+        $this->assertCount(10, $q->reserve(100), 'no limits: the rest');
+        $this->assertAllRefused([
+            fn () => $q->setGroupConcurrency(0),
+            fn () => $q->setGroupConcurrency(-1),
+            fn () => $q->setGroupConcurrency('2'),
+            fn () => $q->setGroupConcurrency([]),
+            fn () => $q->setGroupConcurrency(PHP_INT_MAX),
+            fn () => $q->setGroupRate(0),
+            fn () => $q->setGroupRate(5, 0),
+            fn () => $q->setGroupRate(5, NAN),
+            fn () => $q->setGroupRate(5, INF),
+            fn () => $q->setGroupRate(5, 1, -1),
+            fn () => $q->throttle(1, ''),
+            fn () => $q->throttle(1, 'two words'),
+            fn () => $q->throttle(1, "a\0b"),
+            fn () => $q->throttle(1, str_repeat('g', 101)),
+            fn () => $q->throttle(1, []),
+            fn () => $q->throttle(-1, 'acme'),
+        ]);
+        try {
+            $q->throttle(1, 'two words');
+        } catch (ValueError $e) {
+            $this->assertSame("RedisLock\\Queue::throttle(): Argument #2 (\$group): a group holds no space or control byte, 'two words' given", $e->getMessage());
+        }
+    }
+
     public function testTheDropInsPopKeepsTheQueuesRate(): void
     {
         $q = $this->queue('popped');

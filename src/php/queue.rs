@@ -261,6 +261,25 @@ pub fn rate_option(value: &Value, param: &str) -> PhpResult<Option<leased::Rate>
 }
 
 /// A count of a queue's rate: 1 to a billion.
+/// A rate as `setRate()` takes it (see there; a null `$limit`: none).
+fn rate_args(
+    method: &'static str,
+    limit: &Arg<NullableInt>,
+    per: &Arg<Float>,
+    burst: &Arg<NullableInt>,
+) -> PhpResult<Option<leased::Rate>> {
+    let limit = match &limit.0 {
+        Value::Null => return Ok(None),
+        value => rate_count(value, Argument(method, 1, "limit"))?,
+    };
+    let per = super::positive_seconds(per, Argument(method, 2, "per"))?;
+    let burst = match &burst.0 {
+        Value::Null => limit,
+        value => rate_count(value, Argument(method, 3, "burst"))?,
+    };
+    Ok(Some(leased::Rate { limit, per, burst }))
+}
+
 fn rate_count(value: &Value, param: impl Display + Copy) -> PhpResult<u64> {
     let n = natural(value, param)?;
     if !(1..=1_000_000_000).contains(&n) {
@@ -805,10 +824,13 @@ impl Queue {
 
     /// The queue's groups (see `enqueue()`), the one `reserve()` serves next
     /// first, up to `$limit` (1 to 1000): `group` (null: the tasks enqueued
-    /// without one, in a queue that has groups) and `queued` (its tasks due now
+    /// without one, in a queue that has groups), `queued` (its tasks due now
     /// or later, as its hints count them: a task removed since, or taken by
     /// the drop-in `RedisQueue::pop()`, counts until a `reserve()` finds it
-    /// gone).
+    /// gone), `leased` (its tasks leased now, counted while the queue has a
+    /// `setGroupConcurrency()`; null otherwise, and for the tasks without a
+    /// group) and `throttled` (the seconds its own `throttle()` has left; 0:
+    /// none).
     #[php(defaults(limit = 100))]
     pub fn groups(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::groups(): Argument #1 ($limit)")?;
@@ -822,6 +844,8 @@ impl Queue {
                 optional_binary((!g.name.is_empty()).then_some(g.name.as_slice())),
             )?;
             row.insert("queued", int(g.queued))?;
+            row.insert("leased", g.leased.map(int))?;
+            row.insert("throttled", g.throttled.as_secs_f64())?;
             list.push(array(row))?;
         }
         Ok(array(list))
@@ -1009,20 +1033,42 @@ impl Queue {
         per: Arg<Float>,
         burst: Arg<NullableInt>,
     ) -> PhpResult<bool> {
-        const M: &str = "RedisLock\\Queue::setRate()";
-        let rate = match &limit.0 {
-            Value::Null => None,
-            value => {
-                let limit = rate_count(value, Argument(M, 1, "limit"))?;
-                let per = super::positive_seconds(&per, Argument(M, 2, "per"))?;
-                let burst = match &burst.0 {
-                    Value::Null => limit,
-                    value => rate_count(value, Argument(M, 3, "burst"))?,
-                };
-                Some(leased::Rate { limit, per, burst })
-            }
-        };
+        let rate = rate_args("RedisLock\\Queue::setRate()", &limit, &per, &burst)?;
         engine(self.queue.set_rate(rate))?;
+        Ok(true)
+    }
+
+    /// Holds each group of the queue (see `enqueue()`; not the tasks enqueued
+    /// without one) to `$concurrency` leased tasks at once, across all
+    /// workers: `reserve()` passes over a group at its limit, and a waiting
+    /// `reserve()` takes the group's next task when one of its leases ends
+    /// (ack, nack, bury, release or run out). Null: no limit. Stored with
+    /// the queue; the tasks leased when a limit is first set count.
+    pub fn set_group_concurrency(&self, concurrency: Arg<NullableInt>) -> PhpResult<bool> {
+        let concurrency = match &concurrency.0 {
+            Value::Null => 0,
+            value => rate_count(
+                value,
+                Argument("RedisLock\\Queue::setGroupConcurrency()", 1, "concurrency"),
+            )?,
+        };
+        engine(self.queue.set_group_concurrency(concurrency))?;
+        Ok(true)
+    }
+
+    /// `setRate()` for each group of the queue (not the tasks enqueued
+    /// without one), each with a bucket of its own: `reserve()` hands out at
+    /// most `$limit` tasks of a group per `$per` seconds, `$burst` at once.
+    /// Null: no rate per group. Stored with the queue.
+    #[php(defaults(per = 1))]
+    pub fn set_group_rate(
+        &self,
+        limit: Arg<NullableInt>,
+        per: Arg<Float>,
+        burst: Arg<NullableInt>,
+    ) -> PhpResult<bool> {
+        let rate = rate_args("RedisLock\\Queue::setGroupRate()", &limit, &per, &burst)?;
+        engine(self.queue.set_group_rate(rate))?;
         Ok(true)
     }
 
@@ -1030,17 +1076,35 @@ impl Queue {
     /// (a rate limit the tasks' API answered with: `reserve()` and the drop-in
     /// `RedisQueue::pop()` get none, and a waiting `reserve()` takes tasks
     /// again when the throttle ends, without polling), or longer when a longer
-    /// throttle is in force; 0 ends it now. The tasks and their attempts are
-    /// not touched. Returns the seconds it lasts from now.
-    pub fn throttle(&self, seconds: Arg<Float>) -> PhpResult<f64> {
-        let param = "RedisLock\\Queue::throttle(): Argument #1 ($seconds)";
+    /// throttle is in force; 0 ends it now. With `$group`, only that group's
+    /// tasks wait (one tenant's API said 429), and `reserve()` goes on with
+    /// the other groups'. The tasks and their attempts are not touched.
+    /// Returns the seconds it lasts from now.
+    pub fn throttle(&self, seconds: Arg<Float>, group: Arg<NullableText>) -> PhpResult<f64> {
+        const M: &str = "RedisLock\\Queue::throttle()";
+        let param = Argument(M, 1, "seconds");
         let seconds = super::span_seconds(&seconds, param)?;
         if seconds > Duration::from_secs(86_400) {
             return Err(value_error(format!(
                 "{param} must be at most a day (86400 seconds); pause() the queue for longer"
             )));
         }
-        Ok(engine(self.queue.throttle(seconds.as_secs_f64()))?.as_secs_f64())
+        let left = match &group.0 {
+            Value::Null => engine(self.queue.throttle(seconds.as_secs_f64()))?,
+            value => {
+                let param = Argument(M, 2, "group");
+                let group = value.bytes(param)?;
+                Tags::check(&group).map_err(|why| {
+                    value_error(format!(
+                        "{param}: {}, {} given",
+                        why.replace("a tag", "a group"),
+                        quoted(&group)
+                    ))
+                })?;
+                engine(self.queue.throttle_group(&group, seconds.as_secs_f64()))?
+            }
+        };
+        Ok(left.as_secs_f64())
     }
 
     /// The queue's name.

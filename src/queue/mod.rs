@@ -24,7 +24,7 @@ static DUE: LazyLock<Script> = script!("queue_due.lua");
 /// test checks against this).
 const TYPES: &[&str] = &[
     "zset", "hash", "hash", "zset", "hash", "hash", "zset", "hash", "list", "hash", "hash", "hash",
-    "hash", "zset", "hash", "list",
+    "hash", "zset", "hash", "list", "hash",
 ];
 
 /// How long a wake-up waits for the consumer it was pushed to, in ms (a
@@ -79,6 +79,9 @@ pub struct Keys {
     pub worked: Vec<u8>,
     /// The queue's recent attempts, newest first (see `lease::recent`).
     pub recent: Vec<u8>,
+    /// Each group's leased tasks, counted while the queue holds its
+    /// groups to a concurrency (see `lease::set_group_concurrency`).
+    pub group_leased: Vec<u8>,
     /// The line of consumers waiting for tasks, and the prefix of their
     /// keys (see `wait`).
     pub line: Vec<u8>,
@@ -109,6 +112,7 @@ impl Keys {
             workers: place.beside(":workers"),
             worked: place.beside(":workers-done"),
             recent: place.beside(":recent"),
+            group_leased: place.beside(":group-leased"),
             line: place.beside(":line"),
             waiters: place.beside(":"),
             queue: place.main,
@@ -143,11 +147,13 @@ impl Keys {
     }
 
     /// A call of a script that ends attempts (ack, nack, reserve): the
-    /// keys of [`Keys::call`], then the tasks each worker acked and the
-    /// recent attempts.
+    /// keys of [`Keys::call`], then the tasks each worker acked, the
+    /// recent attempts and the leased tasks per group.
     pub(crate) fn call_ending<'a>(&self, script: &'a Script) -> crate::scripts::Invocation<'a> {
         let mut call = self.call(script);
-        call.key(&self.worked).key(&self.recent);
+        call.key(&self.worked)
+            .key(&self.recent)
+            .key(&self.group_leased);
         call
     }
 }

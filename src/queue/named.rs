@@ -124,6 +124,12 @@ impl Queue {
         resume => lease::resume() -> bool;
         /// [`lease::throttle`].
         throttle => lease::throttle(seconds: f64) -> std::time::Duration;
+        /// [`lease::throttle_group`].
+        throttle_group => lease::throttle_group(group: &[u8], seconds: f64) -> std::time::Duration;
+        /// [`lease::set_group_concurrency`].
+        set_group_concurrency => lease::set_group_concurrency(concurrency: u64) -> ();
+        /// [`lease::set_group_rate`].
+        set_group_rate => lease::set_group_rate(rate: Option<lease::Rate>) -> ();
     }
 }
 

@@ -17,11 +17,12 @@ local id = ARGV[1]
 if redis.call('HGET', KEYS[5], id) ~= ARGV[2] then
   return 'not leased'
 end
-local stats = need_call('hash', 'HMGET', KEYS[10], 'maxAttempts', 'recentKeep', 'recentMs')
+local stats = need_call('hash', 'HMGET', KEYS[10], 'maxAttempts', 'recentKeep', 'recentMs', 'groupConcurrency')
 local keep, ms = queue_recent_terms(stats[2], stats[3])
 if ARGV[4] == 'release' then keep = 0 end
 queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13)
 queue_groups(ARGV[5])
+queue_counting(stats[4])
 if keep > 0 then queue_need(16) end
 local now = queue_now()
 local max = 0
@@ -41,14 +42,16 @@ if ARGV[4] == 'release' then
 end
 local dead = ARGV[4] == 'bury' or (max > 0 and attempts >= max)
 local tags = keep > 0 and redis.call('HGET', KEYS[13], id)
-local due
+local due, freed
 if dead then
-  due = queue_settle(id, 'dead', string.format('%.17g', now), reason)
+  due, freed = queue_settle(id, 'dead', string.format('%.17g', now), reason)
   queue_count(KEYS[10], now, 'dead', 1)
 else
-  due = queue_settle(id, 'retry', string.format('%.17g', now + tonumber(ARGV[3])), reason)
+  due, freed = queue_settle(id, 'retry', string.format('%.17g', now + tonumber(ARGV[3])), reason)
   if ARGV[4] ~= 'release' then queue_count(KEYS[10], now, 'nacked', 1) end
 end
+-- (A group the task freed may give another task now.)
+if freed and not (due and due <= now) then queue_wake(KEYS[9], ARGV[5], 1, false, ARGV[6]) end
 if due then queue_wake_for(due, now, ARGV[5], ARGV[6]) end
 queue_recent({queue_recent_record(string.format('%.0f', math.floor(now * 1000)), dead and 'dead' or 'nacked',
   id, ARGV[2], reason, tags)}, keep, ms)

@@ -14,8 +14,9 @@
 -- ...}: state 'queued' (time: due), 'leased' (time: the lease's end) or
 -- 'dead' (time: of death), in seconds on the server clock as strings;
 -- 'tagged' returns {where to scan next ('': done), those}; 'groups' the
--- groups in the order reserve() serves them (queue_task.lua), {group, its
--- hinted tasks, ...}.
+-- groups in the order reserve() serves them (queue_task.lua), {{group, its
+-- hinted tasks, its leased tasks (false: not counted), the ms its throttle
+-- has left}, ...}.
 local out = {}
 local function add(id, state, at)
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
@@ -54,10 +55,18 @@ if ARGV[1] == 'list' or ARGV[1] == 'leased' then
   return out
 end
 if ARGV[1] == 'groups' then
+  local stats = redis.call('HMGET', KEYS[10], 'groupConcurrency', 'groupHeld')
+  local counted = tonumber(stats[1])
+  local msNow = math.floor(queue_now() * 1000)
+  local held = (tonumber(stats[2]) or 0) > msNow
   for _, g in ipairs(need_call('zset', 'ZRANGE', KEYS[14], 0, tonumber(ARGV[2]) - 1)) do
     local queued = redis.pcall('LLEN', ARGV[3] .. 'group:' .. g)
-    out[#out + 1] = g
-    out[#out + 1] = type(queued) == 'number' and queued or 0
+    -- Its leased tasks, when counted (a group concurrency), and the ms its
+    -- throttle has left.
+    local leased = counted and g ~= '' and (tonumber(redis.call('HGET', KEYS[17], g)) or 0) or false
+    local untilMs = held and tonumber(redis.pcall('GET', ARGV[3] .. QUEUE_GROUP_HELD .. g))
+    out[#out + 1] = {g, type(queued) == 'number' and queued or 0, leased,
+      untilMs and untilMs > msNow and untilMs - msNow or 0}
   end
   return out
 end

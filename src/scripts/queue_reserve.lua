@@ -2,8 +2,8 @@
 -- flags: allow-oom
 -- Lease up to ARGV[1] due tasks (server time), earliest first (a grouped
 -- queue's in turn across its groups first: queue_fair), within the
--- queue's rate; none while the queue is paused or throttled
--- (queue_pause.lua). Leases that ran out are settled
+-- queue's rate and its groups' limits (queue_flow.lua); none while the
+-- queue is paused or throttled (queue_pause.lua). Leases that ran out are settled
 -- first, in a bounded batch: back to the queue, or to the dead letters once
 -- the task used up its attempts (queue_settle).
 -- KEYS: see queue_task.lua.
@@ -19,7 +19,8 @@
 -- line at its end (first try, or just woken), 'keep' keeping its place;
 -- ARGV[10] the process's id and ARGV[11..] id, lease token, ... of tasks
 -- the consumer finished, acked first (queue_ack; KEYS[15] as there). Every
--- attempt that ends here is recorded (queue_recent; KEYS[16]).
+-- attempt that ends here is recorded (queue_recent; KEYS[16]); KEYS[17]
+-- counts the groups' leased tasks (queue_counting).
 -- Returns {ms until a task may be due, a lease ends or a throttle ends (-1:
 -- nothing scheduled, paused, or not first in line; 0 when tasks follow), how many
 -- tasks were acked, id, payload or false, attempts, token, ...}.
@@ -28,7 +29,9 @@ local nowText = string.format('%.17g', now)
 local p, me, place, mode = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', '0', ARGV[5])
-local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease', 'throttled', 'rate', 'rateTat', 'recentKeep', 'recentMs')
+local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease', 'throttled', 'rate', 'rateTat', 'recentKeep', 'recentMs',
+  'groupConcurrency', 'groupRate', 'groupHeld')
+local msNow = math.floor(now * 1000)
 local recent = {queue_recent_terms(stats[7], stats[8])}
 local paused = stats[1] ~= false
 -- A throttle (queue_pause.lua): ms it has left, or nil.
@@ -48,6 +51,89 @@ local lease = queue_term(ARGV[2], stats[3])
 need_read(KEYS[4])
 need_read(KEYS[10])
 queue_groups(p)
+queue_counting(stats[9])
+
+-- The groups' limits (queue_task.lua) of a grouped queue that has some,
+-- or while a group's throttle may last; nil else. Per pass over the due
+-- tasks (dueNow, flow_start): each group's room as read (how many tasks it
+-- may take: math.huge without a limit), how many it took, its rate's
+-- bucket ({seconds per task, arrival time}), its leased count, and the ms
+-- until a group held by its rate or throttle may take a task again.
+local flow
+if queue_grouped() then
+  local held = tonumber(stats[11])
+  held = held ~= nil and held > msNow
+  if need_run.counting or stats[10] or held then
+    flow = {concurrency = need_run.counting, rate = stats[10], held = held}
+  end
+end
+
+local function flow_start()
+  if flow then flow.room, flow.took, flow.bucket, flow.leased, flow.reopen = {}, {}, {}, {}, nil end
+end
+
+-- Reads the leased counts of the groups gs (a list), in one command.
+local function flow_counts(gs)
+  if not (flow and flow.concurrency) or #gs == 0 then return end
+  local counts = redis.call('HMGET', KEYS[17], unpack(gs))
+  for i, g in ipairs(gs) do flow.leased[g] = tonumber(counts[i]) or 0 end
+end
+
+local function flow_reopen(ms)
+  if not flow.reopen or ms < flow.reopen then flow.reopen = ms end
+end
+
+-- How many more tasks group g (false: none) may take in this pass.
+local function flow_room(g)
+  if not flow or not g or g == '' then return math.huge end
+  local room = flow.room[g]
+  if not room then
+    room = math.huge
+    if flow.concurrency then
+      room = flow.concurrency - (flow.leased[g] or tonumber(redis.call('HGET', KEYS[17], g)) or 0)
+    end
+    if flow.held and room > 0 then
+      local untilMs = tonumber(redis.pcall('GET', p .. QUEUE_GROUP_HELD .. g))
+      if untilMs and untilMs > msNow then
+        room = 0
+        flow_reopen(untilMs - msNow)
+      end
+    end
+    if flow.rate and room > 0 then
+      local tat = redis.pcall('GET', p .. QUEUE_GROUP_RATE .. g)
+      local step, from, tokens, ms = queue_rate(flow.rate, type(tat) == 'string' and tat, now)
+      if step then
+        flow.bucket[g] = {step, from}
+        if ms then
+          room = 0
+          flow_reopen(ms)
+        else
+          room = math.min(room, tokens)
+        end
+      end
+    end
+    flow.room[g] = room
+  end
+  return room - (flow.took[g] or 0)
+end
+
+local function flow_took(g)
+  if flow and g and g ~= '' then flow.took[g] = (flow.took[g] or 0) + 1 end
+end
+
+-- Writes what the groups took: their leased counts, their buckets.
+local function flow_done()
+  if not flow then return end
+  for g, n in pairs(flow.took) do
+    if flow.concurrency then redis.call('HINCRBY', KEYS[17], g, string.format('%d', n)) end
+    local bucket = flow.bucket[g]
+    if bucket then
+      local tat = bucket[2] + n * bucket[1]
+      redis.call('SET', p .. QUEUE_GROUP_RATE .. g, string.format('%.17g', tat),
+        'PX', string.format('%d', math.max(1, math.ceil((tat - now) * 1000))))
+    end
+  end
+end
 
 -- How many groups and hints one reserve looks at, at most.
 local GROUPS_SCAN, HINTS_SCAN = 100, 200
@@ -59,7 +145,9 @@ local GROUPS_SCAN, HINTS_SCAN = 100, 200
 -- first due tasks that has no group: so the tasks queued before the queue
 -- had groups, which have no hint, have its turns. A group's hints are read
 -- from the head of its list a few at a time (about its share of `want`)
--- and checked against the queue in one command. Reads only: returns the
+-- and checked against the queue in one command. A group its limits hold
+-- (flow_room) takes nothing at its turn; under limits, a hint counts only while the task
+-- is still of its group (its tags read with the check). Reads only: returns the
 -- ids, when each was due, what leasing them changes in the hints
 -- (`hints`: per group's list how many hints from its head were used and
 -- which of them go back to its end, each group's last turn, and the
@@ -69,6 +157,7 @@ local function queue_fair()
   local hints = {used = {}, later = {}, turn = {}, looked = {}}
   local active = redis.call('ZRANGE', KEYS[14], 0, GROUPS_SCAN - 1)
   if #active == 0 then return ids, at, hints, taken end
+  flow_counts(active)
   local share = math.ceil(want / #active) + 1
   local budget = HINTS_SCAN + want
   -- Per group: its key, the hints read from its head (ids, and due times:
@@ -93,6 +182,7 @@ local function queue_fair()
     end
     -- The queue says whether (and since when) each task is due.
     local dues = queue_scores(1, got)
+    local tags = flow and #got > 0 and redis.call('HMGET', KEYS[13], unpack(got))
     local i = 0
     for _, f in ipairs(from) do
       local st = f[1]
@@ -100,6 +190,8 @@ local function queue_fair()
         i = i + 1
         st.ids[#st.ids + 1] = got[i]
         st.dues[#st.dues + 1] = tonumber(dues[i]) or false
+        -- (Of another group now: a stale hint.)
+        if tags and (queue_group_of(tags[i]) or '') ~= st.group then st.dues[#st.dues] = false end
       end
     end
   end
@@ -135,9 +227,9 @@ local function queue_fair()
     return nil
   end
   local first = {}
-  for i, g in ipairs(active) do
-    groups[g] = {key = queue_group_key(g), ids = {}, dues = {}, used = 0}
-    if i <= want then first[i] = groups[g] end
+  for _, g in ipairs(active) do
+    groups[g] = {group = g, key = queue_group_key(g), ids = {}, dues = {}, used = 0}
+    if #first < want and flow_room(g) > 0 then first[#first + 1] = groups[g] end
   end
   -- The first hints of the groups the first round takes from, in one
   -- check (the next, group by group, as they run out).
@@ -147,15 +239,20 @@ local function queue_fair()
     local still = {}
     for _, g in ipairs(active) do
       if #ids >= want then break end
-      local id, due = take(g)
       turns = turns + 1
       hints.turn[g] = turns
-      if not groups[g].fallback then hints.looked[g] = groups[g].key end
-      if id then
-        taken[id] = true
-        ids[#ids + 1] = id
-        at[#at + 1] = due
-        still[#still + 1] = g
+      -- (A group its limits hold takes nothing: its turn goes by all the
+      -- same, so that the groups behind the first GROUPS_SCAN have theirs.)
+      if flow_room(g) > 0 then
+        local id, due = take(g)
+        if not groups[g].fallback then hints.looked[g] = groups[g].key end
+        if id then
+          taken[id] = true
+          ids[#ids + 1] = id
+          at[#at + 1] = due
+          still[#still + 1] = g
+          flow_took(g)
+        end
       end
     end
     active = still
@@ -173,16 +270,27 @@ local function dueNow()
   if paused or throttled then return {} end
   local ids, taken = {}, {}
   dueAt, hints = {}, nil
+  flow_start()
   if queue_grouped() then ids, dueAt, hints, taken = queue_fair() end
   if #ids < want then
     -- The rest, earliest first, from the queue itself: tasks without a
-    -- hint are never left out.
-    local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0', want + #ids)
+    -- hint are never left out. (Under limits, each within its group's,
+    -- looking past a few tasks of groups held.)
+    local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0',
+      want + #ids + (flow and 100 or 0))
+    local tags = {}
+    if flow and #flat > 0 then
+      local cand = {}
+      for i = 1, #flat, 2 do cand[#cand + 1] = flat[i] end
+      tags = redis.call('HMGET', KEYS[13], unpack(cand))
+    end
     for i = 1, #flat, 2 do
       if #ids >= want then break end
-      if not taken[flat[i]] then
+      local g = queue_group_of(tags[(i + 1) / 2])
+      if not taken[flat[i]] and flow_room(g) > 0 then
         ids[#ids + 1] = flat[i]
         dueAt[#dueAt + 1] = tonumber(flat[i + 1])
+        flow_took(g)
       end
     end
   end
@@ -228,7 +336,7 @@ if #ARGV > 10 then
     waiting = need_call('list', 'LLEN', KEYS[9])
   end
 end
-local finished, requeued = queue_ack(11, now, p, place, ARGV[10], recent)
+local finished, requeued, freed = queue_ack(11, now, p, place, ARGV[10], recent)
 local acked = 0
 for _ in pairs(finished) do acked = acked + 1 end
 if acked > 0 and #expired > 0 then
@@ -238,7 +346,7 @@ if acked > 0 and #expired > 0 then
   end
   expired = left
 end
-if not due or requeued then due, waiting = dueNow(), nil end
+if not due or requeued or freed then due, waiting = dueNow(), nil end
 if #expired > 0 then
   needAll()
 elseif #due > 0 then
@@ -310,6 +418,7 @@ if #due > 0 then
   end
   redis.call('ZREM', KEYS[1], unpack(due))
   queue_fair_done()
+  flow_done()
   redis.call('HSET', KEYS[5], unpack(tokens))
   redis.call('ZADD', KEYS[4], unpack(ends))
   redis.call('HSET', KEYS[3], unpack(counts))
@@ -340,9 +449,17 @@ if throttled then
   return {throttled, acked}
 end
 do
-  local soonest = -1
+  -- (Under limits, the due tasks left are held by their groups': a group
+  -- held by its rate or throttle looks again when it ends, one at its
+  -- concurrency is woken by a lease's end.)
+  local soonest = flow and flow.reopen or -1
   for _, key in ipairs({KEYS[1], KEYS[4]}) do
-    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    local first
+    if flow and key == KEYS[1] then
+      first = redis.call('ZRANGEBYSCORE', key, '(' .. nowText, '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
+    else
+      first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    end
     if first[2] then
       local ms = math.max(1, math.ceil((tonumber(first[2]) - now) * 1000))
       if soonest < 0 or ms < soonest then

@@ -9,8 +9,9 @@
 -- failed); KEYS[12] dead letters' failures hash (why each died); KEYS[13]
 -- tags hash (the tags a producer gave the task, and its group); KEYS[14]
 -- the groups zset (queue_hint); and the scripts that end attempts (ack,
--- nack, reserve) KEYS[15] the tasks each worker acked (queue_workers.lua)
--- and KEYS[16] the recent attempts list.
+-- nack, reserve) KEYS[15] the tasks each worker acked (queue_workers.lua),
+-- KEYS[16] the recent attempts list and KEYS[17] the leased tasks per
+-- group (queue_counting).
 --
 -- An id is queued, or leased, or neither; payloads, attempts and tags are
 -- those of that task. An id enqueued while it is leased waits in the reruns
@@ -27,7 +28,7 @@
 -- Every script reads and checks first and writes last (need.lua):
 -- queue_need() checks the keys it will write before its first write.
 
-local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash', 'zset', 'hash', 'list'}
+local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash', 'zset', 'hash', 'list', 'hash'}
 
 -- Checks the types of the keys KEYS[i], i in ... (need.lua).
 local function queue_need(...)
@@ -150,6 +151,52 @@ local function queue_hint(id, tags)
   need_run.groups.grouped = true
 end
 
+-- Group limits (queue_flow.lua): a grouped queue may hold each group but
+-- the group '' to a number of leased tasks (the stats hash's field
+-- 'groupConcurrency'), to a rate ('groupRate', as 'rate' in
+-- queue_rate.lua) and for a time (a group's throttle). While it has a
+-- group concurrency, KEYS[17] counts each group's leased tasks (a field
+-- per group that has some, by the group the task's stored tags name):
+-- reserve() adds those it leases, every lease end takes them off
+-- (queue_settle, queue_ack). A group's rate and throttle keep their state
+-- in keys named from the consumer key prefix, as hints are:
+-- '<p>group-rate:<group>' (the bucket's arrival time; gone once the
+-- bucket is full again) and '<p>group-held:<group>' (the server time the
+-- throttle ends, in ms; gone then). The stats hash's 'groupHeld' is the
+-- latest end a group's throttle was given, so reserve() looks for them
+-- only while one may last.
+local QUEUE_GROUP_RATE, QUEUE_GROUP_HELD = 'group-rate:', 'group-held:'
+
+-- Reads whether this run counts leased tasks per group, from the stats
+-- hash's 'groupConcurrency' as read (false: unset), checking KEYS[17]'s
+-- type when it does: each script that ends leases calls it before its
+-- first write.
+local function queue_counting(limit)
+  limit = tonumber(limit)
+  need_run.counting = limit and limit > 0 and limit or false
+  if need_run.counting then queue_need(17) end
+end
+
+-- Takes the n tasks whose stored tags are tags[1..n] (false: none) off
+-- their groups' leased counts, when counted (queue_counting): their
+-- leases end. Returns whether one of those groups was at its concurrency
+-- (so a task of it may go now).
+local function queue_unlease(tags, n)
+  local limit = need_run.counting
+  if not limit then return false end
+  local per, freed = {}, false
+  for i = 1, n do
+    local g = queue_group_of(tags[i])
+    if g and g ~= '' then per[g] = (per[g] or 0) + 1 end
+  end
+  for g, k in pairs(per) do
+    local left = redis.call('HINCRBY', KEYS[17], g, string.format('%d', -k))
+    if left <= 0 then redis.call('HDEL', KEYS[17], g) end
+    freed = freed or left + k >= limit
+  end
+  return freed
+end
+
 -- Whether a task due at due takes the place of one of its id due at old,
 -- under policy (keep | replace | earliest | latest).
 local function queue_wins(policy, due, old)
@@ -207,8 +254,10 @@ end
 -- rerun enqueued meanwhile then takes the task's place in the queue (it is
 -- the newer task: it replaces a retry, and starts without attempts or
 -- failure). rerun: the task's rerun as the caller read it (false: none),
--- or nil to read it here. Returns the due time of what was queued, or nil.
+-- or nil to read it here. Returns the due time of what was queued, or nil,
+-- and whether the task's group was at its concurrency (queue_unlease).
 local function queue_settle(id, outcome, atText, reason, rerun)
+  local freed = need_run.counting and queue_unlease({redis.call('HGET', KEYS[13], id)}, 1)
   redis.call('ZREM', KEYS[4], id)
   redis.call('HDEL', KEYS[5], id)
   if outcome == 'dead' then
@@ -225,16 +274,16 @@ local function queue_settle(id, outcome, atText, reason, rerun)
     local head, payload = queue_split(rerun)
     local dueText, tags = queue_head(head)
     queue_add(id, dueText, payload, tags)
-    return tonumber(dueText) or 0
+    return tonumber(dueText) or 0, freed
   end
   if outcome == 'retry' then
     redis.call('ZADD', KEYS[1], atText, id)
     queue_hset_or_del(KEYS[11], id, reason)
     queue_hint(id, redis.call('HGET', KEYS[13], id))
-    return tonumber(atText)
+    return tonumber(atText), freed
   end
   queue_forget({id})
-  return nil
+  return nil, freed
 end
 
 -- Removes the task waiting under id: queued (due now or later), or
@@ -357,8 +406,10 @@ end
 -- wake-ups waiting ms for their consumer). KEYS[15]: the tasks each worker
 -- acked (queue_workers.lua), counted for `worker`. Each finished attempt
 -- is recorded (queue_recent) under the terms recent ({keep, ms}, as the
--- caller read them; nil: read here). Returns the ids finished, as a set,
--- and whether a rerun was queued.
+-- caller read them, and the caller called queue_counting; nil: read here).
+-- A group at its concurrency that an ack frees wakes a consumer. Returns
+-- the ids finished, as a set, whether a rerun was queued, and whether a
+-- group at its concurrency was freed.
 local function queue_ack(from, now, p, ms, worker, recent)
   local ids, tokens = {}, {}
   for i = from, #ARGV, 2 do
@@ -384,8 +435,9 @@ local function queue_ack(from, now, p, ms, worker, recent)
   for i = 1, #mine do any = any or reruns[i] ~= false end
   need_read(KEYS[6])
   if not recent then
-    local terms = need_call('hash', 'HMGET', KEYS[10], 'recentKeep', 'recentMs')
+    local terms = need_call('hash', 'HMGET', KEYS[10], 'recentKeep', 'recentMs', 'groupConcurrency')
     recent = {queue_recent_terms(terms[1], terms[2])}
+    queue_counting(terms[3])
   end
   local records = {}
   now = now or queue_now()
@@ -403,6 +455,7 @@ local function queue_ack(from, now, p, ms, worker, recent)
     queue_need(16)
   end
   queue_need(2, 3, 4, 10, 11)
+  if need_run.counting then queue_need(9) end
   if any then
     queue_need(1, 9)
     -- A rerun queued is hinted to its group.
@@ -412,21 +465,26 @@ local function queue_ack(from, now, p, ms, worker, recent)
   need_call(QUEUE_TYPES[15], 'HINCRBY', KEYS[15], worker, string.format('%d', #mine))
   -- A task without a rerun ends with its fields: one command per key for
   -- all of them (queue_settle's 'done').
-  local done = {}
+  local done, freed = {}, false
   for i, id in ipairs(mine) do
     if reruns[i] then
-      local due = queue_settle(id, 'done', nil, nil, reruns[i])
+      local due, open = queue_settle(id, 'done', nil, nil, reruns[i])
+      freed = freed or open
       if due then queue_wake_for(due, now, p, ms) end
     else
       done[#done + 1] = id
     end
   end
   if #done > 0 then
+    if need_run.counting then
+      freed = queue_unlease(redis.call('HMGET', KEYS[13], unpack(done)), #done) or freed
+    end
     redis.call('ZREM', KEYS[4], unpack(done))
     redis.call('HDEL', KEYS[5], unpack(done))
     queue_forget(done)
   end
   queue_recent(records, recent[1], recent[2])
   queue_count(KEYS[10], now, 'acked', #mine)
-  return finished, any
+  if freed then queue_wake(KEYS[9], p, 1, false, ms) end
+  return finished, any, freed
 end

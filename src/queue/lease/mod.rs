@@ -18,7 +18,7 @@ use std::time::Duration;
 
 pub use dead::{DeadTask, Retried, dead, purge_dead, retry_dead};
 pub use moving::{Moved, move_to};
-pub use pause::{pause, resume, throttle};
+pub use pause::{pause, resume, set_group_concurrency, set_group_rate, throttle, throttle_group};
 pub use recent::{
     Attempt, RECENT_FOR, RECENT_FOR_MAX, RECENT_KEEP, RECENT_KEEP_MAX, keep_recent, recent,
 };

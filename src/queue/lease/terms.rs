@@ -51,6 +51,19 @@ pub struct Rate {
     pub burst: u64,
 }
 
+impl Rate {
+    /// The rate as the scripts read it: '<limit> <per seconds> <burst>'
+    /// (`scripts/queue_rate.lua`).
+    pub(crate) fn stored(&self) -> String {
+        format!(
+            "{} {} {}",
+            self.limit,
+            crate::queue::score_arg(self.per.as_secs_f64()),
+            self.burst
+        )
+    }
+}
+
 /// Stores the queue's rate (None: it has none), kept in its `:stats`
 /// hash (field `rate`; `rateTat` is the bucket's state), which `reserve()`
 /// reads.
@@ -59,12 +72,7 @@ pub fn set_rate(config: &Config, keys: &Keys, rate: Option<Rate>) -> Result<(), 
         let cmd = match rate {
             Some(r) => {
                 let mut cmd = redis::cmd("HSET");
-                cmd.arg(&keys.stats).arg("rate").arg(format!(
-                    "{} {} {}",
-                    r.limit,
-                    crate::queue::score_arg(r.per.as_secs_f64()),
-                    r.burst
-                ));
+                cmd.arg(&keys.stats).arg("rate").arg(r.stored());
                 cmd
             }
             None => {

@@ -156,6 +156,11 @@ pub struct Group {
     pub name: Vec<u8>,
     /// Its tasks queued, due now or later.
     pub queued: u64,
+    /// Its tasks leased, counted while the queue has a group concurrency
+    /// (see [`super::set_group_concurrency`]; None: not counted).
+    pub leased: Option<u64>,
+    /// How long its own throttle lasts from now (zero: none).
+    pub throttled: std::time::Duration,
 }
 
 /// The queue's groups, the next `reserve()` serves first, up to `limit`
@@ -163,8 +168,8 @@ pub struct Group {
 /// since, or taken by the drop-in's pop, is counted until a reserve finds
 /// it gone, and one enqueued again while queued is counted twice.
 pub fn groups(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Group>, Error> {
-    let rows: Vec<(Vec<u8>, u64)> = conn::with(config, |c| {
-        keys.call(&PEEK)
+    let rows: Vec<(Vec<u8>, u64, Option<u64>, u64)> = conn::with(config, |c| {
+        keys.call_ending(&PEEK)
             .arg("groups")
             .arg(limit.clamp(1, BATCH))
             .arg(&keys.waiters)
@@ -172,7 +177,12 @@ pub fn groups(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Group>, Er
     })?;
     Ok(rows
         .into_iter()
-        .map(|(name, queued)| Group { name, queued })
+        .map(|(name, queued, leased, ms)| Group {
+            name,
+            queued,
+            leased,
+            throttled: std::time::Duration::from_millis(ms),
+        })
         .collect())
 }
 
