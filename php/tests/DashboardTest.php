@@ -570,7 +570,14 @@ final class DashboardTest extends RedisLockTestCase
         $orders->enqueueMany(['g1' => null, 'g2' => null], 0, null, null, 'tenant-9');
         $browser->visit($url . '?queue=orders');
         $this->assertSame(['none', 'tenant-9'], $browser->texts('#groups tr[data-group] td:first-child'));
-        $this->assertSame(['2'], $browser->texts('#groups tr[data-group="tenant-9"] td.n'));
+        $this->assertSame(['2', '-', '-'], $browser->texts('#groups tr[data-group="tenant-9"] td.n'));
+        // Its limits: the leased tasks counted, a throttle's seconds left.
+        $orders->setGroupConcurrency(3);
+        $orders->throttle(60, 'tenant-9');
+        $browser->visit($url . '?queue=orders');
+        $texts = $browser->texts('#groups tr[data-group="tenant-9"] td.n');
+        $this->assertSame(['2', '0'], array_slice($texts, 0, 2));
+        $this->assertMatchesRegularExpression('/^(60\.0|59\.\d) s$/', $texts[2]);
     }
 
     public function testManyRowsAreCutAndTheCutIsSaid(): void

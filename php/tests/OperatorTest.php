@@ -565,13 +565,24 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame('plain', $mail->reserve()[0]->id(), "the tasks queued before the groups: the group '' first");
         [$status, $out] = self::cli(['groups', 'mail']);
         $this->assertSame(0, $status);
-        $this->assertMatchesRegularExpression('/^GROUP +QUEUED\ntenant-a +3\ntenant-b +2\n\(none\) +0\n$/', $out);
+        $this->assertMatchesRegularExpression('/^GROUP +QUEUED +LEASED +THROTTLED\ntenant-a +3 +- +-\ntenant-b +2 +- +-\n\(none\) +0 +- +-\n$/', $out);
         $this->assertSame([['tenant-a', 3], ['tenant-b', 2], [null, 0]],
             array_map(fn ($g) => [$g['group'], $g['queued']], self::json(['groups', 'mail'])));
         $this->assertStringContainsString("3 group(s) take turns (redislock groups mail lists them)\n", self::cli(['queue', 'mail'])[1]);
         $this->assertSame(3, self::json(['queue', 'mail'])['groups']);
         $this->assertStringEndsWith("\nshowing 1 of 3 groups (--limit=N shows more, up to 1000)\n", self::cli(['groups', 'mail', '--limit=1'])[1]);
         $this->assertSame(['a1', 'b1'], array_map(fn ($t) => $t->id(), $mail->reserve(2)), 'in turn');
+        // The groups' limits: leased tasks counted, a group's throttle.
+        $mail->setGroupConcurrency(2);
+        $mail->throttle(30, 'tenant-b');
+        $this->assertMatchesRegularExpression('/^tenant-a +2 +1 +-$/m', self::cli(['groups', 'mail'])[1]);
+        $this->assertMatchesRegularExpression('/^tenant-b +1 +1 +(30\.0|29\.\d)s$/m', self::cli(['groups', 'mail'])[1]);
+        $leased = [];
+        foreach (self::json(['groups', 'mail']) as $g) {
+            $leased[$g['group'] ?? '(none)'] = $g['leased'];
+        }
+        ksort($leased);
+        $this->assertSame(['(none)' => null, 'tenant-a' => 1, 'tenant-b' => 1], $leased);
         $c->queue('reports')->enqueue('r');
         $this->assertSame([0, "no groups\n"], array_slice(self::cli(['groups', 'reports']), 0, 2));
         $this->assertSame(2, self::cli(['groups'])[0]);

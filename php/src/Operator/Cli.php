@@ -25,7 +25,7 @@ final class Cli
                                expired or dead, attempts, runtime, wait, worker, why it failed
           tagged NAME TAG      its tasks a producer tagged TAG (queued, running, dead), and
                                their recent attempts
-          groups NAME          its groups, the one reserve() serves next first, and their tasks
+          groups NAME          its groups, the one reserve() serves next first: their tasks, limits
           keep-recent NAME COUNT [SECONDS]
                                how many recent attempts it keeps (0: none), for how long
                                (default 3600 s); what is past them goes now
@@ -418,8 +418,9 @@ final class Cli
                 'task' => self::taskText($data),
                 'recent' => self::recentText($data),
                 'groups' => $data['list'] === [] ? "no groups\n" : self::table(
-                    ['GROUP', 'QUEUED'],
-                    array_map(fn (array $g) => [$g['group'] ?? '(none)', $g['queued']], $data['list']),
+                    ['GROUP', 'QUEUED', 'LEASED', 'THROTTLED'],
+                    array_map(fn (array $g) => [$g['group'] ?? '(none)', $g['queued'], $g['leased'] ?? '-',
+                        $g['throttled'] > 0 ? sprintf('%.1fs', $g['throttled']) : '-'], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'groups'),
                 'tagged' => ($data['tasks'] === [] ? "no tasks with the tag\n" : self::table(
                     ['ID', 'STATE', 'AT', 'ATTEMPTS', 'REASON', 'PAYLOAD'],

@@ -283,10 +283,11 @@ final class Dashboard
             return '';
         }
         $html = '<h3>Groups</h3><p>reserve() takes their due tasks in turn, the first here next.</p>'
-            . '<table id="groups"><tr><th>Group</th><th>Queued</th></tr>';
+            . '<table id="groups"><tr><th>Group</th><th>Queued</th><th>Leased</th><th>Throttled</th></tr>';
         foreach ($report->groups($name, self::GROUPS_SHOWN) as $g) {
             $html .= '<tr data-group="' . self::h($g['group'] ?? '') . '"><td>' . ($g['group'] === null ? '<em>none</em>' : self::h($g['group']))
-                . '</td><td class="n">' . $g['queued'] . '</td></tr>';
+                . '</td><td class="n">' . $g['queued'] . '</td><td class="n">' . ($g['leased'] ?? '-')
+                . '</td><td class="n">' . ($g['throttled'] > 0 ? sprintf('%.1f s', $g['throttled']) : '-') . '</td></tr>';
         }
         return $html . '</table>' . ($count > self::GROUPS_SHOWN ? '<p class="more">Showing the first ' . self::GROUPS_SHOWN
             . " of $count groups (the CLI's <code>groups NAME --limit=N</code> lists more).</p>" : '');
