@@ -234,24 +234,26 @@ local function queue_fair()
   -- The first hints of the groups the first round takes from, in one
   -- check (the next, group by group, as they run out).
   read(first)
-  local turns = 0
-  while #ids < want and #active > 0 do
+  local turns, n = 0, 0
+  while n < want and #active > 0 do
     local still = {}
     for _, g in ipairs(active) do
-      if #ids >= want then break end
+      if n >= want then break end
       turns = turns + 1
       hints.turn[g] = turns
       -- (A group its limits hold takes nothing: its turn goes by all the
       -- same, so that the groups behind the first GROUPS_SCAN have theirs.)
-      if flow_room(g) > 0 then
+      if not flow or flow_room(g) > 0 then
         local id, due = take(g)
-        if not groups[g].fallback then hints.looked[g] = groups[g].key end
+        local st = groups[g]
+        if not st.fallback then hints.looked[g] = st.key end
         if id then
+          n = n + 1
           taken[id] = true
-          ids[#ids + 1] = id
-          at[#at + 1] = due
+          ids[n] = id
+          at[n] = due
           still[#still + 1] = g
-          flow_took(g)
+          if flow then flow_took(g) end
         end
       end
     end

@@ -378,7 +378,18 @@ end
 -- runs once per task an ack ends: each string made here costs).
 local function queue_recent_record(ms, outcome, id, token, reason, tags)
   if tags then
-    return ms .. ' ' .. outcome .. ' ' .. (token or '-') .. ' ' .. #id .. '/' .. #tags .. ' '
+    -- (A number made text costs: the lengths of an ack's ids and tags are
+    -- mostly the same few, each made text once per run. Tags are shorter
+    -- than 4096 bytes.)
+    local memo = need_run.lengths or {}
+    need_run.lengths = memo
+    local key = #id * 4096 + #tags
+    local lengths = memo[key]
+    if not lengths then
+      lengths = #id .. '/' .. #tags
+      memo[key] = lengths
+    end
+    return ms .. ' ' .. outcome .. ' ' .. (token or '-') .. ' ' .. lengths .. ' '
       .. id .. tags .. (reason or '')
   end
   if not reason then
