@@ -347,6 +347,10 @@ foreach ([1, 100] as $size) {
 $flush();
 $grouped = $client->queue('bench-grouped');
 $plain = $client->queue('bench-plain');
+// The same groups, each held to 50 leased tasks (a limit no cycle
+// reaches: what counting the leases costs).
+$limited = $client->queue('bench-limited');
+$limited->setGroupConcurrency(50);
 foreach ([1, 100] as $size) {
     // Each cycle enqueues what it takes (into the next group): the queue
     // stays at 1,000 tasks.
@@ -356,16 +360,20 @@ foreach ([1, 100] as $size) {
     };
     foreach (range(0, 9) as $g) {
         $grouped->enqueueMany(array_fill_keys($batch("seed-$g", 0), null), 0, null, null, "g$g");
+        $limited->enqueueMany(array_fill_keys($batch("seed-$g", 0), null), 0, null, null, "g$g");
         $plain->enqueueMany(array_fill_keys($batch("seed-$g", 0), null));
     }
     $rows = measureInTurns([
         'groups: 10, reserve() in turn' => $cycle($grouped, true),
+        'the same, each group held to 50 leased' => $cycle($limited, true),
         'no groups' => $cycle($plain, false),
-    ], $seconds * 2);
+    ], $seconds * 3);
     table('Leased queue, reserve + ack + enqueue, ' . ($size === 1 ? 'one task' : 'batches of 100') . ', with groups and without (ops = cycles)', $rows,
         'groups: 10, reserve() in turn', [
             'no groups' => 'grouped vs plain reserve (target >= 0.9x)',
+            'the same, each group held to 50 leased' => 'without limits vs with a group concurrency',
         ]);
     $grouped->clear();
+    $limited->clear();
     $plain->clear();
 }
