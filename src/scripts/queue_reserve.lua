@@ -288,11 +288,14 @@ local function dueNow()
     end
     for i = 1, #flat, 2 do
       if #ids >= want then break end
-      local g = queue_group_of(tags[(i + 1) / 2])
-      if not taken[flat[i]] and flow_room(g) > 0 then
-        ids[#ids + 1] = flat[i]
-        dueAt[#dueAt + 1] = tonumber(flat[i + 1])
-        flow_took(g)
+      local id = flat[i]
+      if not taken[id] then
+        local g = flow and queue_group_of(tags[(i + 1) / 2])
+        if not flow or flow_room(g) > 0 then
+          ids[#ids + 1] = id
+          dueAt[#dueAt + 1] = tonumber(flat[i + 1])
+          if flow then flow_took(g) end
+        end
       end
     end
   end
