@@ -452,20 +452,24 @@ local function queue_ack(from, now, p, ms, worker, recent)
   end
   local records = {}
   now = now or queue_now()
-  -- Tags are read only from a queue whose producers gave some.
-  local tagged = queue_has(13)
+  -- The tasks' tags (tags[i]: mine[i]'s), read only from a queue whose
+  -- producers gave some, in one command: for the records (only the last
+  -- `keep` would stay) and, all of them, for the groups' leased counts.
+  local first = need_run.counting and 1 or math.max(1, #mine - recent[1] + 1)
+  local tags = {}
+  if (recent[1] > 0 or need_run.counting) and queue_has(13) then
+    local got = redis.call('HMGET', KEYS[13], unpack(mine, first))
+    for i = first, #mine do tags[i] = got[i - first + 1] end
+  end
   if recent[1] > 0 then
     local ended = string.format('%.0f', math.floor(now * 1000))
-    -- Only the last `keep` records would stay.
-    local first = math.max(1, #mine - recent[1] + 1)
-    local tags = tagged and redis.call('HMGET', KEYS[13], unpack(mine, first)) or {}
-    for i = first, #mine do
-      records[i - first + 1] = queue_recent_record(ended, 'acked', mine[i], mineTokens[i], false,
-        tags[i - first + 1])
+    local from = math.max(1, #mine - recent[1] + 1)
+    for i = from, #mine do
+      records[i - from + 1] = queue_recent_record(ended, 'acked', mine[i], mineTokens[i], false, tags[i])
     end
     queue_need(16)
   end
-  queue_need(2, 3, 4, 10, 11)
+  queue_need(2, 3, 4, 10, 11, 13)
   if need_run.counting then queue_need(9) end
   if any then
     queue_need(1, 9)
@@ -476,7 +480,7 @@ local function queue_ack(from, now, p, ms, worker, recent)
   need_call(QUEUE_TYPES[15], 'HINCRBY', KEYS[15], worker, string.format('%d', #mine))
   -- A task without a rerun ends with its fields: one command per key for
   -- all of them (queue_settle's 'done').
-  local done, freed = {}, false
+  local done, doneTags, freed = {}, {}, false
   for i, id in ipairs(mine) do
     if reruns[i] then
       local due, open = queue_settle(id, 'done', nil, nil, reruns[i])
@@ -484,12 +488,11 @@ local function queue_ack(from, now, p, ms, worker, recent)
       if due then queue_wake_for(due, now, p, ms) end
     else
       done[#done + 1] = id
+      doneTags[#done] = tags[i]
     end
   end
   if #done > 0 then
-    if need_run.counting then
-      freed = queue_unlease(redis.call('HMGET', KEYS[13], unpack(done)), #done) or freed
-    end
+    freed = queue_unlease(doneTags, #done) or freed
     redis.call('ZREM', KEYS[4], unpack(done))
     redis.call('HDEL', KEYS[5], unpack(done))
     queue_forget(done)
