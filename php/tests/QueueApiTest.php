@@ -555,7 +555,7 @@ final class QueueApiTest extends RedisLockTestCase
                     continue;
                 }
                 fwrite($log, "R {$tasks[0]->id()} $pid\n");
-                usleep(1000); // the work
+                usleep(5000); // the work
                 fwrite($log, "W {$tasks[0]->id()} $pid\n");
                 if ($q->ack($tasks[0])) { fwrite($log, "A {$tasks[0]->id()} $pid\n"); }
             }';
@@ -579,24 +579,19 @@ final class QueueApiTest extends RedisLockTestCase
                 }
             }
             if ($workers && count($killed) < $kills) {
-                // A worker that holds a task now, when one does (the log
-                // says it reserved and has not acked): a kill between tasks
-                // proves less, and once the queue is drained every kill
-                // would be one.
-                $holding = [];
+                // A worker in the midst of a task's work, when one is (its
+                // last line says it reserved a task, not yet that it worked
+                // it, so it has not acked it): a kill between tasks proves
+                // less, and once the queue is drained every kill would be one.
+                $last = [];
                 foreach (file($log, FILE_IGNORE_NEW_LINES) as $line) {
                     // (The last line may be half written.)
-                    if (substr_count($line, ' ') !== 2) {
-                        continue;
-                    }
-                    [$kind, , $pid] = explode(' ', $line);
-                    if ($kind === 'R') {
-                        $holding[(int) $pid] = true;
-                    } elseif ($kind === 'A') {
-                        unset($holding[(int) $pid]);
+                    if (substr_count($line, ' ') === 2) {
+                        [$kind, , $pid] = explode(' ', $line);
+                        $last[(int) $pid] = $kind;
                     }
                 }
-                $busy = array_filter($workers, fn ($w) => isset($holding[$w[1]]));
+                $busy = array_filter($workers, fn ($w) => ($last[$w[1]] ?? '') === 'R');
                 $i = array_rand($busy ?: $workers);
                 proc_terminate($workers[$i][0], 9);
                 proc_close($workers[$i][0]);
