@@ -54,9 +54,14 @@ final class QueueApiTest extends RedisLockTestCase
         $q = $this->queue();
         $q->enqueueMany(['a' => null, 'b' => null, 'c' => null]);
         $a = $q->reserve(1, 30);
+        $workers = count($q->workers());
         $scripts = $this->scriptCalls();
         $b = $q->reserve(1, 30, 0, $a);
-        $this->assertSame(1, $this->scriptCalls() - $scripts, 'one script acked a and reserved b');
+        $calls = $this->scriptCalls() - $scripts;
+        // (A process notes itself as a worker of a queue at most every 5 s,
+        // in a script of its own: this reserve may be the one that does.)
+        $noted = count($q->workers()) - $workers;
+        $this->assertSame(1 + $noted, $calls, 'one script acked a and reserved b');
         $this->assertSame(['b'], array_map(fn ($t) => $t->id(), $b));
         $this->assertNull($q->find('a'), 'a is done');
         $this->assertFalse($q->ack($a[0]), 'a was acked already');
