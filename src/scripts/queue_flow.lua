@@ -16,12 +16,7 @@ local now = queue_now()
 local msNow = math.floor(now * 1000)
 local op, p = ARGV[1], ARGV[2]
 
--- Wakes the waiting consumers for the tasks due now (and the first in
--- line for those due later).
-local function wake()
-  local ready = redis.call('ZCOUNT', KEYS[1], '-inf', string.format('%.17g', now))
-  queue_wake(KEYS[9], p, ready, redis.call('ZCARD', KEYS[1]) > ready, ARGV[3])
-end
+local function wake() queue_wake_due(now, p, ARGV[3]) end
 
 if op == 'concurrency' then
   local limit = tonumber(ARGV[4])

@@ -44,6 +44,5 @@ else
     return 1
   end
 end
-local ready = redis.call('ZCOUNT', KEYS[1], '-inf', string.format('%.17g', now))
-queue_wake(KEYS[9], ARGV[2], ready, redis.call('ZCARD', KEYS[1]) > ready, ARGV[3])
+queue_wake_due(now, ARGV[2], ARGV[3])
 return ARGV[1] == 'throttle' and 0 or 1

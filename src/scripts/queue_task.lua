@@ -348,6 +348,13 @@ local function queue_wake_for(due, now, p, ms)
   end
 end
 
+-- Wakes the waiting consumers as a resume does: one per task due now, and
+-- the first in line for the tasks due later.
+local function queue_wake_due(now, p, ms)
+  local ready = redis.call('ZCOUNT', KEYS[1], '-inf', string.format('%.17g', now))
+  queue_wake(KEYS[9], p, ready, redis.call('ZCARD', KEYS[1]) > ready, ms)
+end
+
 -- The recent attempts (KEYS[16], a list, newest first): a record for each
 -- attempt that ended with an ack, a nack, a bury or a lease that ran out,
 -- '<ms> <outcome> <lease token> <id bytes> <id><reason>' ('* <id>' without
