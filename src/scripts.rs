@@ -524,6 +524,7 @@ mod tests {
                 "queue_line.lua",
                 "queue_count.lua",
                 "queue_add.lua",
+                "queue_record.lua",
                 "queue_task.lua",
                 "queue_ack.lua"
             ]

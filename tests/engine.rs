@@ -17,6 +17,7 @@ mod permits;
 mod properties;
 mod queue;
 mod queue_trust;
+mod records;
 mod redlock;
 mod sentinel;
 mod stock;

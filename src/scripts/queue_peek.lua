@@ -79,7 +79,7 @@ if ARGV[1] == 'tagged' then
     local id, value = scan[2][i], scan[2][i + 1]
     -- A dead letter's tags follow its attempts; a group follows the tags
     -- (queue_task.lua).
-    if dead then value = select(2, queue_head((queue_split(value)))) or '' end
+    if dead then value = select(2, queue_task_fields(value)) or '' end
     value = string.match(value, '^[^\29]*')
     if string.find(' ' .. value .. ' ', tag, 1, true) then
       if dead then addDead(id) else addLive(id) end

@@ -4,8 +4,9 @@
 -- KEYS: see queue_task.lua (KEYS[10] the stats hash, KEYS[16] the list).
 -- ARGV[1] 'list': ARGV[2] most records, ARGV[3] an id ('': any), ARGV[4]
 -- a tag ('': any); returns
--- {server time in ms, record, ...}, newest first, none older than the
--- queue's time.
+-- {server time in ms, {ms, outcome, lease token or false, id, stored tags
+-- or false, reason or false}, ...} (queue_recent_record), newest first,
+-- none older than the queue's time.
 -- ARGV[1] 'keep': ARGV[2] how many (0: none), ARGV[3] for how long, in ms;
 -- the records past them go now. Returns 1.
 local stats = need_call('hash', 'HMGET', KEYS[10], 'recentKeep', 'recentMs')
@@ -22,25 +23,41 @@ if ARGV[1] == 'keep' then
   end
   return 1
 end
+-- A record's fields (queue_recent_record), or nil when it is none. One a
+-- release before queue_record wrote is text: '<ms> <outcome> <token or
+-- -> <id bytes>[/<tags bytes>] <id>[<tags>][<reason>]', or '... * <id>'.
+local function fields(record)
+  local at, outcome, token, id, tags, reason = queue_fields(record)
+  if at then return at, outcome, token, id, tags, reason end
+  local length, tagged, from
+  at, outcome, token, length, tagged, from = string.match(record, '^(%d+) (%S+) (%S+) ([%d*]+)/?(%d*) ()')
+  if not at then return nil end
+  if token == '-' then token = false end
+  if length == '*' then return at, outcome, token, string.sub(record, from), false, false end
+  local last = from + tonumber(length) - 1
+  local stop = last + (tonumber(tagged) or 0)
+  if stop > #record then return nil end
+  tags = tagged ~= '' and string.sub(record, last + 1, stop)
+  return at, outcome, token, string.sub(record, from, last), tags, stop < #record and string.sub(record, stop + 1)
+end
+
 local keep, ms = queue_recent_terms(stats[1], stats[2])
 local most, id, tag = tonumber(ARGV[2]), ARGV[3], ' ' .. ARGV[4] .. ' '
-local any = id == '' and ARGV[4] == ''
 local out = {now}
 if keep == 0 then return out end
 -- Without an id or tag, the first `most` are all it can show.
+local any = id == '' and ARGV[4] == ''
 local records = need_call('list', 'LRANGE', KEYS[16], 0, (any and math.min(keep, most) or keep) - 1)
 for _, record in ipairs(records) do
-  local at, length, tagged, from = string.match(record, '^(%d+) %S+ %S+ ([%d*]+)/?(%d*) ()')
-  at = tonumber(at)
+  local at, outcome, token, of, tags, reason = fields(record)
+  local t = tonumber(at)
   -- Newest first: the first one too old ends the list (one not of this
   -- shape, written by hand, is passed over).
-  if at and at < now - ms then break end
-  local last = length == '*' and -1 or from + (tonumber(length) or -1) - 1
+  if t and t < now - ms then break end
   -- (The tags without the group after them: queue_task.lua.)
-  local tags = tagged ~= '' and ' ' .. string.match(string.sub(record, last + 1, last + tonumber(tagged)), '^[^\29]*') .. ' '
-  if at and (id == '' or string.sub(record, from, last) == id)
-    and (tag == '  ' or (tags and string.find(tags, tag, 1, true))) then
-    out[#out + 1] = record
+  if t and type(of) == 'string' and (id == '' or of == id)
+    and (tag == '  ' or (type(tags) == 'string' and string.find(' ' .. string.match(tags, '^[^\29]*') .. ' ', tag, 1, true))) then
+    out[#out + 1] = {at, outcome, token, of, tags, reason}
     if #out > most then break end
   end
 end

@@ -1,4 +1,4 @@
--- include: queue_line.lua queue_count.lua queue_add.lua
+-- include: queue_line.lua queue_count.lua queue_add.lua queue_record.lua
 -- What the scripts that move a queue's tasks share. They all take the same
 -- keys, in one hash slot:
 -- KEYS[1] queue zset (due time per id, the seed's); KEYS[2] payloads hash;
@@ -15,12 +15,11 @@
 --
 -- An id is queued, or leased, or neither; payloads, attempts and tags are
 -- those of that task. An id enqueued while it is leased waits in the reruns
--- hash ('<due>' or '<due> <payload>') until the lease ends, so it never
--- runs twice at once. A dead letter keeps its own attempts and payload in
--- the dead letters hash ('<attempts>' or '<attempts> <payload>'): the same
--- id may be queued or leased again beside it. A rerun's or dead letter's
--- tags follow the head ('<due>\t<tags>', '<attempts>\t<tags>': tags are
--- space-separated, and hold no space or control byte). Why an attempt failed (a nack's
+-- hash (a record of its due time, tags and payload: queue_record.lua)
+-- until the lease ends, so it never runs twice at once. A dead letter
+-- keeps its own attempts, tags and payload in the dead letters hash (a
+-- record as a rerun's, its attempts for the due time): the same id may be
+-- queued or leased again beside it. Why an attempt failed (a nack's
 -- reason, or 'lease ran out') is the task's until it ends, and goes with it
 -- to the dead letters; a task without attempts has none (a failure left
 -- behind by the seed's pop is not read).
@@ -63,33 +62,6 @@ local function queue_scores(i, ids)
   end
   need_read(KEYS[i])
   return scores
-end
-
--- '<head>' or '<head> <payload>' (a due time or a count never holds a
--- space): the head as text, and the payload or false.
-local function queue_split(value)
-  local space = string.find(value, ' ', 1, true)
-  if not space then return value, false end
-  return string.sub(value, 1, space - 1), string.sub(value, space + 1)
-end
-
-local function queue_join(head, payload)
-  if payload then return head .. ' ' .. payload end
-  return head
-end
-
--- A rerun's or dead letter's head (queue_split): its due time or attempts
--- as text, and its tags or false.
-local function queue_head(head)
-  local tab = string.find(head, '\t', 1, true)
-  if not tab then return head, false end
-  return string.sub(head, 1, tab - 1), string.sub(head, tab + 1)
-end
-
--- The head of text (a due time or attempts) with tags (or false).
-local function queue_tag_head(text, tags)
-  if tags then return text .. '\t' .. tags end
-  return text
 end
 
 -- Groups. A task enqueued with a group has it after its tags, behind a
@@ -229,12 +201,12 @@ local function queue_rerun(id, due, dueText, payload, policy, tags)
   local old = redis.call('HGET', KEYS[6], id)
   local status = 1
   if old then
-    if not queue_wins(policy, due, tonumber((queue_head((queue_split(old))))) or 0) then
+    if not queue_wins(policy, due, tonumber((queue_task_fields(old))) or 0) then
       return 0
     end
     status = 2
   end
-  redis.call('HSET', KEYS[6], id, queue_join(queue_tag_head(dueText, tags), payload))
+  redis.call('HSET', KEYS[6], id, queue_record(dueText, tags or false, payload or false))
   return status
 end
 
@@ -263,16 +235,15 @@ local function queue_settle(id, outcome, atText, reason, rerun)
   if outcome == 'dead' then
     local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
     redis.call('ZADD', KEYS[7], atText, id)
-    local head = queue_tag_head(string.format('%d', attempts), redis.call('HGET', KEYS[13], id))
-    redis.call('HSET', KEYS[8], id, queue_join(head, redis.call('HGET', KEYS[2], id)))
+    redis.call('HSET', KEYS[8], id, queue_record(string.format('%d', attempts),
+      redis.call('HGET', KEYS[13], id), redis.call('HGET', KEYS[2], id)))
     queue_hset_or_del(KEYS[12], id, reason)
   end
   if rerun == nil then rerun = redis.call('HGET', KEYS[6], id) end
   if rerun then
     redis.call('HDEL', KEYS[6], id)
     redis.call('HDEL', KEYS[11], id)
-    local head, payload = queue_split(rerun)
-    local dueText, tags = queue_head(head)
+    local dueText, tags, payload = queue_task_fields(rerun)
     queue_add(id, dueText, payload, tags)
     return tonumber(dueText) or 0, freed
   end
@@ -307,8 +278,7 @@ local function queue_grave(id)
   if not redis.call('ZSCORE', KEYS[7], id) then return nil end
   local grave = redis.call('HGET', KEYS[8], id)
   if grave then
-    local head, payload = queue_split(grave)
-    local attempts, tags = queue_head(head)
+    local attempts, tags, payload = queue_task_fields(grave)
     return tonumber(attempts) or 0, payload, false, redis.call('HGET', KEYS[12], id), tags
   end
   if redis.call('ZSCORE', KEYS[1], id) or redis.call('ZSCORE', KEYS[4], id) then
@@ -322,7 +292,7 @@ end
 local function queue_keep_grave(id)
   local attempts, payload, old = queue_grave(id)
   if old then
-    redis.call('HSET', KEYS[8], id, queue_join(string.format('%d', attempts), payload))
+    redis.call('HSET', KEYS[8], id, queue_record(string.format('%d', attempts), false, payload or false))
   end
 end
 
@@ -356,12 +326,8 @@ local function queue_wake_due(now, p, ms)
 end
 
 -- The recent attempts (KEYS[16], a list, newest first): a record for each
--- attempt that ended with an ack, a nack, a bury or a lease that ran out,
--- '<ms> <outcome> <lease token> <id bytes> <id><reason>' ('* <id>' without
--- a reason or tags; '<id bytes>/<tags bytes> <id><tags><reason>' with
--- tags): ms when it ended (server time) and the attempt's lease token ('<process token>:<rank>.
--- <attempts>@<reserve ms>+<ms it had been due>', queue_reserve.lua; '-'
--- when there was none). The list keeps the queue's last `recentKeep`
+-- attempt that ended with an ack, a nack, a bury or a lease that ran out
+-- (queue_recent_record). The list keeps the queue's last `recentKeep`
 -- records (stats hash; default 100, 0: none kept) and goes when none was
 -- added for `recentMs` ms (default an hour); a reader shows none older.
 local QUEUE_RECENT_KEEP, QUEUE_RECENT_MS = 100, 3600000
@@ -377,33 +343,15 @@ local function queue_recent_terms(keep, ms)
   return keep, ms
 end
 
--- One record of an attempt of id (its lease token, or false) that ended
--- at ms (server time, as text) with outcome, reason and tags (or false,
--- each). The token
--- goes in whole, unparsed: the reader takes from it the process id and
--- what follows the process's part, and shows nothing else of it (this
--- runs once per task an ack ends: each string made here costs).
+-- The record (queue_record.lua) of an attempt of id that ended at ms
+-- (server time, as text) with outcome: {ms, outcome, its lease token
+-- ('<process token>:<rank>.<attempts>@<reserve ms>+<ms it had been due>',
+-- queue_reserve.lua) or false, id, its stored tags or false, why it
+-- failed or false}. The token goes in whole, unparsed: the reader takes
+-- from it the process id and what follows the process's part, and shows
+-- nothing else of it.
 local function queue_recent_record(ms, outcome, id, token, reason, tags)
-  if tags then
-    -- (A number made text costs: the lengths of an ack's ids and tags are
-    -- mostly the same few, each made text once per run. Tags are shorter
-    -- than 4096 bytes.)
-    local memo = need_run.lengths or {}
-    need_run.lengths = memo
-    local key = #id * 4096 + #tags
-    local lengths = memo[key]
-    if not lengths then
-      lengths = #id .. '/' .. #tags
-      memo[key] = lengths
-    end
-    return ms .. ' ' .. outcome .. ' ' .. (token or '-') .. ' ' .. lengths .. ' '
-      .. id .. tags .. (reason or '')
-  end
-  if not reason then
-    -- The id is all the rest ('*': no length to make).
-    return ms .. ' ' .. outcome .. ' ' .. (token or '-') .. ' * ' .. id
-  end
-  return ms .. ' ' .. outcome .. ' ' .. (token or '-') .. ' ' .. #id .. ' ' .. id .. reason
+  return queue_record(ms, outcome, token or false, id, tags or false, reason or false)
 end
 
 -- Adds records (a list, oldest first) to the recent attempts, keeping the

@@ -107,8 +107,9 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
 
     public function push($job, $data = '', $queue = null)
     {
-        return $this->enqueueUsing($job, $this->createPayload($job, $this->getQueue($queue), $data), $queue, null,
-            fn ($payload, $queue) => $this->queuing([$job], fn () => $this->enqueue($payload, $queue, 0, self::tagsOf($job))));
+        return $this->releasingOnFailure([$job], fn () => $this->enqueueUsing($job,
+            $this->createPayload($job, $this->getQueue($queue), $data), $queue, null,
+            fn ($payload, $queue) => $this->queuing([$job], fn () => $this->enqueue($payload, $queue, 0, self::tagsOf($job)))));
     }
 
     public function pushRaw($payload, $queue = null, array $options = [])
@@ -118,8 +119,9 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
 
     public function later($delay, $job, $data = '', $queue = null)
     {
-        return $this->enqueueUsing($job, $this->createPayload($job, $this->getQueue($queue), $data), $queue, $delay,
-            fn ($payload, $queue, $delay) => $this->queuing([$job], fn () => $this->enqueue($payload, $queue, $this->secondsUntil($delay), self::tagsOf($job))));
+        return $this->releasingOnFailure([$job], fn () => $this->enqueueUsing($job,
+            $this->createPayload($job, $this->getQueue($queue), $data), $queue, $delay,
+            fn ($payload, $queue, $delay) => $this->queuing([$job], fn () => $this->enqueue($payload, $queue, $this->secondsUntil($delay), self::tagsOf($job)))));
     }
 
     /**
@@ -181,14 +183,24 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
      */
     private function queuing(array $jobs, callable $enqueue): mixed
     {
+        $result = $this->releasingOnFailure($jobs, $enqueue);
+        array_map(UniqueJobs::queued(...), $jobs);
+        return $result;
+    }
+
+    /**
+     * Runs `$push`; when anything in it throws (the payload's encoding as
+     * much as the enqueue), the locks the dispatches of `$jobs` took are
+     * released (UniqueJobs): a job that was not queued holds none.
+     */
+    private function releasingOnFailure(array $jobs, callable $push): mixed
+    {
         try {
-            $result = $enqueue();
+            return $push();
         } catch (\Throwable $e) {
             array_map(UniqueJobs::notQueued(...), $jobs);
             throw $e;
         }
-        array_map(UniqueJobs::queued(...), $jobs);
-        return $result;
     }
 
     /** All the jobs in one round trip (unless one waits for a commit). */
@@ -200,7 +212,9 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
             if ($this->shouldDispatchAfterCommit($job) && $this->container->bound('db.transactions')) {
                 return parent::bulk($jobs, $data, $queue);
             }
-            $payload = $this->createPayload($job, $this->getQueue($queue), $data);
+        }
+        foreach ((array) $jobs as $job) {
+            $payload = $this->releasingOnFailure((array) $jobs, fn () => $this->createPayload($job, $this->getQueue($queue), $data));
             $id = self::idOf($payload);
             $tags = self::tagsOf($job);
             $tasks[json_encode($tags)][$id] = $payload;

@@ -124,6 +124,32 @@ final class LaravelUniqueJobTest extends TestCase
         $this->assertTrue($this->locked('s'), 'Laravel\'s own keeps the lock of a job it did not queue');
     }
 
+    public function testAPayloadThatCannotBeEncodedReleasesTheDispatchsLock(): void
+    {
+        // Bytes that are no UTF-8: Laravel cannot make the job's JSON payload.
+        foreach (['push' => fn () => UnencodableUniqueJob::dispatch(1),
+            'later' => fn () => UnencodableUniqueJob::dispatch(2)->delay(30),
+            ] as $how => $dispatch) {
+            try {
+                $dispatch();
+                $this->fail("$how: the dispatch succeeded");
+            } catch (Illuminate\Queue\InvalidPayloadException) {
+            }
+            $this->assertFalse($this->locked('k', UnencodableUniqueJob::class), "$how: released, the job was never queued");
+        }
+        // bulk() takes no lock itself: one taken as a dispatch does, then a bulk push of its job.
+        $this->assertTrue(cache()->lock('laravel_unique_job:' . UnencodableUniqueJob::class . 'k', 60)->get());
+        $this->assertTrue($this->locked('k', UnencodableUniqueJob::class));
+        try {
+            Queue::connection('redislock')->bulk([new UnencodableUniqueJob(4)]);
+        } catch (Illuminate\Queue\InvalidPayloadException) {
+        }
+        $this->assertFalse($this->locked('k', UnencodableUniqueJob::class), 'bulk: released');
+        $this->assertSame(0, Queue::size());
+        UniqueJob::dispatch(5);
+        $this->assertSame(1, Queue::size(), 'the next dispatch of a key is queued');
+    }
+
     private function assertDispatchFails(Closure $dispatch): void
     {
         try {

@@ -49,3 +49,9 @@ class UniqueJob implements ShouldQueue, ShouldBeUnique
 class UniqueUntilProcessingJob extends UniqueJob implements ShouldBeUniqueUntilProcessing
 {
 }
+
+/** A unique job whose payload Laravel cannot encode (bytes that are no UTF-8). */
+class UnencodableUniqueJob extends UniqueJob
+{
+    public string $raw = "\xff\xfe";
+}
