@@ -226,7 +226,7 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('boolean', $outcomes['Queue::setGroupConcurrency $concurrency(null)']);
         $this->assertSame('ValueError', $outcomes['Queue::setGroupConcurrency $concurrency(zero)']);
         $this->assertSame('ValueError', $outcomes['Queue::setGroupConcurrency $concurrency(max int)']);
-        $this->assertSame('TypeError', $outcomes['Queue::setGroupConcurrency $concurrency(zero string)']);
+        $this->assertSame('ValueError', $outcomes['Queue::setGroupConcurrency $concurrency(zero string)'], 'a number in a string, out of range');
         $this->assertSame('TypeError', $outcomes['Queue::setGroupConcurrency $concurrency(float)']);
         $this->assertSame('ValueError', $outcomes['Queue::setGroupRate $per(nan)']);
         $this->assertSame('ValueError', $outcomes['Queue::setGroupRate $per(zero)']);
@@ -244,9 +244,22 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('array', $outcomes['Queue::recent $tag(null)']);
         $this->assertSame('ValueError', $outcomes['Queue::recent $tag(empty)']);
         $this->assertSame(
-            "RedisLock\\Queue::enqueue(): Argument #5 (\$tags): a tag holds no space or control byte, 'a\\0b' given",
+            "RedisLock\\Queue::enqueue(): Argument #5 (\$tags): a tag holds no space or control byte, 'a\\x00b' given",
             $messages['Queue::enqueue a tag(nul bytes)']
         );
+        // Control bytes in a refused value are shown escaped: a message reaches terminals.
+        $q = (new RedisLock\Client(RedisServer::$main->dsn()))->queue('escaped');
+        foreach ([fn () => $q->enqueue('x', null, 0, null, ["x\e[2J\e]0;owned\a"]),
+            fn () => $q->enqueue('x', null, 0, null, null, "g\e[2J\u{9b}"),
+            fn () => $q->throttle(1, "g\e[2J")] as $call) {
+            try {
+                $call();
+                $this->fail('accepted');
+            } catch (ValueError $e) {
+                $this->assertDoesNotMatchRegularExpression('/[\x00-\x1f\x7f]|\xc2[\x80-\x9f]/', $e->getMessage());
+                $this->assertStringContainsString('\x1b[2J', $e->getMessage());
+            }
+        }
         $this->assertSame('ValueError', $outcomes['Queue::keepRecent $count(minus one)']);
         $this->assertSame('ValueError', $outcomes['Queue::keepRecent $count(max int)']);
         $this->assertSame('boolean', $outcomes['Queue::keepRecent $count(zero)']);

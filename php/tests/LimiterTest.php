@@ -265,7 +265,8 @@ final class LimiterTest extends RedisLockTestCase
             $options(['limit' => 0]),
             $options(['limit' => -1]),
             $options(['limit' => 1.5]),
-            $options(['limit' => '5']),
+            $options(['limit' => '5.5']),
+            $options(['limit' => 'five']),
             $options(['limit' => PHP_INT_MAX]),
             $options(['limit' => null]),
             $options(['per' => 0]),
@@ -289,7 +290,7 @@ final class LimiterTest extends RedisLockTestCase
             fn () => $l->attempt('k', 3),
             fn () => $l->attempt('k', PHP_INT_MAX),
             fn () => $l->attempt('k', NAN),
-            fn () => $l->attempt('k', '1'),
+            fn () => $l->attempt('k', '1.5'),
             fn () => $l->attempt('k', null),
             fn () => $l->peek('k', 0),
             fn () => $l->peek([]),
@@ -297,6 +298,17 @@ final class LimiterTest extends RedisLockTestCase
         ]);
         $this->assertSame($before, $this->redis->get('limit:{bad}:t:k'));
         $this->assertSame(1, $l->peek('k')->remaining());
+        // Numbers in strings are taken as PHP's own int parameters take them, the messages say the whole range.
+        $this->assertSame(4, $c->limiter('s', ['limit' => '5', 'per' => '60'])->attempt('k', '1')->remaining());
+        $this->assertSame(1, $l->peek('k', '1')->remaining());
+        foreach ([['limit' => -1], ['limit' => 0], ['burst' => -1]] as $bad) {
+            try {
+                $options($bad)();
+                $this->fail('accepted ' . json_encode($bad));
+            } catch (ValueError $e) {
+                $this->assertStringContainsString('must be between 1 and', $e->getMessage());
+            }
+        }
         $this->expectExceptionMessage('Cannot create RedisLock\Limiter with new');
         new Limiter();
     }

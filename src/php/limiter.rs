@@ -11,8 +11,8 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::value::{
-    Arg, Argument, Float, Int, NullableText, Opt, Value, binary, debug_info, natural, opt,
-    optional_binary, read_options, type_error, value_error,
+    Arg, Argument, Float, Int, NullableText, Opt, Value, binary, debug_info, opt, optional_binary,
+    read_options, type_error, value_error,
 };
 use super::{engine, wait_seconds};
 use crate::config::Config;
@@ -39,13 +39,7 @@ const OPTIONS: &[Opt<Options>] = &[
 
 /// A count of cost units: 1 to [`MAX_LIMIT`].
 fn count(value: &Value, param: impl Display + Copy) -> PhpResult<u64> {
-    let n = natural(value, param)?;
-    if n == 0 || n > MAX_LIMIT {
-        return Err(value_error(format!(
-            "{param} must be between 1 and {MAX_LIMIT}, {n} given"
-        )));
-    }
-    Ok(n)
+    super::value::whole_in(value, param, 1..=MAX_LIMIT)
 }
 
 /// The rate `options` describe (`method` names them in errors).

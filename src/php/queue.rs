@@ -237,7 +237,7 @@ pub fn rate_option(value: &Value, param: &str) -> PhpResult<Option<leased::Rate>
     let (mut limit, mut per, mut burst) = (None, Duration::from_secs(1), None);
     for (key, v) in entries {
         let name = String::from_utf8_lossy(&key.bytes()).into_owned();
-        let at = format!("{param}['{name}']");
+        let at = format!("{param}['{}']", super::value::escaped(&key.bytes()));
         match name.as_str() {
             "limit" => limit = Some(rate_count(v, at.as_str())?),
             "per" => per = super::positive_seconds(v, at.as_str())?,
@@ -281,13 +281,7 @@ fn rate_args(
 }
 
 fn rate_count(value: &Value, param: impl Display + Copy) -> PhpResult<u64> {
-    let n = natural(value, param)?;
-    if !(1..=1_000_000_000).contains(&n) {
-        return Err(value_error(format!(
-            "{param} must be between 1 and 1000000000, {n} given"
-        )));
-    }
-    Ok(n)
+    super::value::whole_in(value, param, 1..=1_000_000_000)
 }
 
 impl Queue {
@@ -344,7 +338,7 @@ impl Queue {
                 Class::QueueFull,
                 format!(
                     "redislock: queue '{}' {}; {}",
-                    String::from_utf8_lossy(self.queue.name()),
+                    super::value::escaped(self.queue.name()),
                     match self.options.max_length.checked_sub(length) {
                         Some(room @ 1..) => format!(
                             "has room for {room} more {} (at most {}), fewer than the batch adds",
@@ -378,8 +372,8 @@ impl Queue {
         if !task.is_of(&self.queue) {
             return Err(value_error(format!(
                 "RedisLock\\Queue::{method}(): {param} belongs to queue '{}', not '{}'",
-                String::from_utf8_lossy(task.queue_name()),
-                String::from_utf8_lossy(self.queue.name())
+                super::value::escaped(task.queue_name()),
+                super::value::escaped(self.queue.name())
             )));
         }
         Ok(task.leased())
@@ -882,7 +876,7 @@ impl Queue {
     /// it) is a `ValueError` before anything changes; `$to`'s `maxLength`
     /// stops it with `QueueFullException` (nothing of that batch moved).
     pub fn move_to(&self, to: &Queue) -> PhpResult<i64> {
-        let name = || String::from_utf8_lossy(self.queue.name()).into_owned();
+        let name = || super::value::escaped(self.queue.name());
         match engine(self.queue.move_to(&to.queue, to.options.max_length))? {
             leased::Moved::Done { moved, .. } => Ok(int(moved)),
             leased::Moved::Itself => Err(value_error(format!(
@@ -893,7 +887,7 @@ impl Queue {
                 Class::QueueFull,
                 format!(
                     "redislock: queue '{}' is full: {length} tasks of at most {}; {moved} task(s) of queue '{}' moved before, the rest stay",
-                    String::from_utf8_lossy(to.queue.name()),
+                    super::value::escaped(to.queue.name()),
                     to.options.max_length,
                     name()
                 ),
@@ -915,7 +909,7 @@ impl Queue {
                 Class::QueueFull,
                 format!(
                     "redislock: queue '{}' is full: {length} tasks of at most {}; {} dead letter(s) retried before, the rest stay dead",
-                    String::from_utf8_lossy(self.queue.name()),
+                    super::value::escaped(self.queue.name()),
                     self.options.max_length,
                     done.retried
                 ),

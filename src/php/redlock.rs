@@ -61,7 +61,7 @@ pub struct Redlock {
 
 impl Redlock {
     fn display_name(&self) -> String {
-        String::from_utf8_lossy(self.lock.name()).into_owned()
+        super::value::escaped(self.lock.name())
     }
 
     /// The PHP exception for what was denied, for `action` (acquire,

@@ -13,7 +13,7 @@ use super::value::binary;
 use super::value::{
     Arg, Argument, Int, NullableArray, NullableFloat, NullableText, Text, Value, value_error,
 };
-use super::value::{Opt, natural, opt, read_options};
+use super::value::{Opt, opt, read_options};
 use super::{engine, positive_seconds};
 use crate::config::Config;
 use crate::stock::{self, Given, MAX_UNITS, Take, Taken};
@@ -46,13 +46,7 @@ pub struct Stock {
 
 /// A number of units from `$value`, at least `min`.
 fn units(value: &Value, param: impl Display + Copy, min: u64) -> PhpResult<u64> {
-    let n = natural(value, param)?;
-    if n < min || n > MAX_UNITS {
-        return Err(value_error(format!(
-            "{param} must be between {min} and {MAX_UNITS}, {n} given"
-        )));
-    }
-    Ok(n)
+    super::value::whole_in(value, param, min..=MAX_UNITS)
 }
 
 /// A buyer: null for none, else a non-empty string.
@@ -88,7 +82,7 @@ impl Stock {
     }
 
     fn display_name(&self) -> String {
-        String::from_utf8_lossy(self.stock.name()).into_owned()
+        super::value::escaped(self.stock.name())
     }
 }
 
@@ -180,7 +174,7 @@ impl Stock {
                         super::value::quoted(&id),
                         self.stock
                             .orders()
-                            .map(|q| String::from_utf8_lossy(q.name()))
+                            .map(|q| super::value::escaped(q.name()))
                             .unwrap_or_default()
                     ),
                 ));

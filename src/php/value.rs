@@ -296,10 +296,13 @@ pub fn non_empty(value: &Value, param: impl Display + Copy) -> PhpResult<Vec<u8>
     Ok(bytes)
 }
 
+/// The whitespace PHP allows around a numeric string.
+const PHP_SPACE: &[char] = &[' ', '\t', '\n', '\r', '\x0b', '\x0c'];
+
 /// A PHP numeric string (leading and trailing whitespace allowed).
 fn numeric(s: &[u8]) -> Option<f64> {
     let text = std::str::from_utf8(s).ok()?;
-    let t = text.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
+    let t = text.trim_matches(PHP_SPACE);
     let valid = !t.is_empty()
         && t.bytes()
             .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'))
@@ -621,14 +624,34 @@ pub fn php_float(d: f64, precision: i64) -> String {
 }
 
 /// A value quoted for a message, cut at 64 characters: a message never
-/// carries megabytes of an argument.
+/// carries megabytes of an argument. Control characters are escaped
+/// (see [`escaped`]).
 pub fn quoted(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     if text.chars().count() <= 64 {
-        return format!("'{text}'");
+        return format!("'{}'", escaped(bytes));
     }
     let head: String = text.chars().take(64).collect();
-    format!("'{head}...' ({} bytes)", bytes.len())
+    format!("'{}...' ({} bytes)", escaped(head.as_bytes()), bytes.len())
+}
+
+/// A name or value as a message shows it: its bytes as UTF-8 (a byte that
+/// is none shown as U+FFFD), its control characters escaped (`\x1b`,
+/// `\u{9b}`): a message reaches terminals and logs, where they would act.
+pub fn escaped(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    if !text.chars().any(char::is_control) {
+        return text.into_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c as u32 {
+            _ if !c.is_control() => out.push(c),
+            n @ 0..=0x7f => out.push_str(&format!("\\x{n:02x}")),
+            n => out.push_str(&format!("\\u{{{n:x}}}")),
+        }
+    }
+    out
 }
 
 /// A PHP string of any bytes.
@@ -670,15 +693,53 @@ pub fn flag(value: &Value, param: &str) -> PhpResult<bool> {
     }
 }
 
-/// A whole number >= 0.
+/// A whole number >= 0 (see [`whole_in`]).
 pub fn natural(value: &Value, param: impl Display + Copy) -> PhpResult<u64> {
-    match value {
-        Value::Int(n) => {
-            u64::try_from(*n).map_err(|_| value_error(format!("{param} must be >= 0, {n} given")))
+    whole_in(value, param, 0..=u64::MAX)
+}
+
+/// A whole number in `range`: an int, or a string that holds one (`'5'`,
+/// as PHP's own `int` parameters take it; a numeric string with a
+/// fraction is a `ValueError`, anything else a `TypeError`). Out of range,
+/// the message says the whole range.
+pub fn whole_in(
+    value: &Value,
+    param: impl Display + Copy,
+    range: std::ops::RangeInclusive<u64>,
+) -> PhpResult<u64> {
+    let n: i64 = match value {
+        Value::Int(n) => *n,
+        Value::Str(s) => match std::str::from_utf8(s).map(|t| t.trim_matches(PHP_SPACE).parse()) {
+            Ok(Ok(n)) => n,
+            _ if numeric(s).is_some() => {
+                return Err(value_error(format!(
+                    "{param} must be a whole number, {} given",
+                    quoted(s)
+                )));
+            }
+            _ => {
+                return Err(type_error(format!(
+                    "{param} must be of type int, string given"
+                )));
+            }
+        },
+        other => {
+            return Err(type_error(format!(
+                "{param} must be of type int, {} given",
+                other.type_name()
+            )));
         }
-        other => Err(type_error(format!(
-            "{param} must be of type int, {} given",
-            other.type_name()
+    };
+    match u64::try_from(n) {
+        Ok(n) if range.contains(&n) => Ok(n),
+        _ if *range.end() == u64::MAX => Err(value_error(format!(
+            "{param} must be >= {}, {n} given",
+            range.start()
+        ))),
+        _ => Err(value_error(format!(
+            "{param} must be between {} and {}, {n} given",
+            range.start(),
+            range.end()
         ))),
     }
 }
