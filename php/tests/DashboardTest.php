@@ -395,6 +395,26 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertStringNotContainsString('guess', $log, 'no password in the log');
     }
 
+    public function testArrayParametersAreBadRequestsAndAnArrayTokenIsRefused(): void
+    {
+        $url = self::serve(self::PASSWORD);
+        [$cookie, $csrf] = self::session($url);
+        [$status, $body] = self::post($url, ['csrf' => [$csrf], 'action' => 'login', 'password' => self::PASSWORD], $cookie);
+        $this->assertStringContainsString('403', $status);
+        $this->assertStringContainsString('CSRF token mismatch', $body);
+        [$status, $body] = self::post($url, ['csrf' => $csrf, 'action' => ['login'], 'password' => self::PASSWORD], $cookie);
+        $this->assertStringContainsString('400', $status);
+        $this->assertStringContainsString('The parameter &#039;action&#039; is a list', $body);
+        $body = file_get_contents($url . '?queue[]=mail&task=x', false, stream_context_create(['http' => ['header' => "Cookie: $cookie", 'ignore_errors' => true]]));
+        $this->assertStringContainsString('400', $http_response_header[0]);
+        foreach ([$body, file_get_contents(self::$sessions . '/log')] as $said) {
+            $this->assertStringNotContainsString('Warning', $said);
+            $this->assertStringNotContainsString(dirname(__DIR__), $said, 'no path of the server');
+        }
+        // Still signed out: the array password signed nobody in.
+        $this->assertStringContainsString('Sign in', (string) file_get_contents($url, false, stream_context_create(['http' => ['header' => "Cookie: $cookie"]])));
+    }
+
     public function testTheSessionCookieIsSecureBehindHttps(): void
     {
         $url = self::serve(self::PASSWORD);

@@ -39,9 +39,17 @@ final class Dashboard
         session_start(['cookie_httponly' => true, 'cookie_samesite' => 'Strict', 'cookie_secure' => self::https(), 'use_strict_mode' => true, 'name' => 'redislock_dashboard']);
         $_SESSION['csrf'] ??= bin2hex(random_bytes(32));
         $post = ($_SERVER['REQUEST_METHOD'] ?? 'GET') === 'POST';
-        if ($post && !hash_equals($_SESSION['csrf'], (string) ($_POST['csrf'] ?? ''))) {
+        $token = $_POST['csrf'] ?? '';
+        if ($post && (!is_string($token) || !hash_equals($_SESSION['csrf'], $token))) {
             http_response_code(403);
             echo $this->page('Refused', '<p class="error">The form was stale or not from this page (CSRF token mismatch): nothing was changed. <a href="?">Back to the dashboard</a></p>');
+            return;
+        }
+        // Every parameter of its forms and links is one string: an array
+        // (`queue[]=x`) is no request of this page's.
+        foreach ([...array_keys(array_filter($_GET, 'is_array')), ...array_keys(array_filter($_POST, 'is_array'))] as $name) {
+            http_response_code(400);
+            echo $this->page('Bad request', '<p class="error">' . self::h("The parameter '$name' is a list: this page takes one value for each. Nothing was changed.") . ' <a href="?">Back to the dashboard</a></p>');
             return;
         }
         $action = $post ? (string) ($_POST['action'] ?? '') : '';
