@@ -167,4 +167,64 @@ final class DoctorTest extends RedisLockTestCase
         $this->assertSame(1, $exit);
         $this->assertSame("redislock: doctor: no file or directory '/no/such/app'", $out[0]);
     }
+
+    public function testWhatCannotBeReadIsSaidAndTheRestReported(): void
+    {
+        if (posix_getuid() !== 0) {
+            $this->markTestSkipped('reads as another user (nobody): needs root');
+        }
+        $bin = dirname(__DIR__) . '/bin/redislock';
+        $app = self::app('service-30s');
+        chmod($app, 0755);
+        // A directory its user cannot read, a file it cannot read (whose name has
+        // terminal escapes), a generated file past the doctor's size.
+        mkdir("$app/storage", 0700);
+        file_put_contents("$app/storage/cache.php", '<?php class Lock_Service {}');
+        file_put_contents("$app/evil\e]0;owned\x07.php", '<?php class RedisQueue {}');
+        chmod("$app/evil\e]0;owned\x07.php", 0600);
+        $big = fopen("$app/generated.php", 'w');
+        fwrite($big, "<?php\n\$routes = [\n");
+        for ($i = 0; ftell($big) <= Doctor::MAX_BYTES; $i++) {
+            fwrite($big, str_repeat("  'route$i' => ['GET', '/path/$i', 'Controller@action'],\n", 100));
+        }
+        fwrite($big, "];\n");
+        fclose($big);
+        $run = function (string $path, string $memory = '128M') use ($bin): array {
+            $p = proc_open(['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', PHP_BINARY, '-n', '-d', "memory_limit=$memory",
+                ...self::tokenizer(), $bin, 'doctor', $path], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+            $out = stream_get_contents($pipes[1]);
+            $err = stream_get_contents($pipes[2]);
+            return [$out, $err, proc_close($p)];
+        };
+        [$out, $err, $exit] = $run($app);
+        $this->assertSame(3, $exit, $out . $err);
+        $this->assertStringContainsString('class Lock_Service: a copy of the original Lock_Service', $out, 'the rest is reported');
+        $lines = explode("\n", rtrim($err));
+        $this->assertCount(3, $lines, $err);
+        $this->assertStringStartsWith("redislock: doctor skipped $app/evil?]0;owned?.php: cannot read the file", $lines[0]);
+        $this->assertStringStartsWith("redislock: doctor skipped $app/generated.php: ", $lines[1]);
+        $this->assertStringContainsString('a generated file?', $lines[1]);
+        $this->assertSame("redislock: doctor skipped $app/storage: cannot read the directory (permission denied)", $lines[2]);
+        $this->assertDoesNotMatchRegularExpression('/[\x00-\x09\x0b-\x1f\x7f]/', $out . $err);
+
+        // A file the memory_limit leaves no room to read is said too.
+        file_put_contents("$app/routes.php", "<?php\n" . str_repeat("\$a = ['x' => 1, 'y' => 2];\n", 20000));
+        [$out, $err, $exit] = $run("$app/routes.php", '32M');
+        $this->assertSame(3, $exit, $err);
+        $this->assertStringContainsString('more than memory_limit leaves (php -d memory_limit=', $err);
+        [, $err, $exit] = $run("$app/routes.php");
+        $this->assertSame([0, ''], [$exit, $err]);
+
+        // A path that is no directory or file, and one that cannot be read: one line, exit 1.
+        posix_mkfifo("$app/fifo", 0644);
+        foreach (['/dev/null' => "is neither a directory nor a file", "$app/fifo" => 'is neither a directory nor a file',
+            "$app/storage" => 'cannot read'] as $path => $said) {
+            [$out, $err, $exit] = $run($path);
+            $this->assertSame(1, $exit, $path);
+            $this->assertSame('', $out);
+            $this->assertStringStartsWith('redislock: doctor: ', $err);
+            $this->assertStringContainsString($said, $err);
+            $this->assertSame(1, substr_count($err, "\n"), $err);
+        }
+    }
 }

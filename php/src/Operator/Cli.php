@@ -95,14 +95,19 @@ final class Cli
             return 0;
         }
         if ($command === 'doctor') {
+            $doctor = new Doctor();
             try {
-                $reports = (new Doctor())->examine($args[0]);
+                $reports = $doctor->examine($args[0]);
             } catch (\InvalidArgumentException $e) {
                 $this->say($this->err, "redislock: {$e->getMessage()}\n");
                 return 1;
             }
             $options['json'] ? fwrite($this->out, self::json($reports) . "\n") : $this->say($this->out, Doctor::text($reports));
-            return 0;
+            // What could not be read is said, one line each; the report is of the rest.
+            foreach ($doctor->skipped() as [$file, $why]) {
+                $this->say($this->err, 'redislock: doctor skipped ' . self::clean($file, 300) . ": $why\n");
+            }
+            return $doctor->skipped() === [] ? 0 : 3;
         }
         try {
             $report = new Report(new Client($options['url']));

@@ -82,6 +82,17 @@ final class Doctor
     private array $found = [];
     /** @var list<array{string, int, string}> require/include statements: file, line, what they load */
     private array $loads = [];
+    /** @var list<array{string, string}> what could not be read: the file or directory, and why */
+    private array $skipped = [];
+
+    /**
+     * The largest file read: a class file is rarely past a few hundred KB,
+     * and PHP's tokenizer takes up to some 130 times a file's size (a
+     * generated file of 50 MB would take gigabytes).
+     */
+    public const MAX_BYTES = 1024 * 1024;
+    /** What tokenizing a file takes at most, per byte of it. */
+    private const TOKEN_BYTES = 160;
 
     /** @return list<array> a report per copy or same-name class found under $path */
     public function examine(string $path): array
@@ -92,9 +103,19 @@ final class Doctor
         if (!file_exists($path)) {
             throw new \InvalidArgumentException("doctor: no file or directory '" . Cli::clean($path) . "'");
         }
-        foreach (self::phpFiles($path) as $file) {
-            $this->scan($file, (string) file_get_contents($file));
+        if (!is_dir($path) && !is_file($path)) {
+            throw new \InvalidArgumentException("doctor: '" . Cli::clean($path) . "' is neither a directory nor a file (a device, a FIFO or a socket)");
         }
+        if (!is_readable($path)) {
+            throw new \InvalidArgumentException("doctor: cannot read '" . Cli::clean($path) . "' (permission denied)");
+        }
+        foreach ($this->phpFiles($path) as $file) {
+            $code = $this->read($file);
+            if ($code !== null) {
+                $this->scan($file, $code);
+            }
+        }
+        sort($this->skipped);
         $reports = [];
         foreach ($this->found as $class) {
             $report = $this->judge($class);
@@ -105,23 +126,83 @@ final class Doctor
         return $reports;
     }
 
-    /** @return iterable<string> */
-    private static function phpFiles(string $path): iterable
+    /**
+     * The files and directories that could not be read, each with why: the
+     * report says nothing of what they hold.
+     *
+     * @return list<array{string, string}>
+     */
+    public function skipped(): array
+    {
+        return $this->skipped;
+    }
+
+    /** @return list<string> the PHP files under $path (or $path, a file), but vendor/ and .git/ */
+    private function phpFiles(string $path): array
     {
         if (is_file($path)) {
-            yield $path;
-            return;
+            return [$path];
         }
         $files = [];
-        $walk = new \RecursiveIteratorIterator(new \RecursiveDirectoryIterator($path, \FilesystemIterator::SKIP_DOTS));
-        foreach ($walk as $file) {
-            $name = $file->getPathname();
-            if ($file->isFile() && str_ends_with($name, '.php') && !str_contains($name, '/vendor/') && !str_contains($name, '/.git/')) {
-                $files[] = $name;
+        $dirs = [rtrim($path, '/') ?: '/'];
+        while ($dirs !== []) {
+            $dir = array_pop($dirs);
+            $names = is_readable($dir) ? @scandir($dir) : false;
+            if ($names === false) {
+                $this->skipped[] = [$dir, 'cannot read the directory (permission denied)'];
+                continue;
+            }
+            foreach ($names as $name) {
+                $at = ($dir === '/' ? '' : $dir) . '/' . $name;
+                if ($name === '.' || $name === '..' || (is_link($at) && is_dir($at))) {
+                    continue;
+                }
+                if (is_dir($at)) {
+                    if ($name !== 'vendor' && $name !== '.git') {
+                        $dirs[] = $at;
+                    }
+                } elseif (str_ends_with($name, '.php') && is_file($at)) {
+                    $files[] = $at;
+                }
             }
         }
         sort($files);
-        yield from $files;
+        return $files;
+    }
+
+    /** The bytes memory_limit leaves this process, or null when it sets none. */
+    private static function memoryLeft(): ?int
+    {
+        $limit = trim((string) ini_get('memory_limit'));
+        if ($limit === '' || (int) $limit <= 0) {
+            return null;
+        }
+        $bytes = (int) $limit * match (strtolower(substr($limit, -1))) {
+            'g' => 1 << 30, 'm' => 1 << 20, 'k' => 1 << 10, default => 1,
+        };
+        return $bytes - memory_get_usage();
+    }
+
+    /** The code of $file, or null (noted in skipped()) when it cannot or should not be read. */
+    private function read(string $file): ?string
+    {
+        $size = @filesize($file);
+        if ($size !== false && $size > self::MAX_BYTES) {
+            $this->skipped[] = [$file, sprintf('%.1f MB, larger than the %d MB the doctor reads (a generated file?)', $size / 1048576, self::MAX_BYTES / 1048576)];
+            return null;
+        }
+        $room = self::memoryLeft();
+        if ($size !== false && $room !== null && $size * self::TOKEN_BYTES > $room) {
+            $this->skipped[] = [$file, sprintf('reading it takes up to %d MB, more than memory_limit leaves (php -d memory_limit=%dM)',
+                intdiv($size * self::TOKEN_BYTES, 1048576) + 1, intdiv(memory_get_usage() + $size * self::TOKEN_BYTES, 1048576) + 16)];
+            return null;
+        }
+        $code = is_readable($file) ? @file_get_contents($file, false, null, 0, self::MAX_BYTES + 1) : false;
+        if ($code === false) {
+            $this->skipped[] = [$file, 'cannot read the file (permission denied)'];
+            return null;
+        }
+        return $code;
     }
 
     /** Reads the classes, traits and require/include statements of one file. */
