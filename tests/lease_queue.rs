@@ -1083,6 +1083,66 @@ fn groups_take_turns_so_a_big_group_cannot_hold_up_a_small_one() {
 }
 
 #[test]
+fn tasks_queued_before_the_first_group_have_their_turns_however_busy_the_groups() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"pre-group");
+    let group = |g: &str| queue::Tags::default().with_group(g.as_bytes()).unwrap();
+    let put = |id: String, g: &str| {
+        let tasks = [task(&id, None)];
+        queue::put_tagged(&config, &keys, &tasks, 0.0, Policy::Keep, 0, &group(g)).unwrap();
+    };
+    // Tasks without a group (three due in 300 ms, more than a step of
+    // hints due in an hour); then a backlog of grouped tasks due now, and
+    // producers that keep adding to it.
+    let old: Vec<NewTask> = (0..3).map(|i| task(&format!("old{i}"), None)).collect();
+    queue::put(&config, &keys, &old, 0.3, Policy::Keep, 0).unwrap();
+    let later: Vec<NewTask> = (0..1500)
+        .map(|i| task(&format!("later{i}"), None))
+        .collect();
+    queue::put(&config, &keys, &later, 3600.0, Policy::Keep, 0).unwrap();
+    for i in 0..300 {
+        put(format!("a{i}"), if i % 2 == 0 { "big" } else { "other" });
+    }
+    let mut served = Vec::new();
+    let started = std::time::Instant::now();
+    for i in 0..120 {
+        put(format!("n{i}"), "big");
+        put(format!("m{i}"), "other");
+        for t in reserve(&config, &keys, how(1, 30_000, 0)) {
+            served.push(String::from_utf8(t.id.clone()).unwrap());
+            assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+        }
+        if i < 3 {
+            std::thread::sleep(Duration::from_millis(120));
+        }
+    }
+    assert!(started.elapsed() > Duration::from_millis(300));
+    let old_served: Vec<&String> = served.iter().filter(|id| id.starts_with("old")).collect();
+    assert_eq!(old_served, ["old0", "old1", "old2"], "{served:?}");
+    // Every one of them is hinted to the group '', in steps.
+    let groups = lease::groups(&config, &keys, 100).unwrap();
+    let unnamed = groups.iter().find(|g| g.name.is_empty());
+    assert_eq!(unnamed.map(|g| g.queued), Some(1500), "{groups:?}");
+    assert_eq!(
+        lease::remove(
+            &config,
+            &keys,
+            &later.iter().map(|t| t.id.clone()).collect::<Vec<_>>()
+        )
+        .unwrap(),
+        1500
+    );
+    let mut c = server.client();
+    let mark: Option<String> = redis::cmd("HGET")
+        .arg(&keys.stats)
+        .arg("unhinted")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(mark, None);
+}
+
+#[test]
 fn group_limits_hold_each_group_to_its_concurrency_rate_and_throttle() {
     use std::collections::HashMap;
     use std::sync::Mutex;

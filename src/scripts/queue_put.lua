@@ -91,10 +91,10 @@ else
   queue_groups(ARGV[6])
   if hasLeased then queue_need(6) end
 end
--- The group the tasks are hinted to (false: none), and whether the queue
--- had tasks before it had groups.
+-- The group the tasks are hinted to (false: none), and the latest due
+-- time of the tasks the queue had before it had groups (false: none).
 local group = queue_group_of(tags) or (queue_grouped() and '')
-local hadTasks = group and not queue_grouped() and redis.call('ZCARD', KEYS[1]) > 0
+local hadTasks = group and not queue_grouped() and (redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or false)
 local hasDead = queue_has(7)
 if hasDead then queue_need(8, 12) end
 local ids, payloads = {}, {}
@@ -187,9 +187,9 @@ if woken > 0 then
     for i = #scores, 2, -2 do hinted[#hinted + 1] = scores[i] end
     redis.pcall('RPUSH', queue_group_key(group), unpack(hinted))
     redis.call('ZADD', KEYS[14], 'NX', '0', group)
-    -- A queue grouped now: the tasks it had, without a group, take the
-    -- turns of the group '' (queue_reserve.lua's queue_fair).
-    if hadTasks then redis.call('ZADD', KEYS[14], 'NX', '0', '') end
+    -- A queue grouped now: the tasks it had, without a group, are hinted
+    -- to the group '' (queue_task.lua).
+    if hadTasks then queue_unhinted_step(false, hadTasks) end
   end
 end
 if waiting then wake(woken) end

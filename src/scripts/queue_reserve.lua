@@ -30,7 +30,7 @@ local p, me, place, mode = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', '0', ARGV[5])
 local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease', 'throttled', 'rate', 'rateTat', 'recentKeep', 'recentMs',
-  'groupConcurrency', 'groupRate', 'groupHeld')
+  'groupConcurrency', 'groupRate', 'groupHeld', 'unhinted')
 local msNow = math.floor(now * 1000)
 local recent = {queue_recent_terms(stats[7], stats[8])}
 local paused = stats[1] ~= false
@@ -142,8 +142,9 @@ local GROUPS_SCAN, HINTS_SCAN = 100, 200
 -- turn: one of each group that has one due, the group whose turn came
 -- least recently first, round after round. The group '' (tasks enqueued
 -- without one) takes, when none of its hints is due, one of the queue's
--- first due tasks that has no group: so the tasks queued before the queue
--- had groups, which have no hint, have its turns. A group's hints are read
+-- first due tasks that has no group (one without a hint: a hint lost).
+-- The tasks queued before the queue had groups are hinted to it
+-- (queue_unhinted_step in queue_task.lua). A group's hints are read
 -- from the head of its list a few at a time (about its share of `want`)
 -- and checked against the queue in one command. A group its limits hold
 -- (flow_room) takes nothing at its turn; under limits, a hint counts only while the task
@@ -321,6 +322,9 @@ local function queue_fair_done()
   for g, key in pairs(hints.looked) do
     if redis.pcall('LLEN', key) == 0 then redis.call('ZREM', KEYS[14], g) end
   end
+  -- The next step of hinting the tasks the queue had before it had groups.
+  local from, upto = string.match(stats[12] or '', '^(%S+) (%S+)$')
+  if from then queue_unhinted_step(from, upto) end
 end
 
 -- The finished tasks are acked before anything else is written. The keys

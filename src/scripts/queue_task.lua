@@ -109,6 +109,55 @@ local function queue_group_key(group)
   return need_run.groups.p .. 'group:' .. group
 end
 
+-- The tasks a queue holds when it becomes grouped have no hint (a task
+-- without a group has none in a queue without groups): they are hinted to
+-- the group '', as a task without a group enqueued since is, the earliest
+-- first, QUEUE_UNHINTED a step, up to the latest of them. The first step
+-- is the enqueue's that groups the queue; each reserve takes the next one
+-- (queue_reserve.lua) while the stats hash's 'unhinted' says where the
+-- steps are: '<due time reached> <latest due time>'. So they take the
+-- group ''s turns, however busy the groups are.
+local QUEUE_UNHINTED = 1000
+
+-- One step (above): hints the tasks due after fromText (false: from the
+-- first) up to untilText, QUEUE_UNHINTED of them, and the tasks due at
+-- the same time as the last of them (so that a step ends between two due
+-- times), but those of a group; notes where the steps are, or that they
+-- are done. Returns how many tasks it hinted.
+local function queue_unhinted_step(fromText, untilText)
+  local chunk = redis.call('ZRANGEBYSCORE', KEYS[1], fromText and '(' .. fromText or '-inf', untilText,
+    'WITHSCORES', 'LIMIT', '0', QUEUE_UNHINTED)
+  local ids, last = {}, chunk[#chunk]
+  for i = 1, #chunk, 2 do ids[#ids + 1] = chunk[i] end
+  if #ids == QUEUE_UNHINTED then
+    ids = redis.call('ZRANGEBYSCORE', KEYS[1], fromText and '(' .. fromText or '-inf', last)
+  end
+  local tags = #ids > 0 and queue_has(13) and redis.call('HMGET', KEYS[13], unpack(ids)) or {}
+  local hinted = {}
+  for i, id in ipairs(ids) do
+    if not queue_group_of(tags[i]) then hinted[#hinted + 1] = id end
+  end
+  if #hinted > 0 then
+    redis.pcall('RPUSH', queue_group_key(''), unpack(hinted))
+    redis.call('ZADD', KEYS[14], 'NX', '0', '')
+  end
+  if #chunk / 2 < QUEUE_UNHINTED then
+    redis.call('HDEL', KEYS[10], 'unhinted')
+  else
+    redis.call('HSET', KEYS[10], 'unhinted', last .. ' ' .. untilText)
+  end
+  return #hinted
+end
+
+-- The latest due time of the queue's tasks but id (false: none).
+local function queue_latest_but(id)
+  local top = redis.call('ZREVRANGE', KEYS[1], 0, 1, 'WITHSCORES')
+  for i = 1, #top, 2 do
+    if top[i] ~= id then return top[i + 1] end
+  end
+  return false
+end
+
 -- Hints id, just queued, to its group (from its stored tags); none when
 -- neither it nor the queue is grouped. A hint key of another type
 -- (written by hand) takes no hint: reserve() finds the task anyway.
@@ -118,9 +167,12 @@ local function queue_hint(id, tags)
     if not queue_grouped() then return end
     group = ''
   end
+  local latest = not queue_grouped() and queue_latest_but(id)
   redis.pcall('RPUSH', queue_group_key(group), id)
   redis.call('ZADD', KEYS[14], 'NX', '0', group)
   need_run.groups.grouped = true
+  -- (Grouped now: the tasks it held before.)
+  if latest then queue_unhinted_step(false, latest) end
 end
 
 -- Group limits (queue_flow.lua): a grouped queue may hold each group but
