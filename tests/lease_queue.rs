@@ -1143,6 +1143,47 @@ fn tasks_queued_before_the_first_group_have_their_turns_however_busy_the_groups(
 }
 
 #[test]
+fn groups_shows_a_group_whose_tasks_all_run() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"all-running");
+    let tags = queue::Tags::default().with_group(b"solo").unwrap();
+    let tasks = [task("s1", None), task("s2", None)];
+    queue::put_tagged(&config, &keys, &tasks, 0.0, Policy::Keep, 0, &tags).unwrap();
+    let other = queue::Tags::default().with_group(b"other").unwrap();
+    queue::put_tagged(
+        &config,
+        &keys,
+        &[task("o1", None)],
+        60.0,
+        Policy::Keep,
+        0,
+        &other,
+    )
+    .unwrap();
+    lease::set_group_concurrency(&config, &keys, 5).unwrap();
+    assert_eq!(reserve(&config, &keys, how(10, 30_000, 0)).len(), 2);
+    let groups = lease::groups(&config, &keys, 100).unwrap();
+    let seen: Vec<(String, u64, Option<u64>)> = groups
+        .iter()
+        .map(|g| {
+            (
+                String::from_utf8_lossy(&g.name).into_owned(),
+                g.queued,
+                g.leased,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("other".to_owned(), 1, Some(0)),
+            ("solo".to_owned(), 0, Some(2))
+        ]
+    );
+}
+
+#[test]
 fn group_limits_hold_each_group_to_its_concurrency_rate_and_throttle() {
     use std::collections::HashMap;
     use std::sync::Mutex;

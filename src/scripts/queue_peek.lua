@@ -14,9 +14,9 @@
 -- ...}: state 'queued' (time: due), 'leased' (time: the lease's end) or
 -- 'dead' (time: of death), in seconds on the server clock as strings;
 -- 'tagged' returns {where to scan next ('': done), those}; 'groups' the
--- groups in the order reserve() serves them (queue_task.lua), {{group, its
--- hinted tasks, its leased tasks (false: not counted), the ms its throttle
--- has left}, ...}.
+-- groups in the order reserve() serves them (queue_task.lua), then those
+-- whose tasks are all leased (when counted), {{group, its hinted tasks, its
+-- leased tasks (false: not counted), the ms its throttle has left}, ...}.
 local out = {}
 local function add(id, state, at)
   local attempts = tonumber(redis.call('HGET', KEYS[3], id)) or 0
@@ -59,7 +59,10 @@ if ARGV[1] == 'groups' then
   local counted = tonumber(stats[1])
   local msNow = math.floor(queue_now() * 1000)
   local held = (tonumber(stats[2]) or 0) > msNow
-  for _, g in ipairs(need_call('zset', 'ZRANGE', KEYS[14], 0, tonumber(ARGV[2]) - 1)) do
+  local most = tonumber(ARGV[2])
+  local listed = {}
+  local function add(g)
+    listed[g] = true
     local queued = redis.pcall('LLEN', ARGV[3] .. 'group:' .. g)
     -- Its leased tasks, when counted (a group concurrency), and the ms its
     -- throttle has left.
@@ -67,6 +70,18 @@ if ARGV[1] == 'groups' then
     local untilMs = held and tonumber(redis.pcall('GET', ARGV[3] .. QUEUE_GROUP_HELD .. g))
     out[#out + 1] = {g, type(queued) == 'number' and queued or 0, leased,
       untilMs and untilMs > msNow and untilMs - msNow or 0}
+  end
+  for _, g in ipairs(need_call('zset', 'ZRANGE', KEYS[14], 0, most - 1)) do add(g) end
+  -- Then, when counted, the groups whose tasks are all leased (none queued:
+  -- no turn), after the others.
+  local cursor = '0'
+  while counted and #out < most do
+    local scan = need_call('hash', 'HSCAN', KEYS[17], cursor, 'COUNT', most)
+    for i = 1, #scan[2], 2 do
+      if #out < most and not listed[scan[2][i]] then add(scan[2][i]) end
+    end
+    cursor = scan[1]
+    if cursor == '0' then break end
   end
   return out
 end
