@@ -1143,6 +1143,97 @@ fn tasks_queued_before_the_first_group_have_their_turns_however_busy_the_groups(
 }
 
 #[test]
+fn a_group_concurrency_counts_the_leased_tasks_in_steps_exactly_while_workers_run() {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"counting");
+    for g in 0..5 {
+        let tasks: Vec<NewTask> = (0..4000)
+            .map(|i| task(&format!("g{g}-{i}"), None))
+            .collect();
+        let tags = queue::Tags::default()
+            .with_group(format!("g{g}").as_bytes())
+            .unwrap();
+        queue::put_tagged(&config, &keys, &tasks, 0.0, Policy::Keep, 0, &tags).unwrap();
+    }
+    let mut leased = Vec::new();
+    while leased.len() < 15_000 {
+        leased.extend(reserve(&config, &keys, how(1000, 120_000, 0)));
+    }
+    let stop = AtomicBool::new(false);
+    let stepped = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        // Workers end leases and take new ones while the count goes on.
+        let mut slices: Vec<Vec<Leased>> = vec![Vec::new(), Vec::new(), Vec::new()];
+        for (i, t) in leased.drain(..).enumerate() {
+            slices[i % 3].push(t);
+        }
+        for mut mine in slices {
+            let (config, keys, stop) = (&config, &keys, &stop);
+            s.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(t) = mine.pop() else { break };
+                    assert!(lease::ack(config, keys, &t.id, &t.token).unwrap());
+                    mine.insert(0, reserve(config, keys, how(1, 120_000, 0)).remove(0));
+                }
+            });
+        }
+        let (stop, stepped) = (&stop, &stepped);
+        let mut c = server.client();
+        s.spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let v: Option<String> = redis::cmd("HGET")
+                    .arg("{Queue:counting}:stats")
+                    .arg("groupConcurrency")
+                    .query(&mut c)
+                    .unwrap();
+                if v.is_some_and(|v| v.contains(' ')) {
+                    stepped.store(true, Ordering::Relaxed);
+                }
+            }
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        lease::set_group_concurrency(&config, &keys, 1_000_000).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        stop.store(true, Ordering::Relaxed);
+    });
+    assert!(stepped.load(Ordering::Relaxed), "counted in one script");
+    // The counts are those of the tasks leased now, and no mark is left.
+    let mut c = server.client();
+    let ids: Vec<Vec<u8>> = redis::cmd("ZRANGE")
+        .arg(&keys.leased)
+        .arg(0)
+        .arg(-1)
+        .query(&mut c)
+        .unwrap();
+    let tags: Vec<Option<Vec<u8>>> = redis::cmd("HMGET")
+        .arg(&keys.tags)
+        .arg(&ids)
+        .query(&mut c)
+        .unwrap();
+    let mut want: HashMap<Vec<u8>, String> = HashMap::new();
+    for t in &tags {
+        let (_, g) = queue::Tags::parts(t.as_deref());
+        let n = want.entry(g.unwrap()).or_default();
+        *n = (n.parse::<u64>().unwrap_or(0) + 1).to_string();
+    }
+    let counts: HashMap<Vec<u8>, String> = redis::cmd("HGETALL")
+        .arg(&keys.group_leased)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(counts, want);
+    let v: String = redis::cmd("HGET")
+        .arg(&keys.stats)
+        .arg("groupConcurrency")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(v, "1000000");
+}
+
+#[test]
 fn groups_shows_a_group_whose_tasks_all_run() {
     let server = RedisServer::start();
     let config = server.config();

@@ -56,7 +56,7 @@ if ARGV[1] == 'list' or ARGV[1] == 'leased' then
 end
 if ARGV[1] == 'groups' then
   local stats = redis.call('HMGET', KEYS[10], 'groupConcurrency', 'groupHeld')
-  local counted = tonumber(stats[1])
+  local counted = queue_concurrency(stats[1])
   local msNow = math.floor(queue_now() * 1000)
   local held = (tonumber(stats[2]) or 0) > msNow
   local most = tonumber(ARGV[2])
@@ -78,7 +78,9 @@ if ARGV[1] == 'groups' then
   while counted and #out < most do
     local scan = need_call('hash', 'HSCAN', KEYS[17], cursor, 'COUNT', most)
     for i = 1, #scan[2], 2 do
-      if #out < most and not listed[scan[2][i]] then add(scan[2][i]) end
+      -- (Not a counting step's mark: queue_task.lua.)
+      local g = scan[2][i]
+      if #out < most and not listed[g] and string.sub(g, 1, 1) ~= QUEUE_MARK then add(g) end
     end
     cursor = scan[1]
     if cursor == '0' then break end

@@ -69,7 +69,7 @@ if queue_grouped() then
 end
 
 local function flow_start()
-  if flow then flow.room, flow.took, flow.bucket, flow.leased, flow.reopen = {}, {}, {}, {}, nil end
+  if flow then flow.room, flow.took, flow.bucket, flow.leased, flow.reopen, flow.marks = {}, {}, {}, {}, nil, {} end
 end
 
 -- Reads the leased counts of the groups gs (a list), in one command.
@@ -117,13 +117,22 @@ local function flow_room(g)
   return room - (flow.took[g] or 0)
 end
 
-local function flow_took(g)
-  if flow and g and g ~= '' then flow.took[g] = (flow.took[g] or 0) + 1 end
+-- Group g (false: none) takes the task id.
+local function flow_took(g, id)
+  if flow and g and g ~= '' then
+    flow.took[g] = (flow.took[g] or 0) + 1
+    -- (Counted here while the counting steps go: queue_task.lua.)
+    if need_run.marks == 's' then
+      flow.marks[#flow.marks + 1] = QUEUE_MARK .. id
+      flow.marks[#flow.marks + 1] = '1'
+    end
+  end
 end
 
 -- Writes what the groups took: their leased counts, their buckets.
 local function flow_done()
   if not flow then return end
+  if #flow.marks > 0 then redis.call('HSET', KEYS[17], unpack(flow.marks)) end
   for g, n in pairs(flow.took) do
     if flow.concurrency then redis.call('HINCRBY', KEYS[17], g, string.format('%d', n)) end
     local bucket = flow.bucket[g]
@@ -254,7 +263,7 @@ local function queue_fair()
           ids[n] = id
           at[n] = due
           still[#still + 1] = g
-          if flow then flow_took(g) end
+          if flow then flow_took(g, id) end
         end
       end
     end
@@ -295,7 +304,7 @@ local function dueNow()
         if not flow or flow_room(g) > 0 then
           ids[#ids + 1] = id
           dueAt[#dueAt + 1] = tonumber(flat[i + 1])
-          if flow then flow_took(g) end
+          if flow then flow_took(g, id) end
         end
       end
     end

@@ -191,27 +191,51 @@ end
 -- only while one may last.
 local QUEUE_GROUP_RATE, QUEUE_GROUP_HELD = 'group-rate:', 'group-held:'
 
+-- The tasks leased when a group concurrency is set are counted in steps
+-- (queue_flow.lua), each its own script: while the steps go through the
+-- leased zset, a task of a group counted (by a step, or by the reserve
+-- that leased it since) has a mark in KEYS[17], the field '\0<id>' (no
+-- group holds a control byte), and its lease's end takes it off its
+-- group's count only when it has one; the steps then take the marks
+-- away. The stats hash's 'groupConcurrency' says where they are:
+-- '<limit>', '<limit> s<cursor>' (going through the leased tasks: ZSCAN)
+-- or '<limit> u<cursor>' (taking the marks away: HSCAN).
+local QUEUE_MARK = '\0'
+
+-- The group concurrency, and where its counting steps are ('s', 'u' or
+-- ''; the cursor), from the stats hash's 'groupConcurrency' as read.
+local function queue_concurrency(value)
+  local limit, phase, cursor = string.match(value or '', '^(%d+) ?(%a?)(%d*)$')
+  return tonumber(limit), phase or '', cursor
+end
+
 -- Reads whether this run counts leased tasks per group, from the stats
 -- hash's 'groupConcurrency' as read (false: unset), checking KEYS[17]'s
 -- type when it does: each script that ends leases calls it before its
 -- first write.
-local function queue_counting(limit)
-  limit = tonumber(limit)
+local function queue_counting(value)
+  local limit, phase = queue_concurrency(value)
   need_run.counting = limit and limit > 0 and limit or false
+  need_run.marks = need_run.counting and phase ~= '' and phase
   if need_run.counting then queue_need(17) end
 end
 
--- Takes the n tasks whose stored tags are tags[1..n] (false: none) off
--- their groups' leased counts, when counted (queue_counting): their
--- leases end. Returns whether one of those groups was at its concurrency
--- (so a task of it may go now).
-local function queue_unlease(tags, n)
+-- Takes the n tasks ids[1..n], whose stored tags are tags[1..n] (false:
+-- none), off their groups' leased counts, when counted (queue_counting):
+-- their leases end. Returns whether one of those groups was at its
+-- concurrency (so a task of it may go now).
+local function queue_unlease(ids, tags, n)
   local limit = need_run.counting
   if not limit then return false end
   local per, freed = {}, false
   for i = 1, n do
     local g = queue_group_of(tags[i])
-    if g and g ~= '' then per[g] = (per[g] or 0) + 1 end
+    if g and g ~= '' then
+      -- (While the steps count: only a task counted, which has a mark.)
+      local counted = not need_run.marks or redis.call('HDEL', KEYS[17], QUEUE_MARK .. ids[i]) == 1
+        or need_run.marks == 'u'
+      if counted then per[g] = (per[g] or 0) + 1 end
+    end
   end
   for g, k in pairs(per) do
     local left = redis.call('HINCRBY', KEYS[17], g, string.format('%d', -k))
@@ -281,7 +305,7 @@ end
 -- or nil to read it here. Returns the due time of what was queued, or nil,
 -- and whether the task's group was at its concurrency (queue_unlease).
 local function queue_settle(id, outcome, atText, reason, rerun)
-  local freed = need_run.counting and queue_unlease({redis.call('HGET', KEYS[13], id)}, 1)
+  local freed = need_run.counting and queue_unlease({id}, {redis.call('HGET', KEYS[13], id)}, 1)
   redis.call('ZREM', KEYS[4], id)
   redis.call('HDEL', KEYS[5], id)
   if outcome == 'dead' then
@@ -499,7 +523,7 @@ local function queue_ack(from, now, p, ms, worker, recent)
     end
   end
   if #done > 0 then
-    freed = queue_unlease(doneTags, #done) or freed
+    freed = queue_unlease(done, doneTags, #done) or freed
     redis.call('ZREM', KEYS[4], unpack(done))
     redis.call('HDEL', KEYS[5], unpack(done))
     queue_forget(done)

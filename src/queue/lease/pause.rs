@@ -67,9 +67,15 @@ fn flow(config: &Config, keys: &Keys, op: &str, value: &str, group: &[u8]) -> Re
 
 /// Holds each group of the queue (not the tasks without one) to
 /// `concurrency` leased tasks at once (0: no limit). The tasks leased when
-/// a limit is first set are counted then.
+/// a limit is first set are counted then, in steps of a few hundred, each
+/// its own script (`queue_flow.lua`): reserves and lease ends meanwhile
+/// keep the counts exact, and a count cut short goes on at the next call.
 pub fn set_group_concurrency(config: &Config, keys: &Keys, concurrency: u64) -> Result<(), Error> {
-    flow(config, keys, "concurrency", &concurrency.to_string(), b"").map(drop)
+    let mut more = flow(config, keys, "concurrency", &concurrency.to_string(), b"")? == 2;
+    while more {
+        more = flow(config, keys, "count", "", b"")? == 2;
+    }
+    Ok(())
 }
 
 /// Holds each group of the queue (not the tasks without one) to `rate`
