@@ -489,7 +489,7 @@ final class QueueApiTest extends RedisLockTestCase
         $client = new Client();
         foreach ([
             [['lease' => 0], ValueError::class], [['maxAttempts' => -1], ValueError::class],
-            [['maxLength' => '5'], TypeError::class], [['leese' => 1], ValueError::class],
+            [['maxLength' => 'five'], TypeError::class], [['maxLength' => '5.5'], ValueError::class], [['leese' => 1], ValueError::class],
         ] as [$options, $class]) {
             try {
                 $client->queue('q', $options);
@@ -1080,7 +1080,8 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertAllRefused([
             fn () => $q->setGroupConcurrency(0),
             fn () => $q->setGroupConcurrency(-1),
-            fn () => $q->setGroupConcurrency('2'),
+            fn () => $q->setGroupConcurrency('2.5'),
+            fn () => $q->setGroupConcurrency('two'),
             fn () => $q->setGroupConcurrency([]),
             fn () => $q->setGroupConcurrency(PHP_INT_MAX),
             fn () => $q->setGroupRate(0),
