@@ -61,10 +61,14 @@ final class DoctorTest extends RedisLockTestCase
             // app => [class, original, what its changes say, what its steps say]
             'service-article' => ['Lock_Service', 'Lock_Service', [], ['stop loading', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
             'service-30s' => ['Lock_Service', 'Lock_Service', ['$intExpireTime defaults to 30'], ['redislock.lock_service_expire = 30']],
-            'redislock-factory' => ['RedisLock', 'RedisLock', ['$timeout defaults to 10', 'RedisFactory::get'], ['redislock.redis_lock_timeout = 10', 'redislock.connections = "NAME=']],
+            'redislock-factory' => ['RedisLock', 'RedisLock', ['$timeout defaults to 10', 'RedisFactory::get'], ['redislock.redis_lock_timeout = 10', 'redislock.connections = "lock=redis://HOST:PORT/DB"', "('lock')"]],
             'redislock-namespaced' => ['app\common\service\RedisLock', 'RedisLock', ['named app\common\service\RedisLock'], ['namespace app\common\service; class RedisLock extends \RedisLock {}']],
-            'redislock-extras' => ['RedisLock', 'RedisLock', ['$expire defaults to 8', 'onLock, delLock', "its keys are its own ('lock:')"], ['port them', 'redislock.redis_lock_expire = 8']],
-            'trait' => ['App\Support\RedisLockTrait', 'RedisLock', ['a trait'], ['cannot stand in for a trait']],
+            'redislock-extras' => ['RedisLock', 'RedisLock', ['$expire defaults to 8', 'onLock, delLock', "its keys are its own ('lock:')", 'isLocking() returns true or false'],
+                ['rewrite the class RedisLock', 'lock(), unlock(), isLocking()']],
+            'trait' => ['App\Support\RedisLockTrait', 'RedisLock', ['a trait'], ['rewrite the trait App\Support\RedisLockTrait']],
+            'trait-parent' => ['App\Cache\TRedisLock', 'RedisLock', ['a trait'], ['rewrite the trait App\Cache\TRedisLock']],
+            'service-renamed' => ['app\common\service\RedisLock', 'Lock_Service', ['named app\common\service\RedisLock', 'lock() does the work of the original\'s addLock()',
+                'unlock() does the work of the original\'s releaseLock()', '$expire defaults to 8'], ['rewrite the class', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
             'queue' => ['RedisQueue', 'RedisQueue', [], ['stop loading']],
             'unrelated' => ['redisLock', null, [], ['keeps using it']],
         ];
@@ -99,7 +103,7 @@ final class DoctorTest extends RedisLockTestCase
     {
         $dsn = RedisServer::$main->dsn();
         $configured = ['redislock-factory' => ['redislock.connections' => "lock=$dsn"]];
-        foreach (['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated'] as $name) {
+        foreach (['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated', 'service-renamed', 'trait-parent', 'redislock-extras'] as $name) {
             $dir = self::app($name);
             $this->redis->flushAll();
             $before = $this->runApp($dir, false, []);
@@ -226,5 +230,47 @@ final class DoctorTest extends RedisLockTestCase
             $this->assertStringContainsString($said, $err);
             $this->assertSame(1, substr_count($err, "\n"), $err);
         }
+    }
+
+    public function testFixWritesTheSwapAndSaysWhatIsLeft(): void
+    {
+        $bin = dirname(__DIR__) . '/bin/redislock';
+        $dir = sys_get_temp_dir() . '/redislock-doctor-fix-' . getmypid();
+        self::$copies[] = $dir;
+        foreach (['service-renamed', 'trait-parent', 'redislock-factory'] as $app) {
+            exec('mkdir -p ' . escapeshellarg($dir) . ' && cp -r ' . escapeshellarg(self::app($app)) . ' ' . escapeshellarg("$dir/$app"));
+        }
+        $fix = function () use ($bin, $dir): array {
+            exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', ...self::tokenizer(), $bin, 'doctor', '--fix', $dir])) . ' 2>&1', $out, $exit);
+            return [implode("\n", $out), $exit];
+        };
+        $renamed = "$dir/service-renamed/src/common/service/RedisLock.php";
+        $original = file_get_contents($renamed);
+        [$out, $exit] = $fix();
+        $this->assertSame(4, $exit, $out);
+        $this->assertStringContainsString("rewrote app\\common\\service\\RedisLock in $renamed", $out);
+        $this->assertStringContainsString("rewrote App\\Cache\\TRedisLock", $out);
+        $this->assertStringContainsString("emptied $dir/redislock-factory/lib/RedisLock.php", $out);
+        $this->assertSame($original, file_get_contents("$renamed.orig"), 'the copy kept beside');
+        $this->assertStringContainsString(Doctor::HEADER, file_get_contents($renamed));
+        $this->assertStringContainsString('\\RedisLock\\DropIn\\Lock_Service::addLock($orderId, $expire)', file_get_contents($renamed));
+        $ini = file_get_contents("$dir/redislock-doctor.ini");
+        $this->assertStringContainsString('redislock.redis_lock_timeout = "10"', $ini);
+        $this->assertStringContainsString('redislock.connections = "lock_service=redis://127.0.0.1:' . RedisServer::$main->port . '"', $ini);
+        $this->assertStringContainsString("; TODO: php.ini: redislock.connections = \"lock=redis://HOST:PORT/DB\"", $ini);
+        $this->assertStringContainsString('left for a human', $out);
+        foreach (glob("$dir/*/{,*/,*/*/*/}*.php", GLOB_BRACE) as $php) {
+            exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', '-l', $php])), $lint, $ok);
+            $this->assertSame(0, $ok, "$php: " . implode("\n", $lint));
+        }
+        // Again: nothing changes, and the TODO is still left.
+        $files = array_map("md5_file", array_filter(glob("$dir/*/{,*/,*/*/*/}*", GLOB_BRACE), "is_file"));
+        [$out, $exit] = $fix();
+        $this->assertSame([4, $files], [$exit, array_map("md5_file", array_filter(glob("$dir/*/{,*/,*/*/*/}*", GLOB_BRACE), "is_file"))], $out);
+        $this->assertStringContainsString('nothing to change', $out);
+        // Done by hand: nothing is left.
+        file_put_contents("$dir/redislock-doctor.ini", preg_replace('/^; TODO: .*\n/m', '', $ini));
+        [$out, $exit] = $fix();
+        $this->assertSame(0, $exit, $out);
     }
 }

@@ -12,6 +12,11 @@
 //! for the rest of the request, as `class_alias()` would: the entry is
 //! discarded at request end like every class a request adds. The class
 //! keeps its name (`get_class()` says `RedisLock`).
+//!
+//! Each is also there, always, as `RedisLock\DropIn\<name>` (entered the
+//! same way when first used): so that an app whose own class holds the
+//! global name can still reach the extension's (`redislock doctor --fix`
+//! rewrites a same-name copy to call it).
 
 use std::ffi::c_char;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -41,6 +46,9 @@ unsafe extern "C" {
         persistent: bool,
     ) -> i32;
 }
+
+/// The namespace where the seed classes are whatever the app declares.
+pub const DROP_IN: &str = "RedisLock\\DropIn\\";
 
 /// The seed classes, in `SEED_CLASSES`' order, once taken out of the table.
 static CLASSES: [AtomicPtr<zend_class_entry>; 3] =
@@ -134,15 +142,28 @@ unsafe extern "C" fn autoload(
             return std::ptr::null_mut();
         };
         let wanted = lc.as_bytes();
+        let dropin = wanted
+            .get(..DROP_IN.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(DROP_IN.as_bytes()));
         for (slot, name) in CLASSES.iter().zip(SEED_CLASSES) {
             let class = slot.load(Ordering::Acquire);
-            if class.is_null() || !name.as_bytes().eq_ignore_ascii_case(wanted) {
+            let short = if dropin {
+                &wanted[DROP_IN.len()..]
+            } else {
+                wanted
+            };
+            if class.is_null() || !name.as_bytes().eq_ignore_ascii_case(short) {
                 continue;
             }
+            let alias = if dropin {
+                format!("{DROP_IN}{name}")
+            } else {
+                (*name).to_owned()
+            };
             // SAFETY: a class entry that lives for the process; the name is
             // valid for its length. Entered as a request's alias.
             let entered = unsafe {
-                zend_register_class_alias_ex(name.as_ptr().cast(), name.len(), class, false)
+                zend_register_class_alias_ex(alias.as_ptr().cast(), alias.len(), class, false)
             };
             return if entered == 0 {
                 class

@@ -47,6 +47,9 @@ final class Cli
           doctor PATH          an app's copies of Lock_Service, RedisLock and RedisQueue (and
                                unrelated classes of those names): what each changed, what
                                the swap to the extension changes, the steps; changes nothing
+          doctor --fix PATH    takes those steps: rewrites each copy (the old file kept as
+                               FILE.orig) and writes the php.ini lines to redislock-doctor.ini;
+                               exit 0 when no step is left for a human, else 4
 
         Options:
           --url=DSN            the Redis to look at (default: $REDISLOCK_URL, else the
@@ -102,12 +105,24 @@ final class Cli
                 $this->say($this->err, "redislock: {$e->getMessage()}\n");
                 return 1;
             }
-            $options['json'] ? fwrite($this->out, self::json($reports) . "\n") : $this->say($this->out, Doctor::text($reports));
+            $left = [];
+            if ($options['fix']) {
+                try {
+                    [$done, $left] = $doctor->fix($reports, $args[0]);
+                } catch (\RuntimeException $e) {
+                    $this->say($this->err, "redislock: {$e->getMessage()}\n");
+                    return 1;
+                }
+                $options['json'] ? fwrite($this->out, self::json(['done' => $done, 'left' => $left]) . "\n")
+                    : $this->say($this->out, Doctor::fixText($done, $left));
+            } else {
+                $options['json'] ? fwrite($this->out, self::json($reports) . "\n") : $this->say($this->out, Doctor::text($reports));
+            }
             // What could not be read is said, one line each; the report is of the rest.
             foreach ($doctor->skipped() as [$file, $why]) {
                 $this->say($this->err, 'redislock: doctor skipped ' . self::clean($file, 300) . ": $why\n");
             }
-            return $doctor->skipped() === [] ? 0 : 3;
+            return $left !== [] ? 4 : ($doctor->skipped() === [] ? 0 : 3);
         }
         try {
             $report = new Report(new Client($options['url']));
@@ -192,7 +207,7 @@ final class Cli
     /** @return array{string, list<string>, array} the command, its arguments, the options */
     private function parse(array $words): array
     {
-        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'thresholds' => []];
+        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'fix' => false, 'thresholds' => []];
         $rest = [];
         foreach ($words as $i => $word) {
             if ($word === '--') {
@@ -209,7 +224,7 @@ final class Cli
             [$name, $value] = explode('=', substr($word, 2), 2) + [1 => null];
             match ($name) {
                 'help' => $rest = ['help'],
-                'json', 'yes', 'force' => $options[$name] = $value === null
+                'json', 'yes', 'force', 'fix' => $options[$name] = $value === null
                     ? true : throw new \InvalidArgumentException("--$name takes no value"),
                 'url' => $options['url'] = $value ?? throw new \InvalidArgumentException('--url needs a value: --url=DSN'),
                 'to-url' => $options['toUrl'] = $value ?? throw new \InvalidArgumentException('--to-url needs a value: --to-url=DSN'),
@@ -253,6 +268,9 @@ final class Cli
         }
         if ($command === 'move' && $options['toUrl'] === null && ($rest[1] ?? $rest[0]) === $rest[0]) {
             throw new \InvalidArgumentException('move needs another queue or --to-url');
+        }
+        if ($options['fix'] && $command !== 'doctor') {
+            throw new \InvalidArgumentException("--fix is for doctor, not $command");
         }
         if ($options['toUrl'] !== null && $command !== 'move') {
             throw new \InvalidArgumentException("--to-url is for move, not $command");

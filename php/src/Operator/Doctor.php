@@ -71,10 +71,12 @@ final class Doctor
             'lock() takes the key with SET NX PX for $expire seconds (the original set an absolute timestamp as the TTL)',
             'waiters queue first come first served, and an unlock hands the lock to the next',
             'locks an instance still holds are released when it is destroyed or the request ends (redislock.release_at_request_end=0 keeps them)',
+            'beside Lock:<name>, a process that holds locks is described in redislock:holder:<id> (host, pid, SAPI, script; 24 h TTL) for operators',
         ],
         'RedisQueue' => [
             'each call is one atomic script without a lock; "now" is the Redis server\'s clock',
             'dequeue() returns 1.0 or false, as before, without the lock the original took first',
+            'beside Queue:<name>, the extension keeps the queues\' registry (redislock:queues, a set) and each queue\'s counters ({Queue:<name>}:stats, a hash)',
         ],
     ];
 
@@ -84,6 +86,10 @@ final class Doctor
     private array $loads = [];
     /** @var list<array{string, string}> what could not be read: the file or directory, and why */
     private array $skipped = [];
+    /** @var array<string, list<string>> the string literals given to `new <class>(...)`, by the class's short name, lowercase */
+    private array $constructed = [];
+    /** @var list<int> the byte offset of each token of the file being read */
+    private array $offsets = [];
 
     /**
      * The largest file read: a class file is rarely past a few hundred KB,
@@ -211,10 +217,29 @@ final class Doctor
         $tokens = token_get_all($code);
         $namespace = '';
         $count = count($tokens);
+        $this->offsets = [];
+        $at = 0;
+        foreach ($tokens as $t) {
+            $this->offsets[] = $at;
+            $at += strlen(is_array($t) ? $t[1] : $t);
+        }
+        $this->offsets[] = $at;
         for ($i = 0; $i < $count; $i++) {
             $t = $tokens[$i];
             if (!is_array($t)) {
                 continue;
+            }
+            if ($t[0] === T_NEW) {
+                // `new X('lock')`: the connection name an app gives a copy.
+                $j = $i + 1;
+                while ($j < $count && is_array($tokens[$j]) && $tokens[$j][0] === T_WHITESPACE) {
+                    $j++;
+                }
+                if (is_array($tokens[$j] ?? null) && in_array($tokens[$j][0], [T_STRING, T_NAME_QUALIFIED, T_NAME_FULLY_QUALIFIED], true)
+                    && ($tokens[$j + 1] ?? null) === '(' && is_array($tokens[$j + 2] ?? null) && $tokens[$j + 2][0] === T_CONSTANT_ENCAPSED_STRING) {
+                    $short = strtolower(substr(strrchr('\\' . $tokens[$j][1], '\\'), 1));
+                    $this->constructed[$short][] = self::literal($tokens[$j + 2][1]);
+                }
             }
             if ($t[0] === T_NAMESPACE) {
                 $namespace = '';
@@ -236,7 +261,8 @@ final class Doctor
                 }
                 [$class, $end] = $this->body($tokens, $i, $name[1]);
                 $class += ['file' => $file, 'line' => $t[2], 'trait' => $t[0] === T_TRAIT,
-                           'name' => $name[1], 'namespace' => $namespace];
+                           'name' => $name[1], 'namespace' => $namespace,
+                           'source' => $code, 'from' => $this->offsets[$i], 'to' => $this->offsets[$end + 1]];
                 $this->found[] = $class;
                 $i = $end;
             }
@@ -276,7 +302,9 @@ final class Doctor
      */
     private function body(array $tokens, int $at, string $name): array
     {
-        $class = ['extends' => null, 'constants' => [], 'methods' => [], 'strings' => [], 'factory' => false];
+        // (Per method, what its body does: `what()`.)
+        $class = ['extends' => null, 'constants' => [], 'methods' => [], 'strings' => [], 'factory' => false, 'does' => []];
+        $method = null;
         $count = count($tokens);
         $i = $at;
         while ($i < $count && $tokens[$i] !== '{') {
@@ -298,10 +326,21 @@ final class Doctor
                 if (--$depth === 0) {
                     break;
                 }
+                if ($depth === 1 && $method !== null) {
+                    $class['does'][$method]['to'] = $this->offsets[$i + 1];
+                    $method = null;
+                }
             } elseif (!is_array($t)) {
                 continue;
+            } elseif ($method !== null && $depth >= 2 && $t[0] === T_RETURN) {
+                $class['does'][$method]['returns'][] = strtolower(trim($this->until($tokens, $i + 1, ';')));
+            } elseif ($method !== null && $depth >= 2 && $t[0] === T_STRING && $this->calledAt($tokens, $i)) {
+                $class['does'][$method]['calls'][] = strtolower($t[1]);
             } elseif ($t[0] === T_CONSTANT_ENCAPSED_STRING || $t[0] === T_ENCAPSED_AND_WHITESPACE) {
                 $class['strings'][] = $t[0] === T_CONSTANT_ENCAPSED_STRING ? self::literal($t[1]) : $t[1];
+                if ($method !== null) {
+                    $class['does'][$method]['strings'][] = end($class['strings']);
+                }
             } elseif ($t[0] === T_STRING && strcasecmp($t[1], 'RedisFactory') === 0) {
                 $class['factory'] = true;
             } elseif ($depth === 1 && $t[0] === T_CONST) {
@@ -310,13 +349,84 @@ final class Doctor
                     $class['constants'][$const[1]] = $this->valueAfter($tokens, $i, ';');
                 }
             } elseif ($depth === 1 && $t[0] === T_FUNCTION) {
-                $method = $this->next($tokens, $i + 1, T_STRING);
-                if ($method !== null) {
-                    $class['methods'][$method[1]] = $this->parameters($tokens, $i);
+                $named = $this->next($tokens, $i + 1, T_STRING);
+                if ($named !== null) {
+                    $method = $named[1];
+                    $class['methods'][$method] = $this->parameters($tokens, $i);
+                    $class['does'][$method] = ['static' => $this->isStatic($tokens, $i), 'calls' => [], 'returns' => [], 'strings' => []]
+                        + $this->ranges($tokens, $i);
                 }
             }
         }
         return [$class, $i];
+    }
+
+    /**
+     * Where the method whose `function` is at $at is in the file: `from`
+     * (its first modifier), `open` (after the `{` of its body; null for an
+     * abstract method), and `head`, its code up to that brace.
+     */
+    private function ranges(array $tokens, int $at): array
+    {
+        $from = $at;
+        for ($j = $at - 1; $j >= 0 && is_array($tokens[$j]); $j--) {
+            if (in_array($tokens[$j][0], [T_STATIC, T_PUBLIC, T_PROTECTED, T_PRIVATE, T_FINAL, T_ABSTRACT], true)) {
+                $from = $j;
+            } elseif ($tokens[$j][0] !== T_WHITESPACE) {
+                break;
+            }
+        }
+        $depth = 0;
+        for ($j = $at; $j < count($tokens); $j++) {
+            $depth += $tokens[$j] === '(' ? 1 : ($tokens[$j] === ')' ? -1 : 0);
+            if ($depth === 0 && ($tokens[$j] === '{' || $tokens[$j] === ';')) {
+                break;
+            }
+        }
+        $head = '';
+        for ($k = $from; $k < $j; $k++) {
+            $head .= is_array($tokens[$k]) ? $tokens[$k][1] : $tokens[$k];
+        }
+        return ['from' => $this->offsets[$from], 'open' => ($tokens[$j] ?? null) === '{' ? $this->offsets[$j + 1] : null,
+            'to' => $this->offsets[$j + 1], 'head' => rtrim($head)];
+    }
+
+    /** Whether the method whose `function` is at $at is static. */
+    private function isStatic(array $tokens, int $at): bool
+    {
+        for ($j = $at - 1; $j >= 0 && is_array($tokens[$j]); $j--) {
+            if ($tokens[$j][0] === T_STATIC) {
+                return true;
+            }
+            if (!in_array($tokens[$j][0], [T_WHITESPACE, T_COMMENT, T_DOC_COMMENT, T_PUBLIC, T_PROTECTED, T_PRIVATE, T_FINAL, T_ABSTRACT], true)) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the name at $at is called: a function or method name before `(`. */
+    private function calledAt(array $tokens, int $at): bool
+    {
+        for ($j = $at + 1; $j < count($tokens) && is_array($tokens[$j]) && $tokens[$j][0] === T_WHITESPACE; $j++) {
+        }
+        return ($tokens[$j] ?? null) === '(';
+    }
+
+    /** The code from $at to the first $end at the same depth (the end of a return statement). */
+    private function until(array $tokens, int $at, string $end): string
+    {
+        $code = '';
+        $depth = 0;
+        for ($i = $at; $i < count($tokens); $i++) {
+            $t = $tokens[$i];
+            if ($depth === 0 && $t === $end) {
+                break;
+            }
+            $depth += in_array($t, ['(', '[', '{'], true) ? 1 : (in_array($t, [')', ']', '}'], true) ? -1 : 0);
+            $code .= is_array($t) ? $t[1] : $t;
+        }
+        return $code;
     }
 
     /** A method's parameters: name => default as PHP would read it (or the code, or null). */
@@ -390,27 +500,98 @@ final class Doctor
         return substr($quoted, 1, -1);
     }
 
-    /** Which original a class derives from, by its methods and keys; null for none. */
+    /**
+     * Which original a class derives from, by what it does: the keys it
+     * writes decide (`order_lock_%s` and `lock_unique_id` are
+     * Lock_Service's whatever the class and its methods are called), then
+     * its methods. `?` when its keys are those of two originals (the
+     * doctor cannot tell); null for none.
+     */
     public static function original(array $class): ?string
     {
         $methods = array_map('strtolower', array_keys($class['methods']));
         $has = fn (string ...$names) => array_diff(array_map('strtolower', $names), $methods) === [];
-        $writes = function (string $original) use ($class): bool {
+        $keyed = [];
+        foreach (self::KEYS as $original => $prefixes) {
             foreach ($class['strings'] as $s) {
-                foreach (self::KEYS[$original] as $key) {
-                    if (str_starts_with($s, $key)) {
-                        return true;
+                foreach ($prefixes as $prefix) {
+                    if (str_starts_with($s, $prefix)) {
+                        $keyed[$original] = true;
                     }
                 }
             }
-            return isset($class['constants']['REDIS_LOCK_KEY_TEMPLATE']);
-        };
-        return match (true) {
-            $has('addLock', 'releaseLock') || ($has('addLock') && $writes('Lock_Service')) => 'Lock_Service',
+        }
+        if (isset($class['constants']['REDIS_LOCK_KEY_TEMPLATE']) || isset($class['constants']['REDIS_LOCK_UNIQUE_ID_KEY'])) {
+            $keyed['Lock_Service'] = true;
+        }
+        // A class with the original's methods but none of the keys of its
+        // own kind may still hold a key template of another in a string
+        // (a message, a log line): the methods tell those apart.
+        $byMethods = match (true) {
+            $has('addLock', 'releaseLock') || ($has('addLock') && isset($keyed['Lock_Service'])) => 'Lock_Service',
             $has('enqueue') && ($has('dequeue') || $has('pop') || $has('top')) => 'RedisQueue',
-            $has('lock', 'unlock') && ($has('isLocking') || $has('unlockAll') || $has('expire') || $writes('RedisLock')) => 'RedisLock',
+            $has('lock', 'unlock') && ($has('isLocking') || $has('unlockAll') || $has('expire') || isset($keyed['RedisLock'])) => 'RedisLock',
             default => null,
         };
+        if (count($keyed) === 1) {
+            $original = array_key_first($keyed);
+            // (Keys alone are no copy: a copy also takes and gives back.)
+            return $byMethods === $original || self::roles($class, $original) !== null ? $original : $byMethods;
+        }
+        if (count($keyed) > 1) {
+            return $byMethods ?? '?';
+        }
+        return $byMethods;
+    }
+
+    /**
+     * Which of the class's methods does the work of each of the original's
+     * (original method => the class's), by name, else (a copy whose
+     * methods were renamed) by what each does: Lock_Service's take is the
+     * method that SETs its key, its release the one that deletes it (DEL,
+     * or a script), its id the one that INCRs. Null when a method the
+     * original needs has no counterpart, or two could be it.
+     *
+     * @return array<string, string>|null
+     */
+    public static function roles(array $class, string $original): ?array
+    {
+        $mine = [];
+        foreach (array_keys($class['methods']) as $m) {
+            $mine[strtolower($m)] = $m;
+        }
+        $roles = [];
+        foreach (array_keys(self::ORIGINALS[$original]) as $m) {
+            // (A constructor and the connection helper are the copy's own.)
+            if (isset($mine[strtolower($m)]) && $m !== '__construct' && $m !== 'getRedisConn') {
+                $roles[$m] = $mine[strtolower($m)];
+            }
+        }
+        if ($original !== 'Lock_Service' || (isset($roles['addLock']) && isset($roles['releaseLock']))) {
+            return $original === 'Lock_Service' || isset($roles['lock']) || isset($roles['enqueue']) ? $roles : null;
+        }
+        $does = fn (string $m, string ...$calls) => array_intersect($calls, $class['does'][$m]['calls'] ?? []) !== [];
+        $found = ['addLock' => [], 'releaseLock' => [], 'generateUniqueLockId' => []];
+        foreach ($class['methods'] as $m => $params) {
+            if (in_array($m, $roles, true) || strtolower($m) === '__construct' || strcasecmp($m, 'getRedisConn') === 0) {
+                continue;
+            }
+            if ($does($m, 'set', 'setnx') && !$does($m, 'del', 'eval', 'evalsha') && count($params) >= 1) {
+                $found['addLock'][] = $m;
+            } elseif ($does($m, 'del', 'eval', 'evalsha') && count($params) >= 2) {
+                $found['releaseLock'][] = $m;
+            } elseif ($does($m, 'incr') && $params === []) {
+                $found['generateUniqueLockId'][] = $m;
+            }
+        }
+        foreach ($found as $role => $candidates) {
+            if (!isset($roles[$role]) && count($candidates) === 1) {
+                $roles[$role] = $candidates[0];
+            } elseif (!isset($roles[$role]) && count($candidates) > 1) {
+                return null;
+            }
+        }
+        return isset($roles['addLock'], $roles['releaseLock']) ? $roles : null;
     }
 
     /** The report on one class, or null when it is none of the doctor's business. */
@@ -423,8 +604,18 @@ final class Doctor
                 $seedName = $seed;
             }
         }
+        if (str_contains(substr($class['source'], $class['from'], $class['to'] - $class['from']), "// redislock doctor: the extension's")) {
+            return null; // (Rewritten by the doctor: it calls the extension.)
+        }
         $original = self::original($class);
         $where = ['file' => $class['file'], 'line' => $class['line'], 'class' => $fqn, 'trait' => $class['trait']];
+        if ($original === '?') {
+            $keys = implode(', ', array_map(fn ($k) => "'$k'", array_unique(array_filter($class['strings'], fn ($s) => self::looksLikeAKey($s)))));
+            return $where + ['kind' => 'unsure', 'original' => null,
+                'changes' => ["it writes the keys of more than one original ($keys), and its methods are none of theirs: the doctor cannot tell which it derives from"],
+                'swap' => [], 'steps' => [['do' => 'edit', 'file' => $class['file'],
+                    'text' => "ask a human: read $fqn and swap each of its methods for the extension's Lock_Service, RedisLock or RedisQueue by hand (docs/drop-in.md), or leave it as it is"]]];
+        }
         if ($original === null || ($seedName !== null && $seedName !== $original)) {
             if ($seedName === null) {
                 return null;
@@ -452,8 +643,33 @@ final class Doctor
             $changes[] = "extends {$class['extends']}";
         }
         $methods = array_change_key_case($class['methods']);
+        $roles = self::roles($class, $original) ?? [];
+        foreach ($roles as $theirs => $m) {
+            if (strcasecmp($theirs, $m) !== 0) {
+                $changes[] = "$m() does the work of the original's $theirs()";
+            }
+            $static = $class['does'][$m]['static'] ?? false;
+            if ($static !== ($original === 'Lock_Service')) {
+                $changes[] = "$m() is " . ($static ? 'static' : 'an instance method') . ", the original's $theirs() " . ($static ? 'is not' : 'is static');
+            }
+        }
+        $returns = fn (string $theirs) => isset($roles[$theirs]) ? ($class['does'][$roles[$theirs]]['returns'] ?? []) : [];
+        if ($original === 'RedisLock' && $returns('isLocking') !== [] && array_filter($returns('isLocking'), fn ($r) => !self::boolish($r)) === []) {
+            $changes[] = 'isLocking() returns true or false; the extension\'s returns the lock\'s expiry time as a string ("" when lost, false when never taken): `if (...)` reads it alike, `=== true` does not';
+        }
+        if ($original === 'Lock_Service' && array_intersect(['null', ''], $returns('addLock')) !== [] && !in_array('false', $returns('addLock'), true)) {
+            $changes[] = 'addLock() returns NULL when it does not take the lock; the extension\'s returns false: `if (!$id)` reads it alike, `=== null` does not';
+        }
+        if ($original === 'RedisLock' && isset($roles['lock']) && array_intersect(['expire', 'pexpire', 'del', 'getset'], $class['does'][$roles['lock']]['calls'] ?? []) !== []) {
+            $changes[] = 'lock() may expire or take over a lock another holds while it waits (it calls ' . implode(', ', array_intersect(['expire', 'pexpire', 'del', 'getset'], $class['does'][$roles['lock']]['calls'])) . '); the extension\'s never does: a waiter waits for the release or the end of the lease';
+        }
+        foreach ($class['does'] as $m => $d) {
+            if (strcasecmp($m, '__construct') === 0 && in_array('connection', $d['calls'], true)) {
+                $changes[] = 'its constructor takes the framework\'s Redis connection (Redis::connection()): the extension connects by its own settings (redislock.default_dsn, or a name in redislock.connections), and the framework\'s key prefix is not applied unless redislock.prefix says it';
+            }
+        }
         foreach (self::ORIGINALS[$original] as $method => $params) {
-            $mine = $methods[strtolower($method)] ?? null;
+            $mine = $methods[strtolower($roles[$method] ?? $method)] ?? null;
             if ($mine === null) {
                 continue;
             }
@@ -479,7 +695,7 @@ final class Doctor
                 $changes[] = "$name = " . var_export($mine, true) . " (the original's " . var_export($value, true) . ')';
             }
         }
-        $extra = array_diff(array_keys($class['methods']), array_keys(self::ORIGINALS[$original]));
+        $extra = array_diff(array_keys($class['methods']), array_keys(self::ORIGINALS[$original]), $roles);
         $extra = array_filter($extra, fn ($m) => !isset(array_change_key_case(self::ORIGINALS[$original])[strtolower($m)]));
         if ($extra !== []) {
             $changes[] = 'methods of its own, which the extension\'s class does not have: ' . implode(', ', $extra);
@@ -524,10 +740,32 @@ final class Doctor
         $loaders = array_filter($this->loads, fn ($load) => str_contains($load[2], basename($file)));
         $loaded = $loaders === [] ? '' : ' (loaded at ' . implode(', ', array_map(fn ($l) => "$l[0]:$l[1]", $loaders)) . ')';
         $extra = array_filter(array_keys($class['methods']), fn ($m) => !isset(array_change_key_case(self::ORIGINALS[$original])[strtolower($m)]));
-        if ($class['trait']) {
-            $steps[] = ['do' => 'edit', 'file' => $file, 'text' => "the extension cannot stand in for a trait: in each class that uses $fqn, drop the `use` and extend \\$original instead"
-                . ($extra === [] ? '' : ' (keeping ' . implode(', ', $extra) . ' in that class)')];
-        } elseif ($sameName && $extra === [] && $class['extends'] === null) {
+        $roles = self::roles($class, $original);
+        if ($roles === null) {
+            $steps[] = ['do' => 'edit', 'file' => $file, 'text' => "ask a human: the doctor cannot tell which of the methods of $fqn do the work of \\$original's ("
+                . implode(', ', array_keys(self::ORIGINALS[$original])) . '): port them by hand (docs/drop-in.md)'];
+            return $steps;
+        }
+        $delegate = $class['trait'] || $extra !== [] || $class['extends'] !== null;
+        foreach ($roles as $theirs => $mine) {
+            $delegate = $delegate || strcasecmp($theirs, $mine) !== 0
+                || ($class['does'][$mine]['static'] ?? false) !== ($original === 'Lock_Service');
+        }
+        if ($delegate) {
+            [$code, $review] = $this->delegated($class, $original, $roles);
+            $what = $class['trait'] ? 'trait' : 'class';
+            $steps[] = ['do' => $review === [] ? 'replace' : 'edit', 'file' => $file, 'code' => $code,
+                'text' => "rewrite the $what $fqn in $file so that its methods " . implode(', ', array_map(fn ($m) => "$m()", $roles))
+                    . " call the extension's \\$original (the rest of the file as it is; the doctor's --json has the code)"
+                    . ($review === [] ? '' : '; then check by hand: ' . implode('; ', $review))];
+            if ($original === 'Lock_Service') {
+                $this->connectionSteps($class, $steps);
+            } elseif ($class['factory']) {
+                $steps[] = $this->configureStep($class);
+            }
+            return $steps;
+        }
+        if ($sameName && $extra === [] && $class['extends'] === null) {
             $steps[] = ['do' => 'unload', 'file' => $file, 'text' => "stop loading $file$loaded: delete it, or take it out of the autoloader's map; the extension's $original then answers every call"];
         } else {
             $body = $extra === [] ? '{}' : '{ /* ' . implode(', ', $extra) . ': port them onto the methods of \\' . $original . ' */ }';
@@ -555,17 +793,219 @@ final class Doctor
                 }
             }
         }
+        if ($original === 'Lock_Service') {
+            $this->connectionSteps($class, $steps);
+        }
+        if ($class['factory']) {
+            $steps[] = $this->configureStep($class);
+        }
+        return $steps;
+    }
+
+    /** Whether a return statement's expression (lowercase) is a bool. */
+    private static function boolish(string $r): bool
+    {
+        return preg_match('/^(true|false|\(bool\).*|!.*)$/s', $r) === 1
+            || preg_match('/(===|!==|==|!=|&&|\|\||[<>]|\bisset\(|\bempty\(|\bin_array\(|\bis_\w+\()/', $r) === 1;
+    }
+
+    /** The php.ini line of Lock_Service's server, when the copy's constants name another than the default. */
+    private function connectionSteps(array $class, array &$steps): void
+    {
         $host = $class['constants']['REDIS_CONFIG_HOST'] ?? '127.0.0.1';
         $port = $class['constants']['REDIS_CONFIG_PORT'] ?? 6379;
-        if ($original === 'Lock_Service' && is_string($host) && !is_array($port) && ($host !== '127.0.0.1' || (int) $port !== 6379)) {
+        if (is_string($host) && !is_array($port) && ($host !== '127.0.0.1' || (int) $port !== 6379)) {
             $steps[] = ['do' => 'ini', 'entry' => 'redislock.connections', 'value' => "lock_service=redis://$host:$port",
                 'text' => "php.ini: redislock.connections = \"lock_service=redis://$host:$port\" (or add it to the names listed there)"];
         }
-        if ($class['factory']) {
-            $steps[] = ['do' => 'configure', 'entry' => 'redislock.connections',
-                'text' => 'php.ini: redislock.connections = "NAME=redis://HOST:PORT/DB ..." for each connection name the app passes to the constructor (as its RedisFactory config says)'];
+    }
+
+    /** The connection names the app gives the copy's constructor, as its RedisFactory config says where they are. */
+    private function configureStep(array $class): array
+    {
+        $names = array_values(array_unique($this->constructed[strtolower($class['name'])] ?? []));
+        $listed = $names === [] ? 'NAME=redis://HOST:PORT/DB ...' : implode(' ', array_map(fn ($n) => "$n=redis://HOST:PORT/DB", $names));
+        $said = $names === [] ? 'for each connection name the app passes to the constructor' : 'the names the app passes to the constructor (' . implode(', ', array_map(fn ($n) => "'$n'", $names)) . ')';
+        return ['do' => 'configure', 'entry' => 'redislock.connections', 'names' => $names,
+            'text' => "php.ini: redislock.connections = \"$listed\": $said, each with the server its RedisFactory config names"];
+    }
+
+    /**
+     * The copy's file with the methods that do the work of the original's
+     * (`$roles`) calling the extension's class instead: everything else in
+     * the file (its other methods, properties, constructor, namespace, the
+     * parent class) stays as it is. A method keeps its name, signature,
+     * static-ness and defaults, and the copy's return shapes where they
+     * were another (a bool for isLocking(), NULL for a refused addLock()).
+     * Also returns what a human should check (empty: nothing).
+     *
+     * @return array{string, list<string>}
+     */
+    private function delegated(array $class, string $original, array $roles): array
+    {
+        $source = $class['source'];
+        $does = $class['does'];
+        $review = [];
+        // (Its name whatever the app declares: a copy may hold the global one.)
+        $ext = '\\RedisLock\\DropIn\\' . $original;
+        $static = false;
+        $edits = [];
+        foreach ($roles as $theirs => $mine) {
+            $d = $does[$mine];
+            if ($d['open'] === null) {
+                $review[] = "$mine() has no body";
+                continue;
+            }
+            $static = $static || ($original !== 'Lock_Service' && $d['static']);
+            $params = array_keys($class['methods'][$mine]);
+            $wanted = count(self::ORIGINALS[$original][$theirs]);
+            if (count($params) > $wanted) {
+                $review[] = "$mine() takes " . implode(', ', array_map(fn ($p) => "\$$p", array_slice($params, $wanted)))
+                    . " beside what \\$original::$theirs() takes, which the rewrite passes on to nothing";
+            }
+            $args = implode(', ', array_map(fn ($p) => "\$$p", array_slice($params, 0, $wanted)));
+            $target = match (true) {
+                $original === 'Lock_Service' => "$ext::$theirs($args)",
+                $d['static'] => "self::redislockDelegate()->$theirs($args)",
+                default => "\$this->redislockDelegate()->$theirs($args)",
+            };
+            $returns = $d['returns'];
+            $boolish = $returns !== [] && array_filter($returns, fn ($r) => !self::boolish($r)) === [];
+            $body = match (true) {
+                $theirs === 'isLocking' && $boolish => "return (bool) $target;",
+                $theirs === 'addLock' && array_intersect(['null', ''], $returns) !== [] && !in_array('false', $returns, true)
+                    => "\$id = $target;\n        return \$id === false ? null : \$id;",
+                default => "return $target;",
+            };
+            $edits[] = [$d['from'], $d['to'], $d['head'] . "\n    {\n        // redislock doctor: the extension's $ext::$theirs() does this.\n        $body\n    }"];
         }
-        return $steps;
+        if ($original !== 'Lock_Service') {
+            // The extension's object the methods call: one per object, made
+            // with what the copy's constructor was given.
+            $ctorName = array_values(array_filter(array_keys($does), fn ($m) => strcasecmp($m, '__construct') === 0))[0] ?? null;
+            $ctor = $ctorName === null ? null : $does[$ctorName];
+            $param = $ctorName === null ? null : array_key_first($class['methods'][$ctorName]);
+            $property = ($static ? 'private static ' : 'private ') . "?$ext \$redislockDelegate = null;";
+            $accessor = $static
+                ? "private static function redislockDelegate(): $ext\n    {\n        return self::\$redislockDelegate ??= new $ext();\n    }"
+                : "private function redislockDelegate(): $ext\n    {\n        return \$this->redislockDelegate ??= new $ext();\n    }";
+            if (!$static && $ctor !== null && $ctor['open'] !== null && $param !== null) {
+                $edits[] = [$ctor['open'], $ctor['open'], "\n        \$this->redislockDelegate = new $ext(\$$param); /* redislock doctor */\n       "];
+            } elseif ($ctor !== null && $param !== null) {
+                $review[] = "the constructor's \$$param no longer picks the server: the extension's connects by redislock.default_dsn";
+            }
+            $close = $class['to'] - 1;
+            $edits[] = [$close, $close, "\n    // redislock doctor: the extension's $original these methods call.\n    $property\n\n    $accessor\n"];
+        }
+        if (str_starts_with($source, '<?php')) {
+            $edits[] = [5, 5, "\n// " . self::HEADER . ': the methods marked below call the extension; '
+                . basename($class['file']) . '.orig is the file as it was: put it back to undo.'];
+        }
+        usort($edits, fn ($a, $b) => $b[0] <=> $a[0]);
+        foreach ($edits as [$from, $to, $text]) {
+            $source = substr($source, 0, $from) . $text . substr($source, $to);
+        }
+        return [$source, $review];
+    }
+
+    /**
+     * `doctor --fix`: takes the steps of `$reports` (examine()'s of
+     * `$path`) that need no human. A rewritten or emptied file is kept
+     * beside it as `<file>.orig` (an older one is never overwritten), and
+     * the php.ini lines go to `redislock-doctor.ini` in `$path` (merged
+     * with the lines already there). A file the reports do not name is
+     * never touched. Returns what was done and what is left for a human
+     * (each a line of text).
+     *
+     * @return array{list<string>, list<string>}
+     */
+    public function fix(array $reports, string $path): array
+    {
+        $done = $left = $ini = $todo = [];
+        foreach ($reports as $r) {
+            foreach ($r['steps'] as $step) {
+                switch ($step['do']) {
+                    case 'unload':
+                        self::write($step['file'], "<?php\n// " . self::HEADER . ": this copy of {$r['original']} was taken out, so that the extension's answers;"
+                            . ' ' . basename($step['file']) . ".orig is the file as it was: put it back to undo.\n");
+                        $done[] = "emptied {$step['file']} (the extension's {$r['original']} answers now; the copy is {$step['file']}.orig)";
+                        break;
+                    case 'replace':
+                        self::write($step['file'], $step['code']);
+                        $done[] = "rewrote {$r['class']} in {$step['file']} (the copy is {$step['file']}.orig)";
+                        break;
+                    case 'ini':
+                        $entry = $step['entry'];
+                        if ($entry !== 'redislock.connections' && isset($ini[$entry]) && $ini[$entry] !== $step['value']) {
+                            // (One setting, two copies that want it otherwise.)
+                            $left[] = "{$r['class']} ({$r['file']}:{$r['line']}): $entry = {$step['value']}, where another copy wants {$ini[$entry]}: pick one, or give one copy its value in its calls";
+                            break;
+                        }
+                        $ini[$entry] = isset($ini[$entry]) && $entry === 'redislock.connections' ? $ini[$entry] . ' ' . $step['value'] : $step['value'];
+                        break;
+                    case 'nothing':
+                        break;
+                    case 'configure':
+                        // (Its copy goes: the step stays in the INI file, as a TODO, until done.)
+                        $todo[] = $step['text'];
+                        break;
+                    default:
+                        $left[] = "{$r['class']} ({$r['file']}:{$r['line']}): {$step['text']}";
+                }
+            }
+        }
+        $file = (is_dir($path) ? rtrim($path, '/') : dirname($path)) . '/redislock-doctor.ini';
+        $old = is_file($file) ? (string) @file_get_contents($file) : '';
+        preg_match_all('/^; TODO: (.*)$/m', $old, $m);
+        $todo = array_values(array_unique([...$m[1], ...$todo]));
+        if ($ini !== [] || count($todo) > count($m[1])) {
+            $lines = is_file($file) ? (array) @parse_ini_file($file, false, INI_SCANNER_RAW) : [];
+            foreach ($ini as $entry => $value) {
+                $lines[$entry] = $entry === 'redislock.connections'
+                    ? implode(' ', array_unique(array_filter([...explode(' ', $lines[$entry] ?? ''), ...explode(' ', $value)]))) : $value;
+            }
+            $text = "; " . self::HEADER . ": the php.ini lines the swap to the extension needs.\n"
+                . "; Load them where PHP reads its configuration (conf.d, for every SAPI the app runs under).\n"
+                . "; A TODO is a step for a human: do it, then delete its line.\n";
+            foreach ($todo as $line) {
+                $text .= "; TODO: $line\n";
+            }
+            foreach ($lines as $entry => $value) {
+                $text .= "$entry = \"$value\"\n";
+            }
+            if (@file_put_contents($file, $text) === false) {
+                throw new \RuntimeException("doctor --fix: cannot write $file");
+            }
+            $done[] = "wrote $file" . ($lines === [] ? '' : ': ' . implode(', ', array_keys($lines)));
+        }
+        foreach ($todo as $line) {
+            $left[] = "$file: $line";
+        }
+        return [$done, $left];
+    }
+
+    /** Who wrote a file: the header of what `--fix` writes. */
+    public const HEADER = 'written by redislock doctor --fix';
+
+    /** Writes `$code` to `$file`, keeping what was there as `$file.orig` (unless one is there). */
+    private static function write(string $file, string $code): void
+    {
+        if (!is_file("$file.orig") && !@copy($file, "$file.orig")) {
+            throw new \RuntimeException("doctor --fix: cannot keep $file as $file.orig");
+        }
+        if (@file_put_contents($file, $code) === false) {
+            throw new \RuntimeException("doctor --fix: cannot write $file");
+        }
+    }
+
+    /** What `--fix` did and left, as text. */
+    public static function fixText(array $done, array $left): string
+    {
+        $out = $done === [] ? "nothing to change\n" : implode('', array_map(fn ($l) => Cli::clean($l, 4096) . "\n", $done));
+        if ($left !== []) {
+            $out .= "left for a human:\n" . implode('', array_map(fn ($l) => '  - ' . Cli::clean($l, 4096) . "\n", $left));
+        }
+        return $out;
     }
 
     /** The reports as text. */
@@ -576,9 +1016,11 @@ final class Doctor
         }
         $out = '';
         foreach ($reports as $r) {
-            $what = $r['kind'] === 'copy'
-                ? ($r['trait'] ? 'trait ' : 'class ') . "{$r['class']}: a copy of the original {$r['original']}"
-                : "class {$r['class']}: not a copy of the original (another API of the same name)";
+            $what = match ($r['kind']) {
+                'copy' => ($r['trait'] ? 'trait ' : 'class ') . "{$r['class']}: a copy of the original {$r['original']}",
+                'unsure' => ($r['trait'] ? 'trait ' : 'class ') . "{$r['class']}: a copy of an original, but which one the doctor cannot tell",
+                default => "class {$r['class']}: not a copy of the original (another API of the same name)",
+            };
             $out .= Cli::clean($r['file'], 4096) . ":{$r['line']}  " . Cli::clean($what, 4096) . "\n";
             foreach (['changes' => 'changed from the original', 'swap' => 'what changes when the extension stands in', 'steps' => 'steps'] as $key => $title) {
                 if ($r[$key] === []) {

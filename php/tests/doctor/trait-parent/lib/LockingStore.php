@@ -1,0 +1,7 @@
+<?php
+namespace App\Cache;
+
+class LockingStore extends Store
+{
+    use TRedisLock;
+}
