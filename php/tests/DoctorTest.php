@@ -66,6 +66,8 @@ final class DoctorTest extends RedisLockTestCase
             'redislock-extras' => ['RedisLock', 'RedisLock', ['$expire defaults to 8', 'onLock, delLock', "its keys are its own ('lock:')", 'isLocking() returns true or false'],
                 ['rewrite the class RedisLock', 'lock(), unlock(), isLocking()']],
             'trait' => ['App\Support\RedisLockTrait', 'RedisLock', ['a trait'], ['rewrite the trait App\Support\RedisLockTrait']],
+            'redislock-laravel' => ['App\Support\RedisLock', 'RedisLock', ['isLocking() returns true or false', 'lock() may expire or take over a lock another holds', 'Redis::connection()'],
+                ['rewrite the class App\Support\RedisLock', 'redislock.default_dsn = "redis://HOST:PORT/DB"']],
             'trait-parent' => ['App\Cache\TRedisLock', 'RedisLock', ['a trait'], ['rewrite the trait App\Cache\TRedisLock']],
             'service-renamed' => ['app\common\service\RedisLock', 'Lock_Service', ['named app\common\service\RedisLock', 'lock() does the work of the original\'s addLock()',
                 'unlock() does the work of the original\'s releaseLock()', '$expire defaults to 8'], ['rewrite the class', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],

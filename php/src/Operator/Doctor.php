@@ -746,7 +746,11 @@ final class Doctor
                 . implode(', ', array_keys(self::ORIGINALS[$original])) . '): port them by hand (docs/drop-in.md)'];
             return $steps;
         }
-        $delegate = $class['trait'] || $extra !== [] || $class['extends'] !== null;
+        // (Return shapes of its own are kept by a rewrite, not by a subclass.)
+        $returns = fn (string $theirs) => isset($roles[$theirs]) ? ($class['does'][$roles[$theirs]]['returns'] ?? []) : [];
+        $delegate = $class['trait'] || $extra !== [] || $class['extends'] !== null
+            || ($returns('isLocking') !== [] && array_filter($returns('isLocking'), fn ($r) => !self::boolish($r)) === [])
+            || (array_intersect(['null', ''], $returns('addLock')) !== [] && !in_array('false', $returns('addLock'), true));
         foreach ($roles as $theirs => $mine) {
             $delegate = $delegate || strcasecmp($theirs, $mine) !== 0
                 || ($class['does'][$mine]['static'] ?? false) !== ($original === 'Lock_Service');
@@ -763,6 +767,7 @@ final class Doctor
             } elseif ($class['factory']) {
                 $steps[] = $this->configureStep($class);
             }
+            $this->frameworkStep($class, $steps);
             return $steps;
         }
         if ($sameName && $extra === [] && $class['extends'] === null) {
@@ -799,12 +804,27 @@ final class Doctor
         if ($class['factory']) {
             $steps[] = $this->configureStep($class);
         }
+        $this->frameworkStep($class, $steps);
         return $steps;
+    }
+
+    /** A copy whose constructor took the framework's connection: where that is, only the app's config says. */
+    private function frameworkStep(array $class, array &$steps): void
+    {
+        foreach ($class['does'] as $m => $d) {
+            if (strcasecmp($m, '__construct') === 0 && in_array('connection', $d['calls'], true)) {
+                $steps[] = ['do' => 'configure', 'entry' => 'redislock.default_dsn',
+                    'text' => 'php.ini: redislock.default_dsn = "redis://HOST:PORT/DB" (and redislock.prefix = "PREFIX"), the server and key prefix of the framework\'s Redis connection the constructor took (config/database.php\'s redis section)'];
+                return;
+            }
+        }
     }
 
     /** Whether a return statement's expression (lowercase) is a bool. */
     private static function boolish(string $r): bool
     {
+        // (Not an arrow: `->`, `=>`.)
+        $r = str_replace(['->', '=>'], ' ', $r);
         return preg_match('/^(true|false|\(bool\).*|!.*)$/s', $r) === 1
             || preg_match('/(===|!==|==|!=|&&|\|\||[<>]|\bisset\(|\bempty\(|\bin_array\(|\bis_\w+\()/', $r) === 1;
     }
