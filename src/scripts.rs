@@ -525,6 +525,7 @@ mod tests {
                 "queue_count.lua",
                 "queue_add.lua",
                 "queue_record.lua",
+                "queue_group_count.lua",
                 "queue_task.lua",
                 "queue_ack.lua"
             ]

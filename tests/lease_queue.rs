@@ -1234,6 +1234,109 @@ fn a_group_concurrency_counts_the_leased_tasks_in_steps_exactly_while_workers_ru
 }
 
 #[test]
+fn group_counts_are_exact_after_every_operation_and_emptied_keys_go() {
+    use std::collections::BTreeMap;
+
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"counted");
+    let there = Keys::new(b"", b"counted-there");
+    let group = |g: &str| queue::Tags::default().with_group(g.as_bytes()).unwrap();
+    let put = |keys: &Keys, ids: &[&str], g: Option<&str>, policy: Policy| {
+        let tasks: Vec<NewTask> = ids.iter().map(|id| task(id, None)).collect();
+        let tags = g.map(group).unwrap_or_default();
+        queue::put_tagged(&config, keys, &tasks, 0.0, policy, 0, &tags).unwrap();
+    };
+    let mut c = server.client();
+    // What groups() says, and what the queue holds, by group.
+    let mut check = |keys: &Keys, said: &str| {
+        let shown: BTreeMap<String, u64> = lease::groups(&config, keys, 100)
+            .unwrap()
+            .into_iter()
+            .filter(|g| g.queued > 0)
+            .map(|g| (String::from_utf8(g.name).unwrap(), g.queued))
+            .collect();
+        let ids: Vec<Vec<u8>> = redis::cmd("ZRANGE")
+            .arg(&keys.queue)
+            .arg(0)
+            .arg(-1)
+            .query(&mut c)
+            .unwrap();
+        let mut truth = BTreeMap::new();
+        if !ids.is_empty() {
+            let tags: Vec<Option<Vec<u8>>> = redis::cmd("HMGET")
+                .arg(&keys.tags)
+                .arg(&ids)
+                .query(&mut c)
+                .unwrap();
+            for t in tags {
+                let g = queue::Tags::parts(t.as_deref()).1.unwrap_or_default();
+                *truth.entry(String::from_utf8(g).unwrap()).or_insert(0) += 1;
+            }
+        }
+        assert_eq!(shown, truth, "{said}");
+        assert_eq!(
+            lease::metrics(&config, keys).unwrap().groups,
+            truth.len() as u64,
+            "{said}: metrics"
+        );
+        if truth.is_empty() {
+            let prefix = String::from_utf8_lossy(&keys.waiters).into_owned();
+            let left: Vec<String> = redis::cmd("KEYS")
+                .arg(format!("{prefix}group*"))
+                .query(&mut c)
+                .unwrap();
+            assert_eq!(left, Vec::<String>::new(), "{said}: emptied keys gone");
+        }
+    };
+    put(&keys, &["u1"], None, Policy::Keep);
+    put(&keys, &["a1", "a2", "a3"], Some("a"), Policy::Keep);
+    put(&keys, &["b1", "b2", "b3"], Some("b"), Policy::Keep);
+    put(&keys, &["u2"], None, Policy::Keep);
+    check(&keys, "enqueued");
+    lease::remove(&config, &keys, &[b"a1".to_vec()]).unwrap();
+    check(&keys, "remove");
+    put(&keys, &["b1"], Some("a"), Policy::Replace);
+    check(&keys, "enqueued again into another group");
+    std::thread::sleep(Duration::from_millis(20));
+    let got = reserve(&config, &keys, how(2, 30_000, 0));
+    check(&keys, "reserve");
+    assert!(
+        lease::nack(
+            &config,
+            &keys,
+            &got[0].id,
+            &got[0].token,
+            0.0,
+            Terms::own(Duration::from_secs(30), 3),
+            b""
+        )
+        .is_ok()
+    );
+    check(&keys, "nack");
+    assert_eq!(queue::pop(&config, &keys, 1).unwrap().len(), 1);
+    check(&keys, "the drop-in pop");
+    let top = queue::top(&config, &keys, 1).unwrap();
+    assert!(queue::dequeue(&config, &keys, &top[0].id, top[0].score).unwrap());
+    check(&keys, "the drop-in dequeue");
+    // Moved away: the source is empty, its group keys gone.
+    lease::move_to((&config, &keys), (&config, &there), 0).unwrap();
+    check(&keys, "moved away");
+    check(&there, "moved here");
+    lease::remove(&config, &there, &[b"b2".to_vec()]).unwrap();
+    check(&there, "remove there");
+    lease::clear(&config, &there).unwrap();
+    check(&there, "clear");
+    // Emptied by the drop-in pop.
+    put(&keys, &["p1", "p2"], Some("p"), Policy::Keep);
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(queue::pop(&config, &keys, 10).unwrap().len(), 2);
+    check(&keys, "popped empty");
+    // The tasks leased all along are the workers' still.
+    assert!(lease::ack(&config, &keys, &got[1].id, &got[1].token).unwrap());
+}
+
+#[test]
 fn groups_shows_a_group_whose_tasks_all_run() {
     let server = RedisServer::start();
     let config = server.config();
@@ -1449,11 +1552,13 @@ fn group_limits_hold_each_group_to_its_concurrency_rate_and_throttle() {
     let mut c = server.client();
     let mut left: Vec<String> = redis::cmd("KEYS").arg("*group*").query(&mut c).unwrap();
     left.sort();
-    // Left: the hint of a1 (given back for an hour) and the groups, and the
-    // buckets of the groups that had a rate, which go once full again.
+    // Left: the hint of a1 (given back for an hour), the groups and their
+    // counts, and the buckets of the groups that had a rate, which go once
+    // full again.
     assert_eq!(
         left,
         [
+            "{Queue:limits}:group-count",
             "{Queue:limits}:group-rate:b",
             "{Queue:limits}:group-rate:c",
             "{Queue:limits}:group-rate:d",
@@ -1461,7 +1566,7 @@ fn group_limits_hold_each_group_to_its_concurrency_rate_and_throttle() {
             "{Queue:limits}:groups",
         ]
     );
-    for key in &left[..3] {
+    for key in left.iter().filter(|k| k.contains("group-rate:")) {
         let ttl: i64 = redis::cmd("PTTL").arg(key).query(&mut c).unwrap();
         assert!((1..=60_000).contains(&ttl), "{key} {ttl}");
     }

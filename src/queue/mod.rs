@@ -510,6 +510,7 @@ pub fn dequeue(config: &Config, keys: &Keys, id: &[u8], score: f64) -> Result<bo
             .key(&keys.stats)
             .arg(id)
             .arg(score_arg(score))
+            .arg(&keys.waiters)
             .invoke(c)
     })?;
     Ok(removed == 1)
@@ -556,6 +557,7 @@ fn due_batch(
             .arg(count)
             .arg(if remove { "1" } else { "0" })
             .arg(skip)
+            .arg(&keys.waiters)
             .invoke_read(c, crate::resp::pairs)
     })?;
     let tasks = pairs

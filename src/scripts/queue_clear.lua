@@ -4,9 +4,11 @@
 -- queue_task.lua): the queued ones first, then the reruns of leased ones,
 -- scanned from the HSCAN cursor ARGV[2]. Leased tasks stay with their
 -- workers.
--- KEYS: see queue_task.lua.
+-- KEYS: see queue_task.lua. ARGV[3] the consumer key prefix (its groups'
+-- counts: queue_group_count.lua).
 -- Returns {how many were removed, the cursor to go on from ('': done)}.
-queue_need(1, 2, 3, 6, 11, 13)
+queue_need(1, 2, 3, 6, 10, 11, 13)
+queue_groups(ARGV[3])
 local most = tonumber(ARGV[1])
 local removed = 0
 local ids = redis.call('ZRANGE', KEYS[1], 0, most - 1)

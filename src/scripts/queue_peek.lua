@@ -61,9 +61,13 @@ if ARGV[1] == 'groups' then
   local held = (tonumber(stats[2]) or 0) > msNow
   local most = tonumber(ARGV[2])
   local listed = {}
+  -- (Counted since the queue became grouped, else its hints: a queue
+  -- grouped by a release before the counts.)
+  local counts = redis.call('EXISTS', ARGV[3] .. 'group-count') == 1
   local function add(g)
     listed[g] = true
-    local queued = redis.pcall('LLEN', ARGV[3] .. 'group:' .. g)
+    local queued = counts and (tonumber(redis.pcall('HGET', ARGV[3] .. 'group-count', g)) or 0)
+      or redis.pcall('LLEN', ARGV[3] .. 'group:' .. g)
     -- Its leased tasks, when counted (a group concurrency), and the ms its
     -- throttle has left.
     local leased = counted and g ~= '' and (tonumber(redis.call('HGET', KEYS[17], g)) or 0) or false

@@ -94,7 +94,9 @@ end
 -- The group the tasks are hinted to (false: none), and the latest due
 -- time of the tasks the queue had before it had groups (false: none).
 local group = queue_group_of(tags) or (queue_grouped() and '')
-local hadTasks = group and not queue_grouped() and (redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or false)
+local grouping = group and not queue_grouped()
+local hadTasks = grouping and (redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or false)
+local hadCount = hadTasks and redis.call('ZCARD', KEYS[1]) or 0
 local hasDead = queue_has(7)
 if hasDead then queue_need(8, 12) end
 local ids, payloads = {}, {}
@@ -131,6 +133,9 @@ local out = {0}
 local added = 0
 local woken = 0
 local last, fresh = {}, {}
+-- The tasks queued before this call that take the new tags (their group
+-- may change: queue_group_count.lua).
+local updated = {}
 for i, id in ipairs(ids) do
   local status = 0
   if leased[i] then
@@ -143,6 +148,7 @@ for i, id in ipairs(ids) do
       fresh[id] = true
     elseif queue_wins(policy, due, old) then
       status = 2
+      if not last[id] and not fresh[id] then updated[#updated + 1] = id end
     end
     if status > 0 then
       last[id] = i
@@ -155,6 +161,9 @@ for i, id in ipairs(ids) do
   out[i + 1] = status
 end
 if woken > 0 then
+  -- The groups of the tasks updated, before their tags change.
+  local before = group and need_run.groups.counting and #updated > 0 and hasTags
+    and redis.call('HMGET', KEYS[13], unpack(updated)) or {}
   local scores, set, unset, forget, tagged = {}, {}, {}, {}, {}
   for i = #ids, 1, -1 do
     local id = ids[i]
@@ -187,6 +196,18 @@ if woken > 0 then
     for i = #scores, 2, -2 do hinted[#hinted + 1] = scores[i] end
     redis.pcall('RPUSH', queue_group_key(group), unpack(hinted))
     redis.call('ZADD', KEYS[14], 'NX', '0', group)
+    if grouping then queue_start_counting(hadCount) end
+    -- Counted: the tasks added, and those updated that change group.
+    local fresh_n = 0
+    for _ in pairs(fresh) do fresh_n = fresh_n + 1 end
+    queue_counted(group, fresh_n)
+    for i = 1, #updated do
+      local was = before[i] ~= nil and (queue_group_of(before[i]) or '') or group
+      if was ~= group then
+        queue_counted(was, -1)
+        queue_counted(group, 1)
+      end
+    end
     -- A queue grouped now: the tasks it had, without a group, are hinted
     -- to the group '' (queue_task.lua).
     if hadTasks then queue_unhinted_step(false, hadTasks) end

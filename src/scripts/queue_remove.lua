@@ -4,11 +4,13 @@
 -- queue_task.lua): queued ones, and reruns of leased ones. Leased tasks
 -- stay with their workers.
 -- KEYS: see queue_task.lua.
--- ARGV[1..] the ids.
+-- ARGV[1] the consumer key prefix (its groups' counts: queue_group_count.lua);
+-- ARGV[2..] the ids.
 -- Returns how many tasks were removed.
-queue_need(1, 2, 3, 6, 11, 13)
+queue_need(1, 2, 3, 6, 10, 11, 13)
+queue_groups(ARGV[1])
 local removed = 0
-for i = 1, #ARGV do
+for i = 2, #ARGV do
   removed = removed + queue_drop(ARGV[i])
 end
 return removed

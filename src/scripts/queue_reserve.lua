@@ -437,6 +437,8 @@ if #due > 0 then
   redis.call('ZREM', KEYS[1], unpack(due))
   queue_fair_done()
   flow_done()
+  -- (Off their groups' counts: queue_group_count.lua.)
+  if need_run.groups.counting then group_count_taken(p, KEYS[14], KEYS[10], KEYS[13], due) end
   redis.call('HSET', KEYS[5], unpack(tokens))
   redis.call('ZADD', KEYS[4], unpack(ends))
   redis.call('HSET', KEYS[3], unpack(counts))

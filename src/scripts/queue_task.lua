@@ -1,4 +1,4 @@
--- include: queue_line.lua queue_count.lua queue_add.lua queue_record.lua
+-- include: queue_line.lua queue_count.lua queue_add.lua queue_record.lua queue_group_count.lua
 -- What the scripts that move a queue's tasks share. They all take the same
 -- keys, in one hash slot:
 -- KEYS[1] queue zset (due time per id, the seed's); KEYS[2] payloads hash;
@@ -89,7 +89,23 @@ end
 -- the queue is grouped (KEYS[14] exists; its type checked): each script
 -- that may hint calls it before its first write.
 local function queue_groups(p)
-  need_run.groups = {p = p, grouped = queue_has(14)}
+  local grouped = queue_has(14)
+  need_run.groups = {p = p, grouped = grouped,
+    counting = grouped and redis.call('EXISTS', p .. 'group-count') == 1}
+end
+
+-- Adds n to the queued tasks of group g, when the queue counts them
+-- (queue_group_count.lua; a queue grouped by a release before it does not).
+local function queue_counted(g, n)
+  if need_run.groups.counting then group_count(need_run.groups.p, KEYS[14], KEYS[10], g, n) end
+end
+
+-- The queue becomes grouped now: from now on it counts each group's queued
+-- tasks, those it holds already (n, all without a group) in the group ''.
+local function queue_start_counting(n)
+  need_run.groups.counting = true
+  redis.pcall('DEL', need_run.groups.p .. 'group-count')
+  if n > 0 then redis.pcall('HSET', need_run.groups.p .. 'group-count', '', string.format('%d', n)) end
 end
 
 -- The group of a task from its stored tags (false: none).
@@ -168,9 +184,11 @@ local function queue_hint(id, tags)
     group = ''
   end
   local latest = not queue_grouped() and queue_latest_but(id)
+  if not queue_grouped() then queue_start_counting(redis.call('ZCARD', KEYS[1]) - 1) end
   redis.pcall('RPUSH', queue_group_key(group), id)
   redis.call('ZADD', KEYS[14], 'NX', '0', group)
   need_run.groups.grouped = true
+  queue_counted(group, 1)
   -- (Grouped now: the tasks it held before.)
   if latest then queue_unhinted_step(false, latest) end
 end
@@ -337,8 +355,10 @@ end
 -- enqueued again while it runs (its rerun). A leased task stays with its
 -- worker. Returns 1 when there was one, else 0.
 local function queue_drop(id)
-  -- (Its group's hint stays: reserve() drops it when it comes to it.)
+  -- (Its group's hint stays: reserve() drops it when it comes to it. Its
+  -- group's count goes down: the caller called queue_groups.)
   if redis.call('ZREM', KEYS[1], id) == 1 then
+    if need_run.groups.counting then queue_counted(queue_group_of(redis.call('HGET', KEYS[13], id)) or '', -1) end
     queue_forget({id})
     return 1
   end

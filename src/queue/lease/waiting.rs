@@ -194,6 +194,7 @@ pub fn remove(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Erro
     for chunk in ids.chunks(BATCH as usize) {
         let n: u64 = conn::with(config, |c| {
             let mut call = keys.call(&REMOVE);
+            call.arg(&keys.waiters);
             for id in chunk {
                 call.arg(id);
             }
@@ -207,7 +208,10 @@ pub fn remove(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Erro
 /// Checks the types of the keys [`remove`] writes, removing nothing: a
 /// caller that must not stop half way calls it before its first write.
 pub(super) fn check_remove(config: &Config, keys: &Keys) -> Result<(), Error> {
-    conn::with(config, |c| keys.call(&REMOVE).invoke::<u64>(c)).map(drop)
+    conn::with(config, |c| {
+        keys.call(&REMOVE).arg(&keys.waiters).invoke::<u64>(c)
+    })
+    .map(drop)
 }
 
 /// Removes every task waiting in the queue (see [`remove`]), [`BATCH`]
@@ -216,7 +220,11 @@ pub fn clear(config: &Config, keys: &Keys) -> Result<u64, Error> {
     let (mut removed, mut cursor) = (0, String::from("0"));
     loop {
         let (n, next): (u64, String) = conn::with(config, |c| {
-            keys.call(&CLEAR).arg(BATCH).arg(&cursor).invoke(c)
+            keys.call(&CLEAR)
+                .arg(BATCH)
+                .arg(&cursor)
+                .arg(&keys.waiters)
+                .invoke(c)
         })?;
         removed += n;
         if next.is_empty() {
