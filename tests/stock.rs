@@ -318,3 +318,41 @@ fn the_reads_name_a_key_written_by_hand() {
         assert!(before == server.snapshot(), "{case}: Redis changed");
     }
 }
+
+/// An order task taken into a queue that has groups is the group ''s, and
+/// counted there (see `lease::groups`).
+#[test]
+fn an_order_into_a_grouped_queue_is_counted_in_the_null_group() {
+    let server = RedisServer::start();
+    let (stock, _, q) = sale(&server);
+    let config = server.config();
+    let tags = redislock::queue::Tags::default()
+        .with_group(b"vip")
+        .unwrap();
+    let task = redislock::queue::NewTask {
+        id: b"v1".to_vec(),
+        payload: None,
+    };
+    redislock::queue::put_tagged(
+        &config,
+        &q,
+        &[task],
+        0.0,
+        redislock::queue::Policy::Keep,
+        0,
+        &tags,
+    )
+    .unwrap();
+    let take = Take {
+        units: 1,
+        task: Some(b"o2"),
+        ..Take::default()
+    };
+    assert_eq!(stock.take(&take).unwrap(), Taken::Done(8));
+    let queued: Vec<(Vec<u8>, u64)> = lease::groups(&config, &q, 10)
+        .unwrap()
+        .into_iter()
+        .map(|g| (g.name, g.queued))
+        .collect();
+    assert_eq!(queued, [(b"".to_vec(), 2), (b"vip".to_vec(), 1)]);
+}

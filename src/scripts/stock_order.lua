@@ -1,4 +1,4 @@
--- include: stock.lua queue_line.lua queue_count.lua queue_add.lua
+-- include: stock.lua queue_line.lua queue_count.lua queue_add.lua queue_group_count.lua
 -- Take units of a stock and enqueue the order task in the same step: the
 -- units are taken if and only if the task exists.
 -- KEYS[1..3] and ARGV[1..4] as stock.lua's; KEYS[4] queue zset, KEYS[5]
@@ -34,6 +34,14 @@ local function order_write()
   -- Neither queued nor leased (checked above): a new task.
   queue_add_to(KEYS[4], KEYS[5], KEYS[6], task, string.format('%.17g', now),
     ARGV[6] == '1' and ARGV[7], hadPayload, hadAttempts)
+  -- In a grouped queue, a task of the group '' (queue_group_count.lua;
+  -- its hint and turn named from the consumer key prefix, as there).
+  local p = ARGV[8]
+  if redis.call('EXISTS', p .. 'group-count') == 1 then
+    redis.pcall('RPUSH', p .. 'group:', task)
+    redis.pcall('ZADD', p .. 'groups', 'NX', '0', '')
+    group_count(p, p .. 'groups', KEYS[9], '', 1)
+  end
   if waiting > 0 then queue_wake(KEYS[8], ARGV[8], 1, false, ARGV[9]) end
   if register then return 'taken, register' end
   return 'taken'
