@@ -303,18 +303,21 @@ fn each_thread_renews_its_own_locks_and_its_renewal_thread_ends_with_it() {
             let config = server.config();
             std::thread::spawn(move || {
                 let token = redislock::token::new_token();
-                acquire(&config, &key, &token, Duration::from_millis(300));
+                // (A lease wide enough that a renewal late by a loaded
+                // machine's scheduling, CI's three jobs at once, still
+                // lands: renewals come every third of it.)
+                acquire(&config, &key, &token, Duration::from_millis(1200));
                 let id = renew::start(Lease {
                     config: Arc::new(config.clone()),
                     keys: common::lock_keys(key.as_bytes()).into(),
                     token: token.clone(),
-                    lease: Duration::from_millis(300),
+                    lease: Duration::from_millis(1200),
                     until: Instant::now() + Duration::from_secs(60),
                     max_hold: Duration::from_secs(60),
                 })
                 .unwrap();
                 assert_eq!(renew::active(), 1, "only this thread's renewal");
-                std::thread::sleep(Duration::from_millis(1000));
+                std::thread::sleep(Duration::from_millis(3700));
                 let held = lock::holds(&config, key.as_bytes(), &token).unwrap();
                 assert_eq!(renew::stop(id), None);
                 held
