@@ -210,7 +210,7 @@ if woken > 0 then
     end
     -- A queue grouped now: the tasks it had, without a group, are hinted
     -- to the group '' (queue_task.lua).
-    if hadTasks then queue_unhinted_step(false, hadTasks) end
+    if hadTasks then queue_unhinted_step('-inf', 0, hadTasks) end
   end
 end
 if waiting then wake(woken) end

@@ -332,8 +332,8 @@ local function queue_fair_done()
     if redis.pcall('LLEN', key) == 0 then redis.call('ZREM', KEYS[14], g) end
   end
   -- The next step of hinting the tasks the queue had before it had groups.
-  local from, upto = string.match(stats[12] or '', '^(%S+) (%S+)$')
-  if from then queue_unhinted_step(from, upto) end
+  local from, skip, upto = string.match(stats[12] or '', '^(%S+) (%d+) (%S+)$')
+  if from then queue_unhinted_step(from, tonumber(skip), upto) end
 end
 
 -- The finished tasks are acked before anything else is written. The keys

@@ -131,23 +131,21 @@ end
 -- first, QUEUE_UNHINTED a step, up to the latest of them. The first step
 -- is the enqueue's that groups the queue; each reserve takes the next one
 -- (queue_reserve.lua) while the stats hash's 'unhinted' says where the
--- steps are: '<due time reached> <latest due time>'. So they take the
--- group ''s turns, however busy the groups are.
+-- next starts. So they take the group ''s turns, however busy the groups
+-- are. (Tasks taken out between two steps may make a step pass over a
+-- task due at the same time as the last one hinted: unhinted, it is taken
+-- all the same when its group's hints run out, queue_reserve.lua.)
 local QUEUE_UNHINTED = 1000
 
--- One step (above): hints the tasks due after fromText (false: from the
--- first) up to untilText, QUEUE_UNHINTED of them, and the tasks due at
--- the same time as the last of them (so that a step ends between two due
--- times), but those of a group; notes where the steps are, or that they
--- are done. Returns how many tasks it hinted.
-local function queue_unhinted_step(fromText, untilText)
-  local chunk = redis.call('ZRANGEBYSCORE', KEYS[1], fromText and '(' .. fromText or '-inf', untilText,
-    'WITHSCORES', 'LIMIT', '0', QUEUE_UNHINTED)
-  local ids, last = {}, chunk[#chunk]
+-- One step (above): hints QUEUE_UNHINTED of the tasks due from fromText
+-- (the first `skip` due then were hinted already) up to untilText, but
+-- those of a group; notes where the next step starts ('unhinted': '<due>
+-- <skip> <until>'), or that the steps are done.
+local function queue_unhinted_step(fromText, skip, untilText)
+  local chunk = redis.call('ZRANGEBYSCORE', KEYS[1], fromText, untilText,
+    'WITHSCORES', 'LIMIT', string.format('%d', skip), QUEUE_UNHINTED)
+  local ids = {}
   for i = 1, #chunk, 2 do ids[#ids + 1] = chunk[i] end
-  if #ids == QUEUE_UNHINTED then
-    ids = redis.call('ZRANGEBYSCORE', KEYS[1], fromText and '(' .. fromText or '-inf', last)
-  end
   local tags = #ids > 0 and queue_has(13) and redis.call('HMGET', KEYS[13], unpack(ids)) or {}
   local hinted = {}
   for i, id in ipairs(ids) do
@@ -157,12 +155,18 @@ local function queue_unhinted_step(fromText, untilText)
     redis.pcall('RPUSH', queue_group_key(''), unpack(hinted))
     redis.call('ZADD', KEYS[14], 'NX', '0', '')
   end
-  if #chunk / 2 < QUEUE_UNHINTED then
+  if #ids < QUEUE_UNHINTED then
     redis.call('HDEL', KEYS[10], 'unhinted')
-  else
-    redis.call('HSET', KEYS[10], 'unhinted', last .. ' ' .. untilText)
+    return
   end
-  return #hinted
+  -- (The next step starts at the last due time, past those hinted then.)
+  local last, at = chunk[#chunk], 0
+  for i = #chunk, 2, -2 do
+    if chunk[i] ~= last then break end
+    at = at + 1
+  end
+  if last == fromText then at = at + skip end
+  redis.call('HSET', KEYS[10], 'unhinted', last .. ' ' .. string.format('%d', at) .. ' ' .. untilText)
 end
 
 -- The latest due time of the queue's tasks but id (false: none).
@@ -190,7 +194,7 @@ local function queue_hint(id, tags)
   need_run.groups.grouped = true
   queue_counted(group, 1)
   -- (Grouped now: the tasks it held before.)
-  if latest then queue_unhinted_step(false, latest) end
+  if latest then queue_unhinted_step('-inf', 0, latest) end
 end
 
 -- Group limits (queue_flow.lua): a grouped queue may hold each group but
