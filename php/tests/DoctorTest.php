@@ -248,6 +248,8 @@ final class DoctorTest extends RedisLockTestCase
         };
         $renamed = "$dir/service-renamed/src/common/service/RedisLock.php";
         $original = file_get_contents($renamed);
+        $this->redis->flushAll();
+        $before = $this->runApp("$dir/service-renamed", false, []);
         [$out, $exit] = $fix();
         $this->assertSame(4, $exit, $out);
         $this->assertStringContainsString("rewrote app\\common\\service\\RedisLock in $renamed", $out);
@@ -265,6 +267,9 @@ final class DoctorTest extends RedisLockTestCase
             exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', '-l', $php])), $lint, $ok);
             $this->assertSame(0, $ok, "$php: " . implode("\n", $lint));
         }
+        // The app runs on the extension with the INI file as written: the same transcript.
+        $this->redis->flushAll();
+        $this->assertSame($before, $this->runApp("$dir/service-renamed", true, parse_ini_file("$dir/redislock-doctor.ini")));
         // Again: nothing changes, and the TODO is still left.
         $files = array_map("md5_file", array_filter(glob("$dir/*/{,*/,*/*/*/}*", GLOB_BRACE), "is_file"));
         [$out, $exit] = $fix();

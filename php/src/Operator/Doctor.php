@@ -941,7 +941,7 @@ final class Doctor
      */
     public function fix(array $reports, string $path): array
     {
-        $done = $left = $ini = $todo = [];
+        $done = $left = $ini = $todo = $why = [];
         foreach ($reports as $r) {
             foreach ($r['steps'] as $step) {
                 switch ($step['do']) {
@@ -962,6 +962,7 @@ final class Doctor
                             break;
                         }
                         $ini[$entry] = isset($ini[$entry]) && $entry === 'redislock.connections' ? $ini[$entry] . ' ' . $step['value'] : $step['value'];
+                        $why[$entry][] = "{$r['class']} ({$r['file']}:{$r['line']})";
                         break;
                     case 'nothing':
                         break;
@@ -991,6 +992,8 @@ final class Doctor
                 $text .= "; TODO: $line\n";
             }
             foreach ($lines as $entry => $value) {
+                $text .= '; ' . (isset($why[$entry]) ? 'for ' . implode(', ', array_unique($why[$entry])) : 'from an earlier run')
+                    . ': ' . (self::INI_WHY[$entry] ?? 'see docs/configuration.md') . "\n";
                 $text .= "$entry = \"$value\"\n";
             }
             if (@file_put_contents($file, $text) === false) {
@@ -1003,6 +1006,14 @@ final class Doctor
         }
         return [$done, $left];
     }
+
+    /** What each INI entry the doctor writes keeps of a copy's behaviour (docs/configuration.md). */
+    private const INI_WHY = [
+        'redislock.lock_service_expire' => "Lock_Service::addLock()'s lease when a call gives none, as the copy's default",
+        'redislock.redis_lock_timeout' => "RedisLock::lock()'s wait when a call gives none, as the copy's default",
+        'redislock.redis_lock_expire' => "RedisLock::lock()'s lease when a call gives none, as the copy's default",
+        'redislock.connections' => "the servers of the connection names the app's code uses (lock_service: Lock_Service's server, as the copy's constants said)",
+    ];
 
     /** Who wrote a file: the header of what `--fix` writes. */
     public const HEADER = 'written by redislock doctor --fix';
