@@ -66,6 +66,8 @@ final class DoctorTest extends RedisLockTestCase
             'redislock-extras' => ['RedisLock', 'RedisLock', ['$expire defaults to 8', 'onLock, delLock', "its keys are its own ('lock:')", 'isLocking() returns true or false'],
                 ['rewrite the class RedisLock', 'lock(), unlock(), isLocking()']],
             'trait' => ['App\Support\RedisLockTrait', 'RedisLock', ['a trait'], ['rewrite the trait App\Support\RedisLockTrait']],
+            'service-predis' => ['App\Services\Lock_Service', 'Lock_Service', ['addLock() returns NULL when it does not take the lock', 'without the original\'s generateUniqueLockId()'],
+                ['rewrite the class App\Services\Lock_Service', 'lock_service=redis://192.0.2.7:PORT']],
             'redislock-laravel' => ['App\Support\RedisLock', 'RedisLock', ['isLocking() returns true or false', 'lock() may expire or take over a lock another holds', 'Redis::connection()'],
                 ['rewrite the class App\Support\RedisLock', 'redislock.default_dsn = "redis://HOST:PORT/DB"']],
             'trait-parent' => ['App\Cache\TRedisLock', 'RedisLock', ['a trait'], ['rewrite the trait App\Cache\TRedisLock']],

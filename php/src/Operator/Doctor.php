@@ -303,7 +303,7 @@ final class Doctor
     private function body(array $tokens, int $at, string $name): array
     {
         // (Per method, what its body does: `what()`.)
-        $class = ['extends' => null, 'constants' => [], 'methods' => [], 'strings' => [], 'factory' => false, 'does' => []];
+        $class = ['extends' => null, 'constants' => [], 'methods' => [], 'strings' => [], 'factory' => false, 'predis' => false, 'does' => []];
         $method = null;
         $count = count($tokens);
         $i = $at;
@@ -341,6 +341,9 @@ final class Doctor
                 if ($method !== null) {
                     $class['does'][$method]['strings'][] = end($class['strings']);
                 }
+            } elseif (in_array($t[0], [T_STRING, T_NAME_QUALIFIED, T_NAME_FULLY_QUALIFIED], true) && stripos($t[1], 'Predis') !== false) {
+                // (Predis answers a refused SET NX with NULL, where phpredis says false.)
+                $class['predis'] = true;
             } elseif ($t[0] === T_STRING && strcasecmp($t[1], 'RedisFactory') === 0) {
                 $class['factory'] = true;
             } elseif ($depth === 1 && $t[0] === T_CONST) {
@@ -657,7 +660,7 @@ final class Doctor
         if ($original === 'RedisLock' && $returns('isLocking') !== [] && array_filter($returns('isLocking'), fn ($r) => !self::boolish($r)) === []) {
             $changes[] = 'isLocking() returns true or false; the extension\'s returns the lock\'s expiry time as a string ("" when lost, false when never taken): `if (...)` reads it alike, `=== true` does not';
         }
-        if ($original === 'Lock_Service' && array_intersect(['null', ''], $returns('addLock')) !== [] && !in_array('false', $returns('addLock'), true)) {
+        if ($original === 'Lock_Service' && self::nullWhenRefused($class, $returns('addLock'))) {
             $changes[] = 'addLock() returns NULL when it does not take the lock; the extension\'s returns false: `if (!$id)` reads it alike, `=== null` does not';
         }
         if ($original === 'RedisLock' && isset($roles['lock']) && array_intersect(['expire', 'pexpire', 'del', 'getset'], $class['does'][$roles['lock']]['calls'] ?? []) !== []) {
@@ -694,6 +697,12 @@ final class Doctor
             if (!is_array($mine) && $mine != $value && $name !== 'REDIS_LOCK_DEFAULT_EXPIRE_TIME') {
                 $changes[] = "$name = " . var_export($mine, true) . " (the original's " . var_export($value, true) . ')';
             }
+        }
+        $missing = array_diff(array_keys(self::ORIGINALS[$original]), array_keys($roles), ['__construct', 'getRedisConn']);
+        $missing = array_filter($missing, fn ($m) => !isset($methods[strtolower($m)]));
+        if ($missing !== []) {
+            $changes[] = 'without the original\'s ' . implode(', ', array_map(fn ($m) => "$m()", $missing))
+                . ': the extension\'s class has them, and code that never called them is not changed by that';
         }
         $extra = array_diff(array_keys($class['methods']), array_keys(self::ORIGINALS[$original]), $roles);
         $extra = array_filter($extra, fn ($m) => !isset(array_change_key_case(self::ORIGINALS[$original])[strtolower($m)]));
@@ -750,7 +759,7 @@ final class Doctor
         $returns = fn (string $theirs) => isset($roles[$theirs]) ? ($class['does'][$roles[$theirs]]['returns'] ?? []) : [];
         $delegate = $class['trait'] || $extra !== [] || $class['extends'] !== null
             || ($returns('isLocking') !== [] && array_filter($returns('isLocking'), fn ($r) => !self::boolish($r)) === [])
-            || (array_intersect(['null', ''], $returns('addLock')) !== [] && !in_array('false', $returns('addLock'), true));
+            || self::nullWhenRefused($class, $returns('addLock'));
         foreach ($roles as $theirs => $mine) {
             $delegate = $delegate || strcasecmp($theirs, $mine) !== 0
                 || ($class['does'][$mine]['static'] ?? false) !== ($original === 'Lock_Service');
@@ -820,6 +829,19 @@ final class Doctor
         }
     }
 
+    /**
+     * Whether the copy's take (addLock()'s work) answers NULL when refused:
+     * it says so (`return null;`, `return;`), or it runs on Predis (whose
+     * refused SET NX is NULL) and never says false.
+     */
+    private static function nullWhenRefused(array $class, array $returns): bool
+    {
+        if (in_array('false', $returns, true)) {
+            return false;
+        }
+        return array_intersect(['null', ''], $returns) !== [] || ($class['predis'] && $returns !== []);
+    }
+
     /** Whether a return statement's expression (lowercase) is a bool. */
     private static function boolish(string $r): bool
     {
@@ -832,6 +854,16 @@ final class Doctor
     /** The php.ini line of Lock_Service's server, when the copy's constants name another than the default. */
     private function connectionSteps(array $class, array &$steps): void
     {
+        if (!isset($class['constants']['REDIS_CONFIG_HOST'])) {
+            // (A server named in its own code, not in the original's constants: the doctor cannot tell its port.)
+            $hosts = array_filter($class['strings'], fn ($s) => preg_match('/^\d{1,3}(\.\d{1,3}){3}$/', $s) === 1 && $s !== '127.0.0.1');
+            if ($hosts !== []) {
+                $host = reset($hosts);
+                $steps[] = ['do' => 'configure', 'entry' => 'redislock.connections',
+                    'text' => "php.ini: redislock.connections = \"lock_service=redis://$host:PORT\": the copy connects to $host in its own code"];
+            }
+            return;
+        }
         $host = $class['constants']['REDIS_CONFIG_HOST'] ?? '127.0.0.1';
         $port = $class['constants']['REDIS_CONFIG_PORT'] ?? 6379;
         if (is_string($host) && !is_array($port) && ($host !== '127.0.0.1' || (int) $port !== 6379)) {
@@ -893,7 +925,7 @@ final class Doctor
             $boolish = $returns !== [] && array_filter($returns, fn ($r) => !self::boolish($r)) === [];
             $body = match (true) {
                 $theirs === 'isLocking' && $boolish => "return (bool) $target;",
-                $theirs === 'addLock' && array_intersect(['null', ''], $returns) !== [] && !in_array('false', $returns, true)
+                $theirs === 'addLock' && self::nullWhenRefused($class, $returns)
                     => "\$id = $target;\n        return \$id === false ? null : \$id;",
                 default => "return $target;",
             };
