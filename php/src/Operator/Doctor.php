@@ -571,7 +571,13 @@ final class Doctor
             }
         }
         if ($original !== 'Lock_Service' || (isset($roles['addLock']) && isset($roles['releaseLock']))) {
-            return $original === 'Lock_Service' || isset($roles['lock']) || isset($roles['enqueue']) ? $roles : null;
+            // (A take and a give-back at least: a class with a lock() of
+            // its own and a log line that says 'Lock:' is no copy.)
+            return match ($original) {
+                'Lock_Service' => $roles,
+                'RedisLock' => isset($roles['lock'], $roles['unlock']) ? $roles : null,
+                default => isset($roles['enqueue']) && (isset($roles['dequeue']) || isset($roles['pop']) || isset($roles['top'])) ? $roles : null,
+            };
         }
         $does = fn (string $m, string ...$calls) => array_intersect($calls, $class['does'][$m]['calls'] ?? []) !== [];
         $found = ['addLock' => [], 'releaseLock' => [], 'generateUniqueLockId' => []];
