@@ -283,4 +283,36 @@ final class DoctorTest extends RedisLockTestCase
         [$out, $exit] = $fix();
         $this->assertSame(0, $exit, $out);
     }
+
+    public function testDiffShowsTheFixAsAPatchAndChangesNothing(): void
+    {
+        $bin = dirname(__DIR__) . '/bin/redislock';
+        $dir = self::app('service-renamed');
+        $file = "$dir/src/common/service/RedisLock.php";
+        $copy = file_get_contents($file);
+        $run = function (string ...$args) use ($bin, $dir): array {
+            $p = proc_open([PHP_BINARY, '-n', ...self::tokenizer(), $bin, 'doctor', ...$args, $dir], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+            $out = stream_get_contents($pipes[1]);
+            $err = stream_get_contents($pipes[2]);
+            return [$out, $err, proc_close($p)];
+        };
+        [$patch, $err, $exit] = $run('--diff');
+        $this->assertSame([0, ''], [$exit, $err]);
+        $this->assertStringContainsString("+++ b/src/common/service/RedisLock.php\n", $patch);
+        $this->assertStringContainsString('+        return \\RedisLock\\DropIn\\Lock_Service::addLock($orderId, $expire);', $patch);
+        $this->assertStringContainsString("+++ b/redislock-doctor.ini\n", $patch);
+        $this->assertSame($copy, file_get_contents($file), 'nothing changed');
+        $this->assertFileDoesNotExist("$file.orig");
+        $this->assertFileDoesNotExist("$dir/redislock-doctor.ini");
+        if (trim((string) shell_exec('command -v patch')) === '') {
+            $this->markTestIncomplete('patch(1) is not installed: the patch was not applied');
+        }
+        $p = proc_open(['patch', '-p1', '-s'], [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, $dir);
+        fwrite($pipes[0], $patch);
+        fclose($pipes[0]);
+        $said = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        $this->assertSame(0, proc_close($p), $said);
+        [$out, , $exit] = $run('--fix');
+        $this->assertSame([0, "nothing to change\n"], [$exit, $out], 'applied, the patch is the fix');
+    }
 }

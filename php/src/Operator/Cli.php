@@ -50,6 +50,7 @@ final class Cli
           doctor --fix PATH    takes those steps: rewrites each copy (the old file kept as
                                FILE.orig) and writes the php.ini lines to redislock-doctor.ini;
                                exit 0 when no step is left for a human, else 4
+          doctor --diff PATH   what --fix would change, as a patch (diff -u), changing nothing
 
         Options:
           --url=DSN            the Redis to look at (default: $REDISLOCK_URL, else the
@@ -106,15 +107,21 @@ final class Cli
                 return 1;
             }
             $left = [];
-            if ($options['fix']) {
+            if ($options['fix'] || $options['diff']) {
                 try {
-                    [$done, $left] = $doctor->fix($reports, $args[0]);
+                    [$done, $left] = $doctor->fix($reports, $args[0], $options['diff']);
                 } catch (\RuntimeException $e) {
                     $this->say($this->err, "redislock: {$e->getMessage()}\n");
                     return 1;
                 }
-                $options['json'] ? fwrite($this->out, self::json(['done' => $done, 'left' => $left]) . "\n")
-                    : $this->say($this->out, Doctor::fixText($done, $left));
+                if ($options['diff']) {
+                    // (The patch as it is, to apply: only what is left goes through the escaping.)
+                    fwrite($this->out, implode('', $doctor->patches()));
+                    $this->say($this->err, $left === [] ? '' : Doctor::fixText([], $left));
+                } else {
+                    $options['json'] ? fwrite($this->out, self::json(['done' => $done, 'left' => $left]) . "\n")
+                        : $this->say($this->out, Doctor::fixText($done, $left));
+                }
             } else {
                 $options['json'] ? fwrite($this->out, self::json($reports) . "\n") : $this->say($this->out, Doctor::text($reports));
             }
@@ -207,7 +214,7 @@ final class Cli
     /** @return array{string, list<string>, array} the command, its arguments, the options */
     private function parse(array $words): array
     {
-        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'fix' => false, 'thresholds' => []];
+        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'fix' => false, 'diff' => false, 'thresholds' => []];
         $rest = [];
         foreach ($words as $i => $word) {
             if ($word === '--') {
@@ -224,7 +231,7 @@ final class Cli
             [$name, $value] = explode('=', substr($word, 2), 2) + [1 => null];
             match ($name) {
                 'help' => $rest = ['help'],
-                'json', 'yes', 'force', 'fix' => $options[$name] = $value === null
+                'json', 'yes', 'force', 'fix', 'diff' => $options[$name] = $value === null
                     ? true : throw new \InvalidArgumentException("--$name takes no value"),
                 'url' => $options['url'] = $value ?? throw new \InvalidArgumentException('--url needs a value: --url=DSN'),
                 'to-url' => $options['toUrl'] = $value ?? throw new \InvalidArgumentException('--to-url needs a value: --to-url=DSN'),
@@ -269,8 +276,10 @@ final class Cli
         if ($command === 'move' && $options['toUrl'] === null && ($rest[1] ?? $rest[0]) === $rest[0]) {
             throw new \InvalidArgumentException('move needs another queue or --to-url');
         }
-        if ($options['fix'] && $command !== 'doctor') {
-            throw new \InvalidArgumentException("--fix is for doctor, not $command");
+        foreach (['fix', 'diff'] as $only) {
+            if ($options[$only] && $command !== 'doctor') {
+                throw new \InvalidArgumentException("--$only is for doctor, not $command");
+            }
         }
         if ($options['toUrl'] !== null && $command !== 'move') {
             throw new \InvalidArgumentException("--to-url is for move, not $command");

@@ -977,19 +977,21 @@ final class Doctor
      *
      * @return array{list<string>, list<string>}
      */
-    public function fix(array $reports, string $path): array
+    public function fix(array $reports, string $path, bool $diff = false): array
     {
+        $this->patches = $diff ? [] : null;
+        $this->base = is_dir($path) ? rtrim($path, '/') : dirname($path);
         $done = $left = $ini = $todo = $why = [];
         foreach ($reports as $r) {
             foreach ($r['steps'] as $step) {
                 switch ($step['do']) {
                     case 'unload':
-                        self::write($step['file'], "<?php\n// " . self::HEADER . ": this copy of {$r['original']} was taken out, so that the extension's answers;"
+                        $this->write($step['file'], "<?php\n// " . self::HEADER . ": this copy of {$r['original']} was taken out, so that the extension's answers;"
                             . ' ' . basename($step['file']) . ".orig is the file as it was: put it back to undo.\n");
                         $done[] = "emptied {$step['file']} (the extension's {$r['original']} answers now; the copy is {$step['file']}.orig)";
                         break;
                     case 'replace':
-                        self::write($step['file'], $step['code']);
+                        $this->write($step['file'], $step['code']);
                         $done[] = "rewrote {$r['class']} in {$step['file']} (the copy is {$step['file']}.orig)";
                         break;
                     case 'ini':
@@ -1034,9 +1036,7 @@ final class Doctor
                     . ': ' . (self::INI_WHY[$entry] ?? 'see docs/configuration.md') . "\n";
                 $text .= "$entry = \"$value\"\n";
             }
-            if (@file_put_contents($file, $text) === false) {
-                throw new \RuntimeException("doctor --fix: cannot write $file");
-            }
+            $this->write($file, $text, false);
             $done[] = "wrote $file" . ($lines === [] ? '' : ': ' . implode(', ', array_keys($lines)));
         }
         foreach ($todo as $line) {
@@ -1056,10 +1056,39 @@ final class Doctor
     /** Who wrote a file: the header of what `--fix` writes. */
     public const HEADER = 'written by redislock doctor --fix';
 
-    /** Writes `$code` to `$file`, keeping what was there as `$file.orig` (unless one is there). */
-    private static function write(string $file, string $code): void
+    /** @var list<string>|null with `--diff`: the patches, instead of writes */
+    private ?array $patches = null;
+    /** The directory `fix()` works in (patches name files from it). */
+    private string $base = '.';
+
+    /** The patches `fix()` made instead of writing (`--diff`), each a unified diff. */
+    public function patches(): array
     {
-        if (!is_file("$file.orig") && !@copy($file, "$file.orig")) {
+        return $this->patches ?? [];
+    }
+
+    /**
+     * Writes `$code` to `$file`, keeping what was there as `$file.orig`
+     * (unless one is there, or `$keep` is false); with `--diff`, makes the
+     * patch instead (diff -u).
+     */
+    private function write(string $file, string $code, bool $keep = true): void
+    {
+        if ($this->patches !== null) {
+            $new = tempnam(sys_get_temp_dir(), 'redislock-doctor');
+            file_put_contents($new, $code);
+            $old = is_file($file) ? $file : '/dev/null';
+            // (Named from PATH on: `patch -p1` in PATH applies it.)
+            $name = str_starts_with($file, $this->base . '/') ? substr($file, strlen($this->base) + 1) : ltrim($file, '/');
+            $p = proc_open(['diff', '-u', '--label', "a/$name", '--label', "b/$name", $old, $new], [1 => ['pipe', 'w']], $pipes);
+            $this->patches[] = is_resource($p) ? (string) stream_get_contents($pipes[1]) : '';
+            if (is_resource($p)) {
+                proc_close($p);
+            }
+            unlink($new);
+            return;
+        }
+        if ($keep && !is_file("$file.orig") && !@copy($file, "$file.orig")) {
             throw new \RuntimeException("doctor --fix: cannot keep $file as $file.orig");
         }
         if (@file_put_contents($file, $code) === false) {
