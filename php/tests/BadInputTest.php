@@ -260,6 +260,24 @@ final class BadInputTest extends RedisLockTestCase
                 $this->assertStringContainsString('\x1b[2J', $e->getMessage());
             }
         }
+        // Limits of the listing calls take a number in a string, and say their range.
+        $q->enqueue('a');
+        $q->enqueue('b');
+        $this->assertCount(2, $q->peek('2'));
+        $this->assertCount(1, $q->peek(' 1'));
+        $l = (new RedisLock\Client(RedisServer::$main->dsn()))->lock('listed');
+        $l->acquire();
+        $this->assertCount(1, (new RedisLock\Client(RedisServer::$main->dsn()))->locks('listed', '1'));
+        $l->release();
+        foreach ([[fn () => $q->peek('0'), 'peek(): Argument #1 ($limit) must be between 1 and 1000, 0 given'],
+            [fn () => $q->dead('1.5'), "dead(): Argument #1 (\$limit) must be a whole number, '1.5' given"]] as [$call, $expected]) {
+            try {
+                $call();
+                $this->fail('accepted');
+            } catch (ValueError $e) {
+                $this->assertStringContainsString($expected, $e->getMessage());
+            }
+        }
         $this->assertSame('ValueError', $outcomes['Queue::keepRecent $count(minus one)']);
         $this->assertSame('ValueError', $outcomes['Queue::keepRecent $count(max int)']);
         $this->assertSame('boolean', $outcomes['Queue::keepRecent $count(zero)']);

@@ -371,7 +371,8 @@ final class SemaphoreTest extends RedisLockTestCase
             fn () => $c->semaphore('bad', -1),
             fn () => $c->semaphore('bad', PHP_INT_MAX),
             fn () => $c->semaphore('bad', 1.5),
-            fn () => $c->semaphore('bad', '2'),
+            fn () => $c->semaphore('bad', '2.5'),
+            fn () => $c->semaphore('bad', 'two'),
             fn () => $c->semaphore('bad', null),
             fn () => $c->semaphore('bad', []),
             fn () => $c->semaphore('', 1),
@@ -385,7 +386,8 @@ final class SemaphoreTest extends RedisLockTestCase
             fn () => $c->semaphore('bad', 2)->acquire(0),
             fn () => $c->semaphore('bad', 2)->acquire(-1),
             fn () => $c->semaphore('bad', 2)->acquire(null),
-            fn () => $c->semaphore('bad', 2)->acquire('1'),
+            fn () => $c->semaphore('bad', 2)->acquire('1.5'),
+            fn () => $c->semaphore('bad', 2)->acquire('3'),
             fn () => $c->semaphore('bad', 2)->acquire(1, -1),
             fn () => $c->semaphore('bad', 2)->acquire(1, NAN),
             fn () => $c->semaphore('bad', 2)->acquire(1, []),
@@ -399,6 +401,11 @@ final class SemaphoreTest extends RedisLockTestCase
         ];
         $this->assertAllRefused($cases);
         $this->assertSame($before, $this->snapshot());
+        // A number in a string counts as that number, as PHP's own int parameters take it.
+        $n = $c->semaphore('numeric', '2');
+        $this->assertTrue($n->acquire('2'));
+        $this->assertFalse($c->semaphore('numeric', 2)->acquire());
+        $n->release();
         foreach (["a\0b", "\xff\xfe", str_repeat('n', 100000)] as $name) {
             $t = $c->semaphore($name, 1);
             $this->assertTrue($t->acquire());

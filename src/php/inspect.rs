@@ -101,18 +101,11 @@ pub fn locks(config: &Config, pattern: &Value, limit: &Value, method: &str) -> P
     };
     let limit = match limit {
         Value::Null => 100,
-        Value::Int(n) if (1..=MAX_LOCKS).contains(n) => *n,
-        Value::Int(n) => {
-            return Err(value_error(format!(
-                "{method}: Argument #2 ($limit) must be between 1 and {MAX_LOCKS}, {n} given"
-            )));
-        }
-        other => {
-            return Err(type_error(format!(
-                "{method}: Argument #2 ($limit) must be of type int, {} given",
-                other.type_name()
-            )));
-        }
+        other => super::value::whole_in(
+            other,
+            format_args!("{method}: Argument #2 ($limit)"),
+            1..=MAX_LOCKS as u64,
+        )? as i64,
     };
     if !inspect::listable(config) {
         return Err(value_error(format!(

@@ -141,14 +141,7 @@ fn status_name(status: Status) -> &'static str {
 fn count(value: &Value, param: &str) -> PhpResult<u64> {
     match value {
         Value::Null => Ok(1),
-        Value::Int(n) if (1..=BATCH as i64).contains(n) => Ok(*n as u64),
-        Value::Int(n) => Err(value_error(format!(
-            "{param} must be between 1 and {BATCH}, {n} given"
-        ))),
-        other => Err(type_error(format!(
-            "{param} must be of type int, {} given",
-            other.type_name()
-        ))),
+        other => super::value::whole_in(other, param, 1..=BATCH),
     }
 }
 

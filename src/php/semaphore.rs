@@ -11,7 +11,7 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 
 use super::errors::{Class, exception};
 use super::lock::{Lock, Options};
-use super::value::{Arg, Argument, Float, Int, NullableFloat, Value, value_error};
+use super::value::{Arg, Argument, Float, Int, NullableFloat, Value};
 use super::{engine, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::lock::hold::Hold;
@@ -48,17 +48,11 @@ impl Semaphore {
     /// Permits asked for: 1 up to the semaphore's count (`method` names
     /// the call in errors).
     fn take(&self, permits: &Arg<Int>, method: &str) -> PhpResult<u64> {
-        match &permits.0 {
-            Value::Int(n) if (1..=self.permits as i64).contains(n) => Ok(*n as u64),
-            Value::Int(n) => Err(value_error(format!(
-                "{method}: Argument #1 ($permits) must be between 1 and {} (the semaphore's permits), {n} given",
-                self.permits
-            ))),
-            other => Err(super::value::type_error(format!(
-                "{method}: Argument #1 ($permits) must be of type int, {} given",
-                other.type_name()
-            ))),
-        }
+        super::value::whole_in(
+            &permits.0,
+            format_args!("{method}: Argument #1 ($permits)"),
+            1..=self.permits,
+        )
     }
 
     fn hold_of(
@@ -202,14 +196,5 @@ impl Semaphore {
 
 /// How many permits `Client::semaphore()` was given.
 pub fn permits_param(value: &Value, param: &str) -> PhpResult<u64> {
-    match value {
-        Value::Int(n) if (1..=MAX_PERMITS as i64).contains(n) => Ok(*n as u64),
-        Value::Int(n) => Err(value_error(format!(
-            "{param} must be between 1 and {MAX_PERMITS}, {n} given"
-        ))),
-        other => Err(super::value::type_error(format!(
-            "{param} must be of type int, {} given",
-            other.type_name()
-        ))),
-    }
+    super::value::whole_in(value, param, 1..=MAX_PERMITS)
 }

@@ -775,7 +775,7 @@ final class Doctor
             $what = $class['trait'] ? 'trait' : 'class';
             $steps[] = ['do' => $review === [] ? 'replace' : 'edit', 'file' => $file, 'code' => $code,
                 'text' => "rewrite the $what $fqn in $file so that its methods " . implode(', ', array_map(fn ($m) => "$m()", $roles))
-                    . " call the extension's \\$original (the rest of the file as it is; the doctor's --json has the code)"
+                    . " call the extension's \\$original (the rest of the file as it is: `redislock doctor --fix` writes it, `--diff` shows it)"
                     . ($review === [] ? '' : '; then check by hand: ' . implode('; ', $review))];
             if ($original === 'Lock_Service') {
                 $this->connectionSteps($class, $steps);
