@@ -13,7 +13,7 @@ local QUEUE_COUNTERS = {'enqueued', 'acked', 'nacked', 'retried', 'dead', 'expir
 -- written by hand that holds no whole number starts again from n (a stats
 -- hash of another type is checked before the first write: queue_put's
 -- read, queue_need).
-local function queue_add(stats, field, n)
+local function queue_incr(stats, field, n)
   local text = string.format('%d', n)
   local sum = redis.pcall('HINCRBY', stats, field, text)
   if type(sum) == 'table' then
@@ -24,15 +24,9 @@ local function queue_add(stats, field, n)
   return sum
 end
 
--- Adds n to the counter at server time now (seconds). Returns true when
--- this was the counter's first count in the period.
-local function queue_count(stats, now, counter, n)
-  if n <= 0 then return false end
-  local period = math.floor(now / 10)
-  local field = string.format('%s:%d', counter, period)
-  if queue_add(stats, field, n) ~= n then
-    return false
-  end
+-- Folds the counter's periods older than the last 60 before period into
+-- its total (at a counter's first count in a period).
+local function queue_fold(stats, counter, period)
   local prefix = counter .. ':'
   local flat = redis.call('HGETALL', stats)
   local old, sum = {}, 0
@@ -44,18 +38,34 @@ local function queue_count(stats, now, counter, n)
     end
   end
   if #old > 0 then
-    queue_add(stats, counter, sum)
+    queue_incr(stats, counter, sum)
     redis.call('HDEL', stats, unpack(old))
   end
+end
+
+-- Adds n to the counter at server time now (seconds). Returns true when
+-- this was the counter's first count in the period.
+local function queue_count(stats, now, counter, n)
+  if n <= 0 then return false end
+  local period = math.floor(now / 10)
+  local field = string.format('%s:%d', counter, period)
+  if queue_incr(stats, field, n) ~= n then
+    return false
+  end
+  queue_fold(stats, counter, period)
   return true
+end
+
+-- Whether the queue was never registered (and is marked registered now).
+local function queue_unregistered(stats)
+  return redis.call('HSETNX', stats, 'registered', '1') == 1
 end
 
 -- Counts n enqueued tasks. True when the queue has never been registered:
 -- the caller adds it to the registry (a script on a Cluster cannot reach
 -- it). Checked at most once per period, so the count stays one command.
 local function queue_count_enqueued(stats, now, n)
-  return queue_count(stats, now, 'enqueued', n)
-    and redis.call('HSETNX', stats, 'registered', '1') == 1
+  return queue_count(stats, now, 'enqueued', n) and queue_unregistered(stats)
 end
 
 -- The server's clock in seconds.

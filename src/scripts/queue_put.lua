@@ -49,18 +49,30 @@ local function counted(added)
 end
 local n = (#ARGV - first + 1) / step
 -- Nothing an added id could inherit or run beside: no payloads, attempts,
--- leases or tags, and no groups to hint (one EXISTS for the five).
-local bare = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[13], KEYS[14]) == 0
+-- leases or tags, and no groups to hint. One EXISTS for those five and the
+-- consumers' line: a queue of the seed's API has none of them, and a line
+-- that exists (a list exists while it holds somebody) is read for its
+-- length, the check of its type (need_call).
+local present = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4], KEYS[13], KEYS[14], KEYS[9])
+local waiting = present > 0 and need_call(QUEUE_TYPES[9], 'LLEN', KEYS[9]) > 0
+local bare = present == (waiting and 1 or 0)
 
--- Consumers are woken only when some wait. The line's length and a read
--- of the stats hash (a read answers a number faster than TYPE its table)
--- are the checks of their keys' types (need_call).
-local waiting = need_call(QUEUE_TYPES[9], 'LLEN', KEYS[9]) > 0
-need_call(QUEUE_TYPES[10], 'HEXISTS', KEYS[10], 'registered')
-
--- The seed's enqueue: one ZADD NX per 500 ids, in reverse (queue_add.lua);
--- the first checks the queue's type.
+-- The seed's enqueue: one ZADD NX per 500 ids, in reverse (queue_add.lua).
+-- The ids are counted first, all of them, as the check of the stats
+-- hash's type (its first write), then the ZADD checks the queue's; a
+-- queue of another type takes the count back before the call fails, and
+-- ids already queued are taken back after it (one more HINCRBY, only then).
 if bare and not statuses and policy == 'keep' and flags == '' and max == 0 and not tags then
+  local period = math.floor(now / 10)
+  local field = 'enqueued:' .. period
+  local sum = queue_incr(KEYS[10], field, n)
+  local function uncount(k)
+    if sum == n and k == n then
+      redis.call('HDEL', KEYS[10], field)
+    elseif k > 0 then
+      redis.call('HINCRBY', KEYS[10], field, -k)
+    end
+  end
   local added = 0
   local args = {}
   for from = first, #ARGV, 500 do
@@ -70,11 +82,25 @@ if bare and not statuses and policy == 'keep' and flags == '' and max == 0 and n
       args[k + 2] = ARGV[i]
       k = k + 2
     end
-    added = added + need_call(QUEUE_TYPES[1], 'ZADD', KEYS[1], 'NX', unpack(args, 1, k))
+    local reply = redis.pcall('ZADD', KEYS[1], 'NX', unpack(args, 1, k))
+    if type(reply) == 'table' then
+      uncount(n)
+      need_type(KEYS[1], QUEUE_TYPES[1])
+      error(reply)
+    end
+    added = added + reply
   end
+  uncount(n - added)
   if waiting then wake(added) end
-  return counted(added)
+  if sum == n and added > 0 then
+    queue_fold(KEYS[10], 'enqueued', period)
+    if queue_unregistered(KEYS[10]) then return {2, added} end
+  end
+  return added
 end
+-- A read of the stats hash is the check of its type (a read answers a
+-- number faster than TYPE its table).
+need_call(QUEUE_TYPES[10], 'HEXISTS', KEYS[10], 'registered')
 
 -- Reads first: which of the task keys exist (a key that does not holds no
 -- field of any id), checking the type of each that does, and the ids' due
