@@ -55,6 +55,26 @@ final class DoctorTest extends RedisLockTestCase
         return implode("\n", array_map(fn ($l) => is_array($l) ? $l['text'] : $l, $report[$key]));
     }
 
+    /**
+     * Each change a swap makes names the docs that explain it, and each
+     * link reaches a heading that is there (GitHub's anchors: lowercase,
+     * punctuation dropped, spaces as hyphens).
+     */
+    public function testEverySwapChangeLinksToTheDocsThatExplainIt(): void
+    {
+        foreach (RedisLock\Operator\Doctor::SWAP_CHANGES as $original => $changes) {
+            foreach ($changes as $change) {
+                $this->assertSame(1, preg_match('/\((docs\/[\w-]+\.md)(?:#([\w-]+))?\)$/', $change, $m), "$original: $change");
+                $doc = file_get_contents(dirname(__DIR__, 2) . '/' . $m[1]);
+                if (isset($m[2])) {
+                    preg_match_all('/^#+ (.+)$/m', $doc, $headings);
+                    $anchors = array_map(fn ($h) => str_replace(' ', '-', preg_replace('/[^\w\- ]/u', '', strtolower($h))), $headings[1]);
+                    $this->assertContains($m[2], $anchors, "$original: $change");
+                }
+            }
+        }
+    }
+
     public function testTheDoctorFindsAndExplainsEveryVariant(): void
     {
         $expected = [

@@ -61,22 +61,22 @@ final class Doctor
      */
     public const SWAP_CHANGES = [
         'Lock_Service' => [
-            'releaseLock() returns true only when it deleted the lock (the original said true even when its transaction aborted)',
-            'addLock() takes an id from lock_unique_id only when it takes the lock, in one round trip',
-            'locks are never released at request end, as before',
+            'releaseLock() returns true only when it deleted the lock (the original said true even when its transaction aborted) (docs/drop-in.md#what-differs-from-the-original-code-and-why)',
+            'addLock() takes an id from lock_unique_id only when it takes the lock, in one round trip (docs/drop-in.md#what-differs-from-the-original-code-and-why)',
+            'locks are never released at request end, as before (docs/drop-in.md#lock_service-order-locks-whose-id-outlives-the-request)',
         ],
         'RedisLock' => [
-            'a lock\'s value is a random owner token, not its expiry time: only the instance that took it can unlock, expire or see it',
-            'isLocking() returns the expiry time from the server\'s clock (a string), "" when the lock was lost, false when never taken',
-            'lock() takes the key with SET NX PX for $expire seconds (the original set an absolute timestamp as the TTL)',
-            'waiters queue first come first served, and an unlock hands the lock to the next',
-            'locks an instance still holds are released when it is destroyed or the request ends (redislock.release_at_request_end=0 keeps them)',
-            'beside Lock:<name>, a process that holds locks is described in redislock:holder:<id> (host, pid, SAPI, script; 24 h TTL) for operators',
+            'a lock\'s value is a random owner token, not its expiry time: only the instance that took it can unlock, expire or see it (docs/drop-in.md#what-differs-from-the-original-code-and-why)',
+            'isLocking() returns the expiry time from the server\'s clock (a string), "" when the lock was lost, false when never taken (docs/drop-in.md#what-differs-from-the-original-code-and-why)',
+            'lock() takes the key with SET NX PX for $expire seconds (the original set an absolute timestamp as the TTL) (docs/drop-in.md#what-differs-from-the-original-code-and-why)',
+            'waiters queue first come first served, and an unlock hands the lock to the next (docs/drop-in.md#what-differs-from-the-original-code-and-why)',
+            'locks an instance still holds are released when it is destroyed or the request ends (redislock.release_at_request_end=0 keeps them) (docs/drop-in.md#redislock-named-locks-held-by-an-instance)',
+            'beside Lock:<name>, a process that holds locks is described in redislock:holder:<id> (host, pid, SAPI, script; 24 h TTL) for operators (docs/keys.md)',
         ],
         'RedisQueue' => [
-            'each call is one atomic script without a lock; "now" is the Redis server\'s clock',
-            'dequeue() returns 1.0 or false, as before, without the lock the original took first',
-            'beside Queue:<name>, the extension keeps the queues\' registry (redislock:queues, a set) and each queue\'s counters ({Queue:<name>}:stats, a hash)',
+            'each call is one atomic script without a lock; "now" is the Redis server\'s clock (docs/drop-in.md#what-differs-from-the-original-code-and-why)',
+            'dequeue() returns 1.0 or false, as before, without the lock the original took first (docs/drop-in.md#what-differs-from-the-original-code-and-why)',
+            'beside Queue:<name>, the extension keeps the queues\' registry (redislock:queues, a set) and each queue\'s counters ({Queue:<name>}:stats, a hash) (docs/keys.md)',
         ],
     ];
 
