@@ -195,6 +195,16 @@ final class DoctorTest extends RedisLockTestCase
         exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', ...self::tokenizer(), $bin, 'doctor', '/no/such/app'])) . ' 2>&1', $out, $exit);
         $this->assertSame(1, $exit);
         $this->assertSame("redislock: doctor: no file or directory '/no/such/app'", $out[0]);
+        // Help and usage need no extension either; the commands that read Redis say it is missing.
+        foreach ([[['--help'], 0, '/^Usage: redislock /'], [['-h'], 0, '/^Usage: redislock /'], [['help'], 0, '/^Usage: redislock /'],
+            [['bogus'], 2, "/^redislock: unknown command 'bogus'\\nusage: /"],
+            [['status'], 1, '/^redislock: status reads Redis through the redislock extension, which this PHP has not loaded/'],
+            [['dead', 'mail'], 1, '/^redislock: dead reads Redis through the redislock extension/']] as [$args, $code, $pattern]) {
+            $out = [];
+            exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', $bin, ...$args])) . ' 2>&1', $out, $exit);
+            $this->assertSame($code, $exit, implode(' ', $args) . ': ' . implode("\n", $out));
+            $this->assertMatchesRegularExpression($pattern, implode("\n", $out), implode(' ', $args));
+        }
     }
 
     public function testWhatCannotBeReadIsSaidAndTheRestReported(): void

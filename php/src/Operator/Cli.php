@@ -98,6 +98,10 @@ final class Cli
             fwrite($this->out, self::USAGE);
             return 0;
         }
+        if ($command !== 'doctor' && !extension_loaded('redislock')) {
+            $this->say($this->err, "redislock: $command reads Redis through the redislock extension, which this PHP has not loaded (php -m lists what is; docs/install.md)\n");
+            return 1;
+        }
         if ($command === 'doctor') {
             $doctor = new Doctor();
             try {
