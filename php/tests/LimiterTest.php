@@ -120,6 +120,36 @@ final class LimiterTest extends RedisLockTestCase
         $this->assertSame('{t}:leases', $refused->limiter());
     }
 
+    /**
+     * One token bucket is decided by a path of its own in the script (the
+     * common call, without the loop over several limits): its decisions
+     * are those the same bucket gets beside another limit, cost by cost,
+     * refusals and peeks included.
+     */
+    public function testOneTokenBucketDecidesAsItDoesBesideAnotherLimit(): void
+    {
+        $c = new Client();
+        $terms = ['limit' => 7, 'per' => 3600, 'burst' => 10];
+        $alone = $c->limiter('{same}:alone', $terms);
+        $beside = $c->limiter('{same}:beside', $terms);
+        $wide = $c->limiter('{same}:wide', ['limit' => 1000000000, 'per' => 3600]);
+        $allowed = 0;
+        foreach ([1, 2, 1, 3, 5, 1, 1, 2, 4, 1, 10, 1] as $step => $cost) {
+            $peek = $alone->peek('k', $cost);
+            $a = $alone->attempt('k', $cost);
+            $b = $c->attempt([[$beside, 'k'], $wide], $cost);
+            $this->assertSame($b->allowed(), $a->allowed(), "step $step");
+            $this->assertSame($b->remaining(), $a->remaining(), "step $step");
+            $this->assertEqualsWithDelta($b->retryAfter(), $a->retryAfter(), 0.5, "step $step");
+            $this->assertEqualsWithDelta($b->resetAfter(), $a->resetAfter(), 0.5, "step $step");
+            $this->assertSame($a->allowed(), $peek->allowed(), "step $step: the peek foretold it");
+            $this->assertSame($a->allowed() ? $a->remaining() + $cost : $a->remaining(), $peek->remaining(), "step $step");
+            $allowed += $a->allowed() ? 1 : 0;
+        }
+        $this->assertGreaterThan(2, $allowed);
+        $this->assertLessThan(12, $allowed, 'some were refused');
+    }
+
     public function testSeveralLimitsAreAllOrNone(): void
     {
         $c = new Client();
