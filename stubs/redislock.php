@@ -1146,9 +1146,10 @@ namespace RedisLock {
 
         /**
          * The tasks with the tag `$tag` (see `enqueue()`), up to `$limit` (1 to
-         * 1000), as `find()` shows them, the earliest `at` first: queued,
-         * leased and dead. It reads the tags of every task of the queue, 1000
-         * per round trip: a search for operators, not for a worker's loop.
+         * 1000), as `find()` shows them, the earliest `at` of them all first:
+         * queued, leased and dead (ask for one more to know whether there are
+         * more). It reads the tags of every task of the queue, 1000 per round
+         * trip: a search for operators, not for a worker's loop.
          *
          * @param int<1, 1000> $limit
          * @return list<array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float, reason: string|null, tags: list<string>, group: string|null}>

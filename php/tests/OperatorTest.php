@@ -543,7 +543,11 @@ final class OperatorTest extends RedisLockTestCase
             array_map(fn ($t) => [$t['id'], $t['state'], $t['tags']], $found['tasks']), 'the dead letter, and the new task of its id');
         $this->assertSame([['o2', 'dead', 'card declined']], array_map(fn ($a) => [$a['id'], $a['outcome'], $a['reason']], $found['recent']));
         $this->assertSame([['o2', 'queued']], array_map(fn ($t) => [$t['id'], $t['state']], $orders->tagged('retry')));
-        $this->assertCount(1, $orders->tagged('customer-7', 1));
+        // A cut list is the earliest whatever the scan meets first (queued tasks before dead ones), and says it was cut.
+        $this->assertSame([['o2', 'dead']], array_map(fn ($t) => [$t['id'], $t['state']], $orders->tagged('customer-7', 1)));
+        [$status, $out] = self::cli(['tagged', 'orders', 'customer-7', '--limit=1']);
+        $this->assertMatchesRegularExpression('/^ID .+\no2 +dead .+\nshowing the earliest 1 tasks with the tag; there are more \(--limit=N shows more, up to 1000\)\n/', $out);
+        $this->assertStringNotContainsString('there are more', self::cli(['tagged', 'orders', 'customer-7', '--limit=2'])[1]);
         $this->assertMatchesRegularExpression('/^tags +customer-7 retry$/m', self::cli(['task', 'orders', 'o2'])[1]);
         $this->assertSame([0, "no tasks with the tag\n\nrecent attempts:\nno recent attempts\n"], array_slice(self::cli(['tagged', 'orders', 'nobody']), 0, 2));
         $this->assertSame(2, self::cli(['tagged', 'orders'])[0]);

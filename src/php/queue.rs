@@ -839,10 +839,10 @@ impl Queue {
     }
 
     /// The tasks with the tag `$tag` (see `enqueue()`), up to `$limit` (1 to
-    /// 1000), as `find()` shows them, the earliest `at` first: queued,
-    /// leased and dead. It reads the
-    /// tags of every task of the queue, 1000 per round trip: a search for
-    /// operators, not for a worker's loop.
+    /// 1000), as `find()` shows them, the earliest `at` of them all first:
+    /// queued, leased and dead (ask for one more to know whether there are
+    /// more). It reads the tags of every task of the queue, 1000 per round
+    /// trip: a search for operators, not for a worker's loop.
     #[php(defaults(limit = 100))]
     pub fn tagged(&self, tag: Arg<Text>, limit: Arg<Int>) -> PhpResult<Zval> {
         const M: &str = "RedisLock\\Queue::tagged()";

@@ -461,7 +461,8 @@ final class Cli
                 'tagged' => ($data['tasks'] === [] ? "no tasks with the tag\n" : self::table(
                     ['ID', 'STATE', 'AT', 'ATTEMPTS', 'REASON', 'PAYLOAD'],
                     array_map(fn (array $t) => [$t['id'], $t['state'], self::time($t['at']), $t['attempts'], $t['reason'] ?? '-', self::cut($t['payload'])], $data['tasks']),
-                )) . "\nrecent attempts:\n" . self::recentText($data['recent']),
+                )) . ($data['more'] ? 'showing the earliest ' . count($data['tasks']) . " tasks with the tag; there are more (--limit=N shows more, up to 1000)\n" : '')
+                    . "\nrecent attempts:\n" . self::recentText($data['recent']),
                 'running' => $data['list'] === [] ? "nothing running\n" : self::table(
                     ['ID', 'WORKER', 'RUNNING FOR', 'LEASE LEFT', 'ATTEMPTS', 'PAYLOAD'],
                     array_map(fn (array $t) => [

@@ -397,7 +397,7 @@ final class Dashboard
                     . '</td><td class="n">' . $t['attempts'] . '</td><td class="reason">' . self::h($t['reason'] ?? '–')
                     . '</td><td><code>' . self::h(self::cut($t['payload'])) . '</code></td></tr>';
             }
-            $html .= '</table>';
+            $html .= '</table>' . ($found['more'] ? '<p id="more">The earliest ' . count($found['tasks']) . ' tasks with this tag; there are more (<code>redislock tagged ' . self::h($name) . ' ' . self::h($tag) . ' --limit=1000</code> lists up to 1000).</p>' : '');
         }
         return $html . $this->recent($report, $name, null, $found['recent'], 'Their recent attempts') . $this->footer();
     }

@@ -151,7 +151,10 @@ final class Report
      */
     public function tagged(string $name, string $tag, int $limit = 100): array
     {
-        return ['tasks' => $this->client->queue($name)->tagged($tag, $limit), 'recent' => $this->recent($name, $limit, null, $tag)];
+        // One more than shown says whether the list was cut (up to 1000: then it is not known).
+        $tasks = $this->client->queue($name)->tagged($tag, min($limit + 1, 1000));
+        return ['tasks' => array_slice($tasks, 0, $limit), 'more' => count($tasks) > $limit,
+            'recent' => $this->recent($name, $limit, null, $tag)];
     }
 
     /** Removes the tasks waiting under these ids (Queue::remove()); how many. */

@@ -125,13 +125,19 @@ pub fn find(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Peeked>, E
 
 /// The tasks with `tag` (see [`Tags`]), up to `limit`, the earliest time
 /// (`at`) first: queued, leased and dead (a task waiting to run again
-/// after its running one is found once it is queued). Past `limit`, which
-/// are shown is not said. The tags of every task are scanned, [`BATCH`] per
-/// round trip: an operator's search, not a worker's.
+/// after its running one is found once it is queued). The tags of every
+/// task are scanned, [`BATCH`] per round trip, so that the earliest are
+/// those shown whatever the order of the scan: an operator's search, not
+/// a worker's.
 pub fn tagged(config: &Config, keys: &Keys, tag: &[u8], limit: u64) -> Result<Vec<Peeked>, Error> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let earliest = |found: &mut Vec<Peeked>| {
+        found.sort_by(|a, b| a.at.total_cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
+        found.truncate(limit);
+    };
     let mut found = Vec::new();
     let mut at = String::from("live:0");
-    while !at.is_empty() && (found.len() as u64) < limit {
+    while !at.is_empty() {
         let (next, rows): (String, Vec<Row>) = conn::with(config, |c| {
             keys.call(&PEEK)
                 .arg("tagged")
@@ -141,10 +147,12 @@ pub fn tagged(config: &Config, keys: &Keys, tag: &[u8], limit: u64) -> Result<Ve
                 .invoke(c)
         })?;
         found.extend(peeked(rows));
+        if found.len() > limit.saturating_mul(2) {
+            earliest(&mut found);
+        }
         at = next;
     }
-    found.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    found.sort_by(|a, b| a.at.total_cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
+    earliest(&mut found);
     Ok(found)
 }
 
