@@ -29,6 +29,35 @@ final class BenchTest extends PHPUnit\Framework\TestCase
     }
 
     /**
+     * Every row of the Redis CPU table runs both sides, each operation
+     * doing what it says (a lock taken and freed, a task added, popped,
+     * reserved and acked, a decision allowed: the bench stops at the first
+     * that does not), and every reference script it names is in
+     * bench/floors/ with the comment saying what it keeps and leaves out.
+     */
+    public function testEveryRowOfTheCpuTableRunsAgainstItsReference(): void
+    {
+        $so = getenv('REDISLOCK_SO') ?: ini_get('extension_dir') . '/redislock.so';
+        $cmd = [PHP_BINARY, '-d', "extension=$so", dirname(__DIR__) . '/bench/floors.php', RedisServer::$main->dsn(), '20', '1'];
+        $proc = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        $this->assertSame(0, proc_close($proc), $out);
+        preg_match_all('/^\| (.+?) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+)x \| (.+?) \| ([\d.]+) \/ ([\d.]+) \|$/m', $out, $rows, PREG_SET_ORDER);
+        $this->assertCount(13, $rows, $out);
+        foreach ($rows as [$row, $name, $ours, $ref, , $file, $sent, $refSent]) {
+            $this->assertGreaterThan(0, (float) $ours, $row);
+            $this->assertGreaterThan(0, (float) $ref, $row);
+            $this->assertGreaterThanOrEqual(1, (float) $sent, $row);
+            $this->assertGreaterThanOrEqual(1, (float) $refSent, $row);
+            if (preg_match('#\(floors/(\w+\.lua)\)#', $file, $m)) {
+                $lua = file_get_contents(dirname(__DIR__, 2) . "/bench/floors/{$m[1]}");
+                $this->assertStringContainsString('-- Leaves out:', $lua, $m[1]);
+            }
+        }
+        RedisServer::$main->client()->flushAll();
+    }
+
+    /**
      * The contention table's fair queues hand the lock over in every run,
      * to every process: the guarded one (the fair queue with the line's
      * guarantees) is what the line's throughput is measured against.
