@@ -470,6 +470,12 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame([['a', $worker[2]]], array_map(fn ($t) => [$t['id'], $t['worker']['pid']], $running));
         (new Client())->queue('idle')->enqueue('x');
         $this->assertSame([0, "nothing running\n"], array_slice(self::cli(['running', 'idle']), 0, 2));
+        // A lease that ran out says so, until the next reserve takes the task back.
+        $short = (new Client())->queue('short');
+        $short->enqueue('s1');
+        $this->assertCount(1, $short->reserve(1, 0.2));
+        usleep(400000);
+        $this->assertMatchesRegularExpression('/^s1 +.+ expired \d+\.\ds ago +1 +-$/m', self::cli(['running', 'short'])[1]);
 
         [$status, $out] = self::cli(['workers', 'reports']);
         $this->assertSame(0, $status);

@@ -468,7 +468,7 @@ final class Cli
                     array_map(fn (array $t) => [
                         $t['id'], $t['worker'] ? "{$t['worker']['host']} pid {$t['worker']['pid']}" : '-',
                         $t['leasedAt'] === null ? '-' : self::age(max(0, microtime(true) - $t['leasedAt'])),
-                        self::age(max(0, $t['until'] - microtime(true))), $t['attempts'], self::cut($t['payload']),
+                        self::leaseLeft($t['until'], microtime(true)), $t['attempts'], self::cut($t['payload']),
                     ], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'running tasks'),
                 'workers' => $data === [] ? "no workers seen in the last day\n" : self::table(
@@ -656,6 +656,15 @@ final class Cli
     private static function age(?float $seconds): string
     {
         return $seconds === null ? '-' : sprintf('%.1fs', $seconds);
+    }
+
+    /**
+     * What is left of a lease ending at $until: a lease that ran out is
+     * the task's no longer (the next reserve takes it back), so it says so.
+     */
+    private static function leaseLeft(float $until, float $now): string
+    {
+        return $until > $now ? sprintf('%.1fs', $until - $now) : sprintf('expired %.1fs ago', $now - $until);
     }
 
     private static function time(float $at): string

@@ -558,7 +558,8 @@ final class Dashboard
                 $rows .= '<tr data-queue="' . self::h($q['name']) . '" data-task="' . self::h($t['id']) . '"><td>' . self::h($q['name'])
                     . '</td><td>' . self::h($t['id']) . '</td><td class="worker">' . self::h($worker) . '</td><td class="n">'
                     . ($t['leasedAt'] === null ? '–' : sprintf('%.1f s', max(0, $now - $t['leasedAt']))) . '</td><td class="n">'
-                    . sprintf('%.1f s', max(0, $t['until'] - $now)) . '</td><td class="n">' . $t['attempts'] . '</td></tr>';
+                    . ($t['until'] > $now ? sprintf('%.1f s', $t['until'] - $now) : sprintf('<span class="expired">expired %.1f s ago</span>', $now - $t['until']))
+                    . '</td><td class="n">' . $t['attempts'] . '</td></tr>';
             }
         }
         if ($total === 0) {
