@@ -87,7 +87,9 @@ final class DoctorTest extends RedisLockTestCase
                 ['rewrite the class RedisLock', 'lock(), unlock(), isLocking()']],
             'trait' => ['App\Support\RedisLockTrait', 'RedisLock', ['a trait'], ['rewrite the trait App\Support\RedisLockTrait']],
             'service-predis' => ['App\Services\Lock_Service', 'Lock_Service', ['addLock() returns NULL when it does not take the lock', 'without the original\'s generateUniqueLockId()'],
-                ['rewrite the class App\Services\Lock_Service', 'lock_service=redis://192.0.2.7:PORT']],
+                ['rewrite the class App\Services\Lock_Service', 'lock_service=redis://192.0.2.7:6379']],
+            'service-predis-run' => ['App\Services\Lock_Service', 'Lock_Service', ['addLock() returns NULL when it does not take the lock'],
+                ['rewrite the class App\Services\Lock_Service', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
             'redislock-laravel' => ['App\Support\RedisLock', 'RedisLock', ['isLocking() returns true or false', 'lock() may expire or take over a lock another holds', 'Redis::connection()'],
                 ['rewrite the class App\Support\RedisLock', 'redislock.default_dsn = "redis://HOST:PORT/DB"']],
             'trait-parent' => ['App\Cache\TRedisLock', 'RedisLock', ['a trait'], ['rewrite the trait App\Cache\TRedisLock']],
@@ -128,7 +130,12 @@ final class DoctorTest extends RedisLockTestCase
     {
         $dsn = RedisServer::$main->dsn();
         $configured = ['redislock-factory' => ['redislock.connections' => "lock=$dsn"]];
-        foreach (['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated', 'service-renamed', 'trait-parent', 'redislock-extras'] as $name) {
+        $apps = ['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated', 'service-renamed', 'trait-parent', 'redislock-extras'];
+        // Predis where the release packages it (Debian 12: php-nrk-predis; 13: none).
+        if (stream_resolve_include_path('Predis/Autoloader.php') !== false) {
+            $apps[] = 'service-predis-run';
+        }
+        foreach ($apps as $name) {
             $dir = self::app($name);
             $this->redis->flushAll();
             $before = $this->runApp($dir, false, []);

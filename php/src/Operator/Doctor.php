@@ -842,10 +842,12 @@ final class Doctor
      */
     private static function nullWhenRefused(array $class, array $returns): bool
     {
-        if (in_array('false', $returns, true)) {
-            return false;
+        if (!in_array('false', $returns, true)) {
+            return array_intersect(['null', ''], $returns) !== [] || ($class['predis'] && $returns !== []);
         }
-        return array_intersect(['null', ''], $returns) !== [] || ($class['predis'] && $returns !== []);
+        // Beside a `return false` (of a guard): the seed's `$ok ? $id : $ok`
+        // hands back Predis' reply to a refused SET NX, which is NULL.
+        return $class['predis'] && preg_grep('/^\$(\w+)\s*\?.+:\s*\$\1$/s', $returns) !== [];
     }
 
     /** Whether a return statement's expression (lowercase) is a bool. */
@@ -861,7 +863,17 @@ final class Doctor
     private function connectionSteps(array $class, array &$steps): void
     {
         if (!isset($class['constants']['REDIS_CONFIG_HOST'])) {
-            // (A server named in its own code, not in the original's constants: the doctor cannot tell its port.)
+            // A server its own code names as a client's options ('host' => ..., 'port' => ...) or a URL: the doctor writes it.
+            $code = substr($class['source'], $class['from'], $class['to'] - $class['from']);
+            if (preg_match("/['\"]host['\"]\s*=>\s*['\"]([\w.-]+)['\"]\s*,\s*['\"]port['\"]\s*=>\s*(\d{1,5})\b/", $code, $m)
+                || preg_match('#[\'"](?:tcp|redis)://([\w.-]+):(\d{1,5})/?[\'"]#', $code, $m)) {
+                if ($m[1] !== '127.0.0.1' && $m[1] !== 'localhost' || (int) $m[2] !== 6379) {
+                    $steps[] = ['do' => 'ini', 'entry' => 'redislock.connections', 'value' => "lock_service=redis://{$m[1]}:{$m[2]}",
+                        'text' => "php.ini: redislock.connections = \"lock_service=redis://{$m[1]}:{$m[2]}\": the copy connects there in its own code (or add it to the names listed there)"];
+                }
+                return;
+            }
+            // (A server named in its own code without its port: the doctor cannot tell it.)
             $hosts = array_filter($class['strings'], fn ($s) => preg_match('/^\d{1,3}(\.\d{1,3}){3}$/', $s) === 1 && $s !== '127.0.0.1');
             if ($hosts !== []) {
                 $host = reset($hosts);
@@ -931,6 +943,9 @@ final class Doctor
             $boolish = $returns !== [] && array_filter($returns, fn ($r) => !self::boolish($r)) === [];
             $body = match (true) {
                 $theirs === 'isLocking' && $boolish => "return (bool) $target;",
+                // (Where the copy returns false too, it is for an empty order id.)
+                $theirs === 'addLock' && self::nullWhenRefused($class, $returns) && in_array('false', $returns, true) && $params !== []
+                    => "\$id = $target;\n        return \$id === false && !empty(\${$params[0]}) ? null : \$id;",
                 $theirs === 'addLock' && self::nullWhenRefused($class, $returns)
                     => "\$id = $target;\n        return \$id === false ? null : \$id;",
                 default => "return $target;",
