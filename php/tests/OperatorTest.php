@@ -344,7 +344,8 @@ final class OperatorTest extends RedisLockTestCase
             fn () => $c->locks('*', PHP_INT_MAX),
             fn () => $c->locks([]),
             fn () => $c->locks('*', NAN),
-            fn () => $c->locks('*', '5'),
+            fn () => $c->locks('*', '5.5'),
+            fn () => $c->locks('*', 'five'),
         ]);
         $this->assertSame(['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0], $c->lockState("a\0b" . str_repeat('x', 100000)));
         $this->assertSame([], $c->locks("\0*"));
