@@ -92,6 +92,8 @@ final class DoctorTest extends RedisLockTestCase
                 ['rewrite the class App\Services\Lock_Service', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
             'redislock-laravel' => ['App\Support\RedisLock', 'RedisLock', ['isLocking() returns true or false', 'lock() may expire or take over a lock another holds', 'Redis::connection()'],
                 ['rewrite the class App\Support\RedisLock', 'redislock.default_dsn = "redis://HOST:PORT/DB"']],
+            'laravel-run' => ['App\Support\RedisLock', 'RedisLock', ['isLocking() returns true or false', 'Redis::connection()'],
+                ['rewrite the class App\Support\RedisLock', 'redislock.default_dsn = "redis://HOST:PORT/DB"']],
             'trait-parent' => ['App\Cache\TRedisLock', 'RedisLock', ['a trait'], ['rewrite the trait App\Cache\TRedisLock']],
             'service-renamed' => ['app\common\service\RedisLock', 'Lock_Service', ['named app\common\service\RedisLock', 'lock() does the work of the original\'s addLock()',
                 'unlock() does the work of the original\'s releaseLock()', '$expire defaults to 8'], ['rewrite the class', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
@@ -129,11 +131,16 @@ final class DoctorTest extends RedisLockTestCase
     public function testEachAppPrintsTheSameAfterTheDoctorsSteps(): void
     {
         $dsn = RedisServer::$main->dsn();
-        $configured = ['redislock-factory' => ['redislock.connections' => "lock=$dsn"]];
+        // (The framework's 'lock' connection, as the Laravel app's bootstrap gives it: database 3.)
+        $configured = ['redislock-factory' => ['redislock.connections' => "lock=$dsn"], 'laravel-run' => ['redislock.default_dsn' => "$dsn/3"]];
         $apps = ['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated', 'service-renamed', 'trait-parent', 'redislock-extras'];
         // Predis where the release packages it (Debian 12: php-nrk-predis; 13: none).
         if (stream_resolve_include_path('Predis/Autoloader.php') !== false) {
             $apps[] = 'service-predis-run';
+        }
+        // Laravel's Redis facade, as Debian installs the framework.
+        if (is_file('/usr/share/php/Illuminate/autoload.php')) {
+            $apps[] = 'laravel-run';
         }
         foreach ($apps as $name) {
             $dir = self::app($name);
