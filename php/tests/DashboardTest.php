@@ -209,6 +209,16 @@ final class DashboardTest extends RedisLockTestCase
         $row = fn (string $queue, string $cell) => $browser->text("#queues tr[data-queue=\"$queue\"] td.$cell");
         $this->assertSame(['6', '1', '1', '3'], [$row('mail', 'ready'), $row('mail', 'delayed'), $row('mail', 'leased'), $row('mail', 'dead')]);
         $this->assertSame(['2', '0', '0', '0'], [$row('reports', 'ready'), $row('reports', 'delayed'), $row('reports', 'leased'), $row('reports', 'dead')]);
+        // Failed per minute: the dead letters of the last minute's whole
+        // periods of 10 s, as the CLI's FAILED/MIN (40 written two periods
+        // ago; the seed's 3 count too once their period is whole).
+        $this->assertSame('0', $row('reports', 'failed'));
+        $period = intdiv((int) $this->redis->rawCommand('TIME')[0], 10) - 2;
+        $this->redis->hIncrBy('{Queue:mail}:stats', "dead:$period", 40);
+        $browser->visit($url);
+        $this->assertContains($row('mail', 'failed'), ['40', '43']);
+        $this->assertCount(1, $browser->all('#queues tr[data-queue="mail"] td.failed.alert'), 'shown as an alert');
+        $this->assertSame([], $browser->all('#queues tr[data-queue="reports"] td.failed.alert'));
         $this->assertNotEmpty($browser->all('#queues tr[data-queue="mail"] svg rect.in'), 'enqueued bars');
         $this->assertNotEmpty($browser->all('#queues tr[data-queue="mail"] svg rect.done'), 'acked bars');
         $this->assertSame(3, count($browser->all('#queues tr[data-queue="mail"] svg text')), 'a time axis');

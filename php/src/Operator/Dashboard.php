@@ -459,7 +459,7 @@ final class Dashboard
         } else {
             $html .= '<table id="queues"><tr><th>Queue</th><th>Ready</th><th>Delayed</th><th>Leased</th><th>Dead</th>'
                 . '<th>Oldest due</th><th>In / min</th><th>Done / min<br><small title="runtime p50 / p95 over the last ' . (Report::TIMINGS_OVER / 60)
-                . ' minutes of recent attempts">run p50/p95</small></th><th>Last 10 minutes '
+                . ' minutes of recent attempts">run p50/p95</small></th><th>Failed / min<br><small>dead letters</small></th><th>Last 10 minutes '
                 . '<span class="in">■ enqueued</span> <span class="done">■ acked</span></th><th></th></tr>';
             foreach ($queues as $q) {
                 $paused = $q['paused'] !== null;
@@ -474,6 +474,7 @@ final class Dashboard
                 $html .= '<td class="n">' . ($q['oldestDueAge'] === null ? '–' : sprintf('%.1f s', $q['oldestDueAge'])) . '</td>'
                     . '<td class="n">' . $q['perMinute']['enqueued'] . '</td><td class="n">' . $q['perMinute']['acked']
                     . '<br><small class="runtime">' . self::quantiles($q['timings']['runtime'], '/') . '</small></td>'
+                    . '<td class="n failed' . ($q['perMinute']['dead'] > 0 ? ' alert' : '') . '">' . $q['perMinute']['dead'] . '</td>'
                     . '<td>' . self::chart($q['history']) . '</td><td class="actions">'
                     . ($paused ? $this->form('resume', 'Resume', ['queue' => $q['name']], 'resume')
                         : $this->form('pause', 'Pause', ['queue' => $q['name']], 'pause'))
