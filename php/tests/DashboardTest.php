@@ -230,6 +230,17 @@ final class DashboardTest extends RedisLockTestCase
         // (This process reserved and acked the seed's tasks: mail's other worker.)
         $workers = array_combine($browser->texts('#workers tr[data-queue="mail"] td.worker'), $browser->texts('#workers tr[data-queue="mail"] td.done'));
         $this->assertSame(['0'], array_values(array_filter($workers, fn ($w) => str_ends_with($w, "pid $worker"), ARRAY_FILTER_USE_KEY)));
+        // Workers unseen for 20 minutes: said plainly; gone unless running a task (the child runs m23).
+        [$now] = $this->redis->time();
+        foreach ($this->redis->zRange('{Queue:mail}:workers', 0, -1) as $id) {
+            $this->redis->zAdd('{Queue:mail}:workers', $now - 1200, $id);
+        }
+        $browser->visit($url);
+        foreach ($browser->texts('#workers tr[data-queue="mail"] td.seen') as $seen) {
+            $this->assertMatchesRegularExpression('/^not seen for 120\d s( gone)?$/', $seen);
+        }
+        $this->assertGreaterThan(1, count($browser->all('#workers tr[data-queue="mail"]')));
+        $this->assertSame(count($browser->all('#workers tr[data-queue="mail"]')) - 1, count($browser->all('#workers tr.gone[data-queue="mail"]')), 'all but the one running m23');
 
         // The lock, its holder and its waiter.
         $this->assertSame('1', $browser->text('#locks tr[data-lock="nightly"] td.waiting'));

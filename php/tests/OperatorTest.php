@@ -442,8 +442,15 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertFalse($this->gone($busy[2]), 'still running its task');
         $this->assertTrue($this->gone($left));
         [, $out] = self::cli(['workers', 'jobs']);
-        $this->assertMatchesRegularExpression("/ pid $left .* 120\d\.\ds ago \(gone\) +1 /", $out);
-        $this->assertMatchesRegularExpression("/ pid {$busy[2]} .* 120\d\.\ds ago +0 /", $out);
+        $this->assertMatchesRegularExpression("/ pid $left .* not seen for 120\ds \(gone\) +1 /", $out);
+        $this->assertMatchesRegularExpression("/ pid {$busy[2]} .* not seen for 120\ds +0 /", $out);
+        // The operator sets how long unseen is gone: 20 minutes is not gone past a threshold of an hour.
+        [, $out] = self::cli(['workers', 'jobs', '--gone-after=3600']);
+        $this->assertMatchesRegularExpression("/ pid $left .* not seen for 120\ds +1 /", $out);
+        $this->assertSame(2, self::cli(['workers', 'jobs', '--gone-after=0'])[0]);
+        // Seen within the last minute: how long ago, as before.
+        $this->redis->zAdd('{Queue:jobs}:workers', $now - 5, $ids[$left]);
+        $this->assertMatchesRegularExpression("/ pid $left .* [56]\.\ds ago +1 /", self::cli(['workers', 'jobs'])[1]);
     }
 
     /** Whether `redislock workers jobs --json` says the worker of pid $pid is gone. */

@@ -67,6 +67,8 @@ final class Cli
           --oldest=SECONDS     check: a due task waiting longer is a problem
           --dead=N             check: more than N dead letters is a problem
           --idle=SECONDS       check: no worker seen reserving for longer is a problem
+          --gone-after=SECONDS workers: one not seen for longer, running none of the
+                               queue's tasks, is gone (default $REDISLOCK_GONE_AFTER, or 600)
           -h, --help           this text
 
         Exit status: 0 done, 1 failed, declined or no such queue (check: a threshold
@@ -136,7 +138,7 @@ final class Cli
             return $left !== [] ? 4 : ($doctor->skipped() === [] ? 0 : 3);
         }
         try {
-            $report = new Report(new Client($options['url']));
+            $report = new Report(new Client($options['url']), $options['goneAfter']);
             if (in_array($command, self::ON_A_QUEUE, true) && !$report->exists($args[0])) {
                 $like = $report->like($args[0]);
                 $this->say($this->err, "redislock: no queue '" . self::clean($args[0]) . "'"
@@ -218,7 +220,8 @@ final class Cli
     /** @return array{string, list<string>, array} the command, its arguments, the options */
     private function parse(array $words): array
     {
-        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'fix' => false, 'diff' => false, 'thresholds' => []];
+        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'fix' => false, 'diff' => false, 'thresholds' => [],
+            'goneAfter' => getenv('REDISLOCK_GONE_AFTER') === false ? Report::GONE_AFTER : self::positive(getenv('REDISLOCK_GONE_AFTER'), 'REDISLOCK_GONE_AFTER')];
         $rest = [];
         foreach ($words as $i => $word) {
             if ($word === '--') {
@@ -240,6 +243,7 @@ final class Cli
                 'url' => $options['url'] = $value ?? throw new \InvalidArgumentException('--url needs a value: --url=DSN'),
                 'to-url' => $options['toUrl'] = $value ?? throw new \InvalidArgumentException('--to-url needs a value: --to-url=DSN'),
                 'watch' => $options['watch'] = self::positive($value ?? '2', '--watch'),
+                'gone-after' => $options['goneAfter'] = self::positive($value ?? '', '--gone-after'),
                 'limit' => $options['limit'] = self::count($value ?? '', '--limit'),
                 'ready', 'oldest', 'dead', 'idle' => $options['thresholds'][$name] = self::threshold($value, "--$name"),
                 default => throw new \InvalidArgumentException("unknown option --$name"),
@@ -476,7 +480,7 @@ final class Cli
                     array_map(fn (array $w) => [
                         $w['host'] === null ? $w['id'] : "{$w['host']} pid {$w['pid']}",
                         $w['since'] === null ? '-' : self::time($w['since']),
-                        self::age(max(0, microtime(true) - $w['seen'])) . ' ago' . ($w['gone'] ? ' (gone)' : ''), $w['done'], $w['process'] ?? '-',
+                        self::seen(max(0, microtime(true) - $w['seen'])) . ($w['gone'] ? ' (gone)' : ''), $w['done'], $w['process'] ?? '-',
                     ], $data),
                 ) . ($more ? "showing the first $limit workers; there are more (--limit=N shows up to 999)\n" : ''),
                 'locks' => $data === [] ? "no locks\n" : self::table(
@@ -656,6 +660,12 @@ final class Cli
     private static function age(?float $seconds): string
     {
         return $seconds === null ? '-' : sprintf('%.1fs', $seconds);
+    }
+
+    /** How long ago a worker was seen: plainly "not seen for" past a minute. */
+    private static function seen(float $seconds): string
+    {
+        return $seconds < 60 ? sprintf('%.1fs ago', $seconds) : sprintf('not seen for %ds', $seconds);
     }
 
     /**

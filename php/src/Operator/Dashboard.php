@@ -20,7 +20,8 @@ final class Dashboard
     /** Locks shown. */
     private const LOCKS_SHOWN = 200;
 
-    public function __construct(private readonly string $password, private readonly ?string $url)
+    /** @param float $goneAfter seconds unseen after which a worker running none of its queue's tasks is gone */
+    public function __construct(private readonly string $password, private readonly ?string $url, private readonly float $goneAfter = Report::GONE_AFTER)
     {
     }
 
@@ -67,7 +68,7 @@ final class Dashboard
             return;
         }
         try {
-            $report = new Report(new Client($this->url));
+            $report = new Report(new Client($this->url), $this->goneAfter);
             if ($post) {
                 $question = $this->question($report, $action);
                 if ($question !== null && ($_POST['confirm'] ?? '') !== 'yes') {
@@ -588,8 +589,8 @@ final class Dashboard
                 $rows .= '<tr data-queue="' . self::h($q['name']) . '" data-worker="' . self::h($w['id']) . '"' . ($w['gone'] ? ' class="gone"' : '') . '><td>' . self::h($q['name'])
                     . '</td><td class="worker">' . self::h($w['host'] === null ? $w['id'] : "{$w['host']} · pid {$w['pid']}") . '</td><td>'
                     . self::h($w['process'] ?? '–') . '</td><td>' . ($w['since'] === null ? '–' : date('Y-m-d H:i:s T', (int) $w['since']))
-                    . '</td><td class="n seen">' . sprintf('%.1f s ago', max(0, $now - $w['seen']))
-                    . ($w['gone'] ? ' <span class="state" title="not seen for ' . (Report::GONE_AFTER / 60) . ' minutes, running none of its tasks">gone</span>' : '')
+                    . '</td><td class="n seen">' . (($age = max(0, $now - $w['seen'])) < 60 ? sprintf('%.1f s ago', $age) : sprintf('not seen for %d s', $age))
+                    . ($w['gone'] ? ' <span class="state" title="not seen for over ' . $report->goneAfter() . ' s, running none of its tasks">gone</span>' : '')
                     . '</td><td class="n done">' . $w['done'] . '</td></tr>';
             }
         }

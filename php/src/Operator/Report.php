@@ -12,8 +12,15 @@ use RedisLock\Client;
  */
 final class Report
 {
-    public function __construct(private readonly Client $client)
+    /** @param float $goneAfter seconds unseen after which a worker running none of the queue's tasks is gone (GONE_AFTER) */
+    public function __construct(private readonly Client $client, private readonly float $goneAfter = self::GONE_AFTER)
     {
+    }
+
+    /** Seconds unseen after which a worker running none of the queue's tasks is gone. */
+    public function goneAfter(): float
+    {
+        return $this->goneAfter;
     }
 
     /** Every registered queue (see queue()), by name. */
@@ -170,9 +177,10 @@ final class Report
     }
 
     /**
-     * A worker not seen reserving for this long (seconds), and running none
-     * of the queue's tasks, is gone: its process ended or stopped taking
-     * tasks. It is forgotten a day after it was last seen.
+     * A worker not seen reserving for this long (seconds, by default: the
+     * CLI's --gone-after, the dashboard's REDISLOCK_GONE_AFTER), and running
+     * none of the queue's tasks, is gone: its process ended or stopped
+     * taking tasks. It is forgotten a day after it was last seen.
      */
     public const GONE_AFTER = 600;
 
@@ -184,7 +192,7 @@ final class Report
         $running = null;
         foreach ($workers as &$w) {
             $w['gone'] = false;
-            if ($now - $w['seen'] > self::GONE_AFTER) {
+            if ($now - $w['seen'] > $this->goneAfter) {
                 // Who runs the queue's tasks now: a worker busy with a long task is not gone.
                 $running ??= array_flip(array_map(fn ($t) => $t['worker'] === null ? '' : "{$t['worker']['host']} {$t['worker']['pid']}",
                     $this->running($name, 1000)));
