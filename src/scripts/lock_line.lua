@@ -56,9 +56,12 @@ end
 -- place's time (place, ms, as the caller's text): see lock_unclaimed. False
 -- when nobody waits.
 local function lock_grant(lock, fence, line, keep, p, place)
+  -- Nobody in line (a list exists only while it holds somebody): nothing
+  -- to hand over, and no counter to read, which a release without waiters
+  -- then never does.
+  if redis.call('EXISTS', line) == 0 then return false end
   -- The handoff's token comes after its writes (the waiter out of the
-  -- line, the lock set to it): the counter is checked first (one GET:
-  -- whether somebody waits would cost as much to ask).
+  -- line, the lock set to it): the counter is checked first.
   lock_fence_ready(fence, keep)
   local member = line_next(line, p)
   if not member then return false end
