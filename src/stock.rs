@@ -3,6 +3,7 @@
 //! limits, idempotency keys, and optionally the order task enqueued in the
 //! same step. No lock: a buy costs one round trip.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -12,13 +13,15 @@ use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::keys::{Kind, Place};
 use crate::queue;
-use crate::scripts::{NumberOr, Script, script};
+use crate::scripts::{Invocation, NumberOr, Script, script};
 
 static TAKE: LazyLock<Script> = script!("stock_take.lua");
 static TAKE_AND_ORDER: LazyLock<Script> = script!("stock_order.lua");
 static SET: LazyLock<Script> = script!("stock_set.lua");
 static GIVE: LazyLock<Script> = script!("stock_give.lua");
 static READ: LazyLock<Script> = script!("stock_read.lua");
+static MOVE_OUT: LazyLock<Script> = script!("stock_move_out.lua");
+static MOVE_IN: LazyLock<Script> = script!("stock_move_in.lua");
 /// The types of a stock script's keys (see `Invocation::types_checked`):
 /// the stock, its buyers and its takes, then for a take with its order the
 /// orders queue's (its tasks, payloads, attempts, leases, line and stats).
@@ -26,7 +29,8 @@ const TYPES: &[&str] = &[
     "string", "hash", "hash", "zset", "hash", "hash", "zset", "list", "hash",
 ];
 
-/// The keys of one stock, all in one hash slot.
+/// The keys of one stock, all in one hash slot: of the whole stock, or of
+/// one shard of a sharded stock.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Keys {
     /// The units left (a Redis integer).
@@ -35,37 +39,86 @@ pub struct Keys {
     pub buyers: Vec<u8>,
     /// Idempotency key -> units left after that take.
     pub takes: Vec<u8>,
+    /// A shard's journal of moves out (`stock_move_out.lua`).
+    pub moves: Vec<u8>,
+    /// The moves a shard received (`stock_move_in.lua`).
+    pub received: Vec<u8>,
 }
 
 impl Keys {
     /// The stock `name` under `prefix` (see `keys`).
     pub fn new(prefix: &[u8], name: &[u8]) -> Self {
-        let place = Place::new(prefix, Kind::Stock, name);
+        Self::at(Place::new(prefix, Kind::Stock, name))
+    }
+
+    /// Shard `i` of `n` of the stock `name` under `prefix`.
+    pub fn shard(prefix: &[u8], name: &[u8], i: usize, n: usize) -> Self {
+        Self::at(Place::shard(prefix, Kind::Stock, name, i, n))
+    }
+
+    fn at(place: Place) -> Self {
         Keys {
             buyers: place.beside(":buyers"),
             takes: place.beside(":takes"),
+            moves: place.beside(":moves"),
+            received: place.beside(":received"),
             stock: place.main,
         }
     }
 
-    fn all(&self) -> [&[u8]; 3] {
-        [&self.stock, &self.buyers, &self.takes]
+    fn all(&self) -> [&[u8]; 5] {
+        [
+            &self.stock,
+            &self.buyers,
+            &self.takes,
+            &self.moves,
+            &self.received,
+        ]
     }
 }
 
-/// A stock of a deployment: its server, its keys and the queue each take
-/// enqueues its order task on, if any.
+/// A stock of a deployment: its server, its keys (of its one slot, or of
+/// each shard) and the queue each take enqueues its order task on, if any.
 pub struct Stock {
     config: Arc<Config>,
     name: Vec<u8>,
-    keys: Keys,
+    shards: Vec<Keys>,
     orders: Option<queue::Queue>,
+    cut_short: Duration,
 }
 
 /// A stock and its orders queue that no one script can reach: on a
 /// Cluster, in two hash slots.
 #[derive(Debug)]
 pub struct SlotsApart;
+
+/// Shards that would all be in one slot: on a Cluster whose prefix holds a
+/// hash tag (`{app}:`), every key of the deployment is in that tag's slot.
+#[derive(Debug)]
+pub struct OneSlotPrefix;
+
+/// The most shards a stock has.
+pub const MAX_SHARDS: u64 = 128;
+
+/// How long a shard remembers a move it received: a move finished twice
+/// within it adds its units once (docs/decisions/0006-sharded-stock.md).
+const KEEP_RECEIVED: Duration = Duration::from_secs(3600);
+
+/// A move out of a shard, to be added to its target shard.
+#[derive(Clone, Debug)]
+struct Move {
+    source: usize,
+    id: Vec<u8>,
+    target: usize,
+    units: u64,
+}
+
+impl Move {
+    /// What the target shard remembers it by: the move's id and its source.
+    fn received(&self) -> Vec<u8> {
+        [&self.id[..], b":", self.source.to_string().as_bytes()].concat()
+    }
+}
 
 /// One take.
 #[derive(Default)]
@@ -138,9 +191,54 @@ impl Stock {
         Ok(Stock {
             config,
             name,
-            keys,
+            shards: vec![keys],
             orders,
+            cut_short: Duration::from_secs(5),
         })
+    }
+
+    /// The stock `name` kept in `shards` shards (1 to [`MAX_SHARDS`]), each
+    /// in a slot of its own: a Cluster spreads them over its primaries.
+    /// One shard is the stock [`Stock::new`] makes.
+    pub fn sharded(
+        config: Arc<Config>,
+        name: Vec<u8>,
+        shards: usize,
+    ) -> Result<Self, OneSlotPrefix> {
+        let n = shards.max(1);
+        if n > 1
+            && matches!(config.topology, crate::config::Topology::Cluster { .. })
+            && crate::keys::hash_tag(&config.prefix).is_some()
+        {
+            return Err(OneSlotPrefix);
+        }
+        let shards = if n == 1 {
+            vec![Keys::new(&config.prefix, &name)]
+        } else {
+            (0..n)
+                .map(|i| Keys::shard(&config.prefix, &name, i, n))
+                .collect()
+        };
+        Ok(Stock {
+            config,
+            name,
+            shards,
+            orders: None,
+            cut_short: Duration::from_secs(5),
+        })
+    }
+
+    /// A move older than `age` was cut short (its process died or lost its
+    /// connection between its two steps): the next take that reads it
+    /// finishes it. 5 s unless set.
+    pub fn cut_short_after(mut self, age: Duration) -> Self {
+        self.cut_short = age;
+        self
+    }
+
+    /// The keys of each shard (one for a stock of one slot).
+    pub fn shards(&self) -> &[Keys] {
+        &self.shards
     }
 
     pub fn name(&self) -> &[u8] {
@@ -152,9 +250,35 @@ impl Stock {
         self.orders.as_ref()
     }
 
-    /// Takes units of the stock, on the server in one step.
+    /// The shard a buyer's takes (or, without a buyer, an idempotency
+    /// key's) go to: its buyers' counts and takes are kept there. Other
+    /// takes and restocks go round the shards.
+    fn home(&self, buyer: Option<&[u8]>, key: Option<&[u8]>) -> usize {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = self.shards.len();
+        if n == 1 {
+            return 0;
+        }
+        match buyer.or(key) {
+            Some(who) => usize::from(crc16::State::<crc16::XMODEM>::calculate(who)) % n,
+            None => (NEXT.fetch_add(1, Ordering::Relaxed) + std::process::id() as usize) % n,
+        }
+    }
+
+    /// Takes units of the stock, on the server in one step (in the shard
+    /// of the take's buyer; when that shard holds too few, units move to it
+    /// from the others first, see [`Stock::gather`]).
     pub fn take(&self, take: &Take<'_>) -> Result<Taken, Error> {
-        let keys = &self.keys;
+        let home = self.home(take.buyer, take.key);
+        match self.take_in(home, take, &[])? {
+            Taken::SoldOut(left) if self.shards.len() > 1 => self.gather(home, take, left),
+            taken => Ok(taken),
+        }
+    }
+
+    /// The take in shard `home`, after adding the units of `moves` to it.
+    fn take_in(&self, home: usize, take: &Take<'_>, moves: &[Move]) -> Result<Taken, Error> {
+        let keys = &self.shards[home];
         let order_id = self.orders.as_ref().map(|_| {
             take.task
                 .or(take.key)
@@ -162,7 +286,9 @@ impl Stock {
         });
         // A number alone: taken, this many left.
         let reply: NumberOr<(String, i64)> = conn::with(&self.config, |c| {
-            let script = if self.orders.is_some() {
+            let script = if !moves.is_empty() {
+                &MOVE_IN
+            } else if self.orders.is_some() {
                 &TAKE_AND_ORDER
             } else {
                 &TAKE
@@ -175,6 +301,9 @@ impl Stock {
                 .arg(take.buyer.unwrap_or_default())
                 .arg(take.per_buyer)
                 .arg(take.key.unwrap_or_default());
+            if !moves.is_empty() {
+                Self::received(&mut call, &keys.received, "1", moves);
+            }
             if let (Some(queue), Some(id)) = (&self.orders, &order_id) {
                 let q = queue.keys();
                 call.key(&q.queue)
@@ -214,29 +343,187 @@ impl Stock {
         })
     }
 
-    /// Starts a sale of `units`, expiring after `ttl` (None: never); the
-    /// buyers and takes of an earlier sale are forgotten.
-    pub fn set(&self, units: u64, ttl: Option<Duration>) -> Result<(), Error> {
-        let ms = ttl.map_or(0, crate::time::millis);
-        let keys = &self.keys;
+    /// `stock_move_in.lua`'s keys and arguments after the take's: the
+    /// shard's received moves, whether to take, and each move.
+    fn received(call: &mut Invocation<'_>, received: &[u8], take: &str, moves: &[Move]) {
+        call.key(received)
+            .arg(take)
+            .arg(crate::time::millis(KEEP_RECEIVED));
+        for m in moves {
+            call.arg(m.received()).arg(m.units);
+        }
+    }
+
+    /// A take its shard `home` could not serve (it held `left`): units move
+    /// to `home` from the other shards in turn until it holds enough (from
+    /// each, what the take lacks, or half of that shard if more), then the
+    /// take runs again there, in the step that adds them. Each move is
+    /// written in its source's journal first and cleared last; a move a
+    /// crash cut short is finished by the next take that reads that
+    /// journal (docs/decisions/0006-sharded-stock.md).
+    fn gather(&self, home: usize, take: &Take<'_>, left: u64) -> Result<Taken, Error> {
+        let n = self.shards.len();
+        let id = crate::token::new_token().into_bytes();
+        let mut need = take.units.saturating_sub(left);
+        let (mut moves, mut elsewhere) = (Vec::new(), Vec::new());
+        for step in 1..n {
+            let source = (home + step) % n;
+            let (moved, cut) = self.move_out(source, need, &id, home, self.cut_short)?;
+            for m in cut {
+                if m.target == home {
+                    moves.push(m);
+                } else {
+                    elsewhere.push(m);
+                }
+            }
+            if moved > 0 {
+                moves.push(Move {
+                    source,
+                    id: id.clone(),
+                    target: home,
+                    units: moved,
+                });
+                need = need.saturating_sub(moved);
+            }
+            if need == 0 {
+                break;
+            }
+        }
+        for m in elsewhere {
+            self.finish(std::slice::from_ref(&m))?;
+        }
+        if moves.is_empty() {
+            return Ok(Taken::SoldOut(left));
+        }
+        let taken = self.take_in(home, take, &moves)?;
+        self.clear(&moves)?;
+        Ok(taken)
+    }
+
+    /// Moves up to `need` units (or half the shard, if more) out of shard
+    /// `source` toward `target` under the move `id` (none when `need` is
+    /// 0); returns the units moved and the journal's moves older than
+    /// `age`.
+    fn move_out(
+        &self,
+        source: usize,
+        need: u64,
+        id: &[u8],
+        target: usize,
+        age: Duration,
+    ) -> Result<(u64, Vec<Move>), Error> {
+        let keys = &self.shards[source];
+        let (moved, cut): (i64, Vec<(Vec<u8>, i64, i64)>) = conn::with(&self.config, |c| {
+            MOVE_OUT
+                .key(&keys.stock)
+                .types_checked(&["string", "hash"])
+                .key(&keys.moves)
+                .arg(need)
+                .arg(id)
+                .arg(target)
+                .arg(u64::try_from(age.as_millis()).unwrap_or(u64::MAX))
+                .invoke(c)
+        })?;
+        let n = self.shards.len();
+        let cut = cut
+            .into_iter()
+            .filter_map(|(id, target, units)| {
+                let target = usize::try_from(target).ok().filter(|&t| t < n)?;
+                Some(Move {
+                    source,
+                    id,
+                    target,
+                    units: count(units),
+                })
+            })
+            .collect();
+        Ok((count(moved), cut))
+    }
+
+    /// Adds `moves` (all to one target) to their target, then clears them
+    /// from their sources' journals.
+    fn finish(&self, moves: &[Move]) -> Result<(), Error> {
+        let Some(target) = moves.first().map(|m| m.target) else {
+            return Ok(());
+        };
+        let keys = &self.shards[target];
         conn::with(&self.config, |c| {
-            SET.key(&keys.stock)
+            let mut call = MOVE_IN.key(&keys.stock);
+            call.types_checked(TYPES)
                 .key(&keys.buyers)
                 .key(&keys.takes)
-                .arg(units)
-                .arg(ms)
-                .invoke::<i64>(c)
+                .arg(0)
+                .arg("")
+                .arg(0)
+                .arg("");
+            Self::received(&mut call, &keys.received, "0", moves);
+            call.invoke::<i64>(c)
         })?;
+        self.clear(moves)
+    }
+
+    /// Clears `moves` from their sources' journals.
+    fn clear(&self, moves: &[Move]) -> Result<(), Error> {
+        for m in moves {
+            conn::with(&self.config, |c| {
+                redis::cmd("HDEL")
+                    .arg(&self.shards[m.source].moves)
+                    .arg(&m.id)
+                    .query::<i64>(c)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Finishes every move in the shards' journals, of any age (a move
+    /// finished twice adds once): the units are all in shards after it.
+    fn finish_all(&self) -> Result<(), Error> {
+        if self.shards.len() == 1 {
+            return Ok(());
+        }
+        let mut moves = Vec::new();
+        for source in 0..self.shards.len() {
+            moves.extend(self.move_out(source, 0, b"", 0, Duration::ZERO)?.1);
+        }
+        for target in 0..self.shards.len() {
+            let to: Vec<Move> = moves
+                .iter()
+                .filter(|m| m.target == target)
+                .cloned()
+                .collect();
+            self.finish(&to)?;
+        }
+        Ok(())
+    }
+
+    /// Starts a sale of `units`, expiring after `ttl` (None: never); the
+    /// buyers and takes of an earlier sale are forgotten. A sharded stock's
+    /// units are split evenly over its shards.
+    pub fn set(&self, units: u64, ttl: Option<Duration>) -> Result<(), Error> {
+        let ms = ttl.map_or(0, crate::time::millis);
+        let n = self.shards.len() as u64;
+        for (i, keys) in (0..).zip(&self.shards) {
+            let share = units / n + u64::from(i < units % n);
+            conn::with(&self.config, |c| {
+                let mut call = SET.key(&keys.stock);
+                call.key(&keys.buyers).key(&keys.takes);
+                if n > 1 {
+                    call.key(&keys.moves).key(&keys.received);
+                }
+                call.arg(share).arg(ms).invoke::<i64>(c)
+            })?;
+        }
         Ok(())
     }
 
     /// Gives units back (an order cancelled, or a restock), off the buyer's
-    /// count when a buyer gives them back.
+    /// count when a buyer gives them back (in the buyer's shard).
     pub fn give_back(&self, units: u64, buyer: Option<&[u8]>) -> Result<Given, Error> {
+        let keys = &self.shards[self.home(buyer, None)];
         let (outcome, n): (String, i64) = conn::with(&self.config, |c| {
-            GIVE.key(&self.keys.stock)
+            GIVE.key(&keys.stock)
                 .types_checked(TYPES)
-                .key(&self.keys.buyers)
+                .key(&keys.buyers)
                 .arg(units)
                 .arg(buyer.unwrap_or_default())
                 .arg(MAX_UNITS)
@@ -257,44 +544,73 @@ impl Stock {
         })
     }
 
-    /// The units left, or None when the stock does not exist.
+    /// The units left, or None when the stock does not exist. A sharded
+    /// stock's moves under way are finished first: the sum is exact when
+    /// no take runs meanwhile.
     pub fn remaining(&self) -> Result<Option<i64>, Error> {
-        self.read(redis::cmd("GET").arg(&self.keys.stock), &["left"])
+        self.finish_all()?;
+        let mut sum = None;
+        for shard in 0..self.shards.len() {
+            let get = redis::cmd("GET").arg(&self.shards[shard].stock).clone();
+            if let Some(units) = self.read::<Option<i64>, _>(shard, &get, &["left"])? {
+                sum = Some(sum.unwrap_or(0) + units);
+            }
+        }
+        Ok(sum)
     }
 
     /// The units `buyer` took.
     pub fn bought(&self, buyer: &[u8]) -> Result<u64, Error> {
-        let plain = redis::cmd("HGET").arg(&self.keys.buyers).arg(buyer).clone();
-        let units: Option<i64> = self.read(&plain, &[&b"bought"[..], buyer])?;
+        let shard = self.home(Some(buyer), None);
+        let plain = redis::cmd("HGET")
+            .arg(&self.shards[shard].buyers)
+            .arg(buyer)
+            .clone();
+        let units: Option<i64> = self.read(shard, &plain, &[&b"bought"[..], buyer])?;
         Ok(units.map_or(0, count))
     }
 
     /// Every buyer with the units it took.
     pub fn buyers(&self) -> Result<Vec<(Vec<u8>, i64)>, Error> {
-        self.read(redis::cmd("HGETALL").arg(&self.keys.buyers), &["buyers"])
+        let mut all = Vec::new();
+        for shard in 0..self.shards.len() {
+            let plain = redis::cmd("HGETALL")
+                .arg(&self.shards[shard].buyers)
+                .clone();
+            all.extend(self.read::<Vec<(Vec<u8>, i64)>, _>(shard, &plain, &["buyers"])?);
+        }
+        Ok(all)
     }
 
-    /// A read with the `plain` command; what it cannot take as it is (a key
-    /// written by hand: another type, or not a whole number as Rust reads
-    /// one) is read again by `stock_read.lua` (with `args`), which reads
-    /// numbers as the stock's scripts do and fails naming the key when they
-    /// would.
-    fn read<T: FromRedisValue, A: ToRedisArgs>(&self, plain: &Cmd, args: &[A]) -> Result<T, Error> {
+    /// A read of shard `shard` with the `plain` command; what it cannot
+    /// take as it is (a key written by hand: another type, or not a whole
+    /// number as Rust reads one) is read again by `stock_read.lua` (with
+    /// `args`), which reads numbers as the stock's scripts do and fails
+    /// naming the key when they would.
+    fn read<T: FromRedisValue, A: ToRedisArgs>(
+        &self,
+        shard: usize,
+        plain: &Cmd,
+        args: &[A],
+    ) -> Result<T, Error> {
+        let keys = &self.shards[shard];
         conn::with(&self.config, |c| match plain.query(c) {
-            Err(e) if e.code() == Some("WRONGTYPE") || conn::unreadable(&e) => READ
-                .key(&self.keys.stock)
-                .key(&self.keys.buyers)
-                .arg(args)
-                .invoke(c),
+            Err(e) if e.code() == Some("WRONGTYPE") || conn::unreadable(&e) => {
+                READ.key(&keys.stock).key(&keys.buyers).arg(args).invoke(c)
+            }
             read => read,
         })
     }
 
-    /// Deletes the stock with its buyers and takes; true if there was any.
+    /// Deletes the stock with its buyers and takes (of every shard); true
+    /// if there was any.
     pub fn delete(&self) -> Result<bool, Error> {
-        let deleted: i64 = conn::with(&self.config, |c| {
-            redis::cmd("DEL").arg(&self.keys.all()).query(c)
-        })?;
+        let mut deleted = 0;
+        for keys in &self.shards {
+            deleted += conn::with(&self.config, |c| {
+                redis::cmd("DEL").arg(&keys.all()).query::<i64>(c)
+            })?;
+        }
         Ok(deleted > 0)
     }
 }

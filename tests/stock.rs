@@ -356,3 +356,181 @@ fn an_order_into_a_grouped_queue_is_counted_in_the_null_group() {
         .collect();
     assert_eq!(queued, [(b"".to_vec(), 2), (b"vip".to_vec(), 1)]);
 }
+
+/// The server's clock in ms, as the move scripts write it.
+fn now_ms(server: &RedisServer) -> u64 {
+    let (s, us): (u64, u64) = redis::cmd("TIME").query(&mut server.client()).unwrap();
+    s * 1000 + us / 1000
+}
+
+/// A move out of `from` toward `to` that a crash cut short after its first
+/// step: the units are off `from` and in its journal. With `applied`, the
+/// crash came after the second step too: `to` has them and remembers the
+/// move, and only the journal entry is left.
+fn cut_short(
+    server: &RedisServer,
+    shards: &[stock::Keys],
+    id: &str,
+    (from, to): (usize, usize),
+    units: u64,
+    applied: bool,
+) {
+    let mut c = server.client();
+    let now = now_ms(server);
+    redis::cmd("DECRBY")
+        .arg(&shards[from].stock)
+        .arg(units)
+        .query::<i64>(&mut c)
+        .unwrap();
+    redis::cmd("HSET")
+        .arg(&shards[from].moves)
+        .arg(id)
+        .arg(format!("{to} {units} {now}"))
+        .query::<i64>(&mut c)
+        .unwrap();
+    if applied {
+        redis::cmd("INCRBY")
+            .arg(&shards[to].stock)
+            .arg(units)
+            .query::<i64>(&mut c)
+            .unwrap();
+        redis::cmd("ZADD")
+            .arg(&shards[to].received)
+            .arg(now)
+            .arg(format!("{id}:{from}"))
+            .query::<i64>(&mut c)
+            .unwrap();
+    }
+}
+
+fn journals(server: &RedisServer, shards: &[stock::Keys]) -> i64 {
+    let mut c = server.client();
+    shards
+        .iter()
+        .map(|s| {
+            redis::cmd("HLEN")
+                .arg(&s.moves)
+                .query::<i64>(&mut c)
+                .unwrap()
+        })
+        .sum()
+}
+
+/// Moves between shards cut short by a crash, after either step, lose no
+/// unit and add none: `remaining()` finishes them and counts each unit
+/// once, and a take that passes a journal finishes what it finds there.
+#[test]
+fn a_sharded_stock_loses_and_doubles_no_unit_when_a_move_is_cut_short() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    for finish_by_take in [false, true] {
+        let stock = Stock::sharded(config.clone(), b"cut".to_vec(), 4)
+            .unwrap()
+            .cut_short_after(std::time::Duration::ZERO);
+        let shards = stock.shards().to_vec();
+        assert_eq!(shards.len(), 4);
+        stock.set(40, None).unwrap();
+        cut_short(&server, &shards, "m1", (1, 0), 5, false);
+        cut_short(&server, &shards, "m2", (2, 0), 3, true);
+        cut_short(&server, &shards, "m3", (3, 2), 4, false);
+        assert_eq!(journals(&server, &shards), 3);
+        if !finish_by_take {
+            assert_eq!(stock.remaining().unwrap(), Some(40));
+            assert_eq!(journals(&server, &shards), 0);
+            // Finished twice (its journal entry read before it was
+            // cleared, and finished again): added once.
+            redis::cmd("HSET")
+                .arg(&shards[2].moves)
+                .arg("m2")
+                .arg(format!("0 3 {}", now_ms(&server)))
+                .query::<i64>(&mut server.client())
+                .unwrap();
+            assert_eq!(stock.remaining().unwrap(), Some(40));
+        }
+        // Every unit is sold, one at a time by buyers routed to every
+        // shard, and not one more.
+        let mut sold = 0;
+        for i in 0..100 {
+            let buyer = format!("b{i}");
+            let take = Take {
+                units: 1,
+                buyer: Some(buyer.as_bytes()),
+                ..Take::default()
+            };
+            if let Taken::Done(_) = stock.take(&take).unwrap() {
+                sold += 1;
+            }
+        }
+        assert_eq!(sold, 40, "finished by a take: {finish_by_take}");
+        assert_eq!(stock.remaining().unwrap(), Some(0));
+        assert_eq!(journals(&server, &shards), 0);
+        let bought: i64 = stock.buyers().unwrap().iter().map(|(_, n)| n).sum();
+        assert_eq!(bought, 40);
+        assert!(stock.delete().unwrap());
+        assert_eq!(stock.remaining().unwrap(), None);
+    }
+}
+
+/// A take larger than any one shard gathers units from the others, a
+/// refusal comes only when all the shards together hold too few, and the
+/// buyer's limit, its count and an idempotency key hold across shards.
+#[test]
+fn a_sharded_stock_takes_across_shards_and_keeps_buyers_and_keys() {
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let stock = Stock::sharded(config, b"big".to_vec(), 8).unwrap();
+    stock.set(20, None).unwrap();
+    let take = |units, buyer: &'static str, key: Option<&'static str>, per_buyer| Take {
+        units,
+        buyer: Some(buyer.as_bytes()),
+        key: key.map(str::as_bytes),
+        per_buyer,
+        ..Take::default()
+    };
+    assert_eq!(
+        stock.take(&take(21, "ann", None, 0)).unwrap(),
+        Taken::SoldOut(20)
+    );
+    assert_eq!(stock.remaining().unwrap(), Some(20));
+    assert_eq!(
+        stock.take(&take(12, "ann", Some("k"), 15)).unwrap(),
+        Taken::Done(8)
+    );
+    assert_eq!(
+        stock.take(&take(12, "ann", Some("k"), 15)).unwrap(),
+        Taken::Before(8)
+    );
+    assert_eq!(
+        stock.take(&take(4, "ann", None, 15)).unwrap(),
+        Taken::Limit(12)
+    );
+    assert_eq!(stock.bought(b"ann").unwrap(), 12);
+    assert_eq!(
+        stock.take(&take(8, "bob", None, 0)).unwrap(),
+        Taken::Done(0)
+    );
+    assert_eq!(
+        stock.take(&take(1, "cat", None, 0)).unwrap(),
+        Taken::SoldOut(0)
+    );
+    assert_eq!(
+        stock.give_back(2, Some(b"ann")).unwrap(),
+        stock::Given::Done(2)
+    );
+    assert_eq!(stock.bought(b"ann").unwrap(), 10);
+    assert_eq!(
+        stock.take(&take(2, "cat", None, 0)).unwrap(),
+        Taken::Done(0)
+    );
+    assert_eq!(stock.remaining().unwrap(), Some(0));
+    let mut buyers = stock.buyers().unwrap();
+    buyers.sort();
+    assert_eq!(
+        buyers,
+        [
+            (b"ann".to_vec(), 10),
+            (b"bob".to_vec(), 8),
+            (b"cat".to_vec(), 2)
+        ]
+    );
+}

@@ -168,12 +168,13 @@ fn lock_options(options: &Value, method: &str, table: &[LockOpt]) -> PhpResult<l
 }
 
 /// What `stock()` was asked for: units per buyer at most, the orders queue.
-type StockOptions = (u64, Option<Vec<u8>>);
+type StockOptions = (u64, Option<Vec<u8>>, u64);
 
 /// The options of `stock()`.
 const STOCK_OPTIONS: &[Opt<StockOptions>] = &[
     opt!("perBuyer" => 0 = natural),
     opt!("orders" => 1 = |v, p| non_empty(v, p).map(Some)),
+    opt!("shards" => 2 = |v, p| super::value::whole_in(v, p, 1..=crate::stock::MAX_SHARDS)),
 ];
 
 impl Client {
@@ -396,17 +397,32 @@ impl Client {
 
     /// The stock counter named `$name` (key `stock:{<name>}`, or
     /// `stock:<name>` when the name has a hash tag of its own). Options:
-    /// `perBuyer` (units one buyer may take at most, 0: no limit) and
-    /// `orders` (the name of a queue of this client: each take enqueues its
-    /// order task there in the same step). On a Cluster the stock and its
-    /// orders queue must share a hash slot: give both names the same hash
-    /// tag (`{sale42}` and `{sale42}:orders`); other names are refused.
+    /// `perBuyer` (units one buyer may take at most, 0: no limit), `orders`
+    /// (the name of a queue of this client: each take enqueues its order
+    /// task there in the same step) and `shards` (1 to 128, default 1: the
+    /// units kept in that many counters, each in a hash slot of its own, so
+    /// that a Cluster spreads one hot stock over its primaries; every client
+    /// of the stock must give the same count). On a Cluster the stock and
+    /// its orders queue must share a hash slot: give both names the same
+    /// hash tag (`{sale42}` and `{sale42}:orders`); other names are refused.
     pub fn stock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Stock> {
         const METHOD: &str = "RedisLock\\Client::stock(): Argument #2 ($options)";
         let name = non_empty(&name, "RedisLock\\Client::stock(): Argument #1 ($name)")?;
-        let mut stock_options: StockOptions = (0, None);
+        let mut stock_options: StockOptions = (0, None, 1);
         read_options(&options, METHOD, STOCK_OPTIONS, &mut stock_options)?;
-        let (per_buyer, orders) = stock_options;
+        let (per_buyer, orders, shards) = stock_options;
+        if shards > 1 {
+            if orders.is_some() {
+                return Err(value_error(format!(
+                    "{METHOD}: options 'orders' and 'shards' do not go together yet: a sharded stock's orders need a partitioned queue"
+                )));
+            }
+            return Stock::sharded(self.config.clone(), name, per_buyer, shards).map_err(|_| {
+                value_error(format!(
+                    "{METHOD} option 'shards': on a Cluster whose prefix holds a hash tag every key is in that tag's slot, so shards cannot spread; use a prefix without braces"
+                ))
+            });
+        }
         Stock::new(self.config.clone(), name, per_buyer, orders).map_err(|_| {
             value_error(format!(
                 "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"

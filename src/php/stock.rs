@@ -81,6 +81,21 @@ impl Stock {
         })
     }
 
+    /// A stock named `name` kept in `shards` shards (see
+    /// `stock::Stock::sharded`).
+    pub fn sharded(
+        config: Arc<Config>,
+        name: Vec<u8>,
+        per_buyer: u64,
+        shards: u64,
+    ) -> Result<Self, stock::OneSlotPrefix> {
+        let shards = usize::try_from(shards).unwrap_or(1);
+        Ok(Stock {
+            stock: stock::Stock::sharded(config, name, shards)?,
+            per_buyer,
+        })
+    }
+
     fn display_name(&self) -> String {
         super::value::escaped(self.stock.name())
     }
