@@ -327,3 +327,63 @@ fn a_cluster_whose_seed_nodes_all_refuse_names_each() {
         );
     }
 }
+
+/// One stock in 8 shards: the shards lie on every primary, none holding
+/// more than 3 of them; 8 threads of buyers (each thread its own
+/// connections) take all of it, one unit at a time, with a limit per
+/// buyer: not one unit oversold, none stranded, no buyer past its limit.
+#[test]
+fn a_sharded_stock_spreads_over_the_primaries_and_sells_each_unit_once() {
+    use redislock::stock::{Stock, Take, Taken};
+    let cluster = Cluster::start();
+    let config =
+        std::sync::Arc::new(Config::from_dsn(&cluster.dsn(), &Defaults::default()).unwrap());
+    let stock = Stock::sharded(config.clone(), b"sale".to_vec(), 8).unwrap();
+    let mut per_primary = [0; 6];
+    for shard in stock.shards() {
+        per_primary[cluster
+            .primary_of(std::str::from_utf8(&shard.stock).unwrap())
+            .unwrap()] += 1;
+    }
+    let used: Vec<i32> = per_primary.into_iter().filter(|&n| n > 0).collect();
+    assert_eq!(used.len(), 3, "{per_primary:?}");
+    assert!(used.iter().all(|&n| n <= 3), "{per_primary:?}");
+
+    const UNITS: u64 = 500;
+    const PER_BUYER: u64 = 3;
+    stock.set(UNITS, None).unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let stock = Stock::sharded(config, b"sale".to_vec(), 8).unwrap();
+                let mut sold = 0;
+                // 8 threads x 30 buyers x 3 units: 720 asked of 500.
+                for round in 0..(PER_BUYER + 1) {
+                    for b in 0..30 {
+                        let buyer = format!("t{t}-b{b}");
+                        let take = Take {
+                            units: 1,
+                            buyer: Some(buyer.as_bytes()),
+                            per_buyer: PER_BUYER,
+                            ..Take::default()
+                        };
+                        match stock.take(&take).unwrap() {
+                            Taken::Done(_) => sold += 1,
+                            Taken::Limit(n) => assert!(round == PER_BUYER && n == PER_BUYER),
+                            Taken::SoldOut(_) => {}
+                            other => panic!("{other:?}"),
+                        }
+                    }
+                }
+                sold
+            })
+        })
+        .collect();
+    let sold: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(sold, UNITS, "each unit sold once, and every one");
+    assert_eq!(stock.remaining().unwrap(), Some(0));
+    let buyers = stock.buyers().unwrap();
+    assert!(buyers.iter().all(|(_, n)| *n as u64 <= PER_BUYER));
+    assert_eq!(buyers.iter().map(|(_, n)| *n as u64).sum::<u64>(), UNITS);
+}
