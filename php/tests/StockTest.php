@@ -207,6 +207,15 @@ final class StockTest extends RedisLockTestCase
             fn () => $c->stock('x', ['perBuyer' => -1]),
             fn () => $c->stock('x', ['orders' => '']),
             fn () => $c->stock('x', ['nope' => 1]),
+            fn () => $c->stock('x', ['shards' => 0]),
+            fn () => $c->stock('x', ['shards' => -1]),
+            fn () => $c->stock('x', ['shards' => 129]),
+            fn () => $c->stock('x', ['shards' => PHP_INT_MAX]),
+            fn () => $c->stock('x', ['shards' => 1.5]),
+            fn () => $c->stock('x', ['shards' => NAN]),
+            fn () => $c->stock('x', ['shards' => 'eight']),
+            fn () => $c->stock('x', ['shards' => []]),
+            fn () => $c->stock('x', ['shards' => 2, 'orders' => 'x:orders']),
         ];
         $this->assertAllRefused($cases);
         $this->assertSame($before, $this->snapshot());
@@ -230,5 +239,61 @@ final class StockTest extends RedisLockTestCase
         $this->assertSame('abc', $this->redis->get('stock:{junk}'), 'left as it was');
         $this->expectException(RedisLock\ServerException::class);
         $c->stock('junk')->take();
+    }
+
+    /**
+     * A stock in shards keeps the keys docs/keys.md shows, one set per
+     * shard, and names that look like another name's shard keys are
+     * stocks of their own.
+     */
+    public function testAShardedStockHasTheKeysOfKeysMd(): void
+    {
+        $c = $this->client();
+        $s = $c->stock('sale43', ['shards' => 8]);
+        $s->set(16);
+        $this->assertSame(0, $s->take(2, 'ann'), 'the units left in the shard of ann');
+        $keys = $this->redis->keys('*sale43*');
+        sort($keys);
+        $this->assertCount(9, $keys, 'the units of 8 shards, and the buyers of one');
+        $this->assertSame('stock:{4587s0.163}#s0/8:6:sale43', $keys[0]);
+        $this->assertSame('stock:{4587s7.2}#s7/8:6:sale43', $keys[8]);
+        foreach (['stock:{4587s0.163}#s0/8:6:sale43', '{4587s0.163}#s0/8:6:sale43', '#s0/8:6:sale43'] as $name) {
+            $t = $c->stock($name);
+            $this->assertFalse($t->exists());
+            $t->set(1);
+            $this->assertSame(0, $t->take(1, 'x'));
+            $t->delete();
+        }
+        $this->assertSame(14, $s->remaining());
+        $this->assertTrue($s->delete());
+        $this->assertSame([], $this->redis->keys('*sale43*'));
+    }
+
+    /**
+     * 30 buyer processes drain a stock of 8 shards of 100 units, one unit
+     * at a time: every unit sold once, none left behind in a shard nobody
+     * could reach, and no buyer past its limit.
+     */
+    public function testRacingBuyersDrainAShardedStockExactly(): void
+    {
+        $s = $this->client()->stock('drain', ['shards' => 8, 'perBuyer' => 3]);
+        $s->set(100);
+        $buyers = [];
+        for ($b = 0; $b < 30; $b++) {
+            $buyers[] = '
+                $s = (new RedisLock\Client())->stock("drain", ["shards" => 8, "perBuyer" => 3]);
+                $got = 0;
+                for ($i = 0; $i < 8; $i++) {
+                    foreach (["a", "b"] as $who) {
+                        if ($s->take(1, "' . $b . '$who") !== false) { $got++; }
+                    }
+                }
+                echo "$got\n";';
+        }
+        $outs = self::phpMany($buyers);
+        $this->assertSame(100, array_sum(array_map('intval', $outs)), implode('', $outs));
+        $this->assertSame(0, $s->remaining());
+        $this->assertSame(100, array_sum($s->buyers()));
+        $this->assertLessThanOrEqual(3, max($s->buyers()));
     }
 }

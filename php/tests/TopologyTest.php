@@ -162,6 +162,49 @@ final class TopologyTest extends RedisLockTestCase
         unlink($file);
     }
 
+    /**
+     * One stock in 8 shards over the Cluster's primaries, bought by 12
+     * processes of which 4 are killed (SIGKILL) while they buy, some of
+     * them, most likely, between the two steps of a move: after the run,
+     * every unit of the 600 is either bought or still in the stock, once.
+     */
+    public function testAShardedStockOnAClusterLosesNoUnitToKilledBuyers(): void
+    {
+        $cluster = self::cluster();
+        $ini = ['redislock.default_dsn' => $cluster->dsn()];
+        $open = '$s = (new RedisLock\Client())->stock("flash", ["shards" => 8, "perBuyer" => 3]);';
+        $this->assertSame('ok', self::php($open . '$s->set(600); echo "ok";', $ini));
+        $procs = [];
+        for ($w = 0; $w < 12; $w++) {
+            $procs[] = self::start($open . '
+                for ($round = 0; $round < 4; $round++) {
+                    for ($b = 0; $b < 25; $b++) { $s->take(1, "w' . $w . '-b$b"); usleep(2000); }
+                }', $ini);
+        }
+        // The sale lasts about 0.3 s; the shards drain, and units move,
+        // toward its end.
+        usleep(150000);
+        foreach ([1, 4, 7, 10] as $killed) {
+            proc_terminate($procs[$killed][0], SIGKILL);
+            usleep(20000);
+        }
+        foreach ($procs as $proc) {
+            self::finish($proc);
+        }
+        // remaining() finishes the moves the killed cut short; then fresh
+        // buyers take all that is left, and not one unit more.
+        $out = self::php($open . '
+            $before = $s->remaining();
+            $n = 0;
+            while ($s->take(1, "sweep" . $n) !== false) { $n++; }
+            echo json_encode([$before, $n, $s->remaining(), array_sum($s->buyers()), max($s->buyers())]);', $ini);
+        [$before, $swept, $left, $bought, $most] = json_decode($out, true) ?? [null, null, null, null, null];
+        $this->assertSame($before, $swept, $out);
+        $this->assertSame(0, $left, $out);
+        $this->assertSame(600, $bought, $out);
+        $this->assertLessThanOrEqual(3, $most, $out);
+    }
+
     public function testSentinelFindsTheMaster(): void
     {
         $pair = new ReplicatedPair();
