@@ -33,6 +33,7 @@ mkdir -p bench
   "${php[@]}" php/bench/syscalls.php "$REDIS_URL"
   "${php[@]}" php/bench/scripts.php "$REDIS_URL"
   "${php[@]}" php/bench/floors.php "$REDIS_URL"
+  "${php[@]}" php/bench/shards.php "$REDIS_URL"
   "${php[@]}" php/bench/handoff.php "$REDIS_URL"
   echo
   "${php[@]}" php/bench/contention.php "$REDIS_URL"

@@ -81,6 +81,24 @@ final class BenchTest extends PHPUnit\Framework\TestCase
     }
 
     /**
+     * The shards table (shards.php) starts its own 3-primary Cluster and
+     * drains a sale at each shard count, on it and on one server: every
+     * row is there and the one-shard rows are the base of their ratios.
+     */
+    public function testTheShardsTableDrainsEverySale(): void
+    {
+        $so = getenv('REDISLOCK_SO') ?: ini_get('extension_dir') . '/redislock.so';
+        $cmd = [PHP_BINARY, '-d', "extension=$so", dirname(__DIR__) . '/bench/shards.php', RedisServer::$main->dsn(), '300', '300', '1'];
+        $proc = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        $this->assertSame(0, proc_close($proc), $out);
+        preg_match_all('/^\| (\d+) \| [\d.]+ \| ([\d.]+)x \| (\d+)% \| \d+ \| [\d.]+ \| ([\d.]+)x \|$/m', $out, $rows, PREG_SET_ORDER);
+        $this->assertSame(['1', '2', '4', '8', '16'], array_column($rows, 1), $out);
+        $this->assertSame(['1.00', '100', '1.00'], [$rows[0][2], $rows[0][3], $rows[0][4]], $out);
+        $this->assertSame([], RedisServer::$main->client()->keys('*hot*'), 'the one-server sales are deleted');
+    }
+
+    /**
      * Every flash-sale contender sells the whole stock, and no more: a
      * contender that reads a key nothing set stops at once, and its row
      * measures a sale that never happened (the key layout once moved the
