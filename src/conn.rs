@@ -179,6 +179,23 @@ impl Conn {
         }
     }
 
+    /// Runs `cmd`, which names no key, on the server that holds `key`: on
+    /// a cluster, the primary of its slot (`WAIT` there, for the writes of
+    /// this connection to that primary only), else the one server.
+    pub fn on_server_of(&mut self, key: &[u8], cmd: &Cmd) -> RedisResult<Value> {
+        match self {
+            Conn::Single(c) => c.req_command(cmd),
+            Conn::Cluster(c, _) => {
+                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+                let route = Route::new(crate::keys::slot(key), SlotAddr::Master);
+                c.route_command(
+                    cmd,
+                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
+                )
+            }
+        }
+    }
+
     /// Runs a blocking command (BLPOP), given as its words, whose own
     /// timeout is `nap`: its reply comes within `read_timeout` of the nap's
     /// end. A single server is nudged at the nap's end (see

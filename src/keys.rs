@@ -126,7 +126,7 @@ impl Place {
     pub fn shard(prefix: &[u8], kind: Kind, name: &[u8], i: usize, n: usize) -> Self {
         const SLOTS: usize = 16384;
         let main = Place::new(prefix, kind, name).main;
-        let home = slot_of(hash_tag(&main).unwrap_or(&main));
+        let home = usize::from(slot(&main));
         let stretch = SLOTS / n.max(1);
         let start = (home + i * stretch) % SLOTS;
         // Within the first eighth of the stretch: the shards lie about
@@ -240,6 +240,11 @@ pub fn reserved(prefix: &[u8], name: &[u8]) -> bool {
 /// The slot of brace-free `text` (CRC16/XMODEM, as Redis hashes a key).
 fn slot_of(text: &[u8]) -> usize {
     usize::from(crc16::State::<crc16::XMODEM>::calculate(text)) % 16384
+}
+
+/// The Cluster slot of `key` (its hash tag's, when it has one).
+pub fn slot(key: &[u8]) -> u16 {
+    crc16::State::<crc16::XMODEM>::calculate(hash_tag(key).unwrap_or(key)) % 16384
 }
 
 /// The content Redis hashes in `key`, when `key` has a hash tag.

@@ -22,6 +22,7 @@ static GIVE: LazyLock<Script> = script!("stock_give.lua");
 static READ: LazyLock<Script> = script!("stock_read.lua");
 static MOVE_OUT: LazyLock<Script> = script!("stock_move_out.lua");
 static MOVE_IN: LazyLock<Script> = script!("stock_move_in.lua");
+static UNTAKE: LazyLock<Script> = script!("stock_untake.lua");
 /// The types of a stock script's keys (see `Invocation::types_checked`):
 /// the stock, its buyers and its takes, then for a take with its order the
 /// orders queue's (its tasks, payloads, attempts, leases, line and stats).
@@ -85,6 +86,8 @@ pub struct Stock {
     shards: Vec<Keys>,
     orders: Option<queue::Queue>,
     cut_short: Duration,
+    /// Replicas that must acknowledge a take, and how long to wait for them.
+    replicas: Option<(u64, Duration)>,
 }
 
 /// A stock and its orders queue that no one script can reach: on a
@@ -150,6 +153,11 @@ pub enum Taken {
     /// The order task's id (this one) is already queued or leased: nothing
     /// was taken.
     TaskExists(Vec<u8>),
+    /// Only `acked` of the `wanted` replicas acknowledged the take (or the
+    /// moves of units it needed) in time: nothing is taken (a take made on
+    /// the primary was undone: its units given back, the buyer's count
+    /// lowered, its key forgotten).
+    Unconfirmed { acked: u64, wanted: u64 },
 }
 
 /// What giving units back did.
@@ -194,6 +202,7 @@ impl Stock {
             shards: vec![keys],
             orders,
             cut_short: Duration::from_secs(5),
+            replicas: None,
         })
     }
 
@@ -225,6 +234,7 @@ impl Stock {
             shards,
             orders: None,
             cut_short: Duration::from_secs(5),
+            replicas: None,
         })
     }
 
@@ -233,6 +243,14 @@ impl Stock {
     /// finishes it. 5 s unless set.
     pub fn cut_short_after(mut self, age: Duration) -> Self {
         self.cut_short = age;
+        self
+    }
+
+    /// A take counts only once `replicas` replicas acknowledged it (Redis'
+    /// `WAIT`, up to `timeout`); one that fewer did is undone
+    /// ([`Taken::Unconfirmed`]). 0: takes do not wait.
+    pub fn confirmed_by(mut self, replicas: u64, timeout: Duration) -> Self {
+        self.replicas = (replicas > 0).then_some((replicas, timeout));
         self
     }
 
@@ -272,8 +290,64 @@ impl Stock {
         let home = self.home(take.buyer, take.key);
         match self.take_in(home, take, &[])? {
             Taken::SoldOut(left) if self.shards.len() > 1 => self.gather(home, take, left),
-            taken => Ok(taken),
+            taken => self.confirmed(home, take, taken, self.acked(home)),
         }
+    }
+
+    /// The replicas that acknowledged this connection's writes to shard
+    /// `shard`'s server (`WAIT` there; on a Cluster, that primary only),
+    /// when takes wait for replicas; else `u64::MAX`. A wait that failed
+    /// counts none.
+    fn acked(&self, shard: usize) -> u64 {
+        let Some((wanted, timeout)) = self.replicas else {
+            return u64::MAX;
+        };
+        let wait = redis::cmd("WAIT")
+            .arg(wanted)
+            .arg(crate::time::millis(timeout))
+            .clone();
+        let key = &self.shards[shard].stock;
+        conn::with(&self.config, |c| {
+            c.on_server_of(key, &wait)
+                .and_then(|v| u64::from_redis_value(v).map_err(Into::into))
+        })
+        .unwrap_or(0)
+    }
+
+    /// Whether `acked` replicas are as many as takes wait for.
+    fn enough(&self, acked: u64) -> bool {
+        self.replicas.is_none_or(|(wanted, _)| acked >= wanted)
+    }
+
+    /// What the take that made `taken` in shard `home` returns, `acked`
+    /// replicas having acknowledged it: a take that fewer acknowledged
+    /// than asked is undone (`stock_untake.lua`).
+    fn confirmed(
+        &self,
+        home: usize,
+        take: &Take<'_>,
+        taken: Taken,
+        acked: u64,
+    ) -> Result<Taken, Error> {
+        let (Taken::Done(_), Some((wanted, _))) = (&taken, self.replicas) else {
+            return Ok(taken);
+        };
+        if acked >= wanted {
+            return Ok(taken);
+        }
+        let keys = &self.shards[home];
+        conn::with(&self.config, |c| {
+            UNTAKE
+                .key(&keys.stock)
+                .types_checked(TYPES)
+                .key(&keys.buyers)
+                .key(&keys.takes)
+                .arg(take.units)
+                .arg(take.buyer.unwrap_or_default())
+                .arg(take.key.unwrap_or_default())
+                .invoke::<i64>(c)
+        })?;
+        Ok(Taken::Unconfirmed { acked, wanted })
     }
 
     /// The take in shard `home`, after adding the units of `moves` to it.
@@ -360,12 +434,20 @@ impl Stock {
     /// take runs again there, in the step that adds them. Each move is
     /// written in its source's journal first and cleared last; a move a
     /// crash cut short is finished by the next take that reads that
-    /// journal (docs/decisions/0006-sharded-stock.md).
+    /// journal (docs/decisions/0006-sharded-stock.md). When takes wait for
+    /// replicas, each step goes on only once they acknowledged the one
+    /// before: a move out that they did not stays in its journal (a
+    /// failover that loses it gives its units back to the source, never
+    /// to both), and a journal entry is cleared only once its units'
+    /// arrival was acknowledged.
     fn gather(&self, home: usize, take: &Take<'_>, left: u64) -> Result<Taken, Error> {
         let n = self.shards.len();
         let id = crate::token::new_token().into_bytes();
         let mut need = take.units.saturating_sub(left);
         let (mut moves, mut elsewhere) = (Vec::new(), Vec::new());
+        // The fewest replicas that acknowledged a move out that was then
+        // left in its journal, if any.
+        let mut short: Option<u64> = None;
         for step in 1..n {
             let source = (home + step) % n;
             let (moved, cut) = self.move_out(source, need, &id, home, self.cut_short)?;
@@ -376,7 +458,10 @@ impl Stock {
                     elsewhere.push(m);
                 }
             }
-            if moved > 0 {
+            let acked = if moved > 0 { self.acked(source) } else { 0 };
+            if moved > 0 && !self.enough(acked) {
+                short = Some(short.map_or(acked, |s| s.min(acked)));
+            } else if moved > 0 {
                 moves.push(Move {
                     source,
                     id: id.clone(),
@@ -392,12 +477,22 @@ impl Stock {
         for m in elsewhere {
             self.finish(std::slice::from_ref(&m))?;
         }
+        // Refused for want of units that replicas did not confirm: say so.
+        let unconfirmed = |taken| match (taken, short, self.replicas) {
+            (Taken::SoldOut(_), Some(acked), Some((wanted, _))) => {
+                Taken::Unconfirmed { acked, wanted }
+            }
+            (taken, _, _) => taken,
+        };
         if moves.is_empty() {
-            return Ok(Taken::SoldOut(left));
+            return Ok(unconfirmed(Taken::SoldOut(left)));
         }
         let taken = self.take_in(home, take, &moves)?;
-        self.clear(&moves)?;
-        Ok(taken)
+        let acked = self.acked(home);
+        if self.enough(acked) {
+            self.clear(&moves)?;
+        }
+        Ok(unconfirmed(self.confirmed(home, take, taken, acked)?))
     }
 
     /// Moves up to `need` units (or half the shard, if more) out of shard
@@ -459,7 +554,10 @@ impl Stock {
             Self::received(&mut call, &keys.received, "0", moves);
             call.invoke::<i64>(c)
         })?;
-        self.clear(moves)
+        if self.enough(self.acked(target)) {
+            self.clear(moves)?;
+        }
+        Ok(())
     }
 
     /// Clears `moves` from their sources' journals.

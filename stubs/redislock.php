@@ -291,14 +291,18 @@ namespace RedisLock {
          * `stock:<name>` when the name has a hash tag of its own). Options:
          * `perBuyer` (units one buyer may take at most, 0: no limit), `orders`
          * (the name of a queue of this client: each take enqueues its order
-         * task there in the same step) and `shards` (1 to 128, default 1: the
+         * task there in the same step), `shards` (1 to 128, default 1: the
          * units kept in that many counters, each in a hash slot of its own, so
          * that a Cluster spreads one hot stock over its primaries; every client
-         * of the stock must give the same count). On a Cluster the stock and
-         * its orders queue must share a hash slot: give both names the same
-         * hash tag (`{sale42}` and `{sale42}:orders`); other names are refused.
+         * of the stock must give the same count), `replicas` (a take counts
+         * only once this many replicas acknowledged it, via WAIT; one that
+         * fewer did is undone and throws `NotAcquiredException`; default 0)
+         * and `replicaTimeout` (seconds to wait for them, default 1). On a
+         * Cluster the stock and its orders queue must share a hash slot: give
+         * both names the same hash tag (`{sale42}` and `{sale42}:orders`);
+         * other names are refused.
          *
-         * @param array{perBuyer?: int, orders?: string, shards?: int}|null $options
+         * @param array{perBuyer?: int, orders?: string, shards?: int, replicas?: int, replicaTimeout?: float}|null $options
          */
         public function stock(string $name, ?array $options = null): Stock {}
 

@@ -387,3 +387,116 @@ fn a_sharded_stock_spreads_over_the_primaries_and_sells_each_unit_once() {
     assert!(buyers.iter().all(|(_, n)| *n as u64 <= PER_BUYER));
     assert_eq!(buyers.iter().map(|(_, n)| *n as u64).sum::<u64>(), UNITS);
 }
+
+/// A stock in 8 shards whose takes wait for a replica, bought by 6 threads
+/// while the primary of one shard is killed (SIGKILL) and its replica
+/// promoted: no take the buyers were told of is lost (each is on the new
+/// primaries after the failover), and buyers told of their takes, with
+/// the last ones' after it, never number more than the units.
+#[test]
+fn a_sharded_stock_with_replicas_loses_no_told_take_to_a_failover() {
+    use redislock::stock::{Stock, Take, Taken};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut cluster = Cluster::start();
+    let config =
+        std::sync::Arc::new(Config::from_dsn(&cluster.dsn(), &Defaults::default()).unwrap());
+    let open = |config| {
+        Stock::sharded(config, b"failover".to_vec(), 8)
+            .unwrap()
+            .confirmed_by(1, Duration::from_secs(1))
+            .cut_short_after(Duration::ZERO)
+    };
+    const UNITS: u64 = 3000;
+    let stock = open(config.clone());
+    stock.set(UNITS, None).unwrap();
+    let victim = std::str::from_utf8(&stock.shards()[0].stock)
+        .unwrap()
+        .to_string();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let (config, stop) = (config.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let stock = open(config);
+                let (mut told, mut failed) = (Vec::new(), 0);
+                let mut i = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let buyer = format!("t{t}-{i}");
+                    i += 1;
+                    let take = Take {
+                        units: 1,
+                        buyer: Some(buyer.as_bytes()),
+                        ..Take::default()
+                    };
+                    match stock.take(&take) {
+                        Ok(Taken::Done(_)) => told.push(buyer),
+                        Ok(Taken::SoldOut(_)) => break,
+                        // Unconfirmed (undone), or the outcome unknown.
+                        Ok(_) | Err(_) => failed += 1,
+                    }
+                    // The sale lasts past the kill and the promotion.
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                (told, failed)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let primary = cluster.primary_of(&victim).unwrap();
+    cluster.nodes[primary].stop();
+    common::wait_for("the replica's promotion", 30, || {
+        cluster.primary_of(&victim).is_some()
+    });
+    cluster.wait_until_ok();
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    let mut told = Vec::new();
+    let mut failed = 0;
+    for t in threads {
+        let (t_told, t_failed) = t.join().unwrap();
+        told.extend(t_told);
+        failed += t_failed;
+    }
+    assert!(failed > 0, "the failover was seen by the buyers");
+    // The first calls after it may still fail on a connection to the dead node.
+    let mut left = None;
+    for _ in 0..5 {
+        if let Ok(n) = stock.remaining() {
+            left = n;
+            break;
+        }
+    }
+    let left = left.expect("remaining() after the failover") as u64;
+    for buyer in &told {
+        assert_eq!(
+            stock.bought(buyer.as_bytes()).unwrap(),
+            1,
+            "{buyer}: told, and kept"
+        );
+    }
+    // Sell out: what the buyers were told of and the rest never pass the
+    // units. (Without waiting for a replica: the promoted one has none.)
+    let stock = Stock::sharded(config, b"failover".to_vec(), 8).unwrap();
+    let mut sold = 0u64;
+    loop {
+        let buyer = format!("last-{sold}");
+        let take = Take {
+            units: 1,
+            buyer: Some(buyer.as_bytes()),
+            ..Take::default()
+        };
+        match stock.take(&take).unwrap() {
+            Taken::Done(_) => sold += 1,
+            Taken::SoldOut(_) => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(sold, left);
+    assert!(
+        told.len() as u64 + sold <= UNITS,
+        "{} told + {sold} > {UNITS}",
+        told.len()
+    );
+    let bought: i64 = stock.buyers().unwrap().iter().map(|(_, n)| n).sum();
+    assert!(bought as u64 <= UNITS);
+}

@@ -278,4 +278,44 @@ final class TopologyTest extends RedisLockTestCase
             }
         }
     }
+
+    /**
+     * A stock's takes with `replicas`: a take returns once the replica has
+     * it; one that fewer replicas acknowledged than asked is undone whole
+     * (units, the buyer's count, the idempotency key) and throws.
+     */
+    public function testAStockTakeCanWaitForReplicas(): void
+    {
+        $pair = new ReplicatedPair();
+        $client = new Client($pair->master->dsn());
+        foreach ([1, 4] as $shards) {
+            $stock = $client->stock("sale$shards", ['replicas' => 1, 'replicaTimeout' => 0.5, 'shards' => $shards, 'perBuyer' => 5]);
+            $this->assertTrue($stock->set(10));
+            $this->assertNotFalse($stock->take(2, 'ann', ['key' => 'k1']));
+            $replica = new Client($pair->replica->dsn());
+            $this->assertSame(2, $replica->stock("sale$shards", ['shards' => $shards])->bought('ann'), 'on the replica when take() returned');
+
+            $strict = $client->stock("sale$shards", ['replicas' => 2, 'replicaTimeout' => 0.2, 'shards' => $shards, 'perBuyer' => 5]);
+            try {
+                $strict->take(3, 'ann', ['key' => 'k2']);
+                $this->fail('only one replica');
+            } catch (NotAcquiredException $e) {
+                $this->assertStringContainsString('only 1 of 2 replicas acknowledged the take of 3 units in time; it was undone: nothing is taken', $e->getMessage());
+            }
+            $this->assertSame(8, $stock->remaining(), 'the units are back');
+            $this->assertSame(2, $stock->bought('ann'), 'the buyer count is back');
+            // The key was forgotten: the same key takes anew.
+            $this->assertNotFalse($stock->take(3, 'ann', ['key' => 'k2']));
+            $this->assertSame(5, $stock->remaining());
+        }
+        foreach ([['replicas' => -1], ['replicas' => 'x'], ['replicas' => 1.5], ['replicaTimeout' => 0], ['replicaTimeout' => NAN],
+            ['replicas' => 1, 'orders' => 'q']] as $bad) {
+            try {
+                $client->stock('w', $bad);
+                $this->fail('stock options ' . var_export($bad, true));
+            } catch (TypeError|ValueError) {
+                $this->addToAssertionCount(1);
+            }
+        }
+    }
 }

@@ -167,14 +167,25 @@ fn lock_options(options: &Value, method: &str, table: &[LockOpt]) -> PhpResult<l
     Ok(out)
 }
 
-/// What `stock()` was asked for: units per buyer at most, the orders queue.
-type StockOptions = (u64, Option<Vec<u8>>, u64);
+/// What `stock()` was asked for.
+struct StockOptions {
+    /// Units per buyer at most (0: no limit).
+    per_buyer: u64,
+    /// The queue each take enqueues its order task on.
+    orders: Option<Vec<u8>>,
+    shards: u64,
+    /// Replicas that acknowledge a take, and how long to wait for them.
+    replicas: u64,
+    replica_timeout: Duration,
+}
 
 /// The options of `stock()`.
 const STOCK_OPTIONS: &[Opt<StockOptions>] = &[
-    opt!("perBuyer" => 0 = natural),
-    opt!("orders" => 1 = |v, p| non_empty(v, p).map(Some)),
-    opt!("shards" => 2 = |v, p| super::value::whole_in(v, p, 1..=crate::stock::MAX_SHARDS)),
+    opt!("perBuyer" => per_buyer = natural),
+    opt!("orders" => orders = |v, p| non_empty(v, p).map(Some)),
+    opt!("shards" => shards = |v, p| super::value::whole_in(v, p, 1..=crate::stock::MAX_SHARDS)),
+    opt!("replicas" => replicas = natural),
+    opt!("replicaTimeout" => replica_timeout = positive_seconds),
 ];
 
 impl Client {
@@ -399,35 +410,59 @@ impl Client {
     /// `stock:<name>` when the name has a hash tag of its own). Options:
     /// `perBuyer` (units one buyer may take at most, 0: no limit), `orders`
     /// (the name of a queue of this client: each take enqueues its order
-    /// task there in the same step) and `shards` (1 to 128, default 1: the
+    /// task there in the same step), `shards` (1 to 128, default 1: the
     /// units kept in that many counters, each in a hash slot of its own, so
     /// that a Cluster spreads one hot stock over its primaries; every client
-    /// of the stock must give the same count). On a Cluster the stock and
-    /// its orders queue must share a hash slot: give both names the same
-    /// hash tag (`{sale42}` and `{sale42}:orders`); other names are refused.
+    /// of the stock must give the same count), `replicas` (a take counts
+    /// only once this many replicas acknowledged it, via WAIT; one that
+    /// fewer did is undone and throws `NotAcquiredException`; default 0)
+    /// and `replicaTimeout` (seconds to wait for them, default 1). On a
+    /// Cluster the stock and its orders queue must share a hash slot: give
+    /// both names the same hash tag (`{sale42}` and `{sale42}:orders`);
+    /// other names are refused.
     pub fn stock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Stock> {
         const METHOD: &str = "RedisLock\\Client::stock(): Argument #2 ($options)";
         let name = non_empty(&name, "RedisLock\\Client::stock(): Argument #1 ($name)")?;
-        let mut stock_options: StockOptions = (0, None, 1);
-        read_options(&options, METHOD, STOCK_OPTIONS, &mut stock_options)?;
-        let (per_buyer, orders, shards) = stock_options;
-        if shards > 1 {
-            if orders.is_some() {
-                return Err(value_error(format!(
-                    "{METHOD}: options 'orders' and 'shards' do not go together yet: a sharded stock's orders need a partitioned queue"
-                )));
-            }
-            return Stock::sharded(self.config.clone(), name, per_buyer, shards).map_err(|_| {
+        let mut asked = StockOptions {
+            per_buyer: 0,
+            orders: None,
+            shards: 1,
+            replicas: 0,
+            replica_timeout: Duration::from_secs_f64(DEFAULT_REPLICA_TIMEOUT),
+        };
+        read_options(&options, METHOD, STOCK_OPTIONS, &mut asked)?;
+        let StockOptions {
+            per_buyer,
+            orders,
+            shards,
+            replicas,
+            replica_timeout,
+        } = asked;
+        if orders.is_some() && (shards > 1 || replicas > 0) {
+            let other = if shards > 1 { "shards" } else { "replicas" };
+            return Err(value_error(format!(
+                "{METHOD}: options 'orders' and '{other}' do not go together yet: {}",
+                if shards > 1 {
+                    "a sharded stock's orders need a partitioned queue"
+                } else {
+                    "a take that replicas did not acknowledge cannot take its order task back"
+                }
+            )));
+        }
+        let stock = if shards > 1 {
+            Stock::sharded(self.config.clone(), name, per_buyer, shards).map_err(|_| {
                 value_error(format!(
                     "{METHOD} option 'shards': on a Cluster whose prefix holds a hash tag every key is in that tag's slot, so shards cannot spread; use a prefix without braces"
                 ))
-            });
-        }
-        Stock::new(self.config.clone(), name, per_buyer, orders).map_err(|_| {
-            value_error(format!(
-                "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"
-            ))
-        })
+            })?
+        } else {
+            Stock::new(self.config.clone(), name, per_buyer, orders).map_err(|_| {
+                value_error(format!(
+                    "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"
+                ))
+            })?
+        };
+        Ok(stock.confirmed_by(replicas, replica_timeout))
     }
 
     /// The rate limiter named `$name` (keys `limit:{<name>}:...`, one per

@@ -96,6 +96,13 @@ impl Stock {
         })
     }
 
+    /// Takes count once `replicas` replicas acknowledged them (see
+    /// `stock::Stock::confirmed_by`).
+    pub fn confirmed_by(mut self, replicas: u64, timeout: std::time::Duration) -> Self {
+        self.stock = self.stock.confirmed_by(replicas, timeout);
+        self
+    }
+
     fn display_name(&self) -> String {
         super::value::escaped(self.stock.name())
     }
@@ -180,6 +187,15 @@ impl Stock {
         let left = match engine(self.stock.take(&take))? {
             Taken::Done(left) | Taken::Before(left) => Some(left),
             Taken::SoldOut(_) | Taken::Limit(_) => None,
+            Taken::Unconfirmed { acked, wanted } => {
+                return Err(exception(
+                    Class::NotAcquired,
+                    format!(
+                        "redislock: stock '{}': only {acked} of {wanted} replicas acknowledged the take of {units} units in time; it was undone: nothing is taken",
+                        self.display_name()
+                    ),
+                ));
+            }
             Taken::TaskExists(id) => {
                 return Err(exception(
                     Class::Root,
