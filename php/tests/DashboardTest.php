@@ -19,7 +19,7 @@ final class DashboardTest extends RedisLockTestCase
     private array $children = [];
 
     /** Starts `php -S` on php/web; returns its base URL. */
-    private static function serve(string $password, bool $extension = true, ?string $redis = null): string
+    private static function serve(string $password, bool $extension = true, ?string $redis = null, array $env = []): string
     {
         $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
         self::$sessions = sys_get_temp_dir() . '/redislock-sessions-' . getmypid();
@@ -31,7 +31,7 @@ final class DashboardTest extends RedisLockTestCase
             [1 => ['file', '/dev/null', 'w'], 2 => ['file', self::$sessions . '/log', 'w']],
             $pipes,
             null,
-            ['REDISLOCK_URL' => $redis ?? RedisServer::$main->dsn(), 'REDISLOCK_DASHBOARD_PASSWORD' => $password],
+            ['REDISLOCK_URL' => $redis ?? RedisServer::$main->dsn(), 'REDISLOCK_DASHBOARD_PASSWORD' => $password] + $env,
         );
         $url = "http://127.0.0.1:$port/";
         $deadline = microtime(true) + 10;
@@ -457,6 +457,21 @@ final class DashboardTest extends RedisLockTestCase
         $page = @file_get_contents($url, false, stream_context_create(['http' => ['ignore_errors' => true, 'header' => "Cookie: $signedIn"]]));
         $this->assertStringContainsString('503', $http_response_header[0]);
         $this->assertStringContainsString('The redislock extension is not loaded in the PHP that serves this page', $page);
+    }
+
+    /** A gone threshold set to no number of seconds is refused, not ignored. */
+    public function testABadGoneThresholdIsSaidNotIgnored(): void
+    {
+        foreach (['soon', '0', '-5', 'INF'] as $bad) {
+            $url = self::serve(self::PASSWORD, true, null, ['REDISLOCK_GONE_AFTER' => $bad]);
+            $page = @file_get_contents($url, false, stream_context_create(['http' => ['ignore_errors' => true]]));
+            $this->assertStringContainsString('500', $http_response_header[0], $bad);
+            $this->assertSame("redislock dashboard: REDISLOCK_GONE_AFTER must be a number of seconds > 0, '$bad' given\n", $page);
+            self::stop();
+        }
+        $url = self::serve(self::PASSWORD, true, null, ['REDISLOCK_GONE_AFTER' => '90']);
+        @file_get_contents($url, false, stream_context_create(['http' => ['ignore_errors' => true]]));
+        $this->assertStringContainsString('200', $http_response_header[0]);
     }
 
     /** metrics.php: the exposition, or a 503 that says why (a failed scrape). */

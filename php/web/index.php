@@ -9,8 +9,17 @@
 foreach (['Report', 'Dashboard'] as $class) {
     require_once dirname(__DIR__) . "/src/Operator/$class.php";
 }
+try {
+    $goneAfter = RedisLock\Operator\Report::goneAfterFromEnvironment();
+} catch (InvalidArgumentException $e) {
+    // A setting the operator got wrong says so, rather than being ignored.
+    http_response_code(500);
+    header('Content-Type: text/plain; charset=utf-8');
+    echo 'redislock dashboard: ', $e->getMessage(), "\n";
+    return;
+}
 (new RedisLock\Operator\Dashboard(
     (string) getenv('REDISLOCK_DASHBOARD_PASSWORD'),
     getenv('REDISLOCK_URL') ?: null,
-    is_numeric(getenv('REDISLOCK_GONE_AFTER')) && (float) getenv('REDISLOCK_GONE_AFTER') > 0 ? (float) getenv('REDISLOCK_GONE_AFTER') : RedisLock\Operator\Report::GONE_AFTER,
+    $goneAfter,
 ))->handle();

@@ -472,7 +472,7 @@ final class Cli
                     array_map(fn (array $t) => [
                         $t['id'], $t['worker'] ? "{$t['worker']['host']} pid {$t['worker']['pid']}" : '-',
                         $t['leasedAt'] === null ? '-' : self::age(max(0, microtime(true) - $t['leasedAt'])),
-                        self::leaseLeft($t['until'], microtime(true)), $t['attempts'], self::cut($t['payload']),
+                        Report::leaseLeft($t['until'], microtime(true), 's'), $t['attempts'], self::cut($t['payload']),
                     ], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'running tasks'),
                 'workers' => $data === [] ? "no workers seen in the last day\n" : self::table(
@@ -480,7 +480,7 @@ final class Cli
                     array_map(fn (array $w) => [
                         $w['host'] === null ? $w['id'] : "{$w['host']} pid {$w['pid']}",
                         $w['since'] === null ? '-' : self::time($w['since']),
-                        self::seen(max(0, microtime(true) - $w['seen'])) . ($w['gone'] ? ' (gone)' : ''), $w['done'], $w['process'] ?? '-',
+                        Report::seen(max(0, microtime(true) - $w['seen']), 's') . ($w['gone'] ? ' (gone)' : ''), $w['done'], $w['process'] ?? '-',
                     ], $data),
                 ) . ($more ? "showing the first $limit workers; there are more (--limit=N shows up to 999)\n" : ''),
                 'locks' => $data === [] ? "no locks\n" : self::table(
@@ -660,21 +660,6 @@ final class Cli
     private static function age(?float $seconds): string
     {
         return $seconds === null ? '-' : sprintf('%.1fs', $seconds);
-    }
-
-    /** How long ago a worker was seen: plainly "not seen for" past a minute. */
-    private static function seen(float $seconds): string
-    {
-        return $seconds < 60 ? sprintf('%.1fs ago', $seconds) : sprintf('not seen for %ds', $seconds);
-    }
-
-    /**
-     * What is left of a lease ending at $until: a lease that ran out is
-     * the task's no longer (the next reserve takes it back), so it says so.
-     */
-    private static function leaseLeft(float $until, float $now): string
-    {
-        return $until > $now ? sprintf('%.1fs', $until - $now) : sprintf('expired %.1fs ago', $now - $until);
     }
 
     private static function time(float $at): string

@@ -560,7 +560,7 @@ final class Dashboard
                 $rows .= '<tr data-queue="' . self::h($q['name']) . '" data-task="' . self::h($t['id']) . '"><td>' . self::h($q['name'])
                     . '</td><td>' . self::h($t['id']) . '</td><td class="worker">' . self::h($worker) . '</td><td class="n">'
                     . ($t['leasedAt'] === null ? '–' : sprintf('%.1f s', max(0, $now - $t['leasedAt']))) . '</td><td class="n">'
-                    . ($t['until'] > $now ? sprintf('%.1f s', $t['until'] - $now) : sprintf('<span class="expired">expired %.1f s ago</span>', $now - $t['until']))
+                    . ($t['until'] > $now ? Report::leaseLeft($t['until'], $now) : '<span class="expired">' . Report::leaseLeft($t['until'], $now) . '</span>')
                     . '</td><td class="n">' . $t['attempts'] . '</td></tr>';
             }
         }
@@ -589,7 +589,7 @@ final class Dashboard
                 $rows .= '<tr data-queue="' . self::h($q['name']) . '" data-worker="' . self::h($w['id']) . '"' . ($w['gone'] ? ' class="gone"' : '') . '><td>' . self::h($q['name'])
                     . '</td><td class="worker">' . self::h($w['host'] === null ? $w['id'] : "{$w['host']} · pid {$w['pid']}") . '</td><td>'
                     . self::h($w['process'] ?? '–') . '</td><td>' . ($w['since'] === null ? '–' : date('Y-m-d H:i:s T', (int) $w['since']))
-                    . '</td><td class="n seen">' . (($age = max(0, $now - $w['seen'])) < 60 ? sprintf('%.1f s ago', $age) : sprintf('not seen for %d s', $age))
+                    . '</td><td class="n seen">' . Report::seen(max(0, $now - $w['seen']))
                     . ($w['gone'] ? ' <span class="state" title="not seen for over ' . $report->goneAfter() . ' s, running none of its tasks">gone</span>' : '')
                     . '</td><td class="n done">' . $w['done'] . '</td></tr>';
             }

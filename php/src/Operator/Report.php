@@ -184,6 +184,46 @@ final class Report
      */
     public const GONE_AFTER = 600;
 
+    /** A worker unseen longer than this many seconds is said plainly to be "not seen for". */
+    public const SEEN_PLAINLY = 60;
+
+    /**
+     * How long ago a worker was seen, $seconds ago: "1.5 s ago", or "not
+     * seen for 75 s" past SEEN_PLAINLY; $unit joins number and unit.
+     */
+    public static function seen(float $seconds, string $unit = ' s'): string
+    {
+        return $seconds < self::SEEN_PLAINLY ? sprintf("%.1f{$unit} ago", $seconds) : sprintf("not seen for %d{$unit}", $seconds);
+    }
+
+    /**
+     * What is left of a lease ending at $until: a lease that ran out is
+     * the task's no longer (the next reserve takes it back), so it says
+     * "expired N s ago"; $unit joins number and unit.
+     */
+    public static function leaseLeft(float $until, float $now, string $unit = ' s'): string
+    {
+        return $until > $now ? sprintf("%.1f{$unit}", $until - $now) : sprintf("expired %.1f{$unit} ago", $now - $until);
+    }
+
+    /**
+     * The gone threshold REDISLOCK_GONE_AFTER asks for (GONE_AFTER when it
+     * is not set).
+     *
+     * @throws \InvalidArgumentException when it is set to anything but seconds > 0
+     */
+    public static function goneAfterFromEnvironment(): float
+    {
+        $value = getenv('REDISLOCK_GONE_AFTER');
+        if ($value === false) {
+            return self::GONE_AFTER;
+        }
+        if (!is_numeric($value) || !is_finite((float) $value) || (float) $value <= 0) {
+            throw new \InvalidArgumentException('REDISLOCK_GONE_AFTER must be a number of seconds > 0, ' . var_export($value, true) . ' given');
+        }
+        return (float) $value;
+    }
+
     /** The processes consuming a queue, the last seen first, each with whether it is `gone`. */
     public function workers(string $name, int $limit = 100): array
     {
