@@ -271,7 +271,7 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame('cli Standard input code', $legacy['holder']['process']);
 
         $this->assertSame(
-            ['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0],
+            ['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0, 'permits' => 0],
             $c->lockState('free'),
         );
         $this->assertSame([['legacy', 'RedisLock'], ['nightly', 'lock']], array_map(fn ($l) => [$l['name'], $l['kind']], $c->locks()));
@@ -347,7 +347,7 @@ final class OperatorTest extends RedisLockTestCase
             fn () => $c->locks('*', '5.5'),
             fn () => $c->locks('*', 'five'),
         ]);
-        $this->assertSame(['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0], $c->lockState("a\0b" . str_repeat('x', 100000)));
+        $this->assertSame(['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0, 'permits' => 0], $c->lockState("a\0b" . str_repeat('x', 100000)));
         $this->assertSame([], $c->locks("\0*"));
         $this->assertSame($before, $this->redis->rawCommand('DEBUG', 'DIGEST'));
     }
@@ -647,13 +647,13 @@ final class OperatorTest extends RedisLockTestCase
         $this->lineReaches('rwlock:{report}:line', 1);
 
         $pool = $c->lockState('pool', 'semaphore');
-        $this->assertSame([true, 2, 0, $b[2]], [$pool['held'], $pool['holders'], $pool['waiting'], $pool['holder']['pid']], 'the lease that ends last');
+        $this->assertSame([true, 2, 3, 0, $b[2]], [$pool['held'], $pool['holders'], $pool['permits'], $pool['waiting'], $pool['holder']['pid']], 'the lease that ends last');
         $this->assertEqualsWithDelta(90, $pool['remaining'], 5);
         $report = $c->lockState('report', 'rwlock');
-        $this->assertSame([true, 1, 1, $r[2]], [$report['held'], $report['holders'], $report['waiting'], $report['holder']['pid']]);
+        $this->assertSame([true, 1, 1, 1, $r[2]], [$report['held'], $report['holders'], $report['permits'], $report['waiting'], $report['holder']['pid']]);
         $listed = array_map(fn ($l) => [$l['name'], $l['kind'], $l['holders']], $c->locks());
         $this->assertSame([['report', 'rwlock', 1], ['pool', 'semaphore', 2]], $listed, 'sorted by kind, then name');
-        $this->assertMatchesRegularExpression('/^pool +semaphore +2 holders +\d+\.\ds +- +0 +' . preg_quote(gethostname()) . ' pid ' . $b[2] . ' /m', self::cli(['locks'])[1]);
+        $this->assertMatchesRegularExpression('/^pool +semaphore +3 permits, 2 holders +\d+\.\ds +- +0 +' . preg_quote(gethostname()) . ' pid ' . $b[2] . ' /m', self::cli(['locks'])[1]);
 
         // Forced: every holder's permits go, the waiting writer gets the lock.
         $this->assertSame(['unlocked' => true], self::json(['unlock', 'report', '--force', '--yes']));

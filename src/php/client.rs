@@ -308,8 +308,10 @@ impl Client {
     /// (seconds left of its lease; null when free or without expiry), `token`
     /// (the holder's fencing token; null when free, and for drop-in locks),
     /// `holder` (host, pid and process title of the process that holds it; null
-    /// when free or unknown), `waiting` (waiters in line) and `holders` (how
-    /// many hold it). `$kind`: null or `'lock'` for `lock()`'s locks, `'exact'`
+    /// when free or unknown), `waiting` (waiters in line), `holders` (how
+    /// many hold it) and `permits` (a semaphore's permits in use; for the
+    /// other kinds, one per holder). `$kind`: null or `'lock'` for `lock()`'s
+    /// locks, `'exact'`
     /// for those with `exactKey`, `'RedisLock'` for the drop-in `RedisLock`'s
     /// (`'seed'`, its old name, is read as it until the next release),
     /// `'semaphore'`, `'rwlock'` (`readLock()` and `writeLock()` without

@@ -44,9 +44,10 @@ fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
     }
 }
 
-/// Adds a lock's state to `out`: 'held', 'remaining', 'token', 'holder',
-/// 'waiting', 'holders'.
-fn add_state(out: &mut ZendHashTable, state: State) -> PhpResult<()> {
+/// Adds the state of a lock of `kind` to `out`: 'held', 'remaining',
+/// 'token', 'holder', 'waiting', 'holders', 'permits' (a semaphore's
+/// permits in use; for the other kinds, one per holder).
+fn add_state(out: &mut ZendHashTable, kind: Kind, state: State) -> PhpResult<()> {
     out.insert("held", state.token.is_some())?;
     out.insert(
         "remaining",
@@ -60,6 +61,12 @@ fn add_state(out: &mut ZendHashTable, state: State) -> PhpResult<()> {
     out.insert("holder", holder(state.holder)?)?;
     out.insert("waiting", i64::try_from(state.waiting).unwrap_or(i64::MAX))?;
     out.insert("holders", i64::try_from(state.holders).unwrap_or(i64::MAX))?;
+    let permits = if kind == Kind::Semaphore {
+        state.permits
+    } else {
+        state.holders
+    };
+    out.insert("permits", i64::try_from(permits).unwrap_or(i64::MAX))?;
     Ok(())
 }
 
@@ -85,7 +92,7 @@ fn named(name: &Value, kind: &Value, method: &str) -> PhpResult<(Vec<u8>, Kind)>
 pub fn lock_state(config: &Config, name: &Value, kind: &Value, method: &str) -> PhpResult<Zval> {
     let (name, kind) = named(name, kind, method)?;
     let mut out = ZendHashTable::new();
-    add_state(&mut out, engine(inspect::state(config, kind, &name))?)?;
+    add_state(&mut out, kind, engine(inspect::state(config, kind, &name))?)?;
     Ok(array(out))
 }
 
@@ -120,7 +127,7 @@ pub fn locks(config: &Config, pattern: &Value, limit: &Value, method: &str) -> P
         let mut entry = ZendHashTable::new();
         entry.insert("name", binary(&name))?;
         entry.insert("kind", kind.name())?;
-        add_state(&mut entry, state)?;
+        add_state(&mut entry, kind, state)?;
         list.push(array(entry))?;
     }
     Ok(array(list))

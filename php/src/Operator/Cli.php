@@ -486,7 +486,7 @@ final class Cli
                 'locks' => $data === [] ? "no locks\n" : self::table(
                     ['LOCK', 'KIND', 'HELD', 'LEFT', 'TOKEN', 'WAITING', 'HOLDER'],
                     array_map(fn (array $l) => [
-                        $l['name'], $l['kind'], $l['held'] ? ($l['holders'] > 1 ? "{$l['holders']} holders" : 'yes') : 'no',
+                        $l['name'], $l['kind'], Report::held($l),
                         $l['held'] ? ($l['remaining'] === null ? 'no expiry' : sprintf('%.1fs', $l['remaining'])) : '-',
                         $l['token'] ?? '-', $l['waiting'],
                         $l['holder'] ? "{$l['holder']['host']} pid {$l['holder']['pid']} ({$l['holder']['process']})" : '-',

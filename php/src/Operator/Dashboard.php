@@ -529,7 +529,7 @@ final class Dashboard
                 $holder = $l['holder'] ? "{$l['holder']['host']} · pid {$l['holder']['pid']} · {$l['holder']['process']}" : '–';
                 $left = !$l['held'] ? '–' : ($l['remaining'] === null ? 'no expiry' : sprintf('%.1f s', $l['remaining']));
                 $html .= '<tr data-lock="' . self::h($l['name']) . '"><td>' . self::h($l['name']) . '</td><td>' . $l['kind'] . '</td><td>'
-                    . ($l['held'] ? 'yes' : 'no') . '</td><td class="n">' . $left . '</td><td class="n">' . ($l['token'] ?? '–')
+                    . self::h(Report::held($l)) . '</td><td class="n">' . $left . '</td><td class="n">' . ($l['token'] ?? '–')
                     . '</td><td class="n waiting">' . $l['waiting'] . '</td><td class="holder">' . self::h($holder) . '</td><td>'
                     . ($l['held'] ? $this->form('unlock', 'Force unlock', ['name' => $l['name'], 'kind' => $l['kind']], 'unlock danger') : '')
                     . '</td></tr>';

@@ -207,6 +207,24 @@ final class Report
     }
 
     /**
+     * Whether and how a lock of locks() is held: "no", "yes", a
+     * semaphore's permits in use ("2 permits", "3 permits, 2 holders"),
+     * or a shared lock's holders ("3 holders").
+     */
+    public static function held(array $lock): string
+    {
+        if (!$lock['held']) {
+            return 'no';
+        }
+        $holders = $lock['holders'] > 1 ? "{$lock['holders']} holders" : null;
+        if ($lock['kind'] === 'semaphore') {
+            $permits = $lock['permits'] === 1 ? '1 permit' : "{$lock['permits']} permits";
+            return $holders === null ? $permits : "$permits, $holders";
+        }
+        return $holders ?? 'yes';
+    }
+
+    /**
      * The gone threshold REDISLOCK_GONE_AFTER asks for (GONE_AFTER when it
      * is not set).
      *
