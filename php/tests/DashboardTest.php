@@ -459,6 +459,39 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertStringContainsString('The redislock extension is not loaded in the PHP that serves this page', $page);
     }
 
+    /**
+     * A framework job is named (Laravel's displayName) under its id in the
+     * queue's, the tag search's, the dead letters' and the running lists,
+     * and on its own page; a plain payload has no name.
+     */
+    public function testFrameworkJobsAreShownByTheirNames(): void
+    {
+        $job = fn (string $name) => json_encode(['uuid' => 'u', 'displayName' => $name, 'job' => 'Illuminate\\Queue\\CallQueuedHandler@call', 'data' => []]);
+        $q = (new Client())->queue('jobs', ['maxAttempts' => 1]);
+        $q->enqueue('dead-1', $job('App\\Jobs\\Refund'));
+        $q->enqueue('run-1', $job('App\\Jobs\\Report'), 0.5);
+        // Reserved by a process of its own: this one's worker notes are
+        // rate-limited, and other tests count them.
+        $this->assertSame('ok', self::php('$q = (new RedisLock\Client())->queue("jobs", ["maxAttempts" => 1]);
+            [$t] = $q->reserve(1); $q->nack($t, 0, "boom"); usleep(600000); $q->reserve(1); echo "ok";'));
+        $q->enqueue('j1', $job('App\\Jobs\\SendMail'), 0, null, ['t1']);
+        $q->enqueue('p1', 'plain', 0, null, ['t1']);
+        $url = self::serve(self::PASSWORD);
+        [$cookie, $csrf] = self::session($url);
+        [, , $headers] = self::post($url, ['csrf' => $csrf, 'action' => 'login', 'password' => self::PASSWORD], $cookie);
+        $cookie = explode(';', substr(array_values(preg_grep('/^Set-Cookie: /i', $headers))[0], 12))[0];
+        $get = fn (array $query) => file_get_contents($url . '?' . http_build_query($query), false, stream_context_create(['http' => ['header' => "Cookie: $cookie"]]));
+        $overview = $get([]);
+        $this->assertStringContainsString('<small class="job">App\\Jobs\\Refund</small>', $overview, 'a dead letter');
+        $this->assertStringContainsString('<small class="job">App\\Jobs\\Report</small>', $overview, 'a running task');
+        $queue = $get(['queue' => 'jobs']);
+        $this->assertStringContainsString('<small class="job">App\\Jobs\\SendMail</small>', $queue);
+        $this->assertSame(1, substr_count($queue, '<small class="job">'), 'the plain payload has no name');
+        $this->assertStringContainsString('<small class="job">App\\Jobs\\SendMail</small>', $get(['queue' => 'jobs', 'tag' => 't1']));
+        $this->assertStringContainsString('<tr><th>Job</th><td class="job">App\\Jobs\\SendMail</td></tr>', $get(['queue' => 'jobs', 'task' => 'j1']));
+        $this->assertStringNotContainsString('<th>Job</th>', $get(['queue' => 'jobs', 'task' => 'p1']));
+    }
+
     /** A gone threshold set to no number of seconds is refused, not ignored. */
     public function testABadGoneThresholdIsSaidNotIgnored(): void
     {

@@ -46,6 +46,22 @@ final class OperatorTest extends RedisLockTestCase
         return [proc_close($p), $out, $err];
     }
 
+    /** The CLI names framework jobs (Laravel's displayName) in a JOB column, only where there are any. */
+    public function testTheCliNamesFrameworkJobs(): void
+    {
+        $q = (new RedisLock\Client())->queue('jobs');
+        $q->enqueue('j1', json_encode(['uuid' => 'u', 'displayName' => 'App\\Jobs\\SendMail', 'data' => []]));
+        $q->enqueue('p1', 'plain');
+        [$status, $out] = self::cli(['queue', 'jobs']);
+        $this->assertSame(0, $status, $out);
+        $this->assertMatchesRegularExpression('/^QUEUED +JOB +DUE +ATTEMPTS +PAYLOAD$/m', $out);
+        $this->assertMatchesRegularExpression('/^j1 +App\\\\Jobs\\\\SendMail +/m', $out);
+        $this->assertMatchesRegularExpression('/^p1 +- +/m', $out);
+        $this->assertMatchesRegularExpression('/^job +App\\\\Jobs\\\\SendMail$/m', self::cli(['task', 'jobs', 'j1'])[1]);
+        $q->remove(['j1']);
+        $this->assertMatchesRegularExpression('/^QUEUED +DUE +ATTEMPTS +PAYLOAD$/m', self::cli(['queue', 'jobs'])[1], 'no job: no column');
+    }
+
     public function testAnErrorIsSaidOnceAsRedislocks(): void
     {
         [$status, , $err] = self::cli(['status'], '', ['REDISLOCK_URL' => 'redis://127.0.0.1:1']);

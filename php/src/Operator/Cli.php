@@ -451,9 +451,10 @@ final class Cli
                     ], $data),
                 ),
                 'queue' => self::queueText($data),
-                'dead' => $data['list'] === [] ? "no dead letters\n" : self::table(
+                'dead' => $data['list'] === [] ? "no dead letters\n" : self::tasks(
                     ['ID', 'ATTEMPTS', 'DIED', 'PAYLOAD', 'REASON'],
-                    array_map(fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload']), $t['reason'] ?? '-'], $data['list']),
+                    $data['list'],
+                    fn (array $t) => [$t['id'], $t['attempts'], self::time($t['diedAt']), self::cut($t['payload']), $t['reason'] ?? '-'],
                 ) . self::showing(count($data['list']), $data['total'], 'dead letters'),
                 'task' => self::taskText($data),
                 'recent' => self::recentText($data),
@@ -462,18 +463,20 @@ final class Cli
                     array_map(fn (array $g) => [$g['group'] ?? '(none)', $g['queued'], $g['leased'] ?? '-',
                         $g['throttled'] > 0 ? sprintf('%.1fs', $g['throttled']) : '-'], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'groups'),
-                'tagged' => ($data['tasks'] === [] ? "no tasks with the tag\n" : self::table(
+                'tagged' => ($data['tasks'] === [] ? "no tasks with the tag\n" : self::tasks(
                     ['ID', 'STATE', 'AT', 'ATTEMPTS', 'REASON', 'PAYLOAD'],
-                    array_map(fn (array $t) => [$t['id'], $t['state'], self::time($t['at']), $t['attempts'], $t['reason'] ?? '-', self::cut($t['payload'])], $data['tasks']),
+                    $data['tasks'],
+                    fn (array $t) => [$t['id'], $t['state'], self::time($t['at']), $t['attempts'], $t['reason'] ?? '-', self::cut($t['payload'])],
                 )) . ($data['more'] ? 'showing the earliest ' . count($data['tasks']) . " tasks with the tag; there are more (--limit=N shows more, up to 1000)\n" : '')
                     . "\nrecent attempts:\n" . self::recentText($data['recent']),
-                'running' => $data['list'] === [] ? "nothing running\n" : self::table(
+                'running' => $data['list'] === [] ? "nothing running\n" : self::tasks(
                     ['ID', 'WORKER', 'RUNNING FOR', 'LEASE LEFT', 'ATTEMPTS', 'PAYLOAD'],
-                    array_map(fn (array $t) => [
+                    $data['list'],
+                    fn (array $t) => [
                         $t['id'], $t['worker'] ? "{$t['worker']['host']} pid {$t['worker']['pid']}" : '-',
                         $t['leasedAt'] === null ? '-' : self::age(max(0, microtime(true) - $t['leasedAt'])),
                         Report::leaseLeft($t['until'], microtime(true), 's'), $t['attempts'], self::cut($t['payload']),
-                    ], $data['list']),
+                    ],
                 ) . self::showing(count($data['list']), $data['total'], 'running tasks'),
                 'workers' => $data === [] ? "no workers seen in the last day\n" : self::table(
                     ['WORKER', 'SINCE', 'LAST SEEN', 'DONE', 'PROCESS'],
@@ -586,6 +589,7 @@ final class Cli
         $payload = $t['payload'] === null ? '-'
             : preg_replace_callback('/[\x00-\x08\x0b-\x1f\x7f]/', fn ($m) => sprintf('\\x%02x', ord($m[0])), $t['payload']);
         return self::table(['TASK', self::clean($t['id'], 200)], [
+            ...(($job = Report::job($t['payload'])) === null ? [] : [['job', $job]]),
             ['state', $t['state']],
             [$at, self::time($t['at'])],
             ['attempts', $t['attempts']],
@@ -620,10 +624,28 @@ final class Cli
         if ($q['queued'] === []) {
             return $text . "nothing queued\n";
         }
-        return $text . self::table(
+        return $text . self::tasks(
             ['QUEUED', 'DUE', 'ATTEMPTS', 'PAYLOAD'],
-            array_map(fn (array $t) => [$t['id'], self::time($t['at']), $t['attempts'], self::cut($t['payload'])], $q['queued']),
+            $q['queued'],
+            fn (array $t) => [$t['id'], self::time($t['at']), $t['attempts'], self::cut($t['payload'])],
         ) . self::showing(count($q['queued']), $q['ready'] + $q['delayed'], 'queued tasks');
+    }
+
+    /**
+     * A table of $tasks (rows made by $row) with, when any of them is a
+     * framework job (Report::job()), a JOB column after the first.
+     */
+    private static function tasks(array $headers, array $tasks, \Closure $row): string
+    {
+        $rows = array_map($row, $tasks);
+        $jobs = array_map(fn (array $t) => Report::job($t['payload'] ?? null), $tasks);
+        if (array_filter($jobs) !== []) {
+            array_splice($headers, 1, 0, ['JOB']);
+            foreach ($rows as $i => &$r) {
+                array_splice($r, 1, 0, [$jobs[$i] ?? '-']);
+            }
+        }
+        return self::table($headers, $rows);
     }
 
     /**

@@ -273,7 +273,7 @@ final class Dashboard
         $html .= '<table id="tasks"><tr><th>Task</th><th>Due</th><th>Attempts</th><th>Why it failed</th><th>Payload</th><th></th></tr>';
         foreach ($tasks as $t) {
             $html .= '<tr data-task="' . self::h($t['id']) . '"><td><a href="?' . self::h(http_build_query(['queue' => $name, 'task' => $t['id']])) . '">'
-                . self::h($t['id']) . '</a></td><td>' . date('Y-m-d H:i:s T', (int) $t['at']) . '</td><td class="n">' . $t['attempts']
+                . self::h($t['id']) . '</a>' . self::job($t['payload']) . '</td><td>' . date('Y-m-d H:i:s T', (int) $t['at']) . '</td><td class="n">' . $t['attempts']
                 . '</td><td class="reason">' . self::h($t['reason'] ?? '–') . '</td><td><code>' . self::h(self::cut($t['payload'])) . '</code></td><td>'
                 . $this->form('remove', 'Remove', ['queue' => $name, 'id' => $t['id'], 'back' => '1'], 'remove danger') . '</td></tr>';
         }
@@ -358,6 +358,7 @@ final class Dashboard
         }
         $at = ['queued' => 'Due', 'leased' => 'Lease ends', 'dead' => 'Died'][$t['state']];
         return $back . '<h2>Task ' . self::h($id) . '</h2><table id="task">'
+            . (($job = Report::job($t['payload'])) === null ? '' : '<tr><th>Job</th><td class="job">' . self::h($job) . '</td></tr>')
             . '<tr><th>State</th><td class="state">' . $t['state'] . '</td></tr>'
             . "<tr><th>$at</th><td>" . date('Y-m-d H:i:s T', (int) $t['at']) . '</td></tr>'
             . '<tr><th>Attempts</th><td>' . $t['attempts'] . '</td></tr>'
@@ -394,7 +395,7 @@ final class Dashboard
             $html = $back . '<table id="tasks"><tr><th>Task</th><th>State</th><th>When</th><th>Attempts</th><th>Why it failed</th><th>Payload</th></tr>';
             foreach ($found['tasks'] as $t) {
                 $html .= '<tr data-task="' . self::h($t['id']) . '"><td><a href="?' . self::h(http_build_query(['queue' => $name, 'task' => $t['id']])) . '">'
-                    . self::h($t['id']) . '</a></td><td class="state">' . $t['state'] . '</td><td>' . $at[$t['state']] . ' ' . date('Y-m-d H:i:s T', (int) $t['at'])
+                    . self::h($t['id']) . '</a>' . self::job($t['payload']) . '</td><td class="state">' . $t['state'] . '</td><td>' . $at[$t['state']] . ' ' . date('Y-m-d H:i:s T', (int) $t['at'])
                     . '</td><td class="n">' . $t['attempts'] . '</td><td class="reason">' . self::h($t['reason'] ?? '–')
                     . '</td><td><code>' . self::h(self::cut($t['payload'])) . '</code></td></tr>';
             }
@@ -420,6 +421,13 @@ final class Dashboard
             }
         }
         return '<pre id="payload">' . self::h($payload) . '</pre>';
+    }
+
+    /** A framework job's name (Report::job()) under its task's id, if it is one. */
+    private static function job(?string $payload): string
+    {
+        $job = Report::job($payload);
+        return $job === null ? '' : '<br><small class="job">' . self::h($job) . '</small>';
     }
 
     /** A payload in a table: its first 80 bytes. */
@@ -501,7 +509,7 @@ final class Dashboard
                 $one = $fields + ['id' => $t['id']];
                 $payload = self::cut($t['payload']);
                 $html .= '<tr data-task="' . self::h($t['id']) . '"><td><a href="?' . self::h(http_build_query(['queue' => $q['name'], 'task' => $t['id']]))
-                    . '">' . self::h($t['id']) . '</a></td><td class="n">' . $t['attempts']
+                    . '">' . self::h($t['id']) . '</a>' . self::job($t['payload']) . '</td><td class="n">' . $t['attempts']
                     . '</td><td>' . date('Y-m-d H:i:s T', (int) $t['diedAt']) . '</td><td class="reason">' . self::h($t['reason'] ?? '–')
                     . '</td><td><code>' . self::h($payload) . '</code></td><td>'
                     . $this->form('retry', 'Retry', $one, 'retry') . $this->form('purge', 'Purge', $one, 'purge danger') . '</td></tr>';
@@ -558,7 +566,7 @@ final class Dashboard
                 $shown++;
                 $worker = $t['worker'] ? "{$t['worker']['host']} · pid {$t['worker']['pid']} · {$t['worker']['process']}" : '–';
                 $rows .= '<tr data-queue="' . self::h($q['name']) . '" data-task="' . self::h($t['id']) . '"><td>' . self::h($q['name'])
-                    . '</td><td>' . self::h($t['id']) . '</td><td class="worker">' . self::h($worker) . '</td><td class="n">'
+                    . '</td><td>' . self::h($t['id']) . self::job($t['payload']) . '</td><td class="worker">' . self::h($worker) . '</td><td class="n">'
                     . ($t['leasedAt'] === null ? '–' : sprintf('%.1f s', max(0, $now - $t['leasedAt']))) . '</td><td class="n">'
                     . ($t['until'] > $now ? Report::leaseLeft($t['until'], $now) : '<span class="expired">' . Report::leaseLeft($t['until'], $now) . '</span>')
                     . '</td><td class="n">' . $t['attempts'] . '</td></tr>';

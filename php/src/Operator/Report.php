@@ -207,6 +207,47 @@ final class Report
     }
 
     /**
+     * The name of the framework job a task's payload holds, as Horizon and
+     * Messenger's own tools show it: a Laravel job's `displayName` (its
+     * class, or a closure's or a mailable's name), a Messenger message's
+     * class (the `type` header of Symfony's serializer, or the class of
+     * the envelope's message in PHP's serialization); null for any other
+     * payload. Nothing is instantiated: the payload is read as text.
+     */
+    public static function job(?string $payload): ?string
+    {
+        if ($payload === null || $payload === '') {
+            return null;
+        }
+        if ($payload[0] === '{') {
+            $job = json_decode($payload, true, 8);
+            $name = is_array($job) ? ($job['displayName'] ?? null) : null;
+            return is_string($name) && $name !== '' ? $name : null;
+        }
+        $encoded = @unserialize($payload, ['allowed_classes' => false]);
+        if (!is_array($encoded)) {
+            return null;
+        }
+        $type = $encoded['headers']['type'] ?? null;
+        if (is_string($type) && $type !== '') {
+            return $type;
+        }
+        $body = $encoded['body'] ?? null;
+        if (!is_string($body)) {
+            return null;
+        }
+        // PhpSerializer's body: the envelope serialized, with slashes added
+        // (and base64 when that is not UTF-8); its message is an object
+        // property.
+        foreach ([$body, base64_decode($body, true)] as $text) {
+            if (is_string($text) && preg_match('/\x00message";O:\d+:"([^"]+)"/', stripslashes($text), $m)) {
+                return $m[1];
+            }
+        }
+        return null;
+    }
+
+    /**
      * Whether and how a lock of locks() is held: "no", "yes", a
      * semaphore's permits in use ("2 permits", "3 permits, 2 holders"),
      * or a shared lock's holders ("3 holders").

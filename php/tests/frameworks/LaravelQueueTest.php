@@ -75,6 +75,20 @@ final class LaravelQueueTest extends TestCase
         $this->assertNull($queue->pop('empty'));
     }
 
+    /** The CLI and the dashboard name a job as Horizon does: its displayName. */
+    public function testTheOperatorToolsNameAJobByItsDisplayName(): void
+    {
+        require_once dirname(__DIR__, 3) . '/php/src/Operator/Report.php';
+        $queue = Queue::connection('redislock');
+        $queue->push(new RecordedJob(7));
+        $tasks = $queue->queue()->peek(10);
+        $this->assertCount(1, $tasks);
+        $this->assertSame(RecordedJob::class, RedisLock\Operator\Report::job($tasks[0]['payload']));
+        $this->assertNull(RedisLock\Operator\Report::job('{"job": "x"}'), 'no displayName: no name');
+        $this->assertNull(RedisLock\Operator\Report::job('plain text'));
+        $this->assertNull(RedisLock\Operator\Report::job(null));
+    }
+
     public function testJobsAreTaggedAsHorizonTagsThem(): void
     {
         require_once __DIR__ . '/laravel/TaggedJobs.php';

@@ -71,6 +71,24 @@ final class SymfonyMessengerTest extends RedisLockTestCase
     }
 
     /**
+     * The CLI and the dashboard name a message by its class (as Messenger's
+     * own tools do): read from PhpSerializer's body, plain or in base64
+     * (a body that is not UTF-8), never instantiated.
+     */
+    public function testTheOperatorToolsNameAMessageByItsClass(): void
+    {
+        require_once dirname(__DIR__, 3) . '/php/src/Operator/Report.php';
+        $t = self::transport();
+        $q = (new Client(RedisServer::$main->dsn()))->queue('high');
+        foreach ([new Recorded(1), new AnonymousRecorded("\xff\xfe")] as $message) {
+            $id = $t->send(new Envelope($message))->last(TransportMessageIdStamp::class)->getId();
+            $this->assertSame($message::class, RedisLock\Operator\Report::job($q->find($id)['payload']));
+        }
+        $this->assertNull(RedisLock\Operator\Report::job(serialize(['body' => 'no envelope'])));
+        $this->assertSame('App\\Message\\Mail', RedisLock\Operator\Report::job(serialize(['body' => '{}', 'headers' => ['type' => 'App\\Message\\Mail']])));
+    }
+
+    /**
      * Messenger's worker is a process serving many messages: with the
      * request boundary registered for `kernel.reset`, Symfony's services
      * resetter ends each message's locks, though the handler left its lock
@@ -333,5 +351,13 @@ final class SymfonyMessengerTest extends RedisLockTestCase
         $again = array_filter(range(1, $messages), fn ($n) => $n % 10 !== 0 && (int) file_get_contents("$file.tries.$n") > 1);
         $this->assertNotEmpty($again, 'no kill hit a message');
         array_map('unlink', glob("$file*"));
+    }
+}
+
+/** A message whose serialized form is not UTF-8 (PhpSerializer then uses base64). */
+final class AnonymousRecorded
+{
+    public function __construct(public string $bytes)
+    {
     }
 }
