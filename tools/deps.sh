@@ -6,7 +6,8 @@
 #   deps.sh [test]  and what the tests run: redis-server, phpunit, php-fpm, phpredis,
 #                   SQLite (a Laravel test's database transactions),
 #                   the frameworks, the stubs' checker (PHPStan's PHPDoc parser), composer,
-#                   promtool (the metrics' checker), Chromium and its WebDriver (the
+#                   promtool and systemd-analyze (the docs' scrape config and unit),
+#                   Chromium and its WebDriver (the
 #                   dashboard's browser tests, over php-curl), php-gd (their screenshots' checks)
 #   deps.sh bench   and the peers and tools the benchmarks run (strace counts system calls;
 #                   Node.js and BullMQ from npm, bench/bullmq's lock file)
@@ -40,7 +41,7 @@ fi
 if [ "$mode" = test ] || [ "$mode" = bench ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
              php-symfony-messenger php-symfony-dependency-injection php-symfony-config php-symfony-yaml php-intl php-xml php-laravel-framework php-phpstan-phpdoc-parser composer
-             prometheus chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4 nginx-light)
+             prometheus systemd chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4 nginx-light)
   # Where the release has it (bookworm: yes, trixie: no); the tests use it
   # when it is there, the benchmarks need it.
   optional+=(php-nrk-predis php-symfony-rate-limiter)

@@ -26,7 +26,12 @@ sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
 
 if [ "$action" = uninstall ]; then
   if [ -n "$debian" ]; then
-    $sudo phpdismod -v "$ver" -s ALL redislock
+    # -p: Debian also forgets it as the administrator's choice, so that a
+    # package installed later (the .deb) is enabled by its own phpenmod.
+    # One SAPI per call: with several, phpdismod -p forgets only the last's.
+    for sapi in $(phpquery -S -v "$ver"); do
+      $sudo phpdismod -p -v "$ver" -s "$sapi" redislock
+    done
     $sudo rm -f "$mods/redislock.ini"
   fi
   if [ -n "$scan_dir" ] && [ -f "$scan_dir/redislock.ini" ] && grep -qxF "$marker" "$scan_dir/redislock.ini"; then

@@ -48,6 +48,43 @@ final class DocsExamplesTest extends RedisLockTestCase
     }
 
     /**
+     * Each block of the docs under a `<!-- check: COMMAND {FILE} -->`
+     * comment (a Prometheus scrape config, a systemd unit): written to FILE
+     * in a directory of its own, COMMAND run on it passes and says nothing
+     * on stderr (systemd-analyze warns there and still exits 0).
+     */
+    public function testEveryCheckedSetupPassesItsTool(): void
+    {
+        $checked = 0;
+        foreach (self::documents() as $file) {
+            $lines = file($file, FILE_IGNORE_NEW_LINES);
+            foreach ($lines as $i => $line) {
+                if (!preg_match('/^<!-- check: (\S+)(.*) \{([\w.@-]+)\} -->$/', $line, $m)) {
+                    continue;
+                }
+                [, $tool, $args, $name] = $m;
+                $this->assertMatchesRegularExpression('/^```\w+$/', $lines[$i + 1] ?? '', "$file:" . ($i + 1) . ': a block follows');
+                $end = $i + 2;
+                while (!str_starts_with($lines[$end], '```')) {
+                    $end++;
+                }
+                $dir = sys_get_temp_dir() . '/redislock-check-' . getmypid() . "-$i";
+                @mkdir($dir);
+                file_put_contents("$dir/$name", implode("\n", array_slice($lines, $i + 2, $end - $i - 2)) . "\n");
+                $this->assertNotSame('', trim((string) shell_exec('command -v ' . escapeshellarg($tool))), "$tool is not installed (tools/deps.sh installs it)");
+                $proc = proc_open([$tool, ...preg_split('/\s+/', trim($args)), "./$name"], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, $dir);
+                $out = stream_get_contents($pipes[1]);
+                $err = stream_get_contents($pipes[2]);
+                $status = proc_close($proc);
+                exec('rm -rf ' . escapeshellarg($dir));
+                $this->assertSame([0, ''], [$status, trim($err)], "$file:" . ($i + 1) . ": $tool$args $name\n$out");
+                $checked++;
+            }
+        }
+        $this->assertGreaterThanOrEqual(2, $checked, 'the scrape config and the unit');
+    }
+
+    /**
      * What a block says it prints: the comment after each line that
      * prints, up to ": " (an explanation follows), or the comment lines
      * right under it when it has none; white space removed.

@@ -41,7 +41,9 @@ final class InstallTest extends RedisLockTestCase
             echo "fpm: $(php-fpm$(php-config --version | cut -d. -f1,2) -m | grep -x redislock)"
             echo "so: $(ls "$(php-config --extension-dir)/redislock.so")"
             make uninstall >/dev/null
-            echo "after: $(php -m | grep -cx redislock || true) $(find /etc/php /usr/lib/php "$(php-config --extension-dir)" -name '*redislock*' | wc -l)"
+            # (/var/lib/php: Debian's record of an administrator's phpdismod, which
+            # would leave a later .deb's module off.)
+            echo "after: $(php -m | grep -cx redislock || true) $(find /etc/php /usr/lib/php /var/lib/php "$(php-config --extension-dir)" -name '*redislock*' | wc -l)"
             SH);
         $this->assertStringContainsString("cli: redislock\n", $out);
         $this->assertStringContainsString("fpm: redislock\n", $out);
