@@ -245,6 +245,19 @@ namespace RedisLock {
         public function queues(): mixed {}
 
         /**
+         * The key prefixes under which queues exist on this server, sorted
+         * (`''`: none), this client's own among them when it has queues: every
+         * app's, whatever prefix each uses (Laravel's `laravel_database_`). A
+         * `Client` with `['prefix' => $prefix]` lists and opens that prefix's
+         * queues. Kept by the first enqueue of each queue; queues made before
+         * that was kept are found once with SCAN (not on a Cluster).
+         *
+         * @return list<string>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function queuePrefixes(): mixed {}
+
+        /**
          * The read lock of the read-write lock named `$name` (key
          * `rwlock:{<name>}`): many readers hold it at once, never beside a
          * writer. Readers and writers wait in one line, first come first

@@ -482,6 +482,10 @@ final class DashboardTest extends RedisLockTestCase
         $cookie = explode(';', substr(array_values(preg_grep('/^Set-Cookie: /i', $headers))[0], 12))[0];
         $get = fn (array $query) => file_get_contents($url . '?' . http_build_query($query), false, stream_context_create(['http' => ['header' => "Cookie: $cookie"]]));
         $overview = $get([]);
+        $this->assertStringNotContainsString('other-prefixes', $overview);
+        (new Client(['prefix' => 'laravel_database_']))->queue('queues:default')->enqueue('l1');
+        $overview = $get([]);
+        $this->assertStringContainsString('<tr data-prefix="laravel_database_"><td><code>laravel_database_</code></td><td>queues:default</td><td class="n ready">1</td>', $overview, 'another prefix\'s queue');
         $this->assertStringContainsString('<small class="job">App\\Jobs\\Refund</small>', $overview, 'a dead letter');
         $this->assertStringContainsString('<small class="job">App\\Jobs\\Report</small>', $overview, 'a running task');
         $queue = $get(['queue' => 'jobs']);

@@ -46,6 +46,34 @@ final class OperatorTest extends RedisLockTestCase
         return [proc_close($p), $out, $err];
     }
 
+    /**
+     * Every app's queues, whatever its key prefix (Laravel's
+     * laravel_database_): status lists the other prefixes' queues, and
+     * --prefix looks under one. Prefixes kept before this was are found
+     * by SCAN once.
+     */
+    public function testStatusListsTheQueuesUnderEveryPrefix(): void
+    {
+        (new RedisLock\Client())->queue('mail')->enqueue('a');
+        $laravel = new RedisLock\Client(['dsn' => RedisServer::$main->dsn(), 'prefix' => 'laravel_database_']);
+        $laravel->queue('queues:default')->enqueueMany(['j1' => null, 'j2' => null]);
+        $this->assertSame(['', 'laravel_database_'], (new RedisLock\Client())->queuePrefixes());
+        $this->redis->del('redislock:prefixes');
+        $this->assertSame(['', 'laravel_database_'], (new RedisLock\Client())->queuePrefixes(), 'found by SCAN');
+        $this->assertSame(2, $this->redis->sCard('redislock:prefixes'), 'and kept');
+        [$status, $out] = self::cli(['status']);
+        $this->assertSame(0, $status, $out);
+        $this->assertMatchesRegularExpression('/^mail +running +1 /m', $out);
+        $this->assertMatchesRegularExpression('/^queues under other prefixes/m', $out);
+        $this->assertMatchesRegularExpression('/^laravel_database_ +queues:default +2 +0 +0 +0$/m', $out);
+        [, $out] = self::cli(['--prefix=laravel_database_', 'status']);
+        $this->assertMatchesRegularExpression('/^queues:default +running +2 /m', $out);
+        $this->assertMatchesRegularExpression("/^'' +mail +1 +0 +0 +0$/m", $out);
+        $this->assertSame(['j1', 'j2'], array_column(self::json(['--prefix=laravel_database_', 'queue', 'queues:default'])['queued'], 'id'));
+        $this->assertSame(['mail'], array_column(self::json(['status']), 'name'), 'JSON keeps its shape');
+        $this->assertSame(2, self::cli(['--prefix', 'status'])[0]);
+    }
+
     /** The CLI names framework jobs (Laravel's displayName) in a JOB column, only where there are any. */
     public function testTheCliNamesFrameworkJobs(): void
     {

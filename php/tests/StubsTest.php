@@ -314,6 +314,7 @@ final class StubsTest extends RedisLockTestCase
         $this->assertSame('dead', $this->call($q, 'recent', 1, 'e')[0]['outcome']);
         $this->call($q, 'recent', 10, null, 'batch-1');
         $this->call($c, 'queues');
+        $this->assertContains('', $this->call($c, 'queuePrefixes'), 'the own prefix of this client, which has queues');
 
         $lock = $c->lock('l');
         $this->call($lock, 'owner');

@@ -304,6 +304,16 @@ impl Client {
         inspect::queues(&self.config)
     }
 
+    /// The key prefixes under which queues exist on this server, sorted
+    /// (`''`: none), this client's own among them when it has queues: every
+    /// app's, whatever prefix each uses (Laravel's `laravel_database_`). A
+    /// `Client` with `['prefix' => $prefix]` lists and opens that prefix's
+    /// queues. Kept by the first enqueue of each queue; queues made before
+    /// that was kept are found once with SCAN (not on a Cluster).
+    pub fn queue_prefixes(&self) -> PhpResult<Zval> {
+        inspect::queue_prefixes(&self.config)
+    }
+
     /// How the lock `$name` stands, for an operator: `held`, `remaining`
     /// (seconds left of its lease; null when free or without expiry), `token`
     /// (the holder's fencing token; null when free, and for drop-in locks),

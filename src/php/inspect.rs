@@ -24,6 +24,16 @@ pub fn queues(config: &Config) -> PhpResult<Zval> {
     Ok(array(list))
 }
 
+pub fn queue_prefixes(config: &Config) -> PhpResult<Zval> {
+    let prefixes = engine(queue::prefixes(config))?;
+    let mut list =
+        ZendHashTable::with_capacity(u32::try_from(prefixes.len()).unwrap_or(u32::MAX));
+    for prefix in prefixes {
+        list.push(binary(&prefix))?;
+    }
+    Ok(array(list))
+}
+
 /// A lock kind parameter: null or 'lock' for `RedisLock\Lock`, 'exact' for
 /// one with `exactKey`, 'RedisLock' (or its old name 'seed') for the
 /// drop-in `RedisLock`'s, 'semaphore',

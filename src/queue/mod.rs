@@ -92,6 +92,11 @@ pub struct Keys {
 /// the first enqueue of a queue adds it.
 pub const REGISTRY: &[u8] = b"redislock:queues";
 
+/// The set of the key prefixes whose registries ([`REGISTRY`]) hold queues
+/// on a server, under no prefix: an operator's tools find every app's
+/// queues, whatever prefix each app uses (Laravel's `laravel_database_`).
+pub const PREFIXES: &[u8] = b"redislock:prefixes";
+
 impl Keys {
     /// The queue `name` under `prefix`.
     pub fn new(prefix: &[u8], name: &[u8]) -> Self {
@@ -345,9 +350,57 @@ pub(crate) fn register(config: &Config, keys: &Keys) -> Result<(), Error> {
         redis::cmd("SADD")
             .arg(config.key(REGISTRY))
             .arg(&keys.queue)
+            .query::<i64>(c)?;
+        redis::cmd("SADD")
+            .arg(PREFIXES)
+            .arg(&config.prefix)
             .query::<i64>(c)
     })
     .map(drop)
+}
+
+/// The key prefixes whose registries hold queues on this server (see
+/// [`PREFIXES`]), sorted. Registries made before that set was kept are
+/// found once, with SCAN, when the set does not exist yet (on one server:
+/// a Cluster's keys are not scanned).
+pub fn prefixes(config: &Config) -> Result<Vec<Vec<u8>>, Error> {
+    let mut prefixes: Vec<Vec<u8>> =
+        conn::with(config, |c| redis::cmd("SMEMBERS").arg(PREFIXES).query(c))?;
+    if prefixes.is_empty() && !matches!(config.topology, crate::config::Topology::Cluster { .. }) {
+        let mut cursor = 0u64;
+        loop {
+            let (next, keys): (u64, Vec<Vec<u8>>) = conn::with(config, |c| {
+                redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(b"*redislock:queues")
+                    .arg("COUNT")
+                    .arg(1000)
+                    .arg("TYPE")
+                    .arg("set")
+                    .query(c)
+            })?;
+            prefixes.extend(
+                keys.iter()
+                    .filter_map(|k| k.strip_suffix(REGISTRY).map(<[u8]>::to_vec)),
+            );
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        if !prefixes.is_empty() {
+            conn::with(config, |c| {
+                redis::cmd("SADD")
+                    .arg(PREFIXES)
+                    .arg(&prefixes)
+                    .query::<i64>(c)
+            })?;
+        }
+    }
+    prefixes.sort();
+    prefixes.dedup();
+    Ok(prefixes)
 }
 
 /// The names of the queues in the registry (see [`REGISTRY`]), sorted.

@@ -59,6 +59,8 @@ final class Cli
           --watch[=SECONDS]    repeat every SECONDS (default 2) until interrupted; into a
                                pipe or file, each round starts with a line '--- <time>'
           --limit=N            at most N dead letters, tasks, workers or locks (default 100)
+          --prefix=PREFIX      the key prefix to look under (default: the DSN's); status
+                               lists the queues under the others too
           --to-url=DSN         where move puts the tasks (default: --url): another
                                prefix (?prefix=...), database or server
           --yes                do not ask before retry, purge, pause, resume, clear,
@@ -138,7 +140,8 @@ final class Cli
             return $left !== [] ? 4 : ($doctor->skipped() === [] ? 0 : 3);
         }
         try {
-            $report = new Report(new Client($options['url']), $options['goneAfter']);
+            $forPrefix = fn (string $prefix) => new Client(['prefix' => $prefix] + ($options['url'] === null ? [] : ['dsn' => $options['url']]));
+            $report = new Report($options['prefix'] === null ? new Client($options['url']) : $forPrefix($options['prefix']), $options['goneAfter'], $forPrefix);
             if (in_array($command, self::ON_A_QUEUE, true) && !$report->exists($args[0])) {
                 $like = $report->like($args[0]);
                 $this->say($this->err, "redislock: no queue '" . self::clean($args[0]) . "'"
@@ -220,7 +223,7 @@ final class Cli
     /** @return array{string, list<string>, array} the command, its arguments, the options */
     private function parse(array $words): array
     {
-        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'fix' => false, 'diff' => false, 'thresholds' => [],
+        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'prefix' => null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'fix' => false, 'diff' => false, 'thresholds' => [],
             'goneAfter' => getenv('REDISLOCK_GONE_AFTER') === false ? Report::GONE_AFTER : self::positive(getenv('REDISLOCK_GONE_AFTER'), 'REDISLOCK_GONE_AFTER')];
         $rest = [];
         foreach ($words as $i => $word) {
@@ -242,6 +245,7 @@ final class Cli
                     ? true : throw new \InvalidArgumentException("--$name takes no value"),
                 'url' => $options['url'] = $value ?? throw new \InvalidArgumentException('--url needs a value: --url=DSN'),
                 'to-url' => $options['toUrl'] = $value ?? throw new \InvalidArgumentException('--to-url needs a value: --to-url=DSN'),
+                'prefix' => $options['prefix'] = $value ?? throw new \InvalidArgumentException('--prefix needs a value: --prefix=PREFIX'),
                 'watch' => $options['watch'] = self::positive($value ?? '2', '--watch'),
                 'gone-after' => $options['goneAfter'] = self::positive($value ?? '', '--gone-after'),
                 'limit' => $options['limit'] = self::count($value ?? '', '--limit'),
@@ -343,7 +347,8 @@ final class Cli
     private function look(Report $report, string $command, array $args, int $limit, bool $json): mixed
     {
         return match ($command) {
-            'status' => $report->queues(),
+            // (JSON keeps its shape: a list of this prefix's queues.)
+            'status' => $json ? $report->queues() : ['queues' => $report->queues(), 'others' => $report->otherPrefixes()],
             'queue' => $report->queue($args[0]) + ['queued' => $report->queued($args[0], min($limit, 1000))],
             'dead' => $json ? $report->dead($args[0], min($limit, 1000))
                 : ['list' => $report->dead($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['dead']],
@@ -426,6 +431,22 @@ final class Cli
         return 0;
     }
 
+    /** The queues under other key prefixes, and how to look at one of them. */
+    private static function otherPrefixesText(array $others): string
+    {
+        if ($others === []) {
+            return '';
+        }
+        $rows = [];
+        foreach ($others as $prefix => $queues) {
+            foreach ($queues as $q) {
+                $rows[] = [$prefix === '' ? "''" : (string) $prefix, $q['name'], $q['ready'], $q['delayed'], $q['leased'], $q['dead']];
+            }
+        }
+        return "\nqueues under other prefixes (redislock --prefix=PREFIX queue NAME looks at one):\n"
+            . self::table(['PREFIX', 'QUEUE', 'READY', 'DELAYED', 'LEASED', 'DEAD'], $rows);
+    }
+
     private static function json(mixed $value): string
     {
         return json_encode($value, JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PRESERVE_ZERO_FRACTION | JSON_THROW_ON_ERROR);
@@ -443,13 +464,13 @@ final class Cli
         } else {
             $text = match ($command) {
                 'metrics' => $data,
-                'status' => $data === [] ? "no queues yet\n" : self::table(
+                'status' => ($data['queues'] === [] ? "no queues yet\n" : self::table(
                     ['QUEUE', 'STATE', 'READY', 'DELAYED', 'LEASED', 'DEAD', 'OLDEST DUE', 'IN/MIN', 'DONE/MIN', 'FAILED/MIN'],
                     array_map(fn (array $q) => [
                         $q['name'], $q['paused'] !== null ? 'paused' : ($q['throttled'] !== null ? 'throttled' : 'running'), $q['ready'], $q['delayed'], $q['leased'], $q['dead'], self::age($q['oldestDueAge']),
                         $q['perMinute']['enqueued'], $q['perMinute']['acked'], $q['perMinute']['dead'],
-                    ], $data),
-                ),
+                    ], $data['queues']),
+                )) . self::otherPrefixesText($data['others']),
                 'queue' => self::queueText($data),
                 'dead' => $data['list'] === [] ? "no dead letters\n" : self::tasks(
                     ['ID', 'ATTEMPTS', 'DIED', 'PAYLOAD', 'REASON'],

@@ -68,7 +68,8 @@ final class Dashboard
             return;
         }
         try {
-            $report = new Report(new Client($this->url), $this->goneAfter);
+            $report = new Report(new Client($this->url), $this->goneAfter,
+                fn (string $prefix) => new Client(['prefix' => $prefix] + ($this->url === null ? [] : ['dsn' => $this->url])));
             if ($post) {
                 $question = $this->question($report, $action);
                 if ($question !== null && ($_POST['confirm'] ?? '') !== 'yes') {
@@ -458,6 +459,32 @@ final class Dashboard
             . '<button type="submit" class="' . $class . '">' . self::h($label) . '</button></form>';
     }
 
+    /**
+     * The queues under the server's other key prefixes (other apps',
+     * Laravel's), read only: this page serves one prefix, the one of its
+     * DSN.
+     */
+    private function otherPrefixes(Report $report): string
+    {
+        $others = $report->otherPrefixes();
+        if ($others === []) {
+            return '';
+        }
+        $html = '<h3>Queues under other prefixes</h3><p>A dashboard whose <code>REDISLOCK_URL</code> ends in <code>?prefix=PREFIX</code> serves one of them; <code>redislock --prefix=PREFIX</code> looks at it from a shell.</p>'
+            . '<table id="other-prefixes"><tr><th>Prefix</th><th>Queue</th><th>Ready</th><th>Delayed</th><th>Leased</th><th>Dead</th></tr>';
+        foreach ($others as $prefix => $queues) {
+            foreach ($queues as $q) {
+                $html .= '<tr data-prefix="' . self::h((string) $prefix) . '"><td>' . ($prefix === '' ? '(none)' : '<code>' . self::h((string) $prefix) . '</code>')
+                    . '</td><td>' . self::h($q['name']) . '</td>';
+                foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
+                    $html .= '<td class="n ' . $state . ($state === 'dead' && $q['dead'] > 0 ? ' alert' : '') . '">' . $q[$state] . '</td>';
+                }
+                $html .= '</tr>';
+            }
+        }
+        return $html . '</table>';
+    }
+
     private function overview(Report $report, ?string $flash): string
     {
         $queues = $report->queues(true);
@@ -491,6 +518,7 @@ final class Dashboard
             }
             $html .= '</table>';
         }
+        $html .= $this->otherPrefixes($report);
         $html .= $this->running($report, $queues) . $this->workers($report, $queues);
         $html .= '<h2>Dead letters</h2>';
         $any = false;

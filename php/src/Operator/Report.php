@@ -12,9 +12,42 @@ use RedisLock\Client;
  */
 final class Report
 {
-    /** @param float $goneAfter seconds unseen after which a worker running none of the queue's tasks is gone (GONE_AFTER) */
-    public function __construct(private readonly Client $client, private readonly float $goneAfter = self::GONE_AFTER)
+    /**
+     * @param float $goneAfter seconds unseen after which a worker running none of the queue's tasks is gone (GONE_AFTER)
+     * @param (\Closure(string): Client)|null $forPrefix a client of the same server under another key prefix
+     */
+    public function __construct(
+        private readonly Client $client,
+        private readonly float $goneAfter = self::GONE_AFTER,
+        private readonly ?\Closure $forPrefix = null,
+    ) {
+    }
+
+    /**
+     * The queues under the other key prefixes of this server (other apps',
+     * Laravel's `laravel_database_`): prefix => list of ['name', 'ready',
+     * 'delayed', 'leased', 'dead'], sorted; none without $forPrefix.
+     *
+     * @return array<string, list<array{name: string, ready: int, delayed: int, leased: int, dead: int}>>
+     */
+    public function otherPrefixes(): array
     {
+        if ($this->forPrefix === null) {
+            return [];
+        }
+        $own = $this->client->__debugInfo()['prefix'];
+        $out = [];
+        foreach ($this->client->queuePrefixes() as $prefix) {
+            if ($prefix === $own) {
+                continue;
+            }
+            $client = ($this->forPrefix)($prefix);
+            foreach ($client->queues() as $name) {
+                $m = $client->queue($name)->metrics();
+                $out[$prefix][] = ['name' => $name, 'ready' => $m['ready'], 'delayed' => $m['delayed'], 'leased' => $m['leased'], 'dead' => $m['dead']];
+            }
+        }
+        return $out;
     }
 
     /** Seconds unseen after which a worker running none of the queue's tasks is gone. */
