@@ -496,6 +496,30 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertStringNotContainsString('<th>Job</th>', $get(['queue' => 'jobs', 'task' => 'p1']));
     }
 
+    /**
+     * The chart's scale is logarithmic: 10 acked beside a bulk enqueue of
+     * 3,000 in the same period still draw a bar one can read (linear: 0.1
+     * px), and a bigger count always stands higher.
+     */
+    public function testTheChartShowsSmallCountsBesideABulkEnqueue(): void
+    {
+        foreach (['Report', 'Dashboard'] as $class) {
+            require_once dirname(__DIR__) . "/src/Operator/$class.php";
+        }
+        $chart = new ReflectionMethod(RedisLock\Operator\Dashboard::class, 'chart');
+        $periods = [['at' => 1000, 'enqueued' => 3000, 'acked' => 10], ['at' => 1010, 'enqueued' => 0, 'acked' => 100]];
+        $svg = $chart->invoke(null, $periods);
+        preg_match_all('/<rect class="(\w+)" x="\d+" y="[\d.]+" width="2" height="([\d.]+)"><title>[^<]+: (\d+)<\/title>/', $svg, $m, PREG_SET_ORDER);
+        $heights = [];
+        foreach ($m as [, $class, $h, $n]) {
+            $heights[$n] = (float) $h;
+        }
+        $this->assertSame(40.0, $heights[3000], 'the peak fills the chart');
+        $this->assertGreaterThanOrEqual(10.0, $heights[10], 'readable');
+        $this->assertGreaterThan($heights[10], $heights[100]);
+        $this->assertStringContainsString('log scale', $svg);
+    }
+
     /** A gone threshold set to no number of seconds is refused, not ignored. */
     public function testABadGoneThresholdIsSaidNotIgnored(): void
     {

@@ -651,9 +651,12 @@ final class Dashboard
             $max = max($max, $p['enqueued'], $p['acked']);
         }
         $bars = '';
+        // A log scale: 10 acked beside a bulk enqueue of 3,000 stand a
+        // quarter as high, where a linear scale would draw nothing.
+        $scale = 40 / log10(1 + $max);
         foreach ($periods as $i => $p) {
             foreach (['enqueued' => [0, 'in'], 'acked' => [2, 'done']] as $counter => [$dx, $class]) {
-                $h = round(40 * $p[$counter] / $max, 1);
+                $h = round($scale * log10(1 + $p[$counter]), 1);
                 if ($h > 0) {
                     $bars .= sprintf('<rect class="%s" x="%d" y="%.1f" width="2" height="%.1f"><title>%s %s: %d</title></rect>', $class, $i * 5 + $dx, 40 - $h, $h, date('H:i:s', $p['at']), $counter, $p[$counter]);
                 }
@@ -667,7 +670,7 @@ final class Dashboard
             $x = min($i * 5, 299.5);
             $axis .= sprintf('<line x1="%.1f" y1="40" x2="%.1f" y2="43" class="axis"/><text x="%.1f" y="52" text-anchor="%s">%s</text>', $x, $x, $x, $anchor, date('H:i', $at));
         }
-        return '<svg class="chart" width="300" height="54" viewBox="0 0 300 54" role="img" aria-label="enqueued and acked per 10 s, peak ' . $max . '">'
+        return '<svg class="chart" width="300" height="54" viewBox="0 0 300 54" role="img" aria-label="enqueued and acked per 10 s, peak ' . $max . ', log scale">'
             . '<line x1="0" y1="39.5" x2="300" y2="39.5" class="axis"/>' . $bars . $axis . '</svg>';
     }
 
