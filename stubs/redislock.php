@@ -933,6 +933,17 @@ namespace RedisLock {
         public function history(): mixed {}
 
         /**
+         * What the queue's recent attempts take in Redis: `kept` (records held
+         * now), `bytes` (the memory of their list, Redis' `MEMORY USAGE`;
+         * null where the server refuses that command), `keep` and `seconds`
+         * (the terms they are kept by: `keepRecent()`'s).
+         *
+         * @return array{kept: int<0, max>, bytes: int<0, max>|null, keep: int<0, 100000>, seconds: float}
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function recentFootprint(): mixed {}
+
+        /**
          * Sets how many recent attempts the queue keeps (`$count`, 0 to
          * 100000; 0 keeps none and records none) and for how long
          * (`$seconds`, up to a year): what is past them goes now. Stored with

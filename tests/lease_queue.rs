@@ -51,8 +51,8 @@ fn score(server: &RedisServer, id: &str) -> f64 {
 }
 
 /// The keys left besides the operator records, which outlive the tasks by
-/// design: the queue registry, the queues' stats hashes and workers, the
-/// workers' descriptions; and each of those is there.
+/// design: the queue registry and its prefixes, the queues' stats hashes
+/// and workers, the workers' descriptions; and each of those is there.
 fn keys_left(server: &RedisServer) -> Vec<String> {
     let mut keys: Vec<String> = redis::cmd("KEYS")
         .arg("*")
@@ -60,10 +60,12 @@ fn keys_left(server: &RedisServer) -> Vec<String> {
         .unwrap();
     keys.sort();
     assert!(keys.iter().any(|k| k == "redislock:queues"), "{keys:?}");
+    assert!(keys.iter().any(|k| k == "redislock:prefixes"), "{keys:?}");
     assert!(keys.iter().any(|k| k.ends_with("}:stats")), "{keys:?}");
     assert!(keys.iter().any(|k| k.ends_with("}:workers")), "{keys:?}");
     keys.retain(|k| {
         k != "redislock:queues"
+            && k != "redislock:prefixes"
             && !k.starts_with("redislock:holder:")
             && !k.ends_with("}:stats")
             && !k.ends_with("}:workers")

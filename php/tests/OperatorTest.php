@@ -569,11 +569,17 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(1, $status);
         $this->assertStringContainsString("Keep-recent queue 'mail' to keep its last 1 attempts for 60 s (older ones go now)? [y/N]", $err);
         $this->assertSame(3, $llen());
+        $this->assertMatchesRegularExpression('/^recent attempts kept: 3 of the last 100 for 3600s, [\d.]+kB \(redislock keep-recent mail COUNT SECONDS sets them\)$/m', self::cli(['queue', 'mail'])[1]);
         $this->assertSame([0, "queue 'mail' keeps its last 1 attempts for 60 s\n"], array_slice(self::cli(['keep-recent', 'mail', '1', '60', '--yes']), 0, 2));
         $this->assertSame(1, $llen());
+        $footprint = $mail->recentFootprint();
+        $this->assertSame([1, 1, 60.0], [$footprint['kept'], $footprint['keep'], $footprint['seconds']]);
+        $this->assertSame($footprint, self::json(['queue', 'mail'])['recentFootprint']);
+        $this->assertGreaterThan(0, $footprint['bytes']);
         $this->assertSame(['done'], array_column($mail->recent(), 'id'));
         $this->assertSame(['kept' => true], self::json(['keep-recent', 'mail', '0', '--yes']));
         $this->assertSame(0, $llen());
+        $this->assertSame(['kept' => 0, 'bytes' => 0, 'keep' => 0, 'seconds' => 3600.0], $mail->recentFootprint(), 'none kept: no list');
         foreach ([['keep-recent', 'mail'], ['keep-recent', 'mail', 'x'], ['keep-recent', 'mail', '100001'], ['keep-recent', 'mail', '-1'],
                   ['keep-recent', 'mail', '5', '0'], ['keep-recent', 'mail', '5', '1e9'], ['keep-recent', 'mail', '5', 'NAN'], ['recent'], ['recent', 'mail', 'a', 'b']] as $args) {
             $this->assertSame(2, self::cli($args)[0], implode(' ', $args));

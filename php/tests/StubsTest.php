@@ -313,6 +313,9 @@ final class StubsTest extends RedisLockTestCase
         $this->assertGreaterThanOrEqual(4, count($this->call($q, 'recent')));
         $this->assertSame('dead', $this->call($q, 'recent', 1, 'e')[0]['outcome']);
         $this->call($q, 'recent', 10, null, 'batch-1');
+        $footprint = $this->call($q, 'recentFootprint');
+        $this->assertGreaterThanOrEqual(4, $footprint['kept']);
+        $this->assertGreaterThan(0, $footprint['bytes']);
         $this->call($c, 'queues');
         $this->assertContains('', $this->call($c, 'queuePrefixes'), 'the own prefix of this client, which has queues');
 

@@ -36,9 +36,10 @@ abstract class RedisLockTestCase extends PHPUnit\Framework\TestCase
     {
         $keys = array_filter(
             $this->redis->keys('*'),
-            // Operator records: process descriptions, the queue registry,
-            // a queue's counters, its workers and its recent attempts.
-            fn (string $k) => !str_starts_with($k, 'redislock:holder:') && $k !== 'redislock:queues'
+            // Operator records: process descriptions, the queue registry and
+            // its prefixes, a queue's counters, its workers and its recent
+            // attempts.
+            fn (string $k) => !str_starts_with($k, 'redislock:holder:') && $k !== 'redislock:queues' && $k !== 'redislock:prefixes'
                 && !str_ends_with($k, '}:stats') && !str_ends_with($k, '}:workers') && !str_ends_with($k, '}:workers-done')
                 && !str_ends_with($k, '}:recent'),
         );

@@ -734,6 +734,24 @@ impl Queue {
         Ok(array(list))
     }
 
+    /// What the queue's recent attempts take in Redis: `kept` (records held
+    /// now), `bytes` (the memory of their list, Redis' `MEMORY USAGE`;
+    /// null where the server refuses that command), `keep` and `seconds`
+    /// (the terms they are kept by: `keepRecent()`'s).
+    pub fn recent_footprint(&self) -> PhpResult<Zval> {
+        let f = engine(self.queue.recent_footprint())?;
+        let mut out = ZendHashTable::new();
+        out.insert("kept", int(f.kept))?;
+        let mut bytes = Zval::new();
+        if let Some(b) = f.bytes {
+            bytes.set_long(int(b));
+        }
+        out.insert("bytes", bytes)?;
+        out.insert("keep", int(f.keep))?;
+        out.insert("seconds", f.how_long.as_secs_f64())?;
+        Ok(array(out))
+    }
+
     /// Sets how many recent attempts the queue keeps (`$count`, 0 to 100000;
     /// 0 keeps none and records none) and for how long (`$seconds`, up to a
     /// year): what is past them goes now. Stored with the queue, for every

@@ -92,6 +92,8 @@ impl Queue {
         recent => lease::recent(limit: u64, id: Option<&[u8]>, tag: Option<&[u8]>) -> (f64, Vec<lease::Attempt>);
         /// [`lease::keep_recent`].
         keep_recent => lease::keep_recent(keep: u64, how_long: Duration) -> ();
+        /// [`lease::footprint`].
+        recent_footprint => lease::footprint() -> lease::Footprint;
         /// [`lease::set_rate`].
         set_rate => lease::set_rate(rate: Option<lease::Rate>) -> ();
         /// [`lease::set_terms`].

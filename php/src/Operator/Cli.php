@@ -349,7 +349,7 @@ final class Cli
         return match ($command) {
             // (JSON keeps its shape: a list of this prefix's queues.)
             'status' => $json ? $report->queues() : ['queues' => $report->queues(), 'others' => $report->otherPrefixes()],
-            'queue' => $report->queue($args[0]) + ['queued' => $report->queued($args[0], min($limit, 1000))],
+            'queue' => $report->queue($args[0]) + ['queued' => $report->queued($args[0], min($limit, 1000)), 'recentFootprint' => $report->recentFootprint($args[0])],
             'dead' => $json ? $report->dead($args[0], min($limit, 1000))
                 : ['list' => $report->dead($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['dead']],
             'task' => $report->task($args[0], $args[1]) ?? throw new \ValueError("no task '" . self::clean($args[1]) . "' in queue '" . self::clean($args[0]) . "'"),
@@ -641,7 +641,8 @@ final class Cli
         $text .= self::table(['LAST ' . (Report::TIMINGS_OVER / 60) . ' MINUTES', 'P50', 'P95'], [
             ['runtime', Report::span($t['runtime']['p50'] ?? null), Report::span($t['runtime']['p95'] ?? null)],
             ['wait', Report::span($t['wait']['p50'] ?? null), Report::span($t['wait']['p95'] ?? null)],
-        ]) . "over {$t['attempts']} recent attempt(s) (redislock recent {$q['name']} lists them)\n\n";
+        ]) . "over {$t['attempts']} recent attempt(s) (redislock recent {$q['name']} lists them)\n"
+            . 'recent attempts kept: ' . Report::footprintText($q['recentFootprint'], '') . " (redislock keep-recent {$q['name']} COUNT SECONDS sets them)\n\n";
         if ($q['queued'] === []) {
             return $text . "nothing queued\n";
         }

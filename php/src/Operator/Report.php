@@ -82,6 +82,19 @@ final class Report
             + ($history ? ['history' => $periods] : []);
     }
 
+    /** What the queue's recent attempts take in Redis (Queue::recentFootprint()). */
+    public function recentFootprint(string $name): array
+    {
+        return $this->client->queue($name)->recentFootprint();
+    }
+
+    /** "12 of the last 100 for 3600 s, 4.1 kB": a footprint said in a line. */
+    public static function footprintText(array $f, string $unit = ' '): string
+    {
+        $bytes = $f['bytes'] === null ? 'size unknown' : sprintf("%.1f{$unit}kB", $f['bytes'] / 1024);
+        return sprintf("%d of the last %d for %d{$unit}s, %s", $f['kept'], $f['keep'], $f['seconds'], $bytes);
+    }
+
     /** The span of the recent attempts the timings are over, in seconds. */
     public const TIMINGS_OVER = 300;
 

@@ -20,7 +20,8 @@ pub use dead::{DeadTask, Retried, dead, purge_dead, retry_dead};
 pub use moving::{Moved, move_to};
 pub use pause::{pause, resume, set_group_concurrency, set_group_rate, throttle, throttle_group};
 pub use recent::{
-    Attempt, RECENT_FOR, RECENT_FOR_MAX, RECENT_KEEP, RECENT_KEEP_MAX, keep_recent, recent,
+    Attempt, Footprint, RECENT_FOR, RECENT_FOR_MAX, RECENT_KEEP, RECENT_KEEP_MAX, footprint,
+    keep_recent, recent,
 };
 pub use reserve::{RECHECK, Reserve, ack_and_reserve, reserve};
 pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack, release};

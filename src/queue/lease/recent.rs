@@ -105,6 +105,58 @@ pub fn recent(
     Ok((now as f64 / 1000.0, attempts))
 }
 
+/// What a queue's recent attempts take: how many records it holds, the
+/// bytes Redis gives their list, and the terms it keeps them by.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Footprint {
+    pub kept: u64,
+    /// `MEMORY USAGE` of the list; None where the server refuses it (an
+    /// ACL without it).
+    pub bytes: Option<u64>,
+    /// The most records kept, and for how long.
+    pub keep: u64,
+    pub how_long: Duration,
+}
+
+/// How many recent attempts the queue holds, and the memory they take.
+pub fn footprint(config: &Config, keys: &Keys) -> Result<Footprint, Error> {
+    let (kept, (keep, ms)): (u64, (Option<String>, Option<String>)) = conn::with(config, |c| {
+        let kept = redis::cmd("LLEN").arg(&keys.recent).query(c)?;
+        let terms = redis::cmd("HMGET")
+            .arg(&keys.stats)
+            .arg("recentKeep")
+            .arg("recentMs")
+            .query(c)?;
+        Ok((kept, terms))
+    })?;
+    let bytes = conn::with(config, |c| {
+        redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(&keys.recent)
+            .arg("SAMPLES")
+            .arg(0)
+            .query::<Option<u64>>(c)
+    })
+    .ok()
+    .map(|b| b.unwrap_or(0));
+    // As queue_recent_terms() reads them (a hand's value kept in range).
+    let keep = keep
+        .and_then(|k| k.parse::<f64>().ok())
+        .map_or(RECENT_KEEP, |k| k.clamp(0.0, RECENT_KEEP_MAX as f64) as u64);
+    let ms = ms
+        .and_then(|m| m.parse::<f64>().ok())
+        .filter(|m| m.is_finite())
+        .map_or(crate::time::millis(RECENT_FOR), |m| {
+            m.clamp(1.0, crate::time::millis(RECENT_FOR_MAX) as f64) as u64
+        });
+    Ok(Footprint {
+        kept,
+        bytes,
+        keep,
+        how_long: Duration::from_millis(ms),
+    })
+}
+
 /// Sets how many recent attempts the queue keeps (0: none) and for how
 /// long; what is past them goes now.
 pub fn keep_recent(
