@@ -632,6 +632,27 @@ pub fn request(c: &mut Conn, cmds: &[&[&[u8]]]) -> RedisResult<Vec<Value>> {
     c.req_packed_commands(&packed, 0, cmds.len())
 }
 
+/// One step of `SCAN` from `cursor`: keys matching `glob` that hold
+/// `kind`, 1000 looked at; the next cursor (0: the scan is done).
+pub fn scan(
+    config: &Config,
+    cursor: u64,
+    glob: &[u8],
+    kind: &str,
+) -> Result<(u64, Vec<Vec<u8>>), Error> {
+    with(config, |c| {
+        redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(glob)
+            .arg("COUNT")
+            .arg(1000)
+            .arg("TYPE")
+            .arg(kind)
+            .query(c)
+    })
+}
+
 /// Runs `f` on this process's connection to `config`'s deployment; the
 /// connection is kept for the next call unless `f` failed in a way that leaves
 /// its state unknown. A read or write a signal interrupts is resumed (see

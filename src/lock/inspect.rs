@@ -286,17 +286,7 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
     for (kind, glob, kept) in globs {
         let mut cursor = 0u64;
         loop {
-            let (next, keys): (u64, Vec<Vec<u8>>) = conn::with(config, |c| {
-                redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&glob)
-                    .arg("COUNT")
-                    .arg(1000)
-                    .arg("TYPE")
-                    .arg(kept)
-                    .query(c)
-            })?;
+            let (next, keys) = conn::scan(config, cursor, &glob, kept)?;
             let mut names: Vec<(Vec<u8>, Vec<u8>)> = keys
                 .into_iter()
                 .filter_map(|key| {

@@ -26,8 +26,7 @@ pub fn queues(config: &Config) -> PhpResult<Zval> {
 
 pub fn queue_prefixes(config: &Config) -> PhpResult<Zval> {
     let prefixes = engine(queue::prefixes(config))?;
-    let mut list =
-        ZendHashTable::with_capacity(u32::try_from(prefixes.len()).unwrap_or(u32::MAX));
+    let mut list = ZendHashTable::with_capacity(u32::try_from(prefixes.len()).unwrap_or(u32::MAX));
     for prefix in prefixes {
         list.push(binary(&prefix))?;
     }

@@ -369,17 +369,7 @@ pub fn prefixes(config: &Config) -> Result<Vec<Vec<u8>>, Error> {
     if prefixes.is_empty() && !matches!(config.topology, crate::config::Topology::Cluster { .. }) {
         let mut cursor = 0u64;
         loop {
-            let (next, keys): (u64, Vec<Vec<u8>>) = conn::with(config, |c| {
-                redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(b"*redislock:queues")
-                    .arg("COUNT")
-                    .arg(1000)
-                    .arg("TYPE")
-                    .arg("set")
-                    .query(c)
-            })?;
+            let (next, keys) = conn::scan(config, cursor, b"*redislock:queues", "set")?;
             prefixes.extend(
                 keys.iter()
                     .filter_map(|k| k.strip_suffix(REGISTRY).map(<[u8]>::to_vec)),
