@@ -158,11 +158,20 @@ final class RedlockTest extends RedisLockTestCase
             $servers[] = RedisServer::startWith(['--maxmemory', '1', '--maxmemory-policy', 'noeviction']);
         }
         $lock = new Redlock('oom', ['nodes' => array_map(fn ($s) => $s->dsn(), $servers)]);
-        try {
-            $lock->acquire();
-            $this->fail('acquired with every node out of memory');
-        } catch (RedisLock\ServerException $e) {
-            $this->assertStringContainsString('OOM', $e->getMessage());
+        // A server at maxmemory 1 now and then closes a new connection (Redis
+        // 6.2 did once in CI): then that node was out of reach, not
+        // answering, and the next try, on a new connection, hears it.
+        for ($try = 1; ; $try++) {
+            try {
+                $lock->acquire();
+                $this->fail('acquired with every node out of memory');
+            } catch (RedisLock\ServerException $e) {
+                $this->assertStringContainsString('OOM', $e->getMessage());
+                break;
+            } catch (RedisLock\ConnectionException $e) {
+                $this->assertLessThan(3, $try, $e->getMessage());
+                $this->assertStringContainsString('unexpected end of file', $e->getMessage());
+            }
         }
     }
 

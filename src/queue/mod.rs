@@ -350,13 +350,18 @@ pub(crate) fn register(config: &Config, keys: &Keys) -> Result<(), Error> {
         redis::cmd("SADD")
             .arg(config.key(REGISTRY))
             .arg(&keys.queue)
-            .query::<i64>(c)?;
+            .query::<i64>(c)
+    })?;
+    // Best effort: a user whose ACL keeps it to its prefix's keys
+    // (`~app:*`) is refused this key, and its queues work all the same
+    // (the operator's tools then find them with SCAN or by the prefix).
+    let _ = conn::with(config, |c| {
         redis::cmd("SADD")
             .arg(PREFIXES)
             .arg(&config.prefix)
             .query::<i64>(c)
-    })
-    .map(drop)
+    });
+    Ok(())
 }
 
 /// The key prefixes whose registries hold queues on this server (see
