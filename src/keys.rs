@@ -18,8 +18,6 @@
 //! when that holds no brace, else that key's own hash-tag content, else a
 //! short stand-in string that hashes to the same slot.
 
-use redis::cluster_routing::Slot;
-
 /// What a name names: each kind has keys of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -119,30 +117,15 @@ impl Place {
 
     /// The keys of shard `i` of `n` of the name: `<prefix><kind
     /// word>{<tag>}#s<i>/<n>:<length of the name>:<name>` (no other layout
-    /// has `#s` after the tag), the tag brace-free text that Redis hashes
-    /// into the `i`-th of `n` even stretches of the slot space, counted
-    /// from the name's own slot: a Cluster gives each primary a contiguous
-    /// range of slots, so the shards of one name spread over its primaries.
+    /// has `#s` after the tag), the tag the stand-in ([`stand_in`]) of the
+    /// slot `i` n-ths of the slot space past the name's own: a Cluster
+    /// gives each primary a contiguous range of slots, so the shards of one
+    /// name, evenly spaced, spread over its primaries.
     pub fn shard(prefix: &[u8], kind: Kind, name: &[u8], i: usize, n: usize) -> Self {
         const SLOTS: usize = 16384;
-        let main = Place::new(prefix, kind, name).main;
-        let home = usize::from(slot(&main));
-        let stretch = SLOTS / n.max(1);
-        let start = (home + i * stretch) % SLOTS;
-        // Within the first eighth of the stretch: the shards lie about
-        // evenly spaced, and the search takes about 8n tries (a few µs for
-        // 8 shards), every client finding the same tag.
-        let width = (stretch / 8).max(1);
-        let home = home.to_string();
-        let mut tag = Vec::with_capacity(home.len() + 16);
-        for k in 0u64.. {
-            tag.clear();
-            tag.extend_from_slice(format!("{home}s{i}.{k}").as_bytes());
-            let slot = slot_of(&tag);
-            if (slot + SLOTS - start) % SLOTS < width {
-                break;
-            }
-        }
+        let home = usize::from(slot(&Place::new(prefix, kind, name).main));
+        let target = (home + i * SLOTS / n.max(1)) % SLOTS;
+        let tag = stand_in(u16::try_from(target).unwrap_or_default());
         let mut base = [prefix, kind.word(), b"{", &tag, b"}#s"].concat();
         base.extend_from_slice(format!("{i}/{n}:{}:", name.len()).as_bytes());
         base.extend_from_slice(name);
@@ -237,11 +220,6 @@ pub fn reserved(prefix: &[u8], name: &[u8]) -> bool {
     seed || counted
 }
 
-/// The slot of brace-free `text` (CRC16/XMODEM, as Redis hashes a key).
-fn slot_of(text: &[u8]) -> usize {
-    usize::from(crc16::State::<crc16::XMODEM>::calculate(text)) % 16384
-}
-
 /// The Cluster slot of `key` (its hash tag's, when it has one).
 pub fn slot(key: &[u8]) -> u16 {
     crc16::State::<crc16::XMODEM>::calculate(hash_tag(key).unwrap_or(key)) % 16384
@@ -259,30 +237,58 @@ pub fn hash_tag(key: &[u8]) -> Option<&[u8]> {
 fn tag(key: &[u8]) -> Vec<u8> {
     match hash_tag(key) {
         Some(tag) => tag.to_vec(),
-        None => stand_in(Slot::for_key(key)),
+        None => stand_in(slot(key)),
     }
 }
 
-/// The first string over [0-9A-Za-z], shortest first, in `slot` (four
-/// characters reach every slot: a test checks it).
-pub fn stand_in(slot: Slot) -> Vec<u8> {
-    const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    let mut candidate: Vec<u8> = Vec::with_capacity(4);
-    for len in 1..=4 {
-        let count = ALPHABET.len().pow(len);
-        for mut n in 0..count {
-            candidate.clear();
-            for _ in 0..len {
-                candidate.push(ALPHABET[n % ALPHABET.len()]);
-                n /= ALPHABET.len();
-            }
-            if Slot::for_key(&candidate) == slot {
-                return candidate;
+/// The characters of a stand-in.
+const STAND_IN_ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// The `n`-th string of `len` (at most 4) characters over
+/// [`STAND_IN_ALPHABET`], its first character the lowest digit.
+fn stand_in_candidate(mut n: usize, len: u32) -> ([u8; 4], usize) {
+    let mut candidate = [0u8; 4];
+    let len = (len as usize).min(4);
+    for c in &mut candidate[..len] {
+        *c = STAND_IN_ALPHABET[n % STAND_IN_ALPHABET.len()];
+        n /= STAND_IN_ALPHABET.len();
+    }
+    (candidate, len)
+}
+
+/// Each slot's stand-in, found in one pass over the candidates the first
+/// time one is asked for (never at module startup): 74,396 strings of up
+/// to three characters reach every slot, where a search per name or per
+/// shard took up to as many tries each time.
+static STAND_INS: std::sync::LazyLock<Vec<Vec<u8>>> = std::sync::LazyLock::new(|| {
+    let mut table = vec![Vec::new(); 16384];
+    let mut left = table.len();
+    for len in 1..=4u32 {
+        for n in 0..STAND_IN_ALPHABET.len().pow(len) {
+            let (candidate, len) = stand_in_candidate(n, len);
+            let text = &candidate[..len];
+            let crc = crc16::State::<crc16::XMODEM>::calculate(text);
+            let entry = &mut table[usize::from(crc % 16384)];
+            if entry.is_empty() {
+                *entry = text.to_vec();
+                left -= 1;
+                if left == 0 {
+                    return table;
+                }
             }
         }
     }
-    // Not reached (see above). The layout stays injective without the tag.
-    b"_".to_vec()
+    table
+});
+
+/// The first string over [0-9A-Za-z], shortest first, in `slot` (four
+/// characters reach every slot: a test checks it).
+pub fn stand_in(slot: u16) -> Vec<u8> {
+    match STAND_INS.get(usize::from(slot)) {
+        Some(tag) if !tag.is_empty() => tag.clone(),
+        // Not reached (see above). The layout stays injective without the tag.
+        _ => b"_".to_vec(),
+    }
 }
 
 /// Why `prefix` cannot serve on a Redis Cluster, if it cannot: a `{` in it
@@ -302,6 +308,8 @@ pub fn cluster_prefix_problem(prefix: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
+
+    use redis::cluster_routing::Slot;
 
     use proptest::prelude::*;
 
@@ -554,6 +562,31 @@ mod tests {
                 );
                 assert_eq!(name_of(prefix, Kind::ExactLock, &main, ":fence"), None);
             }
+        }
+    }
+
+    /// The table gives each slot the string the search it replaced found:
+    /// the first candidate, shortest first, in that slot (the layout of
+    /// names with braces stays byte for byte).
+    #[test]
+    fn each_slot_has_the_first_stand_in_in_it() {
+        for s in 0..16384u16 {
+            let tag = stand_in(s);
+            assert_eq!(Slot::for_key(&tag), Slot::new(s).unwrap(), "{s}");
+            assert!(tag.len() <= 3);
+        }
+        for s in (0..16384u16).step_by(97) {
+            let want = Slot::new(s).unwrap();
+            let first = (1..=4u32)
+                .flat_map(|len| {
+                    (0..STAND_IN_ALPHABET.len().pow(len)).map(move |n| {
+                        let (c, len) = stand_in_candidate(n, len);
+                        c[..len].to_vec()
+                    })
+                })
+                .find(|c| Slot::for_key(c) == want)
+                .unwrap();
+            assert_eq!(stand_in(s), first, "{s}");
         }
     }
 

@@ -16,19 +16,18 @@ use crate::queue;
 pub const MAX_LOCKS: i64 = 10_000;
 
 pub fn queues(config: &Config) -> PhpResult<Zval> {
-    let names = engine(queue::names(config))?;
-    let mut list = ZendHashTable::with_capacity(u32::try_from(names.len()).unwrap_or(u32::MAX));
-    for name in names {
-        list.push(binary(&name))?;
-    }
-    Ok(array(list))
+    binary_list(engine(queue::names(config))?)
 }
 
 pub fn queue_prefixes(config: &Config) -> PhpResult<Zval> {
-    let prefixes = engine(queue::prefixes(config))?;
-    let mut list = ZendHashTable::with_capacity(u32::try_from(prefixes.len()).unwrap_or(u32::MAX));
-    for prefix in prefixes {
-        list.push(binary(&prefix))?;
+    binary_list(engine(queue::prefixes(config))?)
+}
+
+/// A PHP list of byte strings.
+fn binary_list(items: Vec<Vec<u8>>) -> PhpResult<Zval> {
+    let mut list = ZendHashTable::with_capacity(u32::try_from(items.len()).unwrap_or(u32::MAX));
+    for item in items {
+        list.push(binary(&item))?;
     }
     Ok(array(list))
 }
