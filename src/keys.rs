@@ -63,6 +63,16 @@ impl Kind {
         }
     }
 
+    /// What stands before the tag of a shard's or a partition's keys: the
+    /// kind's word, and for queues (whose keys start with the seed's
+    /// `Queue:<name>`, any name's) `queue:`.
+    fn shard_word(self) -> &'static [u8] {
+        match self {
+            Kind::Queue => b"queue:",
+            kind => kind.word(),
+        }
+    }
+
     /// What stands before the tag in the extension's keys of this kind.
     fn word(self) -> &'static [u8] {
         match self {
@@ -126,7 +136,7 @@ impl Place {
         let home = usize::from(slot(&Place::new(prefix, kind, name).main));
         let target = (home + i * SLOTS / n.max(1)) % SLOTS;
         let tag = stand_in(u16::try_from(target).unwrap_or_default());
-        let mut base = [prefix, kind.word(), b"{", &tag, b"}#s"].concat();
+        let mut base = [prefix, kind.shard_word(), b"{", &tag, b"}#s"].concat();
         base.extend_from_slice(format!("{i}/{n}:{}:", name.len()).as_bytes());
         base.extend_from_slice(name);
         Place {
@@ -218,6 +228,12 @@ pub fn reserved(prefix: &[u8], name: &[u8]) -> bool {
         .position(|&b| b == b'}')
         .is_some_and(|close| tagged[close + 1..].starts_with(b"#"));
     seed || counted
+}
+
+/// Which of `n` shards or partitions `name` (a buyer, a group, a task's
+/// id) belongs to: the same for every client, whatever its language.
+pub fn spread(name: &[u8], n: usize) -> usize {
+    usize::from(crc16::State::<crc16::XMODEM>::calculate(name)) % n.max(1)
 }
 
 /// The Cluster slot of `key` (its hash tag's, when it has one).

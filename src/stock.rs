@@ -278,7 +278,7 @@ impl Stock {
             return 0;
         }
         match buyer.or(key) {
-            Some(who) => usize::from(crc16::State::<crc16::XMODEM>::calculate(who)) % n,
+            Some(who) => crate::keys::spread(who, n),
             None => (NEXT.fetch_add(1, Ordering::Relaxed) + std::process::id() as usize) % n,
         }
     }

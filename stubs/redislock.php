@@ -229,11 +229,26 @@ namespace RedisLock {
          * `Queue::setRate()` takes them: the queue's from this object's first
          * enqueue or reserve on). The `lease` and `maxAttempts` given are
          * stored with the queue at this object's first enqueue: a worker not
-         * given its own takes them.
+         * given its own takes them. `partitions` (1 to 128, default 1): the
+         * queue kept in that many partitions, each in a hash slot of its own,
+         * so that a Cluster spreads one queue over its primaries; a task goes
+         * to its group's partition, or without a group to its id's, and
+         * `reserve()` takes from each in turn (docs/past-one-node.md). Every
+         * client of the queue must give the same count.
          *
-         * @param array{lease?: int|float, maxAttempts?: int, maxLength?: int, rate?: array<'limit'|'per'|'burst', int|float>}|null $options
+         * @param array{lease?: int|float, maxAttempts?: int, maxLength?: int, rate?: array<'limit'|'per'|'burst', int|float>, partitions?: int<1, 128>}|null $options
          */
         public function queue(string $name, ?array $options = null): Queue {}
+
+        /**
+         * The queues kept in partitions (`['partitions' => N]`), name =>
+         * partition count, sorted by name: what an operator's tool passes to
+         * `queue()` to see such a queue whole.
+         *
+         * @return array<string, int<2, 128>>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function queuePartitions(): mixed {}
 
         /**
          * The names of the queues on this server, sorted: every queue a task
@@ -998,6 +1013,8 @@ namespace RedisLock {
          * itself (the same keys on the same server, whatever address reaches
          * it) is a `ValueError` before anything changes; `$to`'s `maxLength`
          * stops it with `QueueFullException` (nothing of that batch moved).
+         * Queues kept in different partition counts are a `ValueError`: a
+         * partitioned queue's partition i moves to the other's partition i.
          *
          * @return int<0, max>
          * @throws QueueFullException `$to` is at its `maxLength`
@@ -1022,6 +1039,23 @@ namespace RedisLock {
          * @return non-empty-string
          */
         public function name(): mixed {}
+
+        /**
+         * `metrics()` of each partition, in partition order (one entry for a
+         * queue of one slot): `metrics()` is their sum.
+         *
+         * @return list<array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, paused: float|null, throttled: float|null, groups: int<0, max>, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function partitionMetrics(): mixed {}
+
+        /**
+         * How many partitions the queue is kept in (the `partitions` option; 1:
+         * one hash slot).
+         *
+         * @return int<1, 128>
+         */
+        public function partitions(): int {}
 
         /**
          * Stops the queue's consumers taking tasks: `reserve()` (a waiting one

@@ -317,6 +317,13 @@ final class StubsTest extends RedisLockTestCase
         $this->assertGreaterThanOrEqual(4, $footprint['kept']);
         $this->assertGreaterThan(0, $footprint['bytes']);
         $this->call($c, 'queues');
+        $this->assertSame(1, $this->call($q, 'partitions'));
+        $this->assertCount(1, $this->call($q, 'partitionMetrics'));
+        $split = $c->queue('jobs-split', ['partitions' => 3]);
+        $split->enqueue('s');
+        $this->assertSame(3, $this->call($split, 'partitions'));
+        $this->assertSame([0, 1, 0], array_map(fn ($m) => $m['ready'], $this->call($split, 'partitionMetrics')), "'s' in partition 1 of 3: CRC16 of its id");
+        $this->assertSame(['jobs-split' => 3], $this->call($c, 'queuePartitions'));
         $this->assertContains('', $this->call($c, 'queuePrefixes'), 'the own prefix of this client, which has queues');
 
         $lock = $c->lock('l');

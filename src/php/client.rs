@@ -49,6 +49,7 @@ const QUEUE_OPTIONS: &[Opt<queue::Options>] = &[
     opt!("maxAttempts" => max_attempts = |v, p| natural(v, p).map(Some)),
     opt!("maxLength" => max_length = natural),
     opt!("rate" => rate = super::queue::rate_option),
+    opt!("partitions" => partitions = |v, p| super::value::whole_in(v, p, 1..=crate::queue::MAX_PARTITIONS as u64)),
 ];
 
 fn queue_options(options: &Value) -> PhpResult<queue::Options> {
@@ -57,6 +58,7 @@ fn queue_options(options: &Value) -> PhpResult<queue::Options> {
         max_attempts: None,
         max_length: 0,
         rate: None,
+        partitions: 1,
     };
     read_options(
         options,
@@ -304,6 +306,13 @@ impl Client {
         inspect::queues(&self.config)
     }
 
+    /// The queues kept in partitions (`['partitions' => N]`), name =>
+    /// partition count, sorted by name: what an operator's tool passes to
+    /// `queue()` to see such a queue whole.
+    pub fn queue_partitions(&self) -> PhpResult<Zval> {
+        inspect::queue_partitions(&self.config)
+    }
+
     /// The key prefixes under which queues exist on this server, sorted
     /// (`''`: none), this client's own among them when it has queues: every
     /// app's, whatever prefix each uses (Laravel's `laravel_database_`). A
@@ -409,6 +418,12 @@ impl Client {
     /// them: the queue's from this object's first enqueue or reserve on). The
     /// `lease` and `maxAttempts` given are stored with the queue at this
     /// object's first enqueue: a worker not given its own takes them.
+    /// `partitions` (1 to 128, default 1): the queue kept in that many
+    /// partitions, each in a hash slot of its own, so that a Cluster
+    /// spreads one queue over its primaries; a task goes to its group's
+    /// partition, or without a group to its id's, and `reserve()` takes
+    /// from each in turn (docs/past-one-node.md). Every client of the queue
+    /// must give the same count.
     pub fn queue(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Queue> {
         let name = non_empty(&name, "RedisLock\\Client::queue(): Argument #1 ($name)")?;
         Ok(Queue::new(
@@ -591,8 +606,8 @@ impl Client {
         }
         let queues: Vec<_> = list.iter().map(|q| (q.queue(), q.terms(lease))).collect();
         match engine(crate::queue::reserve(&queues, &how))? {
-            Some((index, tasks)) => task_list(list[index], tasks),
-            None => task_list(first, Vec::new()),
+            Some((index, part, tasks)) => task_list(list[index], part, tasks),
+            None => task_list(first, 0, Vec::new()),
         }
     }
 }

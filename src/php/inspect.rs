@@ -19,6 +19,15 @@ pub fn queues(config: &Config) -> PhpResult<Zval> {
     binary_list(engine(queue::names(config))?)
 }
 
+pub fn queue_partitions(config: &Config) -> PhpResult<Zval> {
+    let listed = engine(queue::listed(config))?;
+    let mut map = ZendHashTable::new();
+    for (name, n) in listed.into_iter().filter(|(_, n)| *n > 1) {
+        super::value::insert_keyed(&mut map, &name, i64::try_from(n).unwrap_or(i64::MAX))?;
+    }
+    Ok(array(map))
+}
+
 pub fn queue_prefixes(config: &Config) -> PhpResult<Zval> {
     binary_list(engine(queue::prefixes(config))?)
 }

@@ -33,6 +33,8 @@ pub struct Options {
     /// The queue's rate (`setRate()`), stored at this object's first
     /// enqueue or reserve; None: not given.
     pub rate: Option<leased::Rate>,
+    /// How many partitions the queue is kept in (1: one hash slot).
+    pub partitions: u64,
 }
 
 /// A queue's lease when neither its object nor a producer gave one.
@@ -280,7 +282,11 @@ fn rate_count(value: &Value, param: impl Display + Copy) -> PhpResult<u64> {
 impl Queue {
     pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
         Self {
-            queue: Arc::new(queue::Queue::new(config, name)),
+            queue: Arc::new(queue::Queue::partitioned(
+                config,
+                name,
+                usize::try_from(options.partitions).unwrap_or(1),
+            )),
             options,
             terms_stored: std::cell::Cell::new(false),
             rate_stored: std::cell::Cell::new(false),
@@ -327,6 +333,17 @@ impl Queue {
             .put(tasks, delay, policy, self.options.max_length, tags);
         match engine(put)? {
             Put::Done(statuses) => Ok(statuses),
+            Put::Full { length, enqueued } if self.queue.partitions() > 1 => Err(exception(
+                Class::QueueFull,
+                format!(
+                    "redislock: a partition of queue '{}' is full: {length} tasks of at most {} (its share of maxLength {} over {} partitions); {enqueued} of the {} tasks were enqueued, the others not",
+                    super::value::escaped(self.queue.name()),
+                    self.queue.part_max_length(self.options.max_length),
+                    self.options.max_length,
+                    self.queue.partitions(),
+                    tasks.len()
+                ),
+            )),
             Put::Full { length, enqueued } => Err(exception(
                 Class::QueueFull,
                 format!(
@@ -355,13 +372,21 @@ impl Queue {
         }
     }
 
-    /// The task's lease token, after checking it is one of this queue's.
-    fn own<'a>(&self, task: &'a Task, method: &str) -> PhpResult<&'a Leased> {
+    /// The task's lease, after checking it is one of this queue's.
+    fn own<'a>(&self, task: &'a Task, method: &str) -> PhpResult<queue::Held<'a>> {
         self.own_as(task, method, "Argument #1 ($task)")
     }
 
     /// [`Self::own`] for the argument `param`.
-    fn own_as<'a>(&self, task: &'a Task, method: &str, param: &str) -> PhpResult<&'a Leased> {
+    fn own_as<'a>(&self, task: &'a Task, method: &str, param: &str) -> PhpResult<queue::Held<'a>> {
+        if !task.is_of(&self.queue) && task.queue_name() == self.queue.name() {
+            return Err(value_error(format!(
+                "RedisLock\\Queue::{method}(): {param} was reserved from queue '{}' kept in {} partition(s), and this object keeps it in {}: give every client of a queue the same `partitions`",
+                super::value::escaped(self.queue.name()),
+                task.partitions(),
+                self.queue.partitions()
+            )));
+        }
         if !task.is_of(&self.queue) {
             return Err(value_error(format!(
                 "RedisLock\\Queue::{method}(): {param} belongs to queue '{}', not '{}'",
@@ -369,7 +394,7 @@ impl Queue {
                 super::value::escaped(self.queue.name())
             )));
         }
-        Ok(task.leased())
+        Ok(task.held())
     }
 
     /// The leases of `tasks`, a list of this queue's tasks (`param` names
@@ -379,7 +404,7 @@ impl Queue {
         tasks: &'t ZendHashTable,
         method: &str,
         param: &str,
-    ) -> PhpResult<Vec<(&'t [u8], &'t str)>> {
+    ) -> PhpResult<Vec<queue::Held<'t>>> {
         let mut leases = Vec::with_capacity(tasks.len());
         for (_, zv) in super::value::entries(tasks) {
             let task = zv.extract::<&Task>().ok_or_else(|| {
@@ -388,8 +413,7 @@ impl Queue {
                     Value::copy_of(zv).type_name()
                 ))
             })?;
-            let leased = self.own_as(task, method, param)?;
-            leases.push((leased.id.as_slice(), leased.token.as_str()));
+            leases.push(self.own_as(task, method, param)?);
         }
         Ok(leases)
     }
@@ -437,16 +461,16 @@ impl Queue {
         }
     }
 
-    pub fn task(&self, leased: Leased) -> Task {
-        Task::new(self.queue.clone(), leased)
+    pub fn task(&self, leased: Leased, part: usize) -> Task {
+        Task::new(self.queue.clone(), leased, part)
     }
 }
 
-/// Tasks as a PHP list of `RedisLock\Task`.
-pub fn task_list(queue: &Queue, tasks: Vec<Leased>) -> PhpResult<Zval> {
+/// Tasks of the queue's partition `part` as a PHP list of `RedisLock\Task`.
+pub fn task_list(queue: &Queue, part: usize, tasks: Vec<Leased>) -> PhpResult<Zval> {
     let mut list = ZendHashTable::with_capacity(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
     for leased in tasks {
-        list.push(queue.task(leased))?;
+        list.push(queue.task(leased, part))?;
     }
     Ok(array(list))
 }
@@ -580,15 +604,15 @@ impl Queue {
             None => Vec::new(),
         };
         self.store_rate()?;
-        let (_, tasks) = engine(self.queue.ack_and_reserve(self.terms(lease), &how, &done))?;
-        task_list(self, tasks)
+        let (_, part, tasks) = engine(self.queue.ack_and_reserve(self.terms(lease), &how, &done))?;
+        task_list(self, part, tasks)
     }
 
     /// Finishes a task; false if its lease ran out and another worker has
     /// it now (or it was acked already).
     pub fn ack(&self, task: &Task) -> PhpResult<bool> {
-        let leased = self.own(task, "ack")?;
-        engine(self.queue.ack(&leased.id, &leased.token))
+        let (part, id, token) = self.own(task, "ack")?;
+        engine(self.queue.ack(part, id, token))
     }
 
     /// Finishes many tasks in one round trip (per 1000); returns how many
@@ -613,12 +637,11 @@ impl Queue {
     ) -> PhpResult<bool> {
         let delay = delay_seconds(&delay, "RedisLock\\Queue::nack(): Argument #2 ($delay)")?;
         let reason = reason.bytes("RedisLock\\Queue::nack(): Argument #3 ($reason)")?;
-        let leased = self.own(task, "nack")?;
-        let done =
-            engine(
-                self.queue
-                    .nack(&leased.id, &leased.token, delay, self.terms(None), &reason),
-            )?;
+        let (part, id, token) = self.own(task, "nack")?;
+        let done = engine(
+            self.queue
+                .nack(part, id, token, delay, self.terms(None), &reason),
+        )?;
         Ok(done != Nack::NotLeased)
     }
 
@@ -629,8 +652,8 @@ impl Queue {
     #[php(defaults(delay = 0))]
     pub fn release(&self, task: &Task, delay: Arg<Float>) -> PhpResult<bool> {
         let delay = delay_seconds(&delay, "RedisLock\\Queue::release(): Argument #2 ($delay)")?;
-        let leased = self.own(task, "release")?;
-        engine(self.queue.release(&leased.id, &leased.token, delay))
+        let (part, id, token) = self.own(task, "release")?;
+        engine(self.queue.release(part, id, token, delay))
     }
 
     /// Sends a task to the dead letters now, whatever its attempts: for a
@@ -639,8 +662,8 @@ impl Queue {
     /// `nack()`). False if the lease is no longer this task's.
     pub fn bury(&self, task: &Task, reason: Arg<NullableText>) -> PhpResult<bool> {
         let reason = reason.bytes("RedisLock\\Queue::bury(): Argument #2 ($reason)")?;
-        let leased = self.own(task, "bury")?;
-        engine(self.queue.bury(&leased.id, &leased.token, &reason))
+        let (part, id, token) = self.own(task, "bury")?;
+        engine(self.queue.bury(part, id, token, &reason))
     }
 
     /// Sets the task's lease to `$lease` seconds from now (default: the
@@ -651,8 +674,8 @@ impl Queue {
             "RedisLock\\Queue::extend(): Argument #2 ($lease)",
             self.options.lease.unwrap_or(DEFAULT_LEASE),
         )?;
-        let leased = self.own(task, "extend")?;
-        engine(self.queue.extend(&leased.id, &leased.token, lease))
+        let (part, id, token) = self.own(task, "extend")?;
+        engine(self.queue.extend(part, id, token, lease))
     }
 
     /// Counts at one instant: `ready` (due now), `delayed`, `leased`, `dead`,
@@ -667,6 +690,23 @@ impl Queue {
     /// leases that ran out).
     pub fn metrics(&self) -> PhpResult<Zval> {
         metrics_array(&engine(self.queue.metrics())?)
+    }
+
+    /// How many partitions the queue is kept in (the `partitions` option; 1:
+    /// one hash slot).
+    pub fn partitions(&self) -> i64 {
+        i64::try_from(self.queue.partitions()).unwrap_or(i64::MAX)
+    }
+
+    /// `metrics()` of each partition, in partition order (one entry for a
+    /// queue of one slot): `metrics()` is their sum.
+    pub fn partition_metrics(&self) -> PhpResult<Zval> {
+        let all = engine(self.queue.partition_metrics())?;
+        let mut list = ZendHashTable::with_capacity(u32::try_from(all.len()).unwrap_or(u32::MAX));
+        for m in &all {
+            list.push(metrics_array(m)?)?;
+        }
+        Ok(array(list))
     }
 
     /// The `totals` of `metrics()` per 10 seconds of server time over the last
@@ -886,8 +926,18 @@ impl Queue {
     /// itself (the same keys on the same server, whatever address reaches
     /// it) is a `ValueError` before anything changes; `$to`'s `maxLength`
     /// stops it with `QueueFullException` (nothing of that batch moved).
+    /// Queues kept in different partition counts are a `ValueError`: a
+    /// partitioned queue's partition i moves to the other's partition i.
     pub fn move_to(&self, to: &Queue) -> PhpResult<i64> {
         let name = || super::value::escaped(self.queue.name());
+        if self.queue.partitions() != to.queue.partitions() {
+            return Err(value_error(format!(
+                "RedisLock\\Queue::moveTo(): Argument #1 ($to) is kept in {} partition(s) and queue '{}' in {}: a move goes between queues of as many partitions",
+                to.queue.partitions(),
+                name(),
+                self.queue.partitions()
+            )));
+        }
         match engine(self.queue.move_to(&to.queue, to.options.max_length))? {
             leased::Moved::Done { moved, .. } => Ok(int(moved)),
             leased::Moved::Itself => Err(value_error(format!(

@@ -17,11 +17,17 @@ use crate::queue::{self, lease::Leased};
 pub struct Task {
     queue: Arc<queue::Queue>,
     leased: Leased,
+    /// The partition of its queue it was reserved from.
+    part: usize,
 }
 
 impl Task {
-    pub fn new(queue: Arc<queue::Queue>, leased: Leased) -> Self {
-        Task { queue, leased }
+    pub fn new(queue: Arc<queue::Queue>, leased: Leased, part: usize) -> Self {
+        Task {
+            queue,
+            leased,
+            part,
+        }
     }
 
     /// Whether it was reserved from `queue`.
@@ -34,9 +40,19 @@ impl Task {
         self.queue.name()
     }
 
+    /// How many partitions its queue was kept in.
+    pub fn partitions(&self) -> usize {
+        self.queue.partitions()
+    }
+
     /// Its lease.
     pub fn leased(&self) -> &Leased {
         &self.leased
+    }
+
+    /// Its lease as its queue settles it: partition, id and token.
+    pub fn held(&self) -> queue::Held<'_> {
+        (self.part, &self.leased.id, &self.leased.token)
     }
 }
 

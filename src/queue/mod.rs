@@ -7,7 +7,7 @@
 pub mod lease;
 mod named;
 
-pub use named::{Queue, reserve};
+pub use named::{Got, Held, MAX_PARTITIONS, Queue, reserve};
 
 use std::sync::LazyLock;
 
@@ -100,7 +100,16 @@ pub const PREFIXES: &[u8] = b"redislock:prefixes";
 impl Keys {
     /// The queue `name` under `prefix`.
     pub fn new(prefix: &[u8], name: &[u8]) -> Self {
-        let place = Place::new(prefix, Kind::Queue, name);
+        Self::at(Place::new(prefix, Kind::Queue, name))
+    }
+
+    /// The keys of partition `i` of `n` of the queue `name` (see
+    /// [`Place::shard`]).
+    pub fn partition(prefix: &[u8], name: &[u8], i: usize, n: usize) -> Self {
+        Self::at(Place::shard(prefix, Kind::Queue, name, i, n))
+    }
+
+    fn at(place: Place) -> Self {
         Keys {
             payloads: place.beside(":payloads"),
             attempts: place.beside(":attempts"),
@@ -283,6 +292,12 @@ impl Tags {
         (tags, group)
     }
 
+    /// The tasks' group, if they have one.
+    pub fn group(&self) -> Option<&[u8]> {
+        let at = self.0.iter().position(|&b| b == GROUP_MARK)?;
+        Some(&self.0[at + 1..])
+    }
+
     /// As the scripts take them: joined by spaces ('': none).
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
@@ -400,16 +415,55 @@ pub fn prefixes(config: &Config) -> Result<Vec<Vec<u8>>, Error> {
 
 /// The names of the queues in the registry (see [`REGISTRY`]), sorted.
 pub fn names(config: &Config) -> Result<Vec<Vec<u8>>, Error> {
+    Ok(listed(config)?.into_iter().map(|(name, _)| name).collect())
+}
+
+/// The queues in the registry (see [`REGISTRY`]) and how many partitions
+/// each is kept in, sorted by name: a partitioned queue's partitions each
+/// register their own key, listed once under its name.
+pub fn listed(config: &Config) -> Result<Vec<(Vec<u8>, usize)>, Error> {
     let keys: Vec<Vec<u8>> = conn::with(config, |c| {
         redis::cmd("SMEMBERS").arg(config.key(REGISTRY)).query(c)
     })?;
     let prefix = Keys::new(&config.prefix, b"").queue;
-    let mut names: Vec<Vec<u8>> = keys
+    let mut listed: Vec<(Vec<u8>, usize)> = keys
         .into_iter()
-        .filter_map(|k| k.strip_prefix(prefix.as_slice()).map(<[u8]>::to_vec))
+        .filter_map(|k| match k.strip_prefix(prefix.as_slice()) {
+            Some(name) => Some((name.to_vec(), 1)),
+            None => partition_of_key(&config.prefix, &k),
+        })
         .collect();
-    names.sort();
-    Ok(names)
+    listed.sort();
+    // A name once, with its partitions when it has any.
+    listed.dedup_by(|later, first| {
+        let same = later.0 == first.0;
+        if same {
+            first.1 = first.1.max(later.1);
+        }
+        same
+    });
+    Ok(listed)
+}
+
+/// The queue name and partition count whose partition's key `key` is
+/// (see [`Keys::partition`]): parsed, then checked by making it again.
+fn partition_of_key(prefix: &[u8], key: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let rest = key
+        .strip_prefix(prefix)?
+        .strip_prefix(b"queue:{".as_slice())?;
+    let close = rest.iter().position(|&b| b == b'}')?;
+    // <i>/<n>:<length of the name>:<name>
+    let mut fields = rest[close + 1..]
+        .strip_prefix(b"#s".as_slice())?
+        .splitn(3, |&b| b == b':');
+    let (place, len, name) = (fields.next()?, fields.next()?, fields.next()?);
+    let (i, n) = std::str::from_utf8(place).ok()?.split_once('/')?;
+    let (i, n): (usize, usize) = (i.parse().ok()?, n.parse().ok()?);
+    let len: usize = std::str::from_utf8(len).ok()?.parse().ok()?;
+    if name.len() != len || !(2..=named::MAX_PARTITIONS).contains(&n) || i >= n {
+        return None;
+    }
+    (Keys::partition(prefix, name, i, n).queue == key).then(|| (name.to_vec(), n))
 }
 
 /// Enqueues `tasks` due `delay` seconds from the server's now, under

@@ -631,6 +631,7 @@ final class Cli
             $state .= ', throttled until ' . self::time($q['throttled']);
         }
         $text = "queue {$q['name']} ($state)\n\n" . self::table(['NOW', 'TASKS', '', ''], $rows) . "\n"
+            . (isset($q['partitions']) ? self::partitions($q['partitions']) : '')
             . ($q['groups'] > 0 ? "{$q['groups']} group(s) take turns (redislock groups {$q['name']} lists them)\n\n" : '');
         $rows = [];
         foreach ($q['totals'] as $counter => $total) {
@@ -651,6 +652,16 @@ final class Cli
             $q['queued'],
             fn (array $t) => [$t['id'], self::time($t['at']), $t['attempts'], self::cut($t['payload'])],
         ) . self::showing(count($q['queued']), $q['ready'] + $q['delayed'], 'queued tasks');
+    }
+
+    /** A partitioned queue's counts by partition, a row each. */
+    private static function partitions(array $parts): string
+    {
+        $rows = [];
+        foreach ($parts as $i => $m) {
+            $rows[] = [$i, $m['ready'], $m['delayed'], $m['leased'], $m['dead']];
+        }
+        return count($parts) . " partitions:\n" . self::table(['PARTITION', 'READY', 'DELAYED', 'LEASED', 'DEAD'], $rows) . "\n";
     }
 
     /**

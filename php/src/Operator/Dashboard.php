@@ -261,6 +261,7 @@ final class Dashboard
             . ($q['paused'] !== null ? ' <span class="state">paused</span>' : '')
             . ($q['throttled'] !== null ? ' <span class="state" title="until ' . date('Y-m-d H:i:s T', (int) $q['throttled']) . '">throttled</span>' : '') . '</h2>'
             . "<p id=\"counts\">{$q['ready']} ready, {$q['delayed']} delayed, {$q['leased']} running, {$q['dead']} dead.</p>"
+            . self::partitions($q['partitions'] ?? [])
             . self::timings($q['timings'])
             . '<form method="get" id="find"><input type="hidden" name="queue" value="' . self::h($name) . '">'
             . '<label>Task <input name="task" id="find-task" placeholder="id" required></label> <button type="submit">Find</button></form>'
@@ -281,6 +282,19 @@ final class Dashboard
         return $html . '</table>' . (count($tasks) < $waiting ? '<p class="more">Showing the first ' . count($tasks)
             . " of $waiting waiting tasks, due first (the CLI's <code>queue NAME --limit=N</code> lists more).</p>" : '')
             . $this->groups($report, $name, $q['groups']) . $this->recent($report, $name) . $this->footer();
+    }
+
+    /** A partitioned queue's counts by partition; nothing for a queue of one slot. */
+    private static function partitions(array $parts): string
+    {
+        if ($parts === []) {
+            return '';
+        }
+        $html = '<table id="partitions"><tr><th>Partition</th><th>Ready</th><th>Delayed</th><th>Running</th><th>Dead</th></tr>';
+        foreach ($parts as $i => $m) {
+            $html .= "<tr><td class=\"n\">$i</td><td class=\"n\">{$m['ready']}</td><td class=\"n\">{$m['delayed']}</td><td class=\"n\">{$m['leased']}</td><td class=\"n\">{$m['dead']}</td></tr>";
+        }
+        return $html . '</table>';
     }
 
     /** How many groups a queue's page shows. */

@@ -42,8 +42,9 @@ final class Report
                 continue;
             }
             $client = ($this->forPrefix)($prefix);
+            $partitions = $client->queuePartitions();
             foreach ($client->queues() as $name) {
-                $m = $client->queue($name)->metrics();
+                $m = $client->queue($name, ['partitions' => $partitions[$name] ?? 1])->metrics();
                 $out[$prefix][] = ['name' => $name, 'ready' => $m['ready'], 'delayed' => $m['delayed'], 'leased' => $m['leased'], 'dead' => $m['dead']];
             }
         }
@@ -54,6 +55,16 @@ final class Report
     public function goneAfter(): float
     {
         return $this->goneAfter;
+    }
+
+    /** @var array<string, int>|null queues kept in partitions: name => count */
+    private ?array $partitions = null;
+
+    /** The queue $name, whole when it is kept in partitions. */
+    private function open(string $name): \RedisLock\Queue
+    {
+        $this->partitions ??= $this->client->queuePartitions();
+        return $this->client->queue($name, ['partitions' => $this->partitions[$name] ?? 1]);
     }
 
     /** Every registered queue (see queue()), by name. */
@@ -69,7 +80,7 @@ final class Report
      */
     public function queue(string $name, bool $history = false): array
     {
-        $queue = $this->client->queue($name);
+        $queue = $this->open($name);
         $periods = $queue->history();
         $metrics = $queue->metrics();
         $minute = array_slice($periods, -7, 6);
@@ -77,7 +88,11 @@ final class Report
         foreach (array_keys($metrics['totals']) as $counter) {
             $perMinute[$counter] = array_sum(array_column($minute, $counter));
         }
-        return ['name' => $name] + $metrics + ['perMinute' => $perMinute]
+        $parts = $queue->partitions() > 1 ? ['partitions' => array_map(
+            fn (array $m) => array_intersect_key($m, array_flip(['ready', 'delayed', 'leased', 'dead'])),
+            $queue->partitionMetrics(),
+        )] : [];
+        return ['name' => $name] + $metrics + ['perMinute' => $perMinute] + $parts
             + ['timings' => self::timings($queue->recent(1000), microtime(true))]
             + ($history ? ['history' => $periods] : []);
     }
@@ -85,7 +100,7 @@ final class Report
     /** What the queue's recent attempts take in Redis (Queue::recentFootprint()). */
     public function recentFootprint(string $name): array
     {
-        return $this->client->queue($name)->recentFootprint();
+        return $this->open($name)->recentFootprint();
     }
 
     /** "12 of the last 100 for 3600 s, 4.1 kB": a footprint said in a line. */
@@ -146,9 +161,9 @@ final class Report
      */
     public function recent(string $name, int $limit = 100, ?string $id = null, ?string $tag = null): array
     {
-        $recent = $this->client->queue($name)->recent($limit, $id, $tag);
+        $recent = $this->open($name)->recent($limit, $id, $tag);
         $workers = [];
-        foreach ($this->client->queue($name)->workers(1000) as $w) {
+        foreach ($this->open($name)->workers(1000) as $w) {
             $workers[$w['id']] = $w;
         }
         foreach ($recent as &$a) {
@@ -161,41 +176,41 @@ final class Report
     /** Sets how many recent attempts a queue keeps and for how long (Queue::keepRecent()). */
     public function keepRecent(string $name, int $count, float $seconds): bool
     {
-        return $this->client->queue($name)->keepRecent($count, $seconds);
+        return $this->open($name)->keepRecent($count, $seconds);
     }
 
     /** The dead letters of a queue, oldest first. */
     public function dead(string $name, int $limit = 100): array
     {
-        return $this->client->queue($name)->dead($limit);
+        return $this->open($name)->dead($limit);
     }
 
     /** The first tasks queued on a queue, earliest due first. */
     public function queued(string $name, int $limit = 10): array
     {
-        return $this->client->queue($name)->peek($limit);
+        return $this->open($name)->peek($limit);
     }
 
     public function retry(string $name, array $ids = []): int
     {
-        return $this->client->queue($name)->retryDead($ids ?: null);
+        return $this->open($name)->retryDead($ids ?: null);
     }
 
     public function purge(string $name, array $ids = []): int
     {
-        return $this->client->queue($name)->purgeDead($ids ?: null);
+        return $this->open($name)->purgeDead($ids ?: null);
     }
 
     /** The task `$id` of a queue wherever it is (Queue::find()), or null. */
     public function task(string $name, string $id): ?array
     {
-        return $this->client->queue($name)->find($id);
+        return $this->open($name)->find($id);
     }
 
     /** The groups of a queue (Queue::groups()), the one served next first. */
     public function groups(string $name, int $limit = 100): array
     {
-        return $this->client->queue($name)->groups($limit);
+        return $this->open($name)->groups($limit);
     }
 
     /**
@@ -205,7 +220,7 @@ final class Report
     public function tagged(string $name, string $tag, int $limit = 100): array
     {
         // One more than shown says whether the list was cut (up to 1000: then it is not known).
-        $tasks = $this->client->queue($name)->tagged($tag, min($limit + 1, 1000));
+        $tasks = $this->open($name)->tagged($tag, min($limit + 1, 1000));
         return ['tasks' => array_slice($tasks, 0, $limit), 'more' => count($tasks) > $limit,
             'recent' => $this->recent($name, $limit, null, $tag)];
     }
@@ -213,13 +228,13 @@ final class Report
     /** Removes the tasks waiting under these ids (Queue::remove()); how many. */
     public function remove(string $name, array $ids): int
     {
-        return $this->client->queue($name)->remove($ids);
+        return $this->open($name)->remove($ids);
     }
 
     /** The tasks running now (leased), the earliest lease end first. */
     public function running(string $name, int $limit = 100): array
     {
-        return $this->client->queue($name)->leased($limit);
+        return $this->open($name)->leased($limit);
     }
 
     /**
@@ -332,7 +347,7 @@ final class Report
     /** The processes consuming a queue, the last seen first, each with whether it is `gone`. */
     public function workers(string $name, int $limit = 100): array
     {
-        $workers = $this->client->queue($name)->workers($limit);
+        $workers = $this->open($name)->workers($limit);
         $now = microtime(true);
         $running = null;
         foreach ($workers as &$w) {
@@ -350,19 +365,19 @@ final class Report
     /** Pauses a queue's consumers; false when it was paused already. */
     public function pause(string $name): bool
     {
-        return $this->client->queue($name)->pause();
+        return $this->open($name)->pause();
     }
 
     /** Lets a queue's consumers take tasks again; false when it was not paused. */
     public function resume(string $name): bool
     {
-        return $this->client->queue($name)->resume();
+        return $this->open($name)->resume();
     }
 
     /** Removes every task waiting in a queue (leased ones finish); how many. */
     public function clear(string $name): int
     {
-        return $this->client->queue($name)->clear();
+        return $this->open($name)->clear();
     }
 
     /**
@@ -372,7 +387,7 @@ final class Report
     public function move(string $name, Client $to, string $toName): int
     {
         try {
-            return $this->client->queue($name)->moveTo($to->queue($toName));
+            return $this->open($name)->moveTo($to->queue($toName));
         } catch (\ValueError) {
             // Its only one: the destination is the queue itself.
             throw new \ValueError("move: the destination is queue '" . Cli::clean($name) . "' itself (the same server, database and prefix): nothing was moved");
@@ -433,7 +448,7 @@ final class Report
         if (in_array($name, $this->client->queues(), true)) {
             return true;
         }
-        $m = $this->client->queue($name)->metrics();
+        $m = $this->open($name)->metrics();
         return $m['ready'] + $m['delayed'] + $m['leased'] + $m['dead'] > 0;
     }
 

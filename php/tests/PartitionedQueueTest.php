@@ -1,0 +1,301 @@
+<?php
+
+use RedisLock\Client;
+
+/**
+ * A queue kept in partitions (`['partitions' => N]`, docs/past-one-node.md)
+ * on one server: where its tasks go, that reserve() takes from every
+ * partition in turn, that every transition reaches the task's partition,
+ * and that racing workers run each task once. (On a Cluster:
+ * TopologyTest.)
+ *
+ * @group server
+ */
+#[PHPUnit\Framework\Attributes\Group('server')]
+final class PartitionedQueueTest extends RedisLockTestCase
+{
+    private function client(): Client
+    {
+        return new Client(RedisServer::$main->dsn());
+    }
+
+    /** CRC16/XMODEM, as Redis Cluster hashes keys: the partition of a name. */
+    private static function partitionOf(string $name, int $n): int
+    {
+        $crc = 0;
+        foreach (str_split($name) as $byte) {
+            $crc ^= ord($byte) << 8;
+            for ($i = 0; $i < 8; $i++) {
+                $crc = ($crc & 0x8000) ? (($crc << 1) ^ 0x1021) & 0xffff : ($crc << 1) & 0xffff;
+            }
+        }
+        return $crc % $n;
+    }
+
+    /** The sorted set of partition $i of 4 of queue 'orders'. */
+    private function partitionKey(int $i): string
+    {
+        $keys = $this->redis->keys("queue:{*}#s$i/4:6:orders");
+        $this->assertCount(1, $keys, "partition $i has one sorted set");
+        return $keys[0];
+    }
+
+    public function testATaskGoesToItsGroupsPartitionOrElseItsIds(): void
+    {
+        $c = $this->client();
+        $q = $c->queue('orders', ['partitions' => 4]);
+        $this->assertSame(4, $q->partitions());
+        for ($i = 0; $i < 40; $i++) {
+            $this->assertSame('added', $q->enqueue("t$i", "p$i"));
+        }
+        for ($i = 0; $i < 10; $i++) {
+            $q->enqueue("g$i", null, 0, null, null, 'acme');
+        }
+        $this->assertSame('ignored', $q->enqueue('t7', 'again'), 'an id is found in its partition: de-duplicated');
+        $byPartition = [];
+        foreach (range(0, 3) as $i) {
+            $byPartition[$i] = $this->redis->zRange($this->partitionKey($i), 0, -1);
+            sort($byPartition[$i]);
+        }
+        $expected = array_fill(0, 4, []);
+        for ($i = 0; $i < 40; $i++) {
+            $expected[self::partitionOf("t$i", 4)][] = "t$i";
+        }
+        for ($i = 0; $i < 10; $i++) {
+            $expected[self::partitionOf('acme', 4)][] = "g$i";
+        }
+        foreach ($expected as &$ids) {
+            sort($ids);
+        }
+        $this->assertSame($expected, $byPartition, "ungrouped tasks by their id's CRC16, a group's all in one partition");
+        $this->assertSame(0, $this->redis->exists('Queue:orders'), 'nothing in the one-slot layout');
+
+        $parts = $q->partitionMetrics();
+        $this->assertSame(array_map('count', $expected), array_column($parts, 'ready'));
+        $m = $q->metrics();
+        $this->assertSame(50, $m['ready']);
+        $this->assertSame(50, $m['totals']['enqueued']);
+        $this->assertSame(2, $m['groups'], "acme, and the ungrouped tasks of acme's partition");
+        $this->assertSame(['orders'], $c->queues(), 'listed once, by its name');
+        $this->assertSame(['orders' => 4], $c->queuePartitions());
+        $this->assertSame('p7', $q->find('t7')['payload']);
+        $this->assertSame('acme', $q->find('g3')['group'], "a grouped task is found outside its id's partition");
+        $this->assertNull($q->find('none'));
+        $q->enqueue('later', null, 60);
+        $peeked = array_column($q->peek(1000), 'at');
+        $this->assertCount(51, $peeked);
+        $sorted = $peeked;
+        sort($sorted);
+        $this->assertSame($sorted, $peeked, 'the earliest due first, over every partition');
+        $this->assertSame('later', $q->peek(1000)[50]['id']);
+        $this->assertCount(3, $q->peek(3), 'peek stops at its limit');
+        $this->assertSame(0, $c->queue('orders')->metrics()['totals']['enqueued'], 'the same name without partitions is another queue');
+    }
+
+    public function testReserveTakesFromEveryPartitionInTurn(): void
+    {
+        $q = $this->client()->queue('orders', ['partitions' => 4]);
+        // A group per partition: one with 100 tasks, three with one each.
+        $groups = [];
+        for ($g = 0; count($groups) < 4; $g++) {
+            $groups[self::partitionOf("tenant$g", 4)] ??= "tenant$g";
+        }
+        ksort($groups);
+        foreach ($groups as $part => $group) {
+            $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "$group-$i", range(1, $part === 0 ? 100 : 1)), null), 0, null, null, $group);
+        }
+        $seen = [];
+        for ($i = 0; $i < 4; $i++) {
+            $task = $q->reserve()[0];
+            $seen[] = explode('-', $task->id())[0];
+            $this->assertTrue($q->ack($task));
+        }
+        sort($seen);
+        $this->assertSame(array_values($groups), $seen, 'four reserves, one from each partition: none waits behind the busy one');
+    }
+
+    public function testEveryTransitionReachesTheTasksPartition(): void
+    {
+        $c = $this->client();
+        $q = $c->queue('orders', ['partitions' => 4, 'maxAttempts' => 2, 'lease' => 5]);
+        $ids = [];
+        for ($i = 0; count($ids) < 4; $i++) {
+            $ids[self::partitionOf("id$i", 4)] ??= "id$i";
+        }
+        ksort($ids);
+        foreach ($ids as $id) {
+            $q->enqueue($id, "payload of $id", 0, null, ['tagged']);
+        }
+        $tasks = [];
+        while ($got = $q->reserve()) {
+            $tasks[$got[0]->id()] = $got[0];
+        }
+        $this->assertCount(4, $tasks);
+        [$a, $b, $d, $e] = array_values($ids);
+        $this->assertTrue($q->extend($tasks[$a], 10));
+        $this->assertTrue($q->nack($tasks[$a], 0, 'boom'));
+        $this->assertSame(['queued', 'boom'], [$q->find($a)['state'], $q->find($a)['reason']]);
+        $this->assertTrue($q->release($tasks[$b], 60));
+        $this->assertSame('queued', $q->find($b)['state']);
+        $this->assertTrue($q->bury($tasks[$d], 'bad'));
+        $this->assertSame([$d], array_column($q->dead(), 'id'));
+        $this->assertSame(1, $q->ackMany([$tasks[$e], $tasks[$e]]), 'acked once');
+        $this->assertFalse($q->ack($tasks[$e]));
+        $this->assertSame(1, $q->retryDead());
+        $this->assertSame(3, $q->metrics()['ready'] + $q->metrics()['delayed']);
+        $this->assertCount(3, $q->tagged('tagged'));
+        $outcomes = array_column($q->recent(), 'outcome');
+        sort($outcomes);
+        $this->assertSame(['acked', 'dead', 'nacked'], $outcomes, 'the recent attempts of every partition (a release is not one)');
+        $this->assertSame(1, $q->remove([$b, 'none']));
+
+        // Pause, throttle and rates reach every partition.
+        $this->assertTrue($q->pause());
+        $this->assertSame([], $q->reserve());
+        $this->assertNotNull($q->metrics()['paused']);
+        $this->assertTrue($q->resume());
+        $this->assertCount(1, $q->reserve());
+        $this->assertSame(1, $q->clear());
+        $this->assertSame(0, $q->metrics()['ready'] + $q->metrics()['delayed']);
+
+        // A task of another partitioning of the same name, and moves.
+        $plain = $c->queue('orders');
+        $q->enqueue('y');
+        $task = $q->reserve()[0];
+        try {
+            $plain->ack($task);
+            $this->fail('a task of 4 partitions acked on the queue of one');
+        } catch (ValueError $e) {
+            $this->assertStringContainsString('kept in 4 partition(s), and this object keeps it in 1', $e->getMessage());
+        }
+        $this->assertTrue($q->ack($task));
+        try {
+            $q->moveTo($plain);
+            $this->fail('a move between 4 partitions and 1');
+        } catch (ValueError $e) {
+            $this->assertStringContainsString('a move goes between queues of as many partitions', $e->getMessage());
+        }
+        $q->enqueueMany(['m1' => null, 'm2' => null, 'm3' => null]);
+        $this->assertSame(3, $q->moveTo($c->queue('elsewhere', ['partitions' => 4])));
+        $this->assertSame(3, $c->queue('elsewhere', ['partitions' => 4])->metrics()['ready']);
+    }
+
+    public function testMaxLengthBoundsEachPartitionByItsShare(): void
+    {
+        $q = $this->client()->queue('bounded', ['partitions' => 2, 'maxLength' => 4]);
+        $full = null;
+        for ($i = 0; $i < 10 && $full === null; $i++) {
+            try {
+                $q->enqueue("t$i");
+            } catch (RedisLock\QueueFullException $e) {
+                $full = $e->getMessage();
+            }
+        }
+        $this->assertNotNull($full, 'a partition of 2 fills up');
+        $this->assertStringContainsString('a partition of queue', $full);
+        $this->assertStringContainsString('at most 2 (its share of maxLength 4 over 2 partitions)', $full);
+        $this->assertLessThanOrEqual(4, $q->metrics()['ready']);
+    }
+
+    public function testRacingWorkersRunEachTaskOnce(): void
+    {
+        $q = $this->client()->queue('race', ['partitions' => 8]);
+        $batch = [];
+        for ($i = 0; $i < 400; $i++) {
+            $batch["t$i"] = "p$i";
+        }
+        $q->enqueueMany(array_slice($batch, 0, 200, true));
+        $q->enqueueMany(array_slice($batch, 200, null, true), 0, null, null, 'tenant');
+        $worker = '
+            $q = (new RedisLock\Client())->queue("race", ["partitions" => 8]);
+            $done = [];
+            while ($tasks = $q->reserve(3, null, 0.5)) {
+                foreach ($tasks as $t) { if ($q->ack($t)) { $done[] = $t->id(); } }
+            }
+            echo implode(" ", $done);';
+        $outs = self::phpMany(array_fill(0, 8, $worker));
+        $done = array_merge(...array_map(fn ($o) => preg_split('/\s+/', trim($o), -1, PREG_SPLIT_NO_EMPTY), $outs));
+        sort($done);
+        $expected = array_keys($batch);
+        sort($expected);
+        $this->assertSame($expected, $done, 'each of the 400 acked once, by one worker');
+        $m = $q->metrics();
+        $this->assertSame([0, 0, 400, 0], [$m['ready'] + $m['delayed'], $m['leased'], $m['totals']['acked'], $m['totals']['expired']]);
+    }
+
+    public function testABlockedReserveGetsATaskOfAnyPartition(): void
+    {
+        $q = $this->client()->queue('wake', ['partitions' => 4]);
+        $proc = self::start('
+            $q = (new RedisLock\Client())->queue("wake", ["partitions" => 4]);
+            $t0 = microtime(true);
+            $got = $q->reserve(1, null, 10);
+            echo ($got[0] ?? null)?->id(), " ", round(microtime(true) - $t0, 3);');
+        // Each of the 4 partitions' lines holds the waiter.
+        $deadline = microtime(true) + 20;
+        while (count(array_filter($this->redis->keys('queue:{*}#s*/4:4:wake:line'), fn ($k) => $this->redis->lLen($k) > 0)) < 4) {
+            $this->assertLessThan($deadline, microtime(true), 'the waiter joined every line');
+            usleep(5000);
+        }
+        $q->enqueue('late');
+        [$id, $waited] = explode(' ', trim(self::finish($proc))) + [null, null];
+        $this->assertSame('late', $id);
+        fwrite(STDERR, "[partitions] a blocked reserve got its task after $waited s\n");
+    }
+
+    public function testBadPartitionCountsAreRefusedAndHostileNamesAreQueuesOfTheirOwn(): void
+    {
+        $c = $this->client();
+        $before = $this->snapshot();
+        $this->assertAllRefused([
+            fn () => $c->queue('x', ['partitions' => 0]),
+            fn () => $c->queue('x', ['partitions' => -1]),
+            fn () => $c->queue('x', ['partitions' => 129]),
+            fn () => $c->queue('x', ['partitions' => PHP_INT_MAX]),
+            fn () => $c->queue('x', ['partitions' => 1.5]),
+            fn () => $c->queue('x', ['partitions' => NAN]),
+            fn () => $c->queue('x', ['partitions' => INF]),
+            fn () => $c->queue('x', ['partitions' => 'eight']),
+            fn () => $c->queue('x', ['partitions' => []]),
+            fn () => $c->queue('x', ['partitions' => "4\0"]),
+        ]);
+        $this->assertSame($before, $this->snapshot());
+        $this->assertSame(1, $c->queue('x', ['partitions' => 1])->partitions());
+        $this->assertSame(128, $c->queue('x', ['partitions' => 128])->partitions());
+        // Names that look like keys: each its own queue, its tasks its own.
+        $names = ['x:dead', '{t}:leases', "a\0b", '}{', str_repeat('n', 10000), 'queue:{ZA4}#s3/4:6:orders'];
+        foreach ($names as $i => $name) {
+            $q = $c->queue($name, ['partitions' => 3]);
+            $q->enqueue("only-$i", "\0payload\xff");
+            $this->assertSame(1, $q->metrics()['ready'], $name);
+            $task = $q->reserve()[0];
+            $this->assertSame(["only-$i", "\0payload\xff"], [$task->id(), $task->payload()]);
+            $this->assertTrue($q->ack($task));
+        }
+        $listed = $c->queuePartitions();
+        ksort($listed);
+        $expected = array_fill_keys($names, 3);
+        ksort($expected);
+        $this->assertSame($expected, $listed, 'every partitioned name listed once, with its count');
+        $this->assertSame(0, $c->queue('orders')->metrics()['totals']['enqueued'], "a name like a partition's key touched no other queue");
+    }
+
+    public function testTheCliShowsAPartitionedQueueWholeWithItsPartitions(): void
+    {
+        $q = $this->client()->queue('shown', ['partitions' => 3]);
+        $q->enqueueMany(['a' => null, 'b' => null, 'c' => null, 'd' => null]);
+        $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
+        $run = function (array $args) use ($so): string {
+            $cmd = array_map('escapeshellarg', [PHP_BINARY, '-n', '-d', "extension=$so", __DIR__ . '/../bin/redislock', ...$args]);
+            return (string) shell_exec('REDISLOCK_URL=' . escapeshellarg(RedisServer::$main->dsn()) . ' ' . implode(' ', $cmd) . ' 2>&1');
+        };
+        $status = $run(['status']);
+        $this->assertMatchesRegularExpression('/^shown\s+running\s+4\s/m', $status, $status);
+        $shown = $run(['queue', 'shown']);
+        $this->assertStringContainsString('3 partitions:', $shown);
+        $parts = array_map(fn ($m) => $m['ready'], $q->partitionMetrics());
+        foreach ($parts as $i => $ready) {
+            $this->assertMatchesRegularExpression("/^$i\\s+$ready\\s+0\\s+0\\s+0\$/m", $shown, $shown);
+        }
+    }
+}
