@@ -205,6 +205,68 @@ final class TopologyTest extends RedisLockTestCase
         $this->assertLessThanOrEqual(3, $most, $out);
     }
 
+    /**
+     * One queue in 6 partitions over the Cluster's 3 primaries, worked by
+     * 6 processes of which 2 are killed (SIGKILL) while they hold leases:
+     * every task is acked once in the end (the killed workers' leases run
+     * out and others take their tasks), none by two survivors.
+     */
+    public function testAPartitionedQueueOnAClusterLosesNoTaskToKilledWorkers(): void
+    {
+        $cluster = self::cluster();
+        $ini = ['redislock.default_dsn' => $cluster->dsn()];
+        $open = '$q = (new RedisLock\Client())->queue("jobs", ["partitions" => 6, "lease" => 1]);';
+        $this->assertSame('ok', self::php($open . '
+            $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", range(1, 200)), "x"));
+            foreach (["a", "b", "c", "d"] as $g) {
+                $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "$g$i", range(1, 25)), "x"), 0, null, null, "tenant-$g");
+            }
+            echo "ok";', $ini));
+        $held = [];
+        foreach ($cluster->nodes as $node) {
+            if (str_contains($node->client()->rawCommand('INFO', 'replication'), 'role:master')) {
+                $held[] = count($node->client()->keys('queue:{*}#s*/6:4:jobs'));
+            }
+        }
+        sort($held);
+        $this->assertSame(6, array_sum($held), 'the 6 partitions on the primaries');
+        $this->assertGreaterThan(0, $held[0], 'every primary holds a partition: ' . json_encode($held));
+        $procs = [];
+        for ($w = 0; $w < 6; $w++) {
+            $procs[] = self::start($open . '
+                $deadline = microtime(true) + 30;
+                while ($q->metrics()["totals"]["acked"] < 300 && microtime(true) < $deadline) {
+                    foreach ($q->reserve(3, null, 0.3) as $t) {
+                        usleep(5000);
+                        if ($q->ack($t)) { echo $t->id(), "\n"; }
+                    }
+                }', $ini);
+        }
+        usleep(100000);
+        foreach ([1, 4] as $killed) {
+            proc_terminate($procs[$killed][0], SIGKILL);
+        }
+        $acked = [];
+        foreach ($procs as $w => $proc) {
+            $out = self::finish($proc);
+            if (!in_array($w, [1, 4], true)) {
+                array_push($acked, ...preg_split('/\s+/', trim($out), -1, PREG_SPLIT_NO_EMPTY));
+            }
+        }
+        $this->assertSame(count($acked), count(array_unique($acked)), 'no task acked by two survivors');
+        $m = json_decode(self::php($open . 'echo json_encode($q->metrics());', $ini), true);
+        $this->assertSame([0, 0, 0, 300], [$m['ready'], $m['delayed'], $m['leased'], $m['totals']['acked']], json_encode($m));        fwrite(STDERR, "[partitions] Cluster: {$m['totals']['expired']} lease(s) of the killed workers ran out and were run again\n");
+        $tagged = new RedisLock\Client(['dsn' => $cluster->dsn(), 'prefix' => '{app}:']);
+        foreach (['stock' => 'shards', 'queue' => 'partitions'] as $method => $option) {
+            try {
+                $tagged->$method('one-slot', [$option => 2]);
+                $this->fail("$option under a prefix with a hash tag");
+            } catch (ValueError $e) {
+                $this->assertStringContainsString('cannot spread; use a prefix without braces', $e->getMessage());
+            }
+        }
+    }
+
     public function testSentinelFindsTheMaster(): void
     {
         $pair = new ReplicatedPair();

@@ -426,11 +426,20 @@ impl Client {
     /// must give the same count.
     pub fn queue(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Queue> {
         let name = non_empty(&name, "RedisLock\\Client::queue(): Argument #1 ($name)")?;
-        Ok(Queue::new(
-            self.config.clone(),
-            name,
-            queue_options(&options)?,
-        ))
+        let options = queue_options(&options)?;
+        if options.partitions > 1
+            && matches!(
+                self.config.topology,
+                crate::config::Topology::Cluster { .. }
+            )
+            && crate::keys::hash_tag(&self.config.prefix).is_some()
+        {
+            return Err(value_error(
+                "RedisLock\\Client::queue(): Argument #2 ($options) option 'partitions': on a Cluster whose prefix holds a hash tag every key is in that tag's slot, so partitions cannot spread; use a prefix without braces"
+                    .to_owned(),
+            ));
+        }
+        Ok(Queue::new(self.config.clone(), name, options))
     }
 
     /// The stock counter named `$name` (key `stock:{<name>}`, or

@@ -671,6 +671,29 @@ fn due_batch(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A partition's key names its queue and count back, whatever the
+        /// name's bytes; a queue of one slot's key, whatever its name (one
+        /// made to look like a partition's), names none.
+        #[test]
+        fn a_partition_key_reads_back_and_no_other_key_does(
+            prefix in proptest::collection::vec(any::<u8>(), 0..6),
+            name in proptest::collection::vec(any::<u8>(), 1..40),
+            n in 2usize..=named::MAX_PARTITIONS,
+            i in 0usize..named::MAX_PARTITIONS,
+        ) {
+            let i = i % n;
+            let key = Keys::partition(&prefix, &name, i, n).queue;
+            prop_assert_eq!(partition_of_key(&prefix, &key), Some((name.clone(), n)));
+            prop_assert_eq!(partition_of_key(&prefix, &Keys::new(&prefix, &name).queue), None);
+            let lookalike = key.strip_prefix(prefix.as_slice()).unwrap_or_default().to_vec();
+            prop_assert_eq!(partition_of_key(&prefix, &Keys::new(&prefix, &lookalike).queue), None);
+        }
+    }
+
     #[test]
     fn the_types_named_are_those_the_scripts_keep() {
         let lua = include_str!("../scripts/queue_task.lua");
