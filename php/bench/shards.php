@@ -133,6 +133,48 @@ function sale(RedisLock\Client $client, array $nodes, int $shards, int $units, i
     return [array_sum($us) / max(1, $sold), max($us) / max(1, array_sum($us)), $moves];
 }
 
+/**
+ * Microseconds of the scripts the client sent (with the commands they
+ * ran), each node's, by port: a queue's registration (once per queue and
+ * partition) is left out.
+ */
+function scripts(array $nodes): array
+{
+    $us = [];
+    foreach ($nodes as $port => $n) {
+        $us[$port] = 0;
+        foreach ($n->info('commandstats') as $cmd => $line) {
+            if (in_array($cmd, ['cmdstat_fcall', 'cmdstat_evalsha', 'cmdstat_eval'], true) && preg_match('/usec=(\d+)/', $line, $m)) {
+                $us[$port] += (int) $m[1];
+            }
+        }
+    }
+    return $us;
+}
+
+/**
+ * One queue in $partitions partitions: $tasks enqueued one at a time, then
+ * reserved and acked one at a time until none is left: [µs per task,
+ * busiest share].
+ */
+function cycles(RedisLock\Client $client, array $nodes, int $partitions, int $tasks): array
+{
+    $queue = $client->queue("hotq$partitions", ['partitions' => $partitions]);
+    $queue->clear();
+    foreach ($nodes as $n) {
+        $n->rawCommand('CONFIG', 'RESETSTAT');
+    }
+    for ($i = 0; $i < $tasks; $i++) {
+        $queue->enqueue("task$i", 'payload');
+    }
+    $done = 0;
+    while ($done < $tasks && ($got = $queue->reserve())) {
+        $done += $queue->ack($got[0]) ? 1 : 0;
+    }
+    $us = scripts($nodes);
+    return [array_sum($us) / max(1, $done), max($us) / max(1, array_sum($us))];
+}
+
 $counts = [1, 2, 4, 8, 16];
 $single = parse_url($url);
 $alone = new Redis();
@@ -148,6 +190,18 @@ for ($round = 0; $round < $rounds; $round++) {
         [$perUnit] = sale($aloneClient, [$single['port'] ?? 6379 => $alone], $shards, $units, $buyerCount);
         $aloneOne ??= $perUnit;
         $aloneRows[$shards][] = [$perUnit, $perUnit / $aloneOne];
+    }
+}
+
+$qrows = [];
+for ($round = 0; $round < $rounds; $round++) {
+    $one = $aloneOne = null;
+    foreach ($counts as $partitions) {
+        [$perTask, $share] = cycles($client, $nodes, $partitions, $units);
+        $one ??= $perTask;
+        [$alonePerTask] = cycles($aloneClient, [$single['port'] ?? 6379 => $alone], $partitions, $units);
+        $aloneOne ??= $alonePerTask;
+        $qrows[$partitions][] = [$perTask, $perTask / $one, $share, $alonePerTask, $alonePerTask / $aloneOne];
     }
 }
 
@@ -173,3 +227,21 @@ foreach ($rows as $shards => $r) {
     );
 }
 echo "\nTargets (issue 84): the busiest primary at most 40%, the cost per unit at most 1.2x one shard's.\n";
+
+echo "\n### One hot queue over a Cluster of 3 primaries (`shards.php`)\n\n";
+echo "$units tasks enqueued one at a time, then reserved and acked one at a time until\n";
+echo "none is left, one process, $rounds rounds in turns, medians. Redis CPU per task: the\n";
+echo "scripts the client sent, summed over the primaries; the last two columns on one server.\n\n";
+echo "| partitions | Redis CPU per task, µs | vs 1 partition | busiest primary's share | one server: µs per task | vs 1 partition |\n|---:|---:|---:|---:|---:|---:|\n";
+foreach ($qrows as $partitions => $r) {
+    printf(
+        "| %d | %.1f | %.2fx | %.0f%% | %.1f | %.2fx |\n",
+        $partitions,
+        median(array_column($r, 0)),
+        median(array_column($r, 1)),
+        100 * median(array_column($r, 2)),
+        median(array_column($r, 3)),
+        median(array_column($r, 4)),
+    );
+}
+echo "\nTargets (issue 84): the busiest primary at most 40%, the cost per task at most 1.2x one partition's.\n";

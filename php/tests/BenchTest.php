@@ -82,8 +82,9 @@ final class BenchTest extends PHPUnit\Framework\TestCase
 
     /**
      * The shards table (shards.php) starts its own 3-primary Cluster and
-     * drains a sale at each shard count, on it and on one server: every
-     * row is there and the one-shard rows are the base of their ratios.
+     * drains a sale at each shard count, and a queue at each partition
+     * count, on it and on one server: every row is there and the rows of
+     * one are the base of their ratios.
      */
     public function testTheShardsTableDrainsEverySale(): void
     {
@@ -95,7 +96,11 @@ final class BenchTest extends PHPUnit\Framework\TestCase
         preg_match_all('/^\| (\d+) \| [\d.]+ \| ([\d.]+)x \| (\d+)% \| \d+ \| [\d.]+ \| ([\d.]+)x \|$/m', $out, $rows, PREG_SET_ORDER);
         $this->assertSame(['1', '2', '4', '8', '16'], array_column($rows, 1), $out);
         $this->assertSame(['1.00', '100', '1.00'], [$rows[0][2], $rows[0][3], $rows[0][4]], $out);
-        $this->assertSame([], RedisServer::$main->client()->keys('*hot*'), 'the one-server sales are deleted');
+        $this->assertSame([], RedisServer::$main->client()->keys('*hot[0-9]*'), 'the one-server sales are deleted');
+        preg_match_all('/^\| (\d+) \| [\d.]+ \| ([\d.]+)x \| (\d+)% \| [\d.]+ \| ([\d.]+)x \|$/m', $out, $rows, PREG_SET_ORDER);
+        $this->assertSame(['1', '2', '4', '8', '16'], array_column($rows, 1), 'a queue row per partition count: ' . $out);
+        $this->assertSame(['1.00', '100', '1.00'], [$rows[0][2], $rows[0][3], $rows[0][4]], $out);
+        $this->assertLessThan(100, (int) $rows[3][3], 'with 8 partitions more than one primary works: ' . $out);
     }
 
     /**
