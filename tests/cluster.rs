@@ -500,3 +500,123 @@ fn a_sharded_stock_with_replicas_loses_no_told_take_to_a_failover() {
     let bought: i64 = stock.buyers().unwrap().iter().map(|(_, n)| n).sum();
     assert!(bought as u64 <= UNITS);
 }
+
+/// A consumer of a queue in 4 partitions blocks on one partition's wake
+/// list (a blocking command cannot span slots): an enqueue in any other
+/// partition wakes it through the producer (`queue_relayed`), not through
+/// its recheck, which here is longer than its wait.
+#[test]
+fn a_consumer_of_a_partitioned_queue_is_woken_from_every_partition() {
+    use redislock::queue::{Queue, Tags};
+    use std::sync::Arc;
+    let cluster = Cluster::start();
+    let config = Arc::new(Config::from_dsn(&cluster.dsn(), &Defaults::default()).unwrap());
+    const N: usize = 4;
+    let lines: Vec<Vec<u8>> = (0..N)
+        .map(|i| Keys::partition(b"", b"jobs", i, N).line)
+        .collect();
+    let producer = Queue::partitioned(config.clone(), b"jobs".to_vec(), N);
+    // An id for each partition, in turn.
+    let ids: Vec<Vec<u8>> = (0..N)
+        .map(|p| {
+            (0..)
+                .map(|i| format!("t{i}").into_bytes())
+                .find(|id| producer.partition_of(id, None) == p)
+                .unwrap()
+        })
+        .collect();
+    let consumer = std::thread::spawn(move || {
+        let queue = Queue::partitioned(config, b"jobs".to_vec(), N);
+        let how = Reserve {
+            count: 1,
+            wait: Duration::from_secs(15),
+            recheck: Duration::from_secs(60),
+        };
+        (0..N)
+            .map(|_| {
+                let got = queue::reserve(&[(&queue, TERMS)], &how).unwrap();
+                got.map(|(_, part, tasks)| (part, tasks[0].id.clone()))
+            })
+            .collect::<Vec<_>>()
+    });
+    for id in &ids {
+        common::wait_for("the consumer waiting in every line", 20, || {
+            lines.iter().all(|line| cluster.llen(line) == 1)
+        });
+        let task = NewTask {
+            id: id.clone(),
+            payload: None,
+        };
+        producer
+            .put(&[task], 0.0, Policy::Keep, 0, &Tags::default())
+            .unwrap();
+    }
+    let got = consumer.join().unwrap();
+    let expected: Vec<Option<(usize, Vec<u8>)>> =
+        ids.iter().cloned().enumerate().map(Some).collect();
+    assert_eq!(
+        got, expected,
+        "each task reserved from its partition in time"
+    );
+
+    // The relay itself: a consumer at home in partition 0 waits in
+    // partition 2's line; the enqueue there takes it out of the line and
+    // pushes its wake-up to its home's wake list, in another slot.
+    let (home, there) = (
+        Keys::partition(b"", b"jobs", 0, N),
+        Keys::partition(b"", b"jobs", 2, N),
+    );
+    let token = "0123456789abcdef0123456789abcdef";
+    let member = format!(
+        "{token}@{}",
+        percent_encoding::percent_encode(&home.waiters, percent_encoding::NON_ALPHANUMERIC)
+    );
+    let on = |key: &[u8]| {
+        let node = cluster
+            .primary_of(std::str::from_utf8(key).unwrap())
+            .unwrap();
+        cluster.nodes[node].port
+    };
+    let alive = [there.waiters.as_slice(), b"a:", member.as_bytes()].concat();
+    common::ask::<()>(
+        on(&alive),
+        redis::cmd("SET").arg(&alive).arg("1").arg("PX").arg(10000),
+    )
+    .unwrap();
+    common::ask::<()>(
+        on(&there.line),
+        redis::cmd("RPUSH").arg(&there.line).arg(&member),
+    )
+    .unwrap();
+    let wake = [home.waiters.as_slice(), b"w:", token.as_bytes()].concat();
+    // (Not one the consumer holds: that one would wait for its lease.)
+    let fresh = (0..)
+        .map(|i| format!("u{i}").into_bytes())
+        .find(|id| producer.partition_of(id, None) == 2)
+        .unwrap();
+    assert_ne!(
+        on(&wake),
+        on(&there.line),
+        "the wake list on another primary"
+    );
+    producer
+        .put(
+            &[NewTask {
+                id: fresh,
+                payload: None,
+            }],
+            0.0,
+            Policy::Keep,
+            0,
+            &Tags::default(),
+        )
+        .unwrap();
+    let woken: Vec<String> =
+        common::ask(on(&wake), redis::cmd("LRANGE").arg(&wake).arg(0).arg(-1)).unwrap();
+    assert_eq!(woken, ["1"], "the wake-up pushed to the consumer's home");
+    assert_eq!(
+        cluster.llen(&there.line),
+        0,
+        "taken out of the line it waited in"
+    );
+}

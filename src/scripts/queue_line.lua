@@ -1,6 +1,24 @@
 -- include: line.lua
 -- What the queue scripts share (after line.lua): waking consumers.
 
+-- The wake-ups of consumers who wait elsewhere: a consumer of several
+-- queues or partitions in several hash slots (a Cluster) blocks on its
+-- home's wake list, and joins the other lines as '<token>@<hex of its
+-- home's key prefix>'. A script cannot write to another slot: it takes such
+-- a consumer out of the line as any other, and leaves its wake-up here,
+-- member and value, for the caller to push (queue_put.lua replies them;
+-- elsewhere the consumer finds the task at its next recheck).
+local QUEUE_RELAYS = {}
+
+local function queue_wake_member(p, member, value, ms)
+  if string.find(member, '@', 1, true) then
+    QUEUE_RELAYS[#QUEUE_RELAYS + 1] = member
+    QUEUE_RELAYS[#QUEUE_RELAYS + 1] = value
+  else
+    line_wake_up(p, member, value, ms)
+  end
+end
+
 -- Wakes the consumers waiting in the queue's line for n tasks that are due
 -- now: one consumer per task, first come first served. Tasks due later
 -- (later = true, n = 0) wake only the first in line, without taking it out
@@ -10,10 +28,22 @@ local function queue_wake(line, p, n, later, ms)
   for _ = 1, math.min(n, 1000) do
     local member = line_next(line, p)
     if not member then return end
-    line_wake_up(p, member, '1', ms)
+    queue_wake_member(p, member, '1', ms)
   end
   if later and n == 0 then
     local first = redis.call('LINDEX', line, 0)
-    if first then line_wake_up(p, first, '0', ms) end
+    if first then queue_wake_member(p, first, '0', ms) end
   end
+end
+
+-- The reply, and before it the wake-ups left to the caller when there are
+-- any: {'relay', member, value, ..., 'reply', <the reply's items>}.
+local function queue_relayed(reply)
+  if #QUEUE_RELAYS == 0 then return reply end
+  local out = {'relay'}
+  for i = 1, #QUEUE_RELAYS do out[#out + 1] = QUEUE_RELAYS[i] end
+  out[#out + 1] = 'reply'
+  if type(reply) ~= 'table' then reply = {1, reply} end
+  for i = 1, #reply do out[#out + 1] = reply[i] end
+  return out
 end

@@ -21,7 +21,8 @@
 -- (queue_count_enqueued) and 1 otherwise; {0, length} when the batch would
 -- take the queue past its maximum length (then nothing is changed). For
 -- {1, added} it replies added alone (a number the server replies faster
--- than a table).
+-- than a table). Wake-ups of consumers who wait elsewhere come first, for
+-- the caller to push (queue_relayed, queue_line.lua).
 local now = queue_now()
 local due = now + tonumber(ARGV[1])
 local dueText = string.format('%.17g', due)
@@ -94,9 +95,9 @@ if bare and not statuses and policy == 'keep' and flags == '' and max == 0 and n
   if waiting then wake(added) end
   if sum == n and added > 0 then
     queue_fold(KEYS[10], 'enqueued', period)
-    if queue_unregistered(KEYS[10]) then return {2, added} end
+    if queue_unregistered(KEYS[10]) then return queue_relayed({2, added}) end
   end
-  return added
+  return queue_relayed(added)
 end
 -- A read of the stats hash is the check of its type (a read answers a
 -- number faster than TYPE its table).
@@ -241,7 +242,7 @@ if woken > 0 then
 end
 if waiting then wake(woken) end
 if not statuses then
-  return counted(added)
+  return queue_relayed(counted(added))
 end
 out[1] = queue_count_enqueued(KEYS[10], now, added) and 2 or 1
-return out
+return queue_relayed(out)

@@ -184,7 +184,10 @@ struct Consumer<'a> {
     config: &'a Config,
     queues: &'a [(&'a Keys, Terms)],
     how: &'a Reserve,
-    token: String,
+    /// What it is in each queue's line: its token, and where it blocks on
+    /// the first queue's wake list only (a Cluster), in the others' its
+    /// token and that queue's key prefix ([`relayed_member`]).
+    members: Vec<String>,
     /// Whether it has joined the queues' lines.
     joined: bool,
     /// Whether it blocks on the first queue's wake list only (a cluster),
@@ -204,7 +207,7 @@ impl Consumer<'_> {
         }
         for (index, (keys, _)) in self.queues.iter().enumerate() {
             if Some(index) != except {
-                leave(self.config, keys, &self.token)?;
+                leave(self.config, keys, &self.members[index])?;
             }
         }
         Ok(())
@@ -222,7 +225,7 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
             } else {
                 &[]
             };
-            let (token, acked) = (self.token.as_str(), &mut self.acked);
+            let (token, acked) = (self.members[index].as_str(), &mut self.acked);
             let got = try_reserve(self.config, queue, self.how, (token, mode), (done, acked))?;
             // Noted as its worker once it reserved (or waits): after the
             // script, so a reserve that fails changes nothing.
@@ -256,6 +259,45 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
     fn leave(&mut self) -> Result<Option<(usize, Vec<Leased>)>, Error> {
         self.leave_lines(None)?;
         Ok(None)
+    }
+}
+
+/// The member of a consumer who blocks on the wake list under the key
+/// prefix `home` (another slot's): `<token>@<home, percent-encoded>`; an
+/// enqueue that takes it out of a line leaves its wake-up to the producer
+/// to push there (`queue_relayed`, [`relay`]).
+fn relayed_member(token: &str, home: &[u8]) -> String {
+    let home = percent_encoding::percent_encode(home, percent_encoding::NON_ALPHANUMERIC);
+    format!("{token}@{home}")
+}
+
+/// Pushes the wake-ups a script left to its caller (member, value, ...:
+/// see [`relayed_member`]), each to its consumer's wake list, as
+/// `line_wake_up` does. Best effort: the enqueue is done whatever happens
+/// here, and a consumer not woken finds the task at its next recheck.
+pub(crate) fn relay(config: &Config, relays: &[Vec<u8>]) {
+    for pair in relays.chunks_exact(2) {
+        let Some(at) = pair[0].iter().position(|&b| b == b'@') else {
+            continue;
+        };
+        let (token, home) = (&pair[0][..at], &pair[0][at + 1..]);
+        let home: Vec<u8> = percent_encoding::percent_decode(home).collect();
+        let Ok(token) = std::str::from_utf8(token) else {
+            continue;
+        };
+        let wake = wait::wake_key(&home, token);
+        let _ = conn::with(config, |c| {
+            redis::pipe()
+                .cmd("RPUSH")
+                .arg(&wake)
+                .arg(&pair[1])
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(&wake)
+                .arg(wake_ms())
+                .ignore()
+                .query::<()>(c)
+        });
     }
 }
 
@@ -301,11 +343,20 @@ pub fn ack_and_reserve(
     let first_only =
         matches!(config.topology, crate::config::Topology::Cluster { .. }) && wake.len() > 1;
     wake.truncate(if first_only { 1 } else { wake.len() });
+    let members = queues
+        .iter()
+        .enumerate()
+        .map(|(i, _)| match i {
+            0 => token.clone(),
+            _ if first_only => relayed_member(&token, &first.waiters),
+            _ => token.clone(),
+        })
+        .collect();
     let mut consumer = Consumer {
         config,
         queues,
         how,
-        token,
+        members,
         joined: false,
         first_only,
         done,
