@@ -75,6 +75,30 @@ final class LaravelQueueTest extends TestCase
         $this->assertNull($queue->pop('empty'));
     }
 
+    /** `partitions` in the connection's config keeps its queues in that many slots. */
+    public function testAConnectionsQueuesCanBeKeptInPartitions(): void
+    {
+        $this->app['config']->set('queue.connections.redislock.partitions', 4);
+        $queue = Queue::connection('redislock');
+        $pushed = [];
+        for ($i = 1; $i <= 12; $i++) {
+            $pushed[] = $queue->push(new RecordedJob($i));
+        }
+        $this->assertSame(4, $queue->queue()->partitions());
+        $this->assertSame(12, $queue->size());
+        $this->assertSame(0, $this->redis->exists('Queue:queues:default'), 'nothing in the one-slot layout');
+        $this->assertCount(4, array_filter($this->redis->keys('queue:{*}#s*/4:14:queues:default'), fn ($k) => !str_contains(substr($k, -20), ':stats')), 'the jobs over 4 partitions');
+        $popped = [];
+        while ($job = $queue->pop()) {
+            $popped[] = $job->getJobId();
+            $job->delete();
+        }
+        sort($pushed);
+        sort($popped);
+        $this->assertSame($pushed, $popped);
+        $this->assertSame(0, $queue->size());
+    }
+
     /** The CLI and the dashboard name a job as Horizon does: its displayName. */
     public function testTheOperatorToolsNameAJobByItsDisplayName(): void
     {

@@ -204,7 +204,8 @@ final class SymfonyMessengerTest extends RedisLockTestCase
     {
         $base = 'redislock://127.0.0.1:' . RedisServer::$main->port;
         foreach (['lease=abc' => 'lease', 'lease=0' => 'lease', 'wait=abc' => 'wait', 'wait=-1' => 'wait',
-                  'max_attempts=1.5' => 'max_attempts', 'max_attempts=-1' => 'max_attempts'] as $query => $option) {
+                  'max_attempts=1.5' => 'max_attempts', 'max_attempts=-1' => 'max_attempts',
+                  'partitions=0' => 'partitions', 'partitions=1.5' => 'partitions', 'partitions=x' => 'partitions'] as $query => $option) {
             try {
                 (new TransportFactory())->createTransport("$base?$query", [], new PhpSerializer());
                 $this->fail("$query was taken");
@@ -213,6 +214,28 @@ final class SymfonyMessengerTest extends RedisLockTestCase
             }
         }
         $this->assertInstanceOf(Transport::class, (new TransportFactory())->createTransport("$base?wait=0&lease=0.5&max_attempts=3", [], new PhpSerializer()));
+    }
+
+    /** `partitions` keeps each queue of the transport in that many slots. */
+    public function testATransportsQueuesCanBeKeptInPartitions(): void
+    {
+        $t = (new TransportFactory())->createTransport('redislock://127.0.0.1:' . RedisServer::$main->port . '?wait=0&partitions=4', [], new PhpSerializer());
+        for ($n = 1; $n <= 8; $n++) {
+            $t->send(new Envelope(new Recorded($n)));
+        }
+        $this->assertSame(8, $t->getMessageCount());
+        $this->assertSame(4, $t->queue('messages')->partitions());
+        $this->assertSame(0, $this->redis->exists('Queue:messages'), 'nothing in the one-slot layout');
+        $got = [];
+        while ($envelopes = $t->get()) {
+            foreach ($envelopes as $e) {
+                $got[] = $e->getMessage()->n;
+                $t->ack($e);
+            }
+        }
+        sort($got);
+        $this->assertSame(range(1, 8), $got);
+        $this->assertSame(0, $t->getMessageCount());
     }
 
     public function testAnEnvelopeNotReceivedHereIsRefused(): void

@@ -10,14 +10,14 @@ use Symfony\Component\Messenger\Transport\TransportFactoryInterface;
 use Symfony\Component\Messenger\Transport\TransportInterface;
 
 /**
- * `redislock://host:port[/db][?queues=a,b&lease=3600&wait=1&max_attempts=5]`
+ * `redislock://host:port[/db][?queues=a,b&lease=3600&wait=1&max_attempts=5&partitions=1]`
  * (`redislocks://` for TLS): the DSN is the extension's (`redis://`), the
  * transport's own query parameters are taken out of it. The same names
  * work as transport options.
  */
 final class TransportFactory implements TransportFactoryInterface
 {
-    private const OPTIONS = ['queues', 'lease', 'wait', 'max_attempts'];
+    private const OPTIONS = ['queues', 'lease', 'wait', 'max_attempts', 'partitions'];
 
     public function createTransport(string $dsn, array $options, SerializerInterface $serializer): TransportInterface
     {
@@ -34,6 +34,7 @@ final class TransportFactory implements TransportFactoryInterface
             self::number($options, 'lease', 3600, false),
             self::number($options, 'wait', 1, true),
             (int) self::number($options, 'max_attempts', 5, true, true),
+            (int) self::number($options, 'partitions', 1, false, true),
         );
     }
 
