@@ -215,10 +215,7 @@ impl Stock {
         shards: usize,
     ) -> Result<Self, OneSlotPrefix> {
         let n = shards.max(1);
-        if n > 1
-            && matches!(config.topology, crate::config::Topology::Cluster { .. })
-            && crate::keys::hash_tag(&config.prefix).is_some()
-        {
+        if n > 1 && !config.spreads() {
             return Err(OneSlotPrefix);
         }
         let shards = if n == 1 {

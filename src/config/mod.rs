@@ -242,6 +242,14 @@ impl Config {
         keys.windows(2).all(|w| slot(w[0]) == slot(w[1]))
     }
 
+    /// Whether names spread over slots: not on a Cluster whose prefix holds
+    /// a hash tag, which puts every key in that tag's slot (so a stock's
+    /// shards or a queue's partitions would gain nothing).
+    pub fn spreads(&self) -> bool {
+        !matches!(self.topology, Topology::Cluster { .. })
+            || crate::keys::hash_tag(&self.prefix).is_none()
+    }
+
     /// The full key for a name: the prefix, then the name.
     pub fn key(&self, name: &[u8]) -> Vec<u8> {
         let mut key = Vec::with_capacity(self.prefix.len() + name.len());

@@ -427,13 +427,7 @@ impl Client {
     pub fn queue(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Queue> {
         let name = non_empty(&name, "RedisLock\\Client::queue(): Argument #1 ($name)")?;
         let options = queue_options(&options)?;
-        if options.partitions > 1
-            && matches!(
-                self.config.topology,
-                crate::config::Topology::Cluster { .. }
-            )
-            && crate::keys::hash_tag(&self.config.prefix).is_some()
-        {
+        if options.partitions > 1 && !self.config.spreads() {
             return Err(value_error(
                 "RedisLock\\Client::queue(): Argument #2 ($options) option 'partitions': on a Cluster whose prefix holds a hash tag every key is in that tag's slot, so partitions cannot spread; use a prefix without braces"
                     .to_owned(),
