@@ -280,6 +280,43 @@ final class PartitionedQueueTest extends RedisLockTestCase
         $this->assertSame(0, $c->queue('orders')->metrics()['totals']['enqueued'], "a name like a partition's key touched no other queue");
     }
 
+    /**
+     * redislock.partitions gives the queues it names their count where the
+     * code gives none: the drop-in RedisQueue, Client::queue() without the
+     * option (which still wins). A bad map is a startup warning and keeps
+     * the previous one; ini_set() of one returns false.
+     */
+    public function testTheIniMapPartitionsTheDropInQueueAndTheQueuesItNames(): void
+    {
+        $ini = ['redislock.partitions' => 'legacy=4 queues:default=2 legacy=3', 'redislock.default_dsn' => RedisServer::$main->dsn()];
+        $out = self::php('
+            $q = new RedisQueue();
+            $q->enqueue("legacy", ["a", "b", "c", "d", "e", "f"]);
+            $q->enqueue("legacy", "late", 10, 60);
+            $c = new RedisLock\Client();
+            $top = array_column($q->top("legacy", 10), "id");
+            $popped = array_column($q->pop("legacy", 4), "id");
+            $popped = array_merge($popped, array_column($q->pop("legacy", 10), "id"));
+            sort($popped);
+            echo json_encode([
+                $c->queue("legacy")->partitions(), $c->queue("queues:default")->partitions(),
+                $c->queue("other")->partitions(), $c->queue("legacy", ["partitions" => 1])->partitions(),
+                count($top), $popped, $q->pop("legacy"),
+                $c->queue("legacy")->metrics()["delayed"],
+                $q->dequeue("legacy", "late", $c->queue("legacy")->find("late")["at"]),
+                ini_set("redislock.partitions", "x=0"), ini_get("redislock.partitions"),
+            ]);', $ini);
+        $this->assertSame([3, 2, 1, 1, 6, ['a', 'b', 'c', 'd', 'e', 'f'], false, 1, 1, false, 'legacy=4 queues:default=2 legacy=3'], json_decode($out, true), $out);
+        $this->assertNotSame([], $this->redis->keys('queue:{*}#s*/3:6:legacy:stats'), 'the last count given for a name: 3');
+        $this->assertSame([], $this->redis->keys('*/4:6:legacy*'));
+        $this->assertSame(0, $this->redis->exists('{Queue:legacy}:stats'), 'nothing in the one-slot layout');
+        foreach (['x=0', 'x=129', 'x', '=4', 'x=four'] as $bad) {
+            $out = self::php('echo "[", ini_get("redislock.partitions"), "]";', ['redislock.partitions' => "ok=2 $bad"]);
+            $this->assertStringContainsString('redislock.partitions holds queue=count pairs separated by spaces (a count of 1 to 128)', $out, $bad);
+            $this->assertStringContainsString('[]', $out, "$bad: the setting is ignored whole");
+        }
+    }
+
     public function testTheCliShowsAPartitionedQueueWholeWithItsPartitions(): void
     {
         $q = $this->client()->queue('shown', ['partitions' => 3]);

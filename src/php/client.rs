@@ -58,7 +58,8 @@ fn queue_options(options: &Value) -> PhpResult<queue::Options> {
         max_attempts: None,
         max_length: 0,
         rate: None,
-        partitions: 1,
+        // Not given: redislock.partitions decides (Client::queue()).
+        partitions: 0,
     };
     read_options(
         options,
@@ -426,7 +427,10 @@ impl Client {
     /// must give the same count.
     pub fn queue(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Queue> {
         let name = non_empty(&name, "RedisLock\\Client::queue(): Argument #1 ($name)")?;
-        let options = queue_options(&options)?;
+        let mut options = queue_options(&options)?;
+        if options.partitions == 0 {
+            options.partitions = super::ini::partitions_of(&name);
+        }
         if options.partitions > 1 && !self.config.spreads() {
             return Err(value_error(
                 "RedisLock\\Client::queue(): Argument #2 ($options) option 'partitions': on a Cluster whose prefix holds a hash tag every key is in that tag's slot, so partitions cannot spread; use a prefix without braces"

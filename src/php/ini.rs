@@ -27,6 +27,7 @@ pub const CONNECTIONS: &str = "redislock.connections";
 pub const LOCK_SERVICE_EXPIRE: &str = "redislock.lock_service_expire";
 pub const REDIS_LOCK_TIMEOUT: &str = "redislock.redis_lock_timeout";
 pub const REDIS_LOCK_EXPIRE: &str = "redislock.redis_lock_expire";
+pub const PARTITIONS: &str = "redislock.partitions";
 
 const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {
     let mut def = IniEntryDef::new(name, default, IniEntryPermission::All);
@@ -34,7 +35,7 @@ const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {
     def
 }
 
-static ENTRIES: IniEntryDefs<12> = IniEntryDefs::new([
+static ENTRIES: IniEntryDefs<13> = IniEntryDefs::new([
     entry(c"redislock.default_dsn", c"redis://127.0.0.1:6379"),
     entry(c"redislock.connect_timeout", c"1"),
     entry(c"redislock.read_timeout", c"2"),
@@ -46,6 +47,7 @@ static ENTRIES: IniEntryDefs<12> = IniEntryDefs::new([
     entry(c"redislock.lock_service_expire", c"86400"),
     entry(c"redislock.redis_lock_timeout", c"0"),
     entry(c"redislock.redis_lock_expire", c"15"),
+    entry(c"redislock.partitions", c""),
     IniEntryDef::end(),
 ]);
 
@@ -61,6 +63,9 @@ pub struct Settings {
     pub connections: Vec<(String, String)>,
     /// The seed classes' defaults that copies in the wild change.
     pub seed: SeedDefaults,
+    /// Queue names and the partitions each is kept in when the code that
+    /// opens it does not say (the drop-in `RedisQueue`, the adapters).
+    pub partitions: Vec<(Vec<u8>, u64)>,
     /// Why values from configuration were refused (the last few): a warning
     /// said it at startup, where PHP shows one (the CLI), and `phpinfo()`
     /// says it where PHP shows none (PHP-FPM's master).
@@ -75,6 +80,7 @@ impl Default for Settings {
             redlock_nodes: Vec::new(),
             connections: Vec::new(),
             seed: SeedDefaults::default(),
+            partitions: Vec::new(),
             refused: Vec::new(),
         }
     }
@@ -100,6 +106,18 @@ impl Default for SeedDefaults {
             redis_lock_expire: 15.0,
         }
     }
+}
+
+/// How many partitions `redislock.partitions` keeps the queue `name` in
+/// (1 when it does not name it).
+pub fn partitions_of(name: &[u8]) -> u64 {
+    let guard = SETTINGS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    guard
+        .as_ref()
+        .and_then(|s| s.partitions.iter().find(|(n, _)| n == name))
+        .map_or(1, |(_, count)| *count)
 }
 
 /// The seed classes' defaults now in force.
@@ -236,6 +254,27 @@ fn apply(s: &mut Settings, name: &str, value: &str, raw: &[u8]) -> Result<(), St
                 connections.push((name.to_owned(), dsn.to_owned()));
             }
             s.connections = connections;
+        }
+        PARTITIONS => {
+            let mut partitions: Vec<(Vec<u8>, u64)> = Vec::new();
+            for pair in raw.split(u8::is_ascii_whitespace).filter(|p| !p.is_empty()) {
+                let at = pair.iter().rposition(|&b| b == b'=');
+                let (queue, count) = at.map_or((pair, &b""[..]), |at| (&pair[..at], &pair[at + 1..]));
+                let count = std::str::from_utf8(count)
+                    .ok()
+                    .and_then(|c| c.parse::<u64>().ok())
+                    .filter(|c| (1..=crate::queue::MAX_PARTITIONS as u64).contains(c));
+                let Some(count) = count.filter(|_| !queue.is_empty()) else {
+                    return Err(format!(
+                        "{PARTITIONS} holds queue=count pairs separated by spaces (a count of 1 to {}), got {}",
+                        crate::queue::MAX_PARTITIONS,
+                        config::shown(&String::from_utf8_lossy(pair))
+                    ));
+                };
+                partitions.retain(|(q, _)| q != queue);
+                partitions.push((queue.to_vec(), count));
+            }
+            s.partitions = partitions;
         }
         LOCK_SERVICE_EXPIRE => s.seed.lock_service_expire = seed_seconds(name, value, false)?,
         REDIS_LOCK_TIMEOUT => s.seed.redis_lock_timeout = seed_seconds(name, value, true)?,

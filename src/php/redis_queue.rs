@@ -38,7 +38,11 @@ impl RedisQueue {
         };
         let queue = match self.last.take() {
             Some(q) if q.name() == name => q,
-            _ => Queue::new(self.config.clone(), name.to_vec()),
+            _ => Queue::partitioned(
+                self.config.clone(),
+                name.to_vec(),
+                usize::try_from(super::ini::partitions_of(name)).unwrap_or(1),
+            ),
         };
         Ok(self.last.insert(queue))
     }

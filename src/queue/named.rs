@@ -35,20 +35,6 @@ pub struct Queue {
 /// A task's lease as the queue settles it: its partition, id and token.
 pub type Held<'a> = (usize, &'a [u8], &'a str);
 
-/// Methods that are the function of the same name on this queue's server
-/// and the keys of its one partition (the drop-in's queues, which are
-/// never partitioned, and single-slot engines).
-macro_rules! on_this_queue {
-    ($($(#[$doc:meta])* $method:ident => $($function:ident)::+ ($($arg:ident: $ty:ty),*) -> $out:ty;)*) => {
-        $(
-            $(#[$doc])*
-            pub fn $method(&self, $($arg: $ty),*) -> Result<$out, Error> {
-                $($function)::+(&self.config, self.keys(), $($arg),*)
-            }
-        )*
-    };
-}
-
 /// Methods that run the function of the same name on the partition the
 /// task's lease names.
 macro_rules! on_its_partition {
@@ -144,15 +130,49 @@ impl Queue {
         (NEXT.fetch_add(1, Ordering::Relaxed) + std::process::id() as usize) % n
     }
 
-    on_this_queue! {
-        /// [`super::enqueue`] (the seed's).
-        enqueue => super::enqueue(ids: &[std::borrow::Cow<'_, [u8]>], delay: f64) -> u64;
-        /// [`super::dequeue`] (the seed's).
-        dequeue => super::dequeue(id: &[u8], score: f64) -> bool;
-        /// [`super::pop`] (the seed's).
-        pop => super::pop(count: u64) -> Vec<Task>;
-        /// [`super::top`] (the seed's).
-        top => super::top(count: u64) -> Vec<Task>;
+    /// [`super::enqueue`] (the seed's), each id in its partition.
+    pub fn enqueue(&self, ids: &[std::borrow::Cow<'_, [u8]>], delay: f64) -> Result<u64, Error> {
+        if self.parts.len() == 1 {
+            return super::enqueue(&self.config, self.keys(), ids, delay);
+        }
+        let mut added = 0;
+        for (part, keys) in self.parts.iter().enumerate() {
+            let mine: Vec<std::borrow::Cow<'_, [u8]>> = ids
+                .iter()
+                .filter(|id| self.partition_of(id, None) == part)
+                .cloned()
+                .collect();
+            if !mine.is_empty() {
+                added += super::enqueue(&self.config, keys, &mine, delay)?;
+            }
+        }
+        Ok(added)
+    }
+
+    /// [`super::dequeue`] (the seed's), in the id's partition.
+    pub fn dequeue(&self, id: &[u8], score: f64) -> Result<bool, Error> {
+        super::dequeue(&self.config, &self.parts[self.partition_of(id, None)], id, score)
+    }
+
+    /// [`super::pop`] (the seed's): from the partition where this
+    /// process's turn starts, then the others, until `count` are taken.
+    pub fn pop(&self, count: u64) -> Result<Vec<Task>, Error> {
+        let (n, start) = (self.parts.len(), self.start());
+        let mut tasks = Vec::new();
+        for part in (0..n).map(|i| (start + i) % n) {
+            let left = count.saturating_sub(tasks.len() as u64);
+            if left == 0 {
+                break;
+            }
+            tasks.extend(super::pop(&self.config, &self.parts[part], left)?);
+        }
+        Ok(tasks)
+    }
+
+    /// [`super::top`] (the seed's): the earliest of every partition's.
+    pub fn top(&self, count: u64) -> Result<Vec<Task>, Error> {
+        let all = self.each(|k| super::top(&self.config, k, count))?;
+        Ok(earliest(all, count, |t| t.score))
     }
 
     on_its_partition! {

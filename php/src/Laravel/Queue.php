@@ -32,7 +32,7 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
         private float $blockFor = 0,
         private int $maxAttempts = 0,
         bool $dispatchAfterCommit = false,
-        private int $partitions = 1,
+        private ?int $partitions = null,
     ) {
         $this->dispatchAfterCommit = $dispatchAfterCommit;
     }
@@ -44,8 +44,7 @@ class Queue extends BaseQueue implements QueueContract, ClearableQueue
         return $this->queues[$name] ??= $this->client->queue("queues:$name", [
             'lease' => $this->retryAfter,
             'maxAttempts' => $this->maxAttempts,
-            'partitions' => $this->partitions,
-        ]);
+        ] + ($this->partitions === null ? [] : ['partitions' => $this->partitions]));
     }
 
     public function getQueue(?string $queue): string

@@ -12,8 +12,9 @@ use Illuminate\Queue\Connectors\ConnectorInterface;
  * `default`), `retry_after` (the lease, s, default 90), `block_for` (s a
  * `pop()` waits for a job, default 0), `max_attempts` (deliveries before the
  * queue's dead letters take a job, default 0: never), `after_commit`,
- * `partitions` (each queue kept in that many partitions, default 1:
- * docs/past-one-node.md; every process of the app must have the same).
+ * `partitions` (each queue kept in that many partitions, default: as
+ * `redislock.partitions` says, else 1: docs/past-one-node.md; every
+ * process of the app must have the same).
  */
 class QueueConnector implements ConnectorInterface
 {
@@ -31,7 +32,7 @@ class QueueConnector implements ConnectorInterface
             (float) ($config['block_for'] ?? 0),
             (int) ($config['max_attempts'] ?? 0),
             (bool) ($config['after_commit'] ?? false),
-            (int) ($config['partitions'] ?? 1),
+            isset($config['partitions']) ? (int) $config['partitions'] : null,
         );
     }
 }

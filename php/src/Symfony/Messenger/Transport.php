@@ -57,7 +57,7 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
         private float $lease = 3600,
         private float $wait = 1,
         private int $maxAttempts = 5,
-        private int $partitions = 1,
+        private ?int $partitions = null,
     ) {
         if ($queues === [] || array_filter($queues, fn ($q) => !is_string($q) || $q === '') !== []) {
             throw new \InvalidArgumentException('redislock transport: queues must be a non-empty list of names');
@@ -69,7 +69,8 @@ final class Transport implements TransportInterface, MessageCountAwareInterface,
     /** The leased queue named `$name`. */
     public function queue(string $name): \RedisLock\Queue
     {
-        return $this->opened[$name] ??= $this->client->queue($name, ['lease' => $this->lease, 'maxAttempts' => $this->maxAttempts, 'partitions' => $this->partitions]);
+        return $this->opened[$name] ??= $this->client->queue($name, ['lease' => $this->lease, 'maxAttempts' => $this->maxAttempts]
+            + ($this->partitions === null ? [] : ['partitions' => $this->partitions]));
     }
 
     public function send(Envelope $envelope): Envelope

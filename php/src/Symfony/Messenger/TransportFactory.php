@@ -34,7 +34,7 @@ final class TransportFactory implements TransportFactoryInterface
             self::number($options, 'lease', 3600, false),
             self::number($options, 'wait', 1, true),
             (int) self::number($options, 'max_attempts', 5, true, true),
-            (int) self::number($options, 'partitions', 1, false, true),
+            isset($options['partitions']) ? (int) self::number($options, 'partitions', 1, false, true) : null,
         );
     }
 
