@@ -1013,8 +1013,9 @@ namespace RedisLock {
          * itself (the same keys on the same server, whatever address reaches
          * it) is a `ValueError` before anything changes; `$to`'s `maxLength`
          * stops it with `QueueFullException` (nothing of that batch moved).
-         * Queues kept in different partition counts are a `ValueError`: a
-         * partitioned queue's partition i moves to the other's partition i.
+         * Between queues kept in different partition counts each task goes to
+         * its partition there, by its group or id: how a queue's count changes
+         * (docs/past-one-node.md).
          *
          * @return int<0, max>
          * @throws QueueFullException `$to` is at its `maxLength`

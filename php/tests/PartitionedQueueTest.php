@@ -169,15 +169,93 @@ final class PartitionedQueueTest extends RedisLockTestCase
             $this->assertStringContainsString('kept in 4 partition(s), and this object keeps it in 1', $e->getMessage());
         }
         $this->assertTrue($q->ack($task));
-        try {
-            $q->moveTo($plain);
-            $this->fail('a move between 4 partitions and 1');
-        } catch (ValueError $e) {
-            $this->assertStringContainsString('a move goes between queues of as many partitions', $e->getMessage());
-        }
         $q->enqueueMany(['m1' => null, 'm2' => null, 'm3' => null]);
         $this->assertSame(3, $q->moveTo($c->queue('elsewhere', ['partitions' => 4])));
         $this->assertSame(3, $c->queue('elsewhere', ['partitions' => 4])->metrics()['ready']);
+    }
+
+    /**
+     * A queue's count changes by moving its waiting tasks to the queue under
+     * the new count: each to its partition there (a group's together), with
+     * its due time, payload, attempts and tags; one slot to 4 partitions,
+     * then 4 to 7, then back to one slot.
+     */
+    public function testMovingToAnotherCountRoutesEachTaskToItsPartition(): void
+    {
+        $c = $this->client();
+        $one = $c->queue('resize');
+        $one->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", range(1, 30)), 'p'), 0, null, ['moved']);
+        $one->enqueueMany(array_fill_keys(array_map(fn ($i) => "g$i", range(1, 10)), null), 0, null, null, 'acme');
+        $one->enqueue('later', 'x', 300);
+        $due = $one->find('later')['at'];
+        $before = array_column($one->peek(1000), 'id');
+        sort($before);
+        $last = $one;
+        foreach ([4, 7, 1] as $n) {
+            $next = $c->queue('resize', ['partitions' => $n]);
+            $this->assertSame(41, $last->moveTo($next), "to $n partition(s)");
+            $this->assertSame(0, $last->metrics()['ready'] + $last->metrics()['delayed'], 'nothing left behind');
+            $after = array_column($next->peek(1000), 'id');
+            sort($after);
+            $this->assertSame($before, $after, "each task once, under $n");
+            foreach ($next->partitionMetrics() as $i => $m) {
+                $held = $m['ready'] + $m['delayed'];
+                $this->assertSame(count(array_filter($before, fn ($id) => $i === ($n === 1 ? 0 : self::partitionOf($id[0] === 'g' ? 'acme' : $id, $n)))), $held, "partition $i of $n holds its tasks");
+            }
+            $this->assertEqualsWithDelta($due, $next->find('later')['at'], 1.0, 'the due time kept, relative to the clock: a move adds the time it takes');
+            $this->assertSame(['moved'], $next->find('t7')['tags']);
+            $this->assertSame('acme', $next->find('g3')['group']);
+            $last = $next;
+        }
+    }
+
+    /**
+     * The count changed on a live queue (docs/past-one-node.md): workers
+     * and a producer already on 8 partitions, two workers still on 4, and
+     * the operator's move of what waits under 4: every task acked once.
+     */
+    public function testTheCountChangesOnALiveQueueWithoutLosingOrDoublingATask(): void
+    {
+        $c = $this->client();
+        $old = $c->queue('live', ['partitions' => 4]);
+        $old->enqueueMany(array_fill_keys(array_map(fn ($i) => "t$i", range(1, 300)), null));
+        $work = fn (int $n, string $until) => '
+            $q = (new RedisLock\Client())->queue("live", ["partitions" => ' . $n . ']);
+            $c = new RedisLock\Client();
+            $t0 = microtime(true);
+            $done = [];
+            while (' . $until . ') {
+                foreach ($q->reserve(2, null, 0.05) as $t) { usleep(1000); if ($q->ack($t)) { $done[] = $t->id(); } }
+            }
+            echo implode(" ", $done);';
+        $acked = '$c->queue("live", ["partitions" => 4])->metrics()["totals"]["acked"] + $c->queue("live", ["partitions" => 8])->metrics()["totals"]["acked"]';
+        $procs = [];
+        foreach ([4, 4] as $n) {
+            $procs[] = self::start($work($n, 'microtime(true) - $t0 < 0.3'));
+        }
+        foreach ([8, 8, 8] as $n) {
+            $procs[] = self::start($work($n, "$acked < 400 && microtime(true) - \$t0 < 30"));
+        }
+        $procs[] = self::start('
+            $q = (new RedisLock\Client())->queue("live", ["partitions" => 8]);
+            for ($i = 1; $i <= 100; $i++) { $q->enqueue("n$i"); usleep(500); }');
+        usleep(100000);
+        $moved = $old->moveTo($c->queue('live', ['partitions' => 8]));
+        $outs = array_map(fn ($p) => self::finish($p), $procs);
+        // What the old workers gave back after the move (none here: they
+        // ack) would be moved by running the move again.
+        $moved += $old->moveTo($c->queue('live', ['partitions' => 8]));
+        $done = array_merge(...array_map(fn ($o) => preg_split('/\s+/', trim($o), -1, PREG_SPLIT_NO_EMPTY), $outs));
+        $this->assertSame(count($done), count(array_unique($done)), 'no task acked twice');
+        sort($done);
+        $all = array_merge(array_map(fn ($i) => "t$i", range(1, 300)), array_map(fn ($i) => "n$i", range(1, 100)));
+        sort($all);
+        $this->assertSame($all, $done, 'every task acked once');
+        $this->assertGreaterThan(0, $moved, 'the move had tasks to move');
+        foreach ([4, 8] as $n) {
+            $m = $c->queue('live', ['partitions' => $n])->metrics();
+            $this->assertSame([0, 0, 0], [$m['ready'], $m['delayed'], $m['leased']], "nothing left under $n");
+        }
     }
 
     public function testMaxLengthBoundsEachPartitionByItsShare(): void

@@ -926,18 +926,11 @@ impl Queue {
     /// itself (the same keys on the same server, whatever address reaches
     /// it) is a `ValueError` before anything changes; `$to`'s `maxLength`
     /// stops it with `QueueFullException` (nothing of that batch moved).
-    /// Queues kept in different partition counts are a `ValueError`: a
-    /// partitioned queue's partition i moves to the other's partition i.
+    /// Between queues kept in different partition counts each task goes to
+    /// its partition there, by its group or id: how a queue's count changes
+    /// (docs/past-one-node.md).
     pub fn move_to(&self, to: &Queue) -> PhpResult<i64> {
         let name = || super::value::escaped(self.queue.name());
-        if self.queue.partitions() != to.queue.partitions() {
-            return Err(value_error(format!(
-                "RedisLock\\Queue::moveTo(): Argument #1 ($to) is kept in {} partition(s) and queue '{}' in {}: a move goes between queues of as many partitions",
-                to.queue.partitions(),
-                name(),
-                self.queue.partitions()
-            )));
-        }
         match engine(self.queue.move_to(&to.queue, to.options.max_length))? {
             leased::Moved::Done { moved, .. } => Ok(int(moved)),
             leased::Moved::Itself => Err(value_error(format!(

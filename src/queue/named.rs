@@ -563,9 +563,14 @@ impl Queue {
     /// Moves the tasks waiting here to `to` ([`lease::move_to`]), which
     /// takes none past `max_length` (0: no limit).
     /// A partitioned queue's partition i goes to the destination's
-    /// partition i (both have as many: [`Queue::partitions`]), each held to
-    /// its share of `max_length`, one after the other.
+    /// partition i when both have as many ([`Queue::partitions`]); else
+    /// each task goes to its partition there, by its group or id. Each
+    /// source partition is moved in turn, each destination partition held
+    /// to its share of `max_length`.
     pub fn move_to(&self, to: &Queue, max_length: u64) -> Result<lease::Moved, Error> {
+        if self.parts.len() != to.parts.len() {
+            return self.move_routed(to, max_length);
+        }
         if self.parts.len() == 1 {
             return lease::move_to(
                 (&self.config, self.keys()),
@@ -597,6 +602,30 @@ impl Queue {
         } else {
             lease::Moved::Done { moved, paused }
         })
+    }
+
+    /// [`Queue::move_to`] between queues of different partition counts
+    /// (one of them possibly in one slot).
+    fn move_routed(&self, to: &Queue, max_length: u64) -> Result<lease::Moved, Error> {
+        let max_length = to.part_max_length(max_length);
+        let dest: Vec<(&Config, &Keys)> = to.parts.iter().map(|k| (&*to.config, k)).collect();
+        let route = |t: &Peeked| to.partition_of(&t.id, t.group.as_deref());
+        let (mut moved, mut paused) = (0, false);
+        for from in &self.parts {
+            match lease::move_routed((&self.config, from), &dest, route, max_length)? {
+                lease::Moved::Done { moved: m, paused: p } => {
+                    (moved, paused) = (moved + m, paused || p);
+                }
+                lease::Moved::Itself => {}
+                lease::Moved::Full { moved: m, length } => {
+                    return Ok(lease::Moved::Full {
+                        moved: moved + m,
+                        length,
+                    });
+                }
+            }
+        }
+        Ok(lease::Moved::Done { moved, paused })
     }
 
     /// Finishes the tasks `done` and reserves, in one round trip when

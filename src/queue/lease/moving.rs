@@ -123,14 +123,28 @@ pub fn move_to(from: Place<'_>, to: Place<'_>, max_length: u64) -> Result<Moved,
     if same(from, to)? {
         return Ok(Moved::Itself);
     }
+    move_routed(from, &[to], |_| 0, max_length)
+}
+
+/// [`move_to`], each task to the place of `to` that `route` names (the
+/// partition of a queue of another partition count, by the task's group
+/// or id), each held to `max_length`.
+pub fn move_routed(
+    from: Place<'_>,
+    to: &[Place<'_>],
+    route: impl Fn(&Peeked) -> usize,
+    max_length: u64,
+) -> Result<Moved, Error> {
     // A key of the wrong type on either side fails the move here, before
     // the pause: every script the move runs is tried with nothing to do.
     let counts = metrics(from.0, from.1)?;
     queued(from.0, from.1, 1)?;
     check_remove(from.0, from.1)?;
-    let _ = import(to, &[], 0.0, 0)?;
+    for place in to {
+        let _ = import(*place, &[], 0.0, 0)?;
+    }
     let paused_here = pause(from.0, from.1)?;
-    match move_all(from, to, counts.ready + counts.delayed, max_length) {
+    match move_all(from, (to, &route), counts.ready + counts.delayed, max_length) {
         Ok(Moved::Done { moved, .. }) => {
             if paused_here {
                 resume(from.0, from.1)?;
@@ -160,7 +174,7 @@ pub fn move_to(from: Place<'_>, to: Place<'_>, max_length: u64) -> Result<Moved,
 /// Moves up to `left` tasks.
 fn move_all(
     from: Place<'_>,
-    to: Place<'_>,
+    (to, route): (&[Place<'_>], &dyn Fn(&Peeked) -> usize),
     mut left: u64,
     max_length: u64,
 ) -> Result<Moved, Error> {
@@ -171,19 +185,29 @@ fn move_all(
         if tasks.is_empty() {
             break;
         }
-        let added = match import(to, &tasks, now, max_length)? {
-            Ok(added) => added,
-            Err(length) => return Ok(Moved::Full { moved, length }),
-        };
-        // One by one, to know which: a task removed here meanwhile (by an
-        // operator: no consumer takes any while the source is paused) is
-        // taken back from there if this move added it.
-        for (task, added) in tasks.iter().zip(added) {
-            let ids = [task.id.clone()];
-            if remove(from.0, from.1, &ids)? == 1 {
-                moved += 1;
-            } else if added {
-                remove(to.0, to.1, &ids)?;
+        for (i, place) in to.iter().enumerate() {
+            let tasks: Vec<Peeked> = tasks
+                .iter()
+                .filter(|t| route(t).min(to.len() - 1) == i)
+                .cloned()
+                .collect();
+            if tasks.is_empty() {
+                continue;
+            }
+            let added = match import(*place, &tasks, now, max_length)? {
+                Ok(added) => added,
+                Err(length) => return Ok(Moved::Full { moved, length }),
+            };
+            // One by one, to know which: a task removed here meanwhile (by
+            // an operator: no consumer takes any while the source is
+            // paused) is taken back from there if this move added it.
+            for (task, added) in tasks.iter().zip(added) {
+                let ids = [task.id.clone()];
+                if remove(from.0, from.1, &ids)? == 1 {
+                    moved += 1;
+                } else if added {
+                    remove(place.0, place.1, &ids)?;
+                }
             }
         }
         left = left.saturating_sub(tasks.len() as u64);
