@@ -1059,10 +1059,15 @@ final class OperatorTest extends RedisLockTestCase
             [['dead', 'mail', '--limit=0.5'], '--limit needs a whole number >= 1'],
             [['--watch', 'retry', 'mail'], '--watch is for commands that look'],
             [['--json=1', 'status'], '--json takes no value'],
-            [['move', 'mail'], 'move needs another queue or --to-url'],
-            [['move', 'mail', 'mail'], 'move needs another queue or --to-url'],
+            [['move', 'mail'], 'move needs another queue, --to-url or --to-partitions'],
+            [['move', 'mail', 'mail'], 'move needs another queue, --to-url or --to-partitions'],
             [['move', 'mail', 'a', 'b'], 'too many arguments'],
             [['--to-url=redis://x', 'status'], '--to-url is for move'],
+            [['move', 'mail', '--to-partitions=0'], '--to-partitions needs a partition count of 1 to 128'],
+            [['move', 'mail', '--to-partitions=129'], '--to-partitions needs a partition count of 1 to 128'],
+            [['move', 'mail', '--partitions=x', '--to-partitions=2'], '--partitions needs a partition count of 1 to 128'],
+            [['move', 'mail', '--partitions=2', '--to-partitions=2'], 'move needs another queue, --to-url or --to-partitions'],
+            [['--partitions=2', 'status'], '--partitions is for move'],
         ] as [$args, $message]) {
             [$status, $out, $err] = self::cli($args);
             $this->assertSame(2, $status, implode(' ', $args));

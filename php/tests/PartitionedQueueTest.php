@@ -412,5 +412,10 @@ final class PartitionedQueueTest extends RedisLockTestCase
         foreach ($parts as $i => $ready) {
             $this->assertMatchesRegularExpression("/^$i\\s+$ready\\s+0\\s+0\\s+0\$/m", $shown, $shown);
         }
+        // The count changed from the CLI: 3 partitions to 5.
+        $moved = $run(['move', 'shown', '--partitions=3', '--to-partitions=5', '--yes']);
+        $this->assertStringContainsString('4 task(s) moved', $moved, $moved);
+        $this->assertSame(4, $this->client()->queue('shown', ['partitions' => 5])->metrics()['ready']);
+        $this->assertSame(0, $q->metrics()['ready']);
     }
 }

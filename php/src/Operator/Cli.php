@@ -40,7 +40,8 @@ final class Cli
                                lease left, token, waiters
           unlock NAME --force  frees a lock (RedisLock\Client::lock()'s, Laravel's, a drop-in RedisLock's,
                                a semaphore, a read-write lock) whoever holds it
-          move NAME [TO]       the tasks queued on NAME to queue TO (default NAME) of --to-url
+          move NAME [TO]       the tasks queued on NAME to queue TO (default NAME) of --to-url,
+                               or under --to-partitions (a queue's new partition count)
           metrics              the Prometheus text exposition
           check [NAME...]      every queue (or those named) against the thresholds below;
                                exit 1 when one is crossed (for cron, probes, Nagios)
@@ -63,6 +64,8 @@ final class Cli
                                lists the queues under the others too
           --to-url=DSN         where move puts the tasks (default: --url): another
                                prefix (?prefix=...), database or server
+          --partitions=N       move: the source's partition count (default: as registered)
+          --to-partitions=N    move: the destination's (default: as registered, else 1)
           --yes                do not ask before retry, purge, pause, resume, clear,
                                remove, unlock and move
           --ready=N            check: more than N tasks ready (due) is a problem
@@ -223,7 +226,7 @@ final class Cli
     /** @return array{string, list<string>, array} the command, its arguments, the options */
     private function parse(array $words): array
     {
-        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'prefix' => null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'fix' => false, 'diff' => false, 'thresholds' => [],
+        $options = ['url' => getenv('REDISLOCK_URL') ?: null, 'prefix' => null, 'toUrl' => null, 'json' => false, 'watch' => null, 'limit' => 100, 'yes' => false, 'force' => false, 'fix' => false, 'diff' => false, 'thresholds' => [], 'partitions' => null, 'toPartitions' => null,
             'goneAfter' => getenv('REDISLOCK_GONE_AFTER') === false ? Report::GONE_AFTER : self::positive(getenv('REDISLOCK_GONE_AFTER'), 'REDISLOCK_GONE_AFTER')];
         $rest = [];
         foreach ($words as $i => $word) {
@@ -249,6 +252,8 @@ final class Cli
                 'watch' => $options['watch'] = self::positive($value ?? '2', '--watch'),
                 'gone-after' => $options['goneAfter'] = self::positive($value ?? '', '--gone-after'),
                 'limit' => $options['limit'] = self::count($value ?? '', '--limit'),
+                'partitions' => $options['partitions'] = self::partitionCount($value ?? '', '--partitions'),
+                'to-partitions' => $options['toPartitions'] = self::partitionCount($value ?? '', '--to-partitions'),
                 'ready', 'oldest', 'dead', 'idle' => $options['thresholds'][$name] = self::threshold($value, "--$name"),
                 default => throw new \InvalidArgumentException("unknown option --$name"),
             };
@@ -285,8 +290,14 @@ final class Cli
         if ($options['watch'] !== null && in_array($command, [...self::DESTRUCTIVE, 'check'], true)) {
             throw new \InvalidArgumentException("--watch is for commands that look, not $command");
         }
-        if ($command === 'move' && $options['toUrl'] === null && ($rest[1] ?? $rest[0]) === $rest[0]) {
-            throw new \InvalidArgumentException('move needs another queue or --to-url');
+        if ($command === 'move' && $options['toUrl'] === null && ($rest[1] ?? $rest[0]) === $rest[0]
+            && ($options['toPartitions'] === null || $options['toPartitions'] === $options['partitions'])) {
+            throw new \InvalidArgumentException('move needs another queue, --to-url or --to-partitions');
+        }
+        foreach (['partitions', 'toPartitions'] as $only) {
+            if ($options[$only] !== null && $command !== 'move') {
+                throw new \InvalidArgumentException('--' . ($only === 'partitions' ? 'partitions' : 'to-partitions') . " is for move, not $command");
+            }
         }
         foreach (['fix', 'diff'] as $only) {
             if ($options[$only] && $command !== 'doctor') {
@@ -326,6 +337,15 @@ final class Cli
             throw new \InvalidArgumentException("$option needs a number >= 0, '" . ($value ?? '') . "' given");
         }
         return (float) $value;
+    }
+
+    /** A partition count: 1 to 128. */
+    private static function partitionCount(string $value, string $option): int
+    {
+        if (!preg_match('/^[1-9][0-9]{0,2}$/', $value) || (int) $value > 128) {
+            throw new \InvalidArgumentException("$option needs a partition count of 1 to 128, '$value' given");
+        }
+        return (int) $value;
     }
 
     private static function count(string $value, string $option): int
@@ -410,7 +430,7 @@ final class Cli
             'clear' => ['cleared' => $report->clear($name)],
             'remove' => ['removed' => $report->remove($name, $ids)],
             'unlock' => ['unlocked' => $report->unlock($name)],
-            'move' => ['moved' => $report->move($name, new Client($options['toUrl'] ?? $options['url']), $args[1] ?? $name)],
+            'move' => ['moved' => $report->move($name, new Client($options['toUrl'] ?? $options['url']), $args[1] ?? $name, $options['partitions'], $options['toPartitions'])],
             'keep-recent' => ['kept' => $report->keepRecent($name, (int) $args[1], (float) ($args[2] ?? 3600))],
         };
         if ($options['json']) {

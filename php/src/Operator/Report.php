@@ -384,10 +384,17 @@ final class Report
      * Moves the tasks queued on queue $name (due now or later) to queue
      * $toName of $to: Queue::moveTo(). Returns how many left $name.
      */
-    public function move(string $name, Client $to, string $toName): int
+    /**
+     * Moves the tasks waiting in queue $name (kept in $from partitions,
+     * default: as registered) to queue $toName of $to (in $toCount, default:
+     * as registered there, else 1).
+     */
+    public function move(string $name, Client $to, string $toName, ?int $from = null, ?int $toCount = null): int
     {
+        $source = $from === null ? $this->open($name) : $this->client->queue($name, ['partitions' => $from]);
+        $toCount ??= $to->queuePartitions()[$toName] ?? 1;
         try {
-            return $this->open($name)->moveTo($to->queue($toName));
+            return $source->moveTo($to->queue($toName, ['partitions' => $toCount]));
         } catch (\ValueError) {
             // Its only one: the destination is the queue itself.
             throw new \ValueError("move: the destination is queue '" . Cli::clean($name) . "' itself (the same server, database and prefix): nothing was moved");
