@@ -1204,6 +1204,9 @@ final class OperatorTest extends RedisLockTestCase
         $c->queue('reports')->pause();
         // A queue name that needs escaping in a label.
         $c->queue("we\"ird\\name\n")->enqueue('t');
+        $split = $c->queue('split', ['partitions' => 2]);
+        $split->enqueueMany(['a' => null, 'b' => null, 'c' => null]);
+        $byPartition = array_column($split->partitionMetrics(), 'ready');
         [$status, $out, $err] = self::cli(['metrics']);
         $this->assertSame(0, $status, $err);
         $check = proc_open(['promtool', 'check', 'metrics'], [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
@@ -1242,6 +1245,14 @@ final class OperatorTest extends RedisLockTestCase
             $this->assertStringContainsString("\n$line\n", "\n$out", $line);
         }
         $this->assertMatchesRegularExpression('/^redislock_queue_oldest_due_age_seconds\{queue="reports"\} \d+\.\d+$/m', $out);
+        $this->assertStringContainsString("\nredislock_queue_tasks{queue=\"split\",state=\"ready\"} 3\n", $out, 'a partitioned queue as one');
+        foreach ($byPartition as $i => $ready) {
+            $this->assertStringContainsString("\nredislock_queue_partition_tasks{queue=\"split\",partition=\"$i\",state=\"ready\"} $ready\n", $out, 'and by partition');
+        }
+        $this->assertStringNotContainsString('redislock_queue_partition_tasks{queue="mail"', $out, 'a queue of one slot has no partition series');
+        $kept = $c->queue('mail')->recentFootprint();
+        $this->assertStringContainsString("\nredislock_queue_recent_records{queue=\"mail\"} {$kept['kept']}\n", $out);
+        $this->assertMatchesRegularExpression('/^redislock_queue_recent_bytes\{queue="mail"\} [1-9]\d*$/m', $out);
         foreach (['runtime_p50', 'runtime_p95', 'wait_p50', 'wait_p95'] as $timing) {
             $this->assertMatchesRegularExpression('/^redislock_queue_' . $timing . '_seconds\{queue="mail"\} \d+(\.\d+)?(e-\d+)?$/m', $out);
             $this->assertDoesNotMatchRegularExpression('/^redislock_queue_' . $timing . '_seconds\{queue="reports"\}/m', $out, 'no sample: none');

@@ -70,6 +70,23 @@ final class Prometheus
         $family('redislock_queue_paused', 'gauge', 'Whether the queue is paused (1): its workers take no new tasks.', $paused);
         $family('redislock_queue_throttled_seconds', 'gauge', 'How long the queue stays throttled (0: it is not): its workers take no new tasks meanwhile.', $throttled);
         $family('redislock_queue_groups', 'gauge', 'How many groups have tasks queued: reserve() takes their due tasks in turn.', $groups);
+        $parts = $kept = $bytes = [];
+        foreach ($queues as $q) {
+            foreach ($q['partitions'] ?? [] as $i => $m) {
+                foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
+                    $parts[] = [['queue' => $q['name'], 'partition' => $i, 'state' => $state], $m[$state]];
+                }
+            }
+            if (isset($q['recentFootprint'])) {
+                $kept[] = [['queue' => $q['name']], $q['recentFootprint']['kept']];
+                if ($q['recentFootprint']['bytes'] !== null) {
+                    $bytes[] = [['queue' => $q['name']], $q['recentFootprint']['bytes']];
+                }
+            }
+        }
+        $family('redislock_queue_partition_tasks', 'gauge', 'Tasks in each partition of a queue kept in partitions, by state (redislock_queue_tasks is their sum).', $parts);
+        $family('redislock_queue_recent_records', 'gauge', 'Recent attempts the queue keeps (Queue::keepRecent() bounds them).', $kept);
+        $family('redislock_queue_recent_bytes', 'gauge', 'Memory the recent attempts take in Redis (MEMORY USAGE; no sample where the server refuses it).', $bytes);
         $timings = [];
         foreach ($queues as $q) {
             foreach (['runtime', 'wait'] as $what) {

@@ -416,15 +416,21 @@ final class Report
      */
     public function metrics(): string
     {
-        $queues = $this->queues();
+        $queues = $this->metricQueues();
         return Prometheus::render($queues, $this->metricLocks(), $this->metricWorkers($queues));
     }
 
     /** The metric families of metrics(), as data (Prometheus::families()). */
     public function metricFamilies(): array
     {
-        $queues = $this->queues();
+        $queues = $this->metricQueues();
         return Prometheus::families($queues, $this->metricLocks(), $this->metricWorkers($queues));
+    }
+
+    /** Every queue (queue()) with what its recent attempts take (recentFootprint()). */
+    private function metricQueues(): array
+    {
+        return array_map(fn (array $q) => $q + ['recentFootprint' => $this->recentFootprint($q['name'])], $this->queues());
     }
 
     /** Each queue's workers (up to 1000), by queue name. */
