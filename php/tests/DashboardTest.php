@@ -494,6 +494,16 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertStringContainsString('<small class="job">App\\Jobs\\SendMail</small>', $get(['queue' => 'jobs', 'tag' => 't1']));
         $this->assertStringContainsString('<tr><th>Job</th><td class="job">App\\Jobs\\SendMail</td></tr>', $get(['queue' => 'jobs', 'task' => 'j1']));
         $this->assertStringNotContainsString('<th>Job</th>', $get(['queue' => 'jobs', 'task' => 'p1']));
+        // A search by job name, by the class or its short name, over the
+        // queued, running and dead tasks.
+        $this->assertStringContainsString('id="find-job"', $queue);
+        foreach (['App\\Jobs\\Refund', 'Refund'] as $name) {
+            $found = $get(['queue' => 'jobs', 'job' => $name]);
+            $this->assertStringContainsString('<tr data-task="dead-1">', $found, $name);
+            $this->assertSame(1, substr_count($found, '<tr data-task='), $name);
+        }
+        $this->assertStringContainsString('<tr data-task="run-1">', $get(['queue' => 'jobs', 'job' => 'Report']));
+        $this->assertStringContainsString('id="no-tasks"', $get(['queue' => 'jobs', 'job' => 'Jobs\\Refund']), 'a class or its short name, not a part of it');
     }
 
     /**

@@ -86,7 +86,20 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertMatchesRegularExpression('/^j1 +App\\\\Jobs\\\\SendMail +/m', $out);
         $this->assertMatchesRegularExpression('/^p1 +- +/m', $out);
         $this->assertMatchesRegularExpression('/^job +App\\\\Jobs\\\\SendMail$/m', self::cli(['task', 'jobs', 'j1'])[1]);
-        $q->remove(['j1']);
+        // A search by job name: the class or its short name.
+        $q->enqueue('j2', json_encode(['uuid' => 'v', 'displayName' => 'App\\Jobs\\SendMail', 'data' => []]), 60);
+        $q->enqueue('j3', json_encode(['uuid' => 'w', 'displayName' => 'App\\Jobs\\Other', 'data' => []]));
+        foreach (['App\\Jobs\\SendMail', 'SendMail'] as $name) {
+            [$status, $out] = self::cli(['jobs', 'jobs', $name]);
+            $this->assertSame(0, $status, $out);
+            $this->assertMatchesRegularExpression('/^j1 +queued +/m', $out, $name);
+            $this->assertMatchesRegularExpression('/^j2 +queued +/m', $out, $name);
+            $this->assertDoesNotMatchRegularExpression('/^(j3|p1) /m', $out, $name);
+        }
+        $this->assertStringContainsString('there are more', self::cli(['jobs', 'jobs', 'SendMail', '--limit=1'])[1]);
+        $this->assertStringContainsString('no tasks of the job', self::cli(['jobs', 'jobs', 'Mail'])[1]);
+        $this->assertSame(2, self::cli(['jobs', 'jobs'])[0], 'a job name is needed');
+        $q->remove(['j1', 'j2', 'j3']);
         $this->assertMatchesRegularExpression('/^QUEUED +DUE +ATTEMPTS +PAYLOAD$/m', self::cli(['queue', 'jobs'])[1], 'no job: no column');
     }
 

@@ -25,6 +25,9 @@ final class Cli
                                expired or dead, attempts, runtime, wait, worker, why it failed
           tagged NAME TAG      its tasks a producer tagged TAG (queued, running, dead), and
                                their recent attempts
+          jobs NAME JOB        its tasks of the framework job JOB (Laravel's displayName,
+                               Messenger's message class, or their short name), among
+                               the first 1000 queued, running and dead
           groups NAME          its groups, the one reserve() serves next first: their tasks, limits
           keep-recent NAME COUNT [SECONDS]
                                how many recent attempts it keeps (0: none), for how long
@@ -81,12 +84,12 @@ final class Cli
 
         TXT;
 
-    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'recent', 'tagged', 'groups', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check', 'doctor'];
+    private const COMMANDS = ['status', 'queue', 'task', 'remove', 'dead', 'running', 'recent', 'tagged', 'jobs', 'groups', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'locks', 'unlock', 'move', 'metrics', 'check', 'doctor'];
     /** check's thresholds: option => what crossing it says. */
     private const THRESHOLDS = ['ready' => 'tasks ready', 'oldest' => 's the oldest due task waited', 'dead' => 'dead letters', 'idle' => 's since a worker was seen'];
     private const DESTRUCTIVE = ['retry', 'purge', 'pause', 'resume', 'clear', 'remove', 'unlock', 'move', 'keep-recent'];
     /** The commands that name a queue, which must exist. */
-    private const ON_A_QUEUE = ['queue', 'task', 'remove', 'dead', 'running', 'recent', 'tagged', 'groups', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
+    private const ON_A_QUEUE = ['queue', 'task', 'remove', 'dead', 'running', 'recent', 'tagged', 'jobs', 'groups', 'keep-recent', 'workers', 'retry', 'purge', 'pause', 'resume', 'clear', 'move'];
 
     /** @param resource $in @param resource $out @param resource $err */
     public function __construct(private $in = STDIN, private $out = STDOUT, private $err = STDERR)
@@ -278,7 +281,7 @@ final class Cli
         $takes = match ($command) {
             'status', 'metrics' => 0,
             'check' => PHP_INT_MAX,
-            'task', 'recent', 'tagged' => 2,
+            'task', 'recent', 'tagged', 'jobs' => 2,
             'keep-recent' => 3,
             'queue', 'dead', 'running', 'workers', 'groups', 'pause', 'resume', 'clear', 'unlock', 'locks', 'doctor' => 1,
             'move' => 2,
@@ -312,6 +315,9 @@ final class Cli
         }
         if ($command === 'tagged' && ($rest[1] ?? '') === '') {
             throw new \InvalidArgumentException('tagged needs a queue and a tag');
+        }
+        if ($command === 'jobs' && ($rest[1] ?? '') === '') {
+            throw new \InvalidArgumentException('jobs needs a queue and a job name');
         }
         if ($command === 'keep-recent') {
             if (!preg_match('/^(0|[1-9][0-9]{0,5})$/', $rest[1] ?? '') || (int) $rest[1] > 100000) {
@@ -375,6 +381,7 @@ final class Cli
             'task' => $report->task($args[0], $args[1]) ?? throw new \ValueError("no task '" . self::clean($args[1]) . "' in queue '" . self::clean($args[0]) . "'"),
             'recent' => $report->recent($args[0], min($limit, 1000), $args[1] ?? null),
             'tagged' => $report->tagged($args[0], $args[1], min($limit, 1000)),
+            'jobs' => $report->jobs($args[0], $args[1], min($limit, 1000)),
             'groups' => $json ? $report->groups($args[0], min($limit, 1000))
                 : ['list' => $report->groups($args[0], min($limit, 1000)), 'total' => $report->queue($args[0])['groups']],
             'running' => $json ? $report->running($args[0], min($limit, 1000))
@@ -510,6 +517,10 @@ final class Cli
                     fn (array $t) => [$t['id'], $t['state'], self::time($t['at']), $t['attempts'], $t['reason'] ?? '-', self::cut($t['payload'])],
                 )) . ($data['more'] ? 'showing the earliest ' . count($data['tasks']) . " tasks with the tag; there are more (--limit=N shows more, up to 1000)\n" : '')
                     . "\nrecent attempts:\n" . self::recentText($data['recent']),
+                'jobs' => ($data['tasks'] === [] ? "no tasks of the job among the first " . Report::JOBS_SCANNED . " queued, running and dead\n" : self::table(
+                    ['ID', 'STATE', 'AT', 'ATTEMPTS', 'REASON', 'PAYLOAD'],
+                    array_map(fn (array $t) => [$t['id'], $t['state'], self::time($t['at']), $t['attempts'], $t['reason'] ?? '-', self::cut($t['payload'])], $data['tasks']),
+                )) . ($data['more'] ? 'showing the earliest ' . count($data['tasks']) . " tasks of the job; there are more (--limit=N shows more, up to 1000)\n" : ''),
                 'running' => $data['list'] === [] ? "nothing running\n" : self::tasks(
                     ['ID', 'WORKER', 'RUNNING FOR', 'LEASE LEFT', 'ATTEMPTS', 'PAYLOAD'],
                     $data['list'],

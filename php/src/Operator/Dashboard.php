@@ -86,6 +86,8 @@ final class Dashboard
             $queue = isset($_GET['queue']) ? (string) $_GET['queue'] : null;
             if ($queue !== null && isset($_GET['task'])) {
                 echo $this->page("Task · $queue", $this->taskPage($report, $queue, (string) $_GET['task']));
+            } elseif ($queue !== null && isset($_GET['job'])) {
+                echo $this->page("Job · $queue", $this->jobPage($report, $queue, (string) $_GET['job']));
             } elseif ($queue !== null && isset($_GET['tag'])) {
                 echo $this->page("Tag · $queue", $this->tagPage($report, $queue, (string) $_GET['tag']));
             } elseif ($queue !== null) {
@@ -266,7 +268,9 @@ final class Dashboard
             . '<form method="get" id="find"><input type="hidden" name="queue" value="' . self::h($name) . '">'
             . '<label>Task <input name="task" id="find-task" placeholder="id" required></label> <button type="submit">Find</button></form>'
             . '<form method="get" id="find-tag"><input type="hidden" name="queue" value="' . self::h($name) . '">'
-            . '<label>Tag <input name="tag" id="tag" placeholder="tag" required></label> <button type="submit">Search</button></form>';
+            . '<label>Tag <input name="tag" id="tag" placeholder="tag" required></label> <button type="submit">Search</button></form>'
+            . '<form method="get" id="find-job"><input type="hidden" name="queue" value="' . self::h($name) . '">'
+            . '<label>Job <input name="job" id="job" placeholder="App\\Jobs\\SendInvoice" required></label> <button type="submit">Search</button></form>';
         $tasks = $report->queued($name, self::TASKS_SHOWN);
         $waiting = $q['ready'] + $q['delayed'];
         if ($tasks === []) {
@@ -398,6 +402,27 @@ final class Dashboard
     }
 
     /** The tasks of a queue a producer tagged $tag, and their recent attempts. */
+    /** The tasks of a framework job (Report::jobs()). */
+    private function jobPage(Report $report, string $name, string $job): string
+    {
+        $html = '<p><a href="?' . self::h(http_build_query(['queue' => $name])) . '" id="back">← Queue ' . self::h($name) . '</a></p>'
+            . '<h2>Job ' . self::h($job) . '</h2>';
+        $found = $report->jobs($name, $job, self::TASKS_SHOWN);
+        if ($found['tasks'] === []) {
+            return $html . '<p id="no-tasks">No task of this job among the first ' . Report::JOBS_SCANNED . ' queued, running and dead.</p>' . $this->footer();
+        }
+        $at = ['queued' => 'due', 'leased' => 'lease ends', 'dead' => 'died'];
+        $html .= '<table id="tasks"><tr><th>Task</th><th>State</th><th>When</th><th>Attempts</th><th>Why it failed</th><th>Payload</th></tr>';
+        foreach ($found['tasks'] as $t) {
+            $html .= '<tr data-task="' . self::h($t['id']) . '"><td><a href="?' . self::h(http_build_query(['queue' => $name, 'task' => $t['id']])) . '">'
+                . self::h($t['id']) . '</a>' . self::job($t['payload']) . '</td><td class="state">' . $t['state'] . '</td><td>' . $at[$t['state']] . ' ' . date('Y-m-d H:i:s T', (int) $t['at'])
+                . '</td><td class="n">' . $t['attempts'] . '</td><td class="reason">' . self::h($t['reason'] ?? '–')
+                . '</td><td><code>' . self::h(self::cut($t['payload'])) . '</code></td></tr>';
+        }
+        return $html . '</table>' . ($found['more'] ? '<p id="more">The earliest ' . count($found['tasks']) . ' tasks of this job; there are more (<code>redislock jobs ' . self::h($name) . ' ' . self::h($job) . ' --limit=1000</code> lists up to 1000).</p>' : '')
+            . $this->footer();
+    }
+
     private function tagPage(Report $report, string $name, string $tag): string
     {
         $back = '<p><a href="?' . self::h(http_build_query(['queue' => $name])) . '" id="back">← Queue ' . self::h($name) . '</a></p>'

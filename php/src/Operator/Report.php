@@ -225,6 +225,38 @@ final class Report
             'recent' => $this->recent($name, $limit, null, $tag)];
     }
 
+    /** How many tasks of each state a search by job name looks at. */
+    public const JOBS_SCANNED = 1000;
+
+    /**
+     * A search by job name: the tasks whose payload names the framework job
+     * $job (job(): Laravel's displayName, Messenger's message class; the
+     * class's short name matches too), among the first JOBS_SCANNED queued,
+     * running and dead ones: ['tasks' => the first $limit, the earliest
+     * `at` first, each with id, state, at, attempts, reason and payload;
+     * 'more' => whether more matched].
+     */
+    public function jobs(string $name, string $job, int $limit = 100): array
+    {
+        $queue = $this->open($name);
+        $all = [];
+        foreach ($queue->peek(self::JOBS_SCANNED) as $t) {
+            $all[] = ['state' => 'queued', 'at' => $t['at']] + $t;
+        }
+        foreach ($queue->leased(self::JOBS_SCANNED) as $t) {
+            $all[] = ['state' => 'leased', 'at' => $t['until']] + $t;
+        }
+        foreach ($queue->dead(self::JOBS_SCANNED) as $t) {
+            $all[] = ['state' => 'dead', 'at' => $t['diedAt']] + $t;
+        }
+        $matches = array_values(array_filter($all, function (array $t) use ($job): bool {
+            $found = self::job($t['payload']);
+            return $found !== null && ($found === $job || substr((string) strrchr('\\' . $found, '\\'), 1) === $job);
+        }));
+        usort($matches, fn (array $a, array $b) => $a['at'] <=> $b['at']);
+        return ['tasks' => array_slice($matches, 0, $limit), 'more' => count($matches) > $limit];
+    }
+
     /** Removes the tasks waiting under these ids (Queue::remove()); how many. */
     public function remove(string $name, array $ids): int
     {
