@@ -620,3 +620,92 @@ fn a_consumer_of_a_partitioned_queue_is_woken_from_every_partition() {
         "taken out of the line it waited in"
     );
 }
+
+/// A queue in 6 partitions on a Cluster whose primary serving some of them
+/// is killed (SIGKILL): until its replica is promoted, reserves go on
+/// taking the other partitions' tasks (a dead primary stalls only its
+/// own partitions), and after it every task written before the kill is
+/// reserved and acked once.
+#[test]
+fn a_partitioned_queue_goes_on_past_a_dead_primary() {
+    use redislock::queue::{Queue, Tags};
+    use std::sync::Arc;
+    let mut cluster = Cluster::start();
+    let config = Arc::new(Config::from_dsn(&cluster.dsn(), &Defaults::default()).unwrap());
+    const N: usize = 6;
+    let queue = Queue::partitioned(config, b"jobs".to_vec(), N);
+    let tasks: Vec<NewTask> = (0..120)
+        .map(|i| NewTask {
+            id: format!("t{i}").into_bytes(),
+            payload: None,
+        })
+        .collect();
+    queue
+        .put(&tasks, 0.0, Policy::Keep, 0, &Tags::default())
+        .unwrap();
+    // Replicated before the kill (asynchronously: give it a moment).
+    std::thread::sleep(Duration::from_millis(300));
+    let victim = Keys::partition(b"", b"jobs", 0, N).queue;
+    let victim = std::str::from_utf8(&victim).unwrap().to_string();
+    let primary = cluster.primary_of(&victim).unwrap();
+    let dead: Vec<usize> = (0..N)
+        .filter(|&p| {
+            let key = Keys::partition(b"", b"jobs", p, N).queue;
+            cluster.primary_of(std::str::from_utf8(&key).unwrap()) == Some(primary)
+        })
+        .collect();
+    cluster.nodes[primary].stop();
+    let how = Reserve {
+        count: 5,
+        wait: Duration::ZERO,
+        recheck: Duration::from_secs(1),
+    };
+    let mut acked: Vec<Vec<u8>> = Vec::new();
+    let mut during = 0;
+    // Before the promotion: the live partitions' tasks, and none of the
+    // dead one's.
+    while let Ok(Some((_, part, got))) = queue::reserve(&[(&queue, TERMS)], &how) {
+        assert!(
+            !dead.contains(&part),
+            "a task of a dead primary's partition"
+        );
+        let held: Vec<(usize, &[u8], &str)> = got
+            .iter()
+            .map(|t| (part, t.id.as_slice(), t.token.as_str()))
+            .collect();
+        assert_eq!(queue.ack_many(&held).unwrap(), got.len() as u64);
+        acked.extend(got.into_iter().map(|t| t.id));
+        during += 1;
+        if cluster.primary_of(&victim).is_some() {
+            break;
+        }
+    }
+    assert!(during > 0, "reserves went on while a primary was dead");
+    common::wait_for("the replica's promotion", 30, || {
+        cluster.primary_of(&victim).is_some()
+    });
+    cluster.wait_until_ok();
+    let mut tries = 0;
+    while acked.len() < tasks.len() && tries < 200 {
+        tries += 1;
+        match queue::reserve(&[(&queue, TERMS)], &how) {
+            Ok(Some((_, part, got))) => {
+                let held: Vec<(usize, &[u8], &str)> = got
+                    .iter()
+                    .map(|t| (part, t.id.as_slice(), t.token.as_str()))
+                    .collect();
+                assert_eq!(queue.ack_many(&held).unwrap(), got.len() as u64);
+                acked.extend(got.into_iter().map(|t| t.id));
+            }
+            // The first calls after it may still meet the dead node.
+            Ok(None) | Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+    acked.sort();
+    let before = acked.len();
+    acked.dedup();
+    assert_eq!(before, acked.len(), "a task acked twice");
+    let mut all: Vec<Vec<u8>> = tasks.into_iter().map(|t| t.id).collect();
+    all.sort();
+    assert_eq!(acked, all, "every task written before the kill, once");
+}

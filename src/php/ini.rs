@@ -259,7 +259,8 @@ fn apply(s: &mut Settings, name: &str, value: &str, raw: &[u8]) -> Result<(), St
             let mut partitions: Vec<(Vec<u8>, u64)> = Vec::new();
             for pair in raw.split(u8::is_ascii_whitespace).filter(|p| !p.is_empty()) {
                 let at = pair.iter().rposition(|&b| b == b'=');
-                let (queue, count) = at.map_or((pair, &b""[..]), |at| (&pair[..at], &pair[at + 1..]));
+                let (queue, count) =
+                    at.map_or((pair, &b""[..]), |at| (&pair[..at], &pair[at + 1..]));
                 let count = std::str::from_utf8(count)
                     .ok()
                     .and_then(|c| c.parse::<u64>().ok())

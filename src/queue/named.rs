@@ -151,7 +151,12 @@ impl Queue {
 
     /// [`super::dequeue`] (the seed's), in the id's partition.
     pub fn dequeue(&self, id: &[u8], score: f64) -> Result<bool, Error> {
-        super::dequeue(&self.config, &self.parts[self.partition_of(id, None)], id, score)
+        super::dequeue(
+            &self.config,
+            &self.parts[self.partition_of(id, None)],
+            id,
+            score,
+        )
     }
 
     /// [`super::pop`] (the seed's): from the partition where this
@@ -613,7 +618,10 @@ impl Queue {
         let (mut moved, mut paused) = (0, false);
         for from in &self.parts {
             match lease::move_routed((&self.config, from), &dest, route, max_length)? {
-                lease::Moved::Done { moved: m, paused: p } => {
+                lease::Moved::Done {
+                    moved: m,
+                    paused: p,
+                } => {
                     (moved, paused) = (moved + m, paused || p);
                 }
                 lease::Moved::Itself => {}

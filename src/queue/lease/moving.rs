@@ -144,7 +144,12 @@ pub fn move_routed(
         let _ = import(*place, &[], 0.0, 0)?;
     }
     let paused_here = pause(from.0, from.1)?;
-    match move_all(from, (to, &route), counts.ready + counts.delayed, max_length) {
+    match move_all(
+        from,
+        (to, &route),
+        counts.ready + counts.delayed,
+        max_length,
+    ) {
         Ok(Moved::Done { moved, .. }) => {
             if paused_here {
                 resume(from.0, from.1)?;
@@ -171,10 +176,13 @@ pub fn move_routed(
     }
 }
 
+/// Which of the destinations a task goes to.
+type Route<'a> = &'a dyn Fn(&Peeked) -> usize;
+
 /// Moves up to `left` tasks.
 fn move_all(
     from: Place<'_>,
-    (to, route): (&[Place<'_>], &dyn Fn(&Peeked) -> usize),
+    (to, route): (&[Place<'_>], Route<'_>),
     mut left: u64,
     max_length: u64,
 ) -> Result<Moved, Error> {

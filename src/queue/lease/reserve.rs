@@ -218,6 +218,10 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
     fn attempt(&mut self, pass: Pass) -> Result<Try<(usize, Vec<Leased>)>, Error> {
         let waits = !self.how.wait.is_zero();
         let mut soonest = Duration::MAX;
+        // A queue whose server is out of reach (a Cluster primary that died,
+        // before its replica is promoted) is passed over while another
+        // answers: one dead primary stalls only its own partitions.
+        let mut unreachable = None;
         for (index, &queue) in self.queues.iter().enumerate() {
             let mode = mode(pass, index, waits);
             let done = if index == 0 {
@@ -226,7 +230,14 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
                 &[]
             };
             let (token, acked) = (self.members[index].as_str(), &mut self.acked);
-            let got = try_reserve(self.config, queue, self.how, (token, mode), (done, acked))?;
+            let got = match try_reserve(self.config, queue, self.how, (token, mode), (done, acked))
+            {
+                Err(e @ Error::Connection { .. }) if self.queues.len() > 1 && done.is_empty() => {
+                    unreachable.get_or_insert(e);
+                    continue;
+                }
+                got => got?,
+            };
             // Noted as its worker once it reserved (or waits): after the
             // script, so a reserve that fails changes nothing.
             super::workers::seen(self.config, queue.0);
@@ -240,7 +251,14 @@ impl wait::Waiter<(usize, Vec<Leased>)> for Consumer<'_> {
             }
             self.joined |= waits;
         }
-        if self.first_only {
+        let passed_over = unreachable.is_some();
+        if let Some(e) = unreachable
+            && soonest == Duration::MAX
+        {
+            // None answered.
+            return Err(e);
+        }
+        if self.first_only || passed_over {
             soonest = soonest.min(self.how.recheck);
         }
         Ok(Try::Later(soonest))
