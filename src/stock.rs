@@ -100,6 +100,10 @@ pub struct SlotsApart;
 #[derive(Debug)]
 pub struct OneSlotPrefix;
 
+/// How many times more a take of a sharded stock with orders gathers
+/// units when other takes took those moved for it.
+const GATHERS: usize = 3;
+
 /// The most shards a stock has.
 pub const MAX_SHARDS: u64 = 128;
 
@@ -235,6 +239,22 @@ impl Stock {
         })
     }
 
+    /// Each take enqueues its order task on the queue `orders` kept in as
+    /// many partitions as the stock has shards, partition i beside shard i
+    /// (in its slot when the two names share a hash tag): the take in a
+    /// buyer's shard writes the task in the same step.
+    pub fn with_orders(mut self, orders: Vec<u8>) -> Result<Self, SlotsApart> {
+        let n = self.shards.len();
+        let queue = queue::Queue::partitioned(self.config.clone(), orders, n);
+        for (i, keys) in self.shards.iter().enumerate() {
+            if !self.config.one_slot(&[&keys.stock, &queue.part(i).queue]) {
+                return Err(SlotsApart);
+            }
+        }
+        self.orders = Some(queue);
+        Ok(self)
+    }
+
     /// A move older than `age` was cut short (its process died or lost its
     /// connection between its two steps): the next take that reads it
     /// finishes it. 5 s unless set.
@@ -286,7 +306,19 @@ impl Stock {
     pub fn take(&self, take: &Take<'_>) -> Result<Taken, Error> {
         let home = self.home(take.buyer, take.key);
         match self.take_in(home, take, &[])? {
-            Taken::SoldOut(left) if self.shards.len() > 1 => self.gather(home, take, left),
+            Taken::SoldOut(left) if self.shards.len() > 1 => {
+                // With orders a move and its take are two steps: another
+                // buyer of the shard may take the units moved in between,
+                // and the take gathers again (a few times, then sold out).
+                let mut taken = self.gather(home, take, left)?;
+                for _ in 0..GATHERS {
+                    match taken {
+                        (Taken::SoldOut(left), true) => taken = self.gather(home, take, left)?,
+                        _ => break,
+                    }
+                }
+                Ok(taken.0)
+            }
             taken => self.confirmed(home, take, taken, self.acked(home)),
         }
     }
@@ -350,10 +382,17 @@ impl Stock {
     /// The take in shard `home`, after adding the units of `moves` to it.
     fn take_in(&self, home: usize, take: &Take<'_>, moves: &[Move]) -> Result<Taken, Error> {
         let keys = &self.shards[home];
-        let order_id = self.orders.as_ref().map(|_| {
-            take.task
-                .or(take.key)
-                .map_or_else(|| crate::token::new_token().into_bytes(), <[u8]>::to_vec)
+        let order_id = self.orders.as_ref().map(|queue| {
+            take.task.or(take.key).map_or_else(
+                // In a partitioned queue, an id of its own partition.
+                || loop {
+                    let id = crate::token::new_token().into_bytes();
+                    if queue.partitions() == 1 || queue.partition_of(&id, None) == home {
+                        break id;
+                    }
+                },
+                <[u8]>::to_vec,
+            )
         });
         // A number alone: taken, this many left.
         let reply: NumberOr<(String, i64)> = conn::with(&self.config, |c| {
@@ -376,7 +415,7 @@ impl Stock {
                 Self::received(&mut call, &keys.received, "1", moves);
             }
             if let (Some(queue), Some(id)) = (&self.orders, &order_id) {
-                let q = queue.keys();
+                let q = queue.part(home);
                 call.key(&q.queue)
                     .key(&q.payloads)
                     .key(&q.attempts)
@@ -396,7 +435,7 @@ impl Stock {
             NumberOr::Other(reply) => reply,
         };
         if let ("taken, register", Some(queue)) = (outcome.as_str(), &self.orders) {
-            queue::register(&self.config, queue.keys())?;
+            queue::register(&self.config, queue.part(home))?;
         }
         Ok(match outcome.as_str() {
             "taken, register" => Taken::Done(count(n)),
@@ -437,7 +476,9 @@ impl Stock {
     /// failover that loses it gives its units back to the source, never
     /// to both), and a journal entry is cleared only once its units'
     /// arrival was acknowledged.
-    fn gather(&self, home: usize, take: &Take<'_>, left: u64) -> Result<Taken, Error> {
+    /// Also says whether units moved for the take were taken by others
+    /// first (with orders, where the move and the take are two steps).
+    fn gather(&self, home: usize, take: &Take<'_>, left: u64) -> Result<(Taken, bool), Error> {
         let n = self.shards.len();
         let id = crate::token::new_token().into_bytes();
         let mut need = take.units.saturating_sub(left);
@@ -482,14 +523,24 @@ impl Stock {
             (taken, _, _) => taken,
         };
         if moves.is_empty() {
-            return Ok(unconfirmed(Taken::SoldOut(left)));
+            return Ok((unconfirmed(Taken::SoldOut(left)), false));
+        }
+        if self.orders.is_some() {
+            // The order script takes no moves: the units arrive first.
+            self.finish(&moves)?;
+            let taken = self.take_in(home, take, &[])?;
+            let raced = matches!(taken, Taken::SoldOut(_));
+            return Ok((self.confirmed(home, take, taken, self.acked(home))?, raced));
         }
         let taken = self.take_in(home, take, &moves)?;
         let acked = self.acked(home);
         if self.enough(acked) {
             self.clear(&moves)?;
         }
-        Ok(unconfirmed(self.confirmed(home, take, taken, acked)?))
+        Ok((
+            unconfirmed(self.confirmed(home, take, taken, acked)?),
+            false,
+        ))
     }
 
     /// Moves up to `need` units (or half the shard, if more) out of shard

@@ -329,7 +329,9 @@ namespace RedisLock {
          * and `replicaTimeout` (seconds to wait for them, default 1). On a
          * Cluster the stock and its orders queue must share a hash slot: give
          * both names the same hash tag (`{sale42}` and `{sale42}:orders`);
-         * other names are refused.
+         * other names are refused. A stock in shards enqueues its order tasks
+         * on the orders queue kept in as many partitions (open it with
+         * `['partitions' => $shards]`), each in its shard's partition.
          *
          * @param array{perBuyer?: int, orders?: string, shards?: int, replicas?: int, replicaTimeout?: float}|null $options
          */

@@ -534,3 +534,57 @@ fn a_sharded_stock_takes_across_shards_and_keeps_buyers_and_keys() {
         ]
     );
 }
+
+/// A stock in 8 shards with orders: a take that needs units of other
+/// shards moves them first, then takes and enqueues its order task in one
+/// step; a take refused enqueues nothing; an idempotency key takes and
+/// enqueues once.
+#[test]
+fn a_sharded_stocks_take_with_units_moved_enqueues_its_order_once() {
+    use redislock::queue::Queue;
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let stock = Stock::sharded(config.clone(), b"{big}".to_vec(), 8)
+        .unwrap()
+        .with_orders(b"{big}:orders".to_vec())
+        .unwrap();
+    let orders = Queue::partitioned(config, b"{big}:orders".to_vec(), 8);
+    stock.set(20, None).unwrap();
+    let take = |units, key: Option<&'static str>| Take {
+        units,
+        buyer: Some(b"ann"),
+        key: key.map(str::as_bytes),
+        ..Take::default()
+    };
+    // 12 units: more than ann's shard holds (20 over 8 shards).
+    // (A take says what its shard has left.)
+    let Taken::Done(left) = stock.take(&take(12, Some("k"))).unwrap() else {
+        panic!("the take of 12 of 20")
+    };
+    assert_eq!(stock.remaining().unwrap(), Some(8));
+    assert_eq!(
+        stock.take(&take(12, Some("k"))).unwrap(),
+        Taken::Before(left)
+    );
+    assert!(matches!(
+        stock.take(&take(9, None)).unwrap(),
+        Taken::SoldOut(_)
+    ));
+    assert!(matches!(
+        stock.take(&take(8, None)).unwrap(),
+        Taken::Done(0)
+    ));
+    assert_eq!(stock.remaining().unwrap(), Some(0));
+    let metrics = orders.metrics().unwrap();
+    assert_eq!(metrics.ready, 2, "two takes, two order tasks");
+    let home = redislock::keys::spread(b"ann", 8);
+    assert_eq!(
+        orders.partition_metrics().unwrap()[home].ready,
+        2,
+        "in ann's shard's partition"
+    );
+    assert!(
+        orders.find(b"k").unwrap().is_some(),
+        "the keyed take's task"
+    );
+}

@@ -215,7 +215,7 @@ final class StockTest extends RedisLockTestCase
             fn () => $c->stock('x', ['shards' => NAN]),
             fn () => $c->stock('x', ['shards' => 'eight']),
             fn () => $c->stock('x', ['shards' => []]),
-            fn () => $c->stock('x', ['shards' => 2, 'orders' => 'x:orders']),
+            fn () => $c->stock('x', ['replicas' => 1, 'orders' => 'x:orders']),
         ];
         $this->assertAllRefused($cases);
         $this->assertSame($before, $this->snapshot());
@@ -296,5 +296,52 @@ final class StockTest extends RedisLockTestCase
         $this->assertSame(0, $s->remaining());
         $this->assertSame(100, array_sum($s->buyers()));
         $this->assertLessThanOrEqual(3, max($s->buyers()));
+    }
+
+    /**
+     * A stock in 8 shards with orders, drained by 30 racing processes: an
+     * order task exists for every unit taken and for nothing else, each in
+     * its buyer's shard's partition of the orders queue (where its id
+     * routes too), and no unit is left stranded.
+     */
+    public function testAShardedStockEnqueuesAnOrderForEveryUnitTaken(): void
+    {
+        $open = '$s = (new RedisLock\Client())->stock("{drop}", ["shards" => 8, "orders" => "{drop}:orders", "perBuyer" => 2]);';
+        $this->assertSame('ok', self::php($open . '$s->set(200); echo "ok";'));
+        $outs = self::phpMany(array_fill(0, 30, $open . '
+            $got = 0;
+            for ($i = 0; $i < 12; $i++) {
+                $left = $s->take(1, "b" . getmypid() . "-" . ($i % 6));
+                if ($left !== false) { $got++; }
+            }
+            echo $got, "\n";'));
+        $sold = array_sum(array_map('intval', $outs));
+        $this->assertSame(200, $sold, implode('', $outs));
+        $c = $this->client();
+        $s = $c->stock('{drop}', ['shards' => 8]);
+        $this->assertSame(0, $s->remaining());
+        $this->assertSame(200, array_sum($s->buyers()));
+        $orders = $c->queue('{drop}:orders', ['partitions' => 8]);
+        $this->assertSame(200, $orders->metrics()['ready'], 'one order task per unit');
+        $crc = function (string $name): int {
+            $crc = 0;
+            foreach (str_split($name) as $byte) {
+                $crc ^= ord($byte) << 8;
+                for ($i = 0; $i < 8; $i++) {
+                    $crc = ($crc & 0x8000) ? (($crc << 1) ^ 0x1021) & 0xffff : ($crc << 1) & 0xffff;
+                }
+            }
+            return $crc;
+        };
+        foreach ($orders->partitionMetrics() as $i => $m) {
+            $key = $this->redis->keys("queue:{*}#s$i/8:13:{drop}:orders")[0] ?? null;
+            $ids = $key === null ? [] : $this->redis->zRange($key, 0, -1);
+            $this->assertCount($m['ready'], $ids);
+            foreach ($ids as $id) {
+                $this->assertSame($i, $crc($id) % 8, "order $id in partition $i: where its id routes");
+            }
+        }
+        // Its units, its orders: every order task names a take's buyer shard.
+        $this->assertCount(200, array_unique(array_column($orders->peek(1000), 'id')));
     }
 }

@@ -267,6 +267,35 @@ final class TopologyTest extends RedisLockTestCase
         }
     }
 
+    /**
+     * A stock in 8 shards with its orders on a queue in 8 partitions, on a
+     * Cluster: each take writes its order task in its shard's slot (the
+     * names share a hash tag), every unit sold has its task, and names
+     * apart are refused.
+     */
+    public function testAShardedStockWithOrdersOnACluster(): void
+    {
+        $out = self::php('
+            $c = new RedisLock\Client();
+            $s = $c->stock("{flash2}", ["shards" => 8, "orders" => "{flash2}:orders"]);
+            $s->set(40);
+            $sold = 0;
+            for ($b = 0; $b < 60; $b++) { if ($s->take(1, "b$b") !== false) { $sold++; } }
+            $q = $c->queue("{flash2}:orders", ["partitions" => 8]);
+            $got = 0;
+            while ($t = $q->reserve(10)) { $got += $q->ackMany($t); }
+            try {
+                $c->stock("apart", ["shards" => 2, "orders" => "elsewhere"]);
+                $apart = "taken";
+            } catch (ValueError $e) {
+                $apart = $e->getMessage();
+            }
+            echo json_encode([$sold, $got, $s->remaining(), $apart]);', ['redislock.default_dsn' => self::cluster()->dsn()]);
+        [$sold, $got, $left, $apart] = json_decode($out, true) ?? [null, null, null, $out];
+        $this->assertSame([40, 40, 0], [$sold, $got, $left], $out);
+        $this->assertStringContainsString('must share a hash slot', $apart);
+    }
+
     public function testSentinelFindsTheMaster(): void
     {
         $pair = new ReplicatedPair();

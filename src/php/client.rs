@@ -453,7 +453,9 @@ impl Client {
     /// and `replicaTimeout` (seconds to wait for them, default 1). On a
     /// Cluster the stock and its orders queue must share a hash slot: give
     /// both names the same hash tag (`{sale42}` and `{sale42}:orders`);
-    /// other names are refused.
+    /// other names are refused. A stock in shards enqueues its order tasks
+    /// on the orders queue kept in as many partitions (open it with
+    /// `['partitions' => $shards]`), each in its shard's partition.
     pub fn stock(&self, name: Arg<Text>, options: Arg<NullableArray>) -> PhpResult<Stock> {
         const METHOD: &str = "RedisLock\\Client::stock(): Argument #2 ($options)";
         let name = non_empty(&name, "RedisLock\\Client::stock(): Argument #1 ($name)")?;
@@ -472,29 +474,28 @@ impl Client {
             replicas,
             replica_timeout,
         } = asked;
-        if orders.is_some() && (shards > 1 || replicas > 0) {
-            let other = if shards > 1 { "shards" } else { "replicas" };
+        if orders.is_some() && replicas > 0 {
             return Err(value_error(format!(
-                "{METHOD}: options 'orders' and '{other}' do not go together yet: {}",
-                if shards > 1 {
-                    "a sharded stock's orders need a partitioned queue"
-                } else {
-                    "a take that replicas did not acknowledge cannot take its order task back"
-                }
+                "{METHOD}: options 'orders' and 'replicas' do not go together yet: a take that replicas did not acknowledge cannot take its order task back"
             )));
         }
+        let apart = || {
+            value_error(format!(
+                "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"
+            ))
+        };
         let stock = if shards > 1 {
-            Stock::sharded(self.config.clone(), name, per_buyer, shards).map_err(|_| {
+            let stock = Stock::sharded(self.config.clone(), name, per_buyer, shards).map_err(|_| {
                 value_error(format!(
                     "{METHOD} option 'shards': on a Cluster whose prefix holds a hash tag every key is in that tag's slot, so shards cannot spread; use a prefix without braces"
                 ))
-            })?
+            })?;
+            match orders {
+                Some(orders) => stock.with_orders(orders).map_err(|_| apart())?,
+                None => stock,
+            }
         } else {
-            Stock::new(self.config.clone(), name, per_buyer, orders).map_err(|_| {
-                value_error(format!(
-                    "{METHOD} option 'orders': on a Cluster the stock and its orders queue must share a hash slot; give both names the same hash tag, e.g. '{{sale42}}' and '{{sale42}}:orders'"
-                ))
-            })?
+            Stock::new(self.config.clone(), name, per_buyer, orders).map_err(|_| apart())?
         };
         Ok(stock.confirmed_by(replicas, replica_timeout))
     }

@@ -96,6 +96,15 @@ impl Stock {
         })
     }
 
+    /// This stock, its takes enqueueing their order tasks on `orders`
+    /// ([`stock::Stock::with_orders`]).
+    pub fn with_orders(self, orders: Vec<u8>) -> Result<Self, stock::SlotsApart> {
+        Ok(Stock {
+            stock: self.stock.with_orders(orders)?,
+            per_buyer: self.per_buyer,
+        })
+    }
+
     /// Takes count once `replicas` replicas acknowledged them (see
     /// `stock::Stock::confirmed_by`).
     pub fn confirmed_by(mut self, replicas: u64, timeout: std::time::Duration) -> Self {

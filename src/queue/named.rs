@@ -93,7 +93,10 @@ impl Queue {
         &self.parts[0]
     }
 
-    fn part(&self, part: usize) -> &Keys {
+    /// The keys of partition `part` (the last one past the count), for
+    /// engines that write into one partition in their own scripts (a
+    /// sharded stock's order tasks).
+    pub(crate) fn part(&self, part: usize) -> &Keys {
         &self.parts[part.min(self.parts.len() - 1)]
     }
 
