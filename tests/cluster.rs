@@ -619,6 +619,38 @@ fn a_consumer_of_a_partitioned_queue_is_woken_from_every_partition() {
         0,
         "taken out of the line it waited in"
     );
+
+    // A nack there, due again now, wakes it the same way.
+    let how = Reserve {
+        count: 1,
+        wait: Duration::ZERO,
+        recheck: Duration::from_secs(1),
+    };
+    let (_, part, got) = queue::reserve(&[(&producer, TERMS)], &how)
+        .unwrap()
+        .unwrap();
+    assert_eq!(part, 2, "the only task due: the one just enqueued");
+    common::ask::<()>(on(&wake), redis::cmd("DEL").arg(&wake)).unwrap();
+    common::ask::<()>(
+        on(&alive),
+        redis::cmd("SET").arg(&alive).arg("1").arg("PX").arg(10000),
+    )
+    .unwrap();
+    common::ask::<()>(
+        on(&there.line),
+        redis::cmd("RPUSH").arg(&there.line).arg(&member),
+    )
+    .unwrap();
+    producer
+        .nack(part, &got[0].id, &got[0].token, 0.0, TERMS, b"")
+        .unwrap();
+    let woken: Vec<String> =
+        common::ask(on(&wake), redis::cmd("LRANGE").arg(&wake).arg(0).arg(-1)).unwrap();
+    assert_eq!(
+        woken,
+        ["1"],
+        "the nack's wake-up pushed to the consumer's home"
+    );
 }
 
 /// A queue in 6 partitions on a Cluster whose primary serving some of them

@@ -345,26 +345,11 @@ fn put_script(
         args(&mut call);
         // {done, ...}, or for {1, added} the number added alone; before
         // them, wake-ups of consumers who wait in another slot.
-        let items: Vec<redis::Value> = match call.invoke(c)? {
-            NumberOr::Number(added) => return Ok((Vec::new(), vec![1, added])),
-            NumberOr::Other(items) => items,
+        let lease::Relayed(reply, relays) = call.invoke(c)?;
+        let reply = match reply {
+            NumberOr::Number(added) => vec![1, added],
+            NumberOr::Other(reply) => reply,
         };
-        let (relays, reply): (Vec<redis::Value>, Vec<redis::Value>) = match items.first() {
-            Some(redis::Value::BulkString(word)) if word == b"relay" => {
-                let at = items
-                    .iter()
-                    .position(|v| matches!(v, redis::Value::BulkString(w) if w == b"reply"))
-                    .unwrap_or(items.len());
-                (
-                    items[1..at].to_vec(),
-                    items.get(at + 1..).unwrap_or_default().to_vec(),
-                )
-            }
-            _ => (Vec::new(), items),
-        };
-        let relays: Vec<Vec<u8>> =
-            redis::FromRedisValue::from_redis_value(redis::Value::Array(relays))?;
-        let reply: Vec<i64> = redis::FromRedisValue::from_redis_value(redis::Value::Array(reply))?;
         Ok((relays, reply))
     })
     .and_then(|(relays, reply)| {

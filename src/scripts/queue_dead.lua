@@ -76,7 +76,7 @@ end
 if op == 'retry' then
   queue_count(KEYS[10], now, 'retried', taken)
   queue_wake(KEYS[9], ARGV[3], queued, false, ARGV[4])
-  if taken < #ids then return {taken, length + queued} end
-  return {taken, -1}
+  if taken < #ids then return queue_relayed({taken, length + queued}) end
+  return queue_relayed({taken, -1})
 end
 return taken

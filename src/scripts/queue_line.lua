@@ -37,13 +37,18 @@ local function queue_wake(line, p, n, later, ms)
 end
 
 -- The reply, and before it the wake-ups left to the caller when there are
--- any: {'relay', member, value, ..., 'reply', <the reply's items>}.
+-- any: {'relay', member, value, ..., 'reply', <the reply's items>} for a
+-- table, {'relay', ..., 'value', <the reply>} for a number or a string.
 local function queue_relayed(reply)
   if #QUEUE_RELAYS == 0 then return reply end
   local out = {'relay'}
   for i = 1, #QUEUE_RELAYS do out[#out + 1] = QUEUE_RELAYS[i] end
+  if type(reply) ~= 'table' then
+    out[#out + 1] = 'value'
+    out[#out + 1] = reply
+    return out
+  end
   out[#out + 1] = 'reply'
-  if type(reply) ~= 'table' then reply = {1, reply} end
   for i = 1, #reply do out[#out + 1] = reply[i] end
   return out
 end

@@ -55,5 +55,5 @@ if freed and not (due and due <= now) then queue_wake(KEYS[9], ARGV[5], 1, false
 if due then queue_wake_for(due, now, ARGV[5], ARGV[6]) end
 queue_recent({queue_recent_record(string.format('%.0f', math.floor(now * 1000)), dead and 'dead' or 'nacked',
   id, ARGV[2], reason, tags)}, keep, ms)
-if dead then return 'dead' end
-return 'requeued'
+if dead then return queue_relayed('dead') end
+return queue_relayed('requeued')

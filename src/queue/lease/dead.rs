@@ -101,7 +101,9 @@ pub fn retry_dead(
     max_length: u64,
 ) -> Result<Retried, Error> {
     let retry = |chunk: &[Vec<u8>]| -> Result<(u64, Option<u64>), Error> {
-        let (n, length): (u64, i64) = dead_call(config, keys, "retry", BATCH, max_length, chunk)?;
+        let super::Relayed((n, length), relays): super::Relayed<(u64, i64)> =
+            dead_call(config, keys, "retry", BATCH, max_length, chunk)?;
+        super::relay(config, &relays);
         Ok((n, u64::try_from(length).ok()))
     };
     let mut done = Retried {

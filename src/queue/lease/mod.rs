@@ -23,8 +23,8 @@ pub use recent::{
     Attempt, Footprint, RECENT_FOR, RECENT_FOR_MAX, RECENT_KEEP, RECENT_KEEP_MAX, footprint,
     keep_recent, recent,
 };
-pub(crate) use reserve::relay;
 pub use reserve::{RECHECK, Reserve, ack_and_reserve, reserve};
+pub(crate) use reserve::{Relayed, relay};
 pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack, release};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};
 pub use terms::{Rate, set_rate, set_terms};

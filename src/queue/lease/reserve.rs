@@ -289,6 +289,37 @@ fn relayed_member(token: &str, home: &[u8]) -> String {
     format!("{token}@{home}")
 }
 
+/// A reply of a script that may leave wake-ups to its caller
+/// (`queue_relayed`): the reply itself, and the wake-ups to [`relay`].
+pub(crate) struct Relayed<T>(pub T, pub Vec<Vec<u8>>);
+
+impl<T: FromRedisValue> FromRedisValue for Relayed<T> {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        let Value::Array(mut items) = v else {
+            return Ok(Relayed(T::from_redis_value(v)?, Vec::new()));
+        };
+        if !matches!(items.first(), Some(Value::BulkString(w)) if w == b"relay") {
+            return Ok(Relayed(
+                T::from_redis_value(Value::Array(items))?,
+                Vec::new(),
+            ));
+        }
+        let word = |v: &Value, w: &[u8]| matches!(v, Value::BulkString(b) if b == w);
+        let at = items
+            .iter()
+            .position(|v| word(v, b"reply") || word(v, b"value"))
+            .ok_or("a relayed reply without its reply")?;
+        let rest = items.split_off(at);
+        let relays = Vec::<Vec<u8>>::from_redis_value(Value::Array(items.split_off(1)))?;
+        let mut rest = rest.into_iter();
+        let inner = match rest.next() {
+            Some(v) if word(&v, b"value") => rest.next().unwrap_or(Value::Nil),
+            _ => Value::Array(rest.collect()),
+        };
+        Ok(Relayed(T::from_redis_value(inner)?, relays))
+    }
+}
+
 /// Pushes the wake-ups a script left to its caller (member, value, ...:
 /// see [`relayed_member`]), each to its consumer's wake list, as
 /// `line_wake_up` does. Best effort: the enqueue is done whatever happens

@@ -121,7 +121,7 @@ fn give_back(
     max_attempts: &str,
     reason: &[u8],
 ) -> Result<Nack, Error> {
-    let outcome: String = conn::with(config, |c| {
+    let super::Relayed(outcome, relays): super::Relayed<String> = conn::with(config, |c| {
         keys.call_ending(&NACK)
             .arg(id)
             .arg(token)
@@ -132,6 +132,7 @@ fn give_back(
             .arg(kept_reason(reason))
             .invoke(c)
     })?;
+    super::relay(config, &relays);
     Ok(match outcome.as_str() {
         "requeued" => Nack::Requeued,
         "dead" => Nack::Dead,
