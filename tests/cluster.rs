@@ -578,16 +578,20 @@ fn a_consumer_of_a_partitioned_queue_is_woken_from_every_partition() {
         cluster.nodes[node].port
     };
     let alive = [there.waiters.as_slice(), b"a:", member.as_bytes()].concat();
-    common::ask::<()>(
-        on(&alive),
-        redis::cmd("SET").arg(&alive).arg("1").arg("PX").arg(10000),
-    )
-    .unwrap();
-    common::ask::<()>(
-        on(&there.line),
-        redis::cmd("RPUSH").arg(&there.line).arg(&member),
-    )
-    .unwrap();
+    // The consumer's place in partition 2's line, as its reserve keeps it.
+    let wait_there = || {
+        common::ask::<()>(
+            on(&alive),
+            redis::cmd("SET").arg(&alive).arg("1").arg("PX").arg(10000),
+        )
+        .unwrap();
+        common::ask::<()>(
+            on(&there.line),
+            redis::cmd("RPUSH").arg(&there.line).arg(&member),
+        )
+        .unwrap();
+    };
+    wait_there();
     let wake = [home.waiters.as_slice(), b"w:", token.as_bytes()].concat();
     // (Not one the consumer holds: that one would wait for its lease.)
     let fresh = (0..)
@@ -631,16 +635,7 @@ fn a_consumer_of_a_partitioned_queue_is_woken_from_every_partition() {
         .unwrap();
     assert_eq!(part, 2, "the only task due: the one just enqueued");
     common::ask::<()>(on(&wake), redis::cmd("DEL").arg(&wake)).unwrap();
-    common::ask::<()>(
-        on(&alive),
-        redis::cmd("SET").arg(&alive).arg("1").arg("PX").arg(10000),
-    )
-    .unwrap();
-    common::ask::<()>(
-        on(&there.line),
-        redis::cmd("RPUSH").arg(&there.line).arg(&member),
-    )
-    .unwrap();
+    wait_there();
     producer
         .nack(part, &got[0].id, &got[0].token, 0.0, TERMS, b"")
         .unwrap();
