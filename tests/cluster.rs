@@ -682,18 +682,31 @@ fn a_partitioned_queue_goes_on_past_a_dead_primary() {
         })
         .collect();
     cluster.nodes[primary].stop();
+    // Waiting: in the lines of every partition it reaches, and out of them
+    // again when it got tasks.
     let how = Reserve {
         count: 5,
-        wait: Duration::ZERO,
+        wait: Duration::from_millis(200),
         recheck: Duration::from_secs(1),
     };
     let mut acked: Vec<Vec<u8>> = Vec::new();
     let mut during = 0;
     // Before the promotion: the live partitions' tasks, and none of the
     // dead one's.
-    while let Ok(Some((_, part, got))) = queue::reserve(&[(&queue, TERMS)], &how) {
+    loop {
+        let (part, got) = match queue::reserve(&[(&queue, TERMS)], &how) {
+            Ok(Some((_, part, got))) => (part, got),
+            Ok(None) => break,
+            // Out of the dead primary's lines too, or the reserve fails.
+            Err(e) if cluster.primary_of(&victim).is_none() => {
+                panic!("a reserve failed while other partitions answered: {e}")
+            }
+            Err(_) => break,
+        };
+        // (Still dead after the reserve: it was dead all along.)
+        let promoted = cluster.primary_of(&victim).is_some();
         assert!(
-            !dead.contains(&part),
+            promoted || !dead.contains(&part),
             "a task of a dead primary's partition"
         );
         let held: Vec<(usize, &[u8], &str)> = got
@@ -703,7 +716,7 @@ fn a_partitioned_queue_goes_on_past_a_dead_primary() {
         assert_eq!(queue.ack_many(&held).unwrap(), got.len() as u64);
         acked.extend(got.into_iter().map(|t| t.id));
         during += 1;
-        if cluster.primary_of(&victim).is_some() {
+        if promoted {
             break;
         }
     }
@@ -735,4 +748,59 @@ fn a_partitioned_queue_goes_on_past_a_dead_primary() {
     let mut all: Vec<Vec<u8>> = tasks.into_iter().map(|t| t.id).collect();
     all.sort();
     assert_eq!(acked, all, "every task written before the kill, once");
+}
+
+/// A waiting consumer of three queues on a Cluster (`Client::reserve()`),
+/// one of them on a primary that died: it joins the first's line, passes
+/// over the dead one instead of failing, takes the third's task, and
+/// leaves the first's line.
+#[test]
+fn a_reserve_leaves_its_lines_past_a_dead_primary() {
+    use redislock::queue::Tags;
+    let mut cluster = Cluster::start();
+    let config = Config::from_dsn(&cluster.dsn(), &Defaults::default()).unwrap();
+    // Three names on three primaries: empty, dead, with a task.
+    let mut names: Vec<(String, usize)> = Vec::new();
+    for i in 0.. {
+        let name = format!("q{i}");
+        let key = Keys::new(b"", name.as_bytes()).queue;
+        let primary = cluster
+            .primary_of(std::str::from_utf8(&key).unwrap())
+            .unwrap();
+        if names.iter().all(|(_, p)| *p != primary) {
+            names.push((name, primary));
+        }
+        if names.len() == 3 {
+            break;
+        }
+    }
+    let keys: Vec<Keys> = names
+        .iter()
+        .map(|(n, _)| Keys::new(b"", n.as_bytes()))
+        .collect();
+    let task = NewTask {
+        id: b"t".to_vec(),
+        payload: None,
+    };
+    queue::put_tagged(
+        &config,
+        &keys[2],
+        &[task],
+        0.0,
+        Policy::Keep,
+        0,
+        &Tags::default(),
+    )
+    .unwrap();
+    cluster.nodes[names[1].1].stop();
+    let how = Reserve {
+        count: 1,
+        wait: Duration::from_millis(500),
+        recheck: Duration::from_secs(1),
+    };
+    let queues: Vec<(&Keys, Terms)> = keys.iter().map(|k| (k, TERMS)).collect();
+    let got = lease::reserve(&config, &queues, &how).unwrap();
+    let (index, tasks) = got.expect("the third queue's task");
+    assert_eq!((index, tasks[0].id.as_slice()), (2, b"t".as_slice()));
+    assert_eq!(cluster.llen(&keys[0].line), 0, "it left the first line");
 }
