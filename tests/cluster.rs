@@ -689,6 +689,15 @@ fn a_partitioned_queue_goes_on_past_a_dead_primary() {
         wait: Duration::from_millis(200),
         recheck: Duration::from_secs(1),
     };
+    // Acks the tasks reserved from partition `part`, each once: their ids.
+    let ack_all = |part: usize, got: Vec<lease::Leased>| {
+        let held: Vec<(usize, &[u8], &str)> = got
+            .iter()
+            .map(|t| (part, t.id.as_slice(), t.token.as_str()))
+            .collect();
+        assert_eq!(queue.ack_many(&held).unwrap(), got.len() as u64);
+        got.into_iter().map(|t| t.id).collect::<Vec<_>>()
+    };
     let mut acked: Vec<Vec<u8>> = Vec::new();
     let mut during = 0;
     // Before the promotion: the live partitions' tasks, and none of the
@@ -709,12 +718,7 @@ fn a_partitioned_queue_goes_on_past_a_dead_primary() {
             promoted || !dead.contains(&part),
             "a task of a dead primary's partition"
         );
-        let held: Vec<(usize, &[u8], &str)> = got
-            .iter()
-            .map(|t| (part, t.id.as_slice(), t.token.as_str()))
-            .collect();
-        assert_eq!(queue.ack_many(&held).unwrap(), got.len() as u64);
-        acked.extend(got.into_iter().map(|t| t.id));
+        acked.extend(ack_all(part, got));
         during += 1;
         if promoted {
             break;
@@ -730,12 +734,7 @@ fn a_partitioned_queue_goes_on_past_a_dead_primary() {
         tries += 1;
         match queue::reserve(&[(&queue, TERMS)], &how) {
             Ok(Some((_, part, got))) => {
-                let held: Vec<(usize, &[u8], &str)> = got
-                    .iter()
-                    .map(|t| (part, t.id.as_slice(), t.token.as_str()))
-                    .collect();
-                assert_eq!(queue.ack_many(&held).unwrap(), got.len() as u64);
-                acked.extend(got.into_iter().map(|t| t.id));
+                acked.extend(ack_all(part, got));
             }
             // The first calls after it may still meet the dead node.
             Ok(None) | Err(_) => std::thread::sleep(Duration::from_millis(100)),

@@ -295,6 +295,17 @@ fn relayed_member(token: &str, home: &[u8]) -> String {
     format!("{token}@{home}")
 }
 
+/// The token and home key prefix a [`relayed_member`] names; None for a
+/// member of another shape.
+fn home_of(member: &[u8]) -> Option<(&str, Vec<u8>)> {
+    let at = member.iter().position(|&b| b == b'@')?;
+    let token = std::str::from_utf8(&member[..at]).ok()?;
+    Some((
+        token,
+        percent_encoding::percent_decode(&member[at + 1..]).collect(),
+    ))
+}
+
 /// A reply of a script that may leave wake-ups to its caller
 /// (`queue_relayed`): the reply itself, and the wake-ups to [`relay`].
 pub(crate) struct Relayed<T>(pub T, pub Vec<Vec<u8>>);
@@ -332,12 +343,7 @@ impl<T: FromRedisValue> FromRedisValue for Relayed<T> {
 /// here, and a consumer not woken finds the task at its next recheck.
 pub(crate) fn relay(config: &Config, relays: &[Vec<u8>]) {
     for pair in relays.chunks_exact(2) {
-        let Some(at) = pair[0].iter().position(|&b| b == b'@') else {
-            continue;
-        };
-        let (token, home) = (&pair[0][..at], &pair[0][at + 1..]);
-        let home: Vec<u8> = percent_encoding::percent_decode(home).collect();
-        let Ok(token) = std::str::from_utf8(token) else {
+        let Some((token, home)) = home_of(&pair[0]) else {
             continue;
         };
         let wake = wait::wake_key(&home, token);
@@ -468,6 +474,17 @@ mod tests {
     }
 
     proptest! {
+        /// A relayed member names back its token and home prefix, whatever
+        /// the prefix's bytes, and holds no ':' (the scripts cut a line's
+        /// member at one: `line_token`).
+        #[test]
+        fn a_relayed_member_names_its_home_back(home in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let token = crate::token::new_token();
+            let member = relayed_member(&token, &home);
+            prop_assert!(!member.contains(':'));
+            prop_assert_eq!(home_of(member.as_bytes()), Some((token.as_str(), home)));
+        }
+
         /// A reply read straight from its bytes is what `from_redis_value`
         /// makes of it, and every reply it makes a `Reserved` of is taken.
         #[test]
