@@ -226,7 +226,17 @@ final class DoctorTest extends RedisLockTestCase
         if (posix_getuid() !== 0) {
             $this->markTestSkipped('reads as another user (nobody): needs root');
         }
-        $bin = dirname(__DIR__) . '/bin/redislock';
+        // The CLI runs from a copy that nobody can read: a clone may sit in a
+        // directory only its owner enters (mktemp -d).
+        $cli = sys_get_temp_dir() . '/redislock-doctor-cli-' . getmypid() . '-' . bin2hex(random_bytes(3));
+        self::$copies[] = $cli;
+        mkdir("$cli/bin", 0755, true);
+        mkdir("$cli/src/Operator", 0755, true);
+        chmod($cli, 0755);
+        copy(dirname(__DIR__) . '/bin/redislock', $bin = "$cli/bin/redislock");
+        foreach (glob(dirname(__DIR__) . '/src/Operator/*.php') as $file) {
+            copy($file, "$cli/src/Operator/" . basename($file));
+        }
         $app = self::app('service-30s');
         chmod($app, 0755);
         // A directory its user cannot read, a file it cannot read (whose name has
