@@ -151,8 +151,10 @@ namespace RedisLock {
          * `token` (the holder's fencing token; null when free, and for drop-in
          * locks), `holder` (host, pid and process title of the process that
          * holds it; null when free or unknown), `waiting` (waiters in line),
-         * `holders` (how many hold it) and `permits` (a semaphore's permits in
-         * use; for the other kinds, one per holder). `$kind`: null or `'lock'` for
+         * `holders` (how many hold it), `permits` (a semaphore's permits in
+         * use; for the other kinds, one per holder) and `total` (a semaphore's
+         * permits in all, as the last holder to take permits counted them; null
+         * while none are held, and for the other kinds). `$kind`: null or `'lock'` for
          * `lock()`'s locks, `'exact'` for those with `exactKey`, `'RedisLock'` for
          * the drop-in `RedisLock`'s (`'seed'`, its old name, is read as it
          * until the next release), `'semaphore'`, `'rwlock'` (`readLock()`
@@ -162,7 +164,7 @@ namespace RedisLock {
          * `order_lock_<id>`).
          *
          * @param 'lock'|'exact'|'RedisLock'|'seed'|'semaphore'|'rwlock'|'Lock_Service'|null $kind
-         * @return array{held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>, permits: int<0, max>}
+         * @return array{held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>, permits: int<0, max>, total: int<1, max>|null}
          * @throws \ValueError an empty name, or an unknown kind
          * @throws RedisLockException Redis out of reach or answering with an error
          */
@@ -176,7 +178,7 @@ namespace RedisLock {
          * fencing counters: those held now and taken through this API within
          * an hour of their last lease's end. One server: not on a Cluster.
          *
-         * @return list<array{name: string, kind: 'lock'|'exact'|'RedisLock'|'semaphore'|'rwlock'|'Lock_Service', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>, permits: int<0, max>}>
+         * @return list<array{name: string, kind: 'lock'|'exact'|'RedisLock'|'semaphore'|'rwlock'|'Lock_Service', held: bool, remaining: float|null, token: int|null, holder: array{host: string, pid: int, process: string}|null, waiting: int<0, max>, holders: int<0, max>, permits: int<0, max>, total: int<1, max>|null}>
          * @throws \ValueError an empty pattern, a limit out of range, or a Cluster
          * @throws RedisLockException Redis out of reach or answering with an error
          */

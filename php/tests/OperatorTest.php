@@ -328,7 +328,7 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame('cli Standard input code', $legacy['holder']['process']);
 
         $this->assertSame(
-            ['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0, 'permits' => 0],
+            ['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0, 'permits' => 0, 'total' => null],
             $c->lockState('free'),
         );
         $this->assertSame([['legacy', 'RedisLock'], ['nightly', 'lock']], array_map(fn ($l) => [$l['name'], $l['kind']], $c->locks()));
@@ -404,7 +404,7 @@ final class OperatorTest extends RedisLockTestCase
             fn () => $c->locks('*', '5.5'),
             fn () => $c->locks('*', 'five'),
         ]);
-        $this->assertSame(['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0, 'permits' => 0], $c->lockState("a\0b" . str_repeat('x', 100000)));
+        $this->assertSame(['held' => false, 'remaining' => null, 'token' => null, 'holder' => null, 'waiting' => 0, 'holders' => 0, 'permits' => 0, 'total' => null], $c->lockState("a\0b" . str_repeat('x', 100000)));
         $this->assertSame([], $c->locks("\0*"));
         $this->assertSame($before, $this->redis->rawCommand('DEBUG', 'DIGEST'));
     }
@@ -710,13 +710,13 @@ final class OperatorTest extends RedisLockTestCase
         $this->lineReaches('rwlock:{report}:line', 1);
 
         $pool = $c->lockState('pool', 'semaphore');
-        $this->assertSame([true, 2, 3, 0, $b[2]], [$pool['held'], $pool['holders'], $pool['permits'], $pool['waiting'], $pool['holder']['pid']], 'the lease that ends last');
+        $this->assertSame([true, 2, 3, 0, $b[2], 3], [$pool['held'], $pool['holders'], $pool['permits'], $pool['waiting'], $pool['holder']['pid'], $pool['total']], 'the lease that ends last');
         $this->assertEqualsWithDelta(90, $pool['remaining'], 5);
         $report = $c->lockState('report', 'rwlock');
-        $this->assertSame([true, 1, 1, 1, $r[2]], [$report['held'], $report['holders'], $report['permits'], $report['waiting'], $report['holder']['pid']]);
+        $this->assertSame([true, 1, 1, 1, $r[2], null], [$report['held'], $report['holders'], $report['permits'], $report['waiting'], $report['holder']['pid'], $report['total']]);
         $listed = array_map(fn ($l) => [$l['name'], $l['kind'], $l['holders']], $c->locks());
         $this->assertSame([['report', 'rwlock', 1], ['pool', 'semaphore', 2]], $listed, 'sorted by kind, then name');
-        $this->assertMatchesRegularExpression('/^pool +semaphore +3 permits, 2 holders +\d+\.\ds +- +0 +' . preg_quote(gethostname()) . ' pid ' . $b[2] . ' /m', self::cli(['locks'])[1]);
+        $this->assertMatchesRegularExpression('/^pool +semaphore +3 of 3 permits, 2 holders +\d+\.\ds +- +0 +' . preg_quote(gethostname()) . ' pid ' . $b[2] . ' /m', self::cli(['locks'])[1]);
 
         // Forced: every holder's permits go, the waiting writer gets the lock.
         $this->assertSame(['unlocked' => true], self::json(['unlock', 'report', '--force', '--yes']));
@@ -728,6 +728,15 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertTrue($c->forceRelease('pool', 'semaphore'));
         $this->assertFalse($c->lockState('pool', 'semaphore')['held']);
         $this->assertFalse($c->forceRelease('pool', 'semaphore'));
+        $this->assertNull($c->lockState('pool', 'semaphore')['total'], 'none held');
+        // Each object counts with its own permits: the last holder's count is shown.
+        $five = $c->semaphore('pool', 5);
+        $this->assertTrue($five->acquire(2));
+        $pool = $c->lockState('pool', 'semaphore');
+        $this->assertSame([2, 5], [$pool['permits'], $pool['total']]);
+        $this->assertMatchesRegularExpression('/^pool +semaphore +2 of 5 permits +/m', self::cli(['locks'])[1]);
+        $five->release();
+        $this->assertSame([false, null], [$c->lockState('pool', 'semaphore')['held'], $c->lockState('pool', 'semaphore')['total']]);
     }
 
     public function testCheckExitsByThresholdsForCronProbesAndNagios(): void

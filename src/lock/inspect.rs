@@ -100,6 +100,10 @@ pub struct State {
     /// The permits they hold (a lock: 0 or 1; a write lock: all,
     /// `permits::UNLIMITED`).
     pub permits: u64,
+    /// A semaphore's permits in all, as the last holder to take permits
+    /// counted them (each object counts with its own); None when unknown
+    /// and for the other kinds.
+    pub of: Option<u64>,
 }
 
 /// How the lock `name` of `kind` stands.
@@ -142,8 +146,8 @@ pub fn states(config: &Config, locks: &[(Kind, Vec<u8>)]) -> Result<Vec<State>, 
 
 /// What `lock_state.lua` and `permits_inspect.lua` return: the token, the
 /// lease left in ms, the fencing counter, the waiters, the holders and the
-/// permits in use.
-type Raw = (Option<Vec<u8>>, i64, Option<i64>, u64, u64, u64);
+/// permits in use and a semaphore's permits in all (0: unknown).
+type Raw = (Option<Vec<u8>>, i64, Option<i64>, u64, u64, u64, u64);
 
 /// The call that reads how the lock of `keys` stands; a key of another
 /// type is named.
@@ -173,7 +177,7 @@ fn states_of(config: &Config, read: &[(Keys, Raw)]) -> Result<Vec<State>, Error>
         .iter()
         .zip(holders)
         .map(
-            |((keys, (token, ms, fence, waiting, holders, permits)), holder)| State {
+            |((keys, (token, ms, fence, waiting, holders, permits, of)), holder)| State {
                 remaining: (token.is_some() && *ms >= 0).then(|| wait::later_ms(*ms)),
                 fence: fence.filter(|_| keys.fenced),
                 holder,
@@ -181,6 +185,7 @@ fn states_of(config: &Config, read: &[(Keys, Raw)]) -> Result<Vec<State>, Error>
                 waiting: *waiting,
                 holders: *holders,
                 permits: *permits,
+                of: (*of > 0).then_some(*of),
             },
         )
         .collect())

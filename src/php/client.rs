@@ -329,8 +329,10 @@ impl Client {
     /// (the holder's fencing token; null when free, and for drop-in locks),
     /// `holder` (host, pid and process title of the process that holds it; null
     /// when free or unknown), `waiting` (waiters in line), `holders` (how
-    /// many hold it) and `permits` (a semaphore's permits in use; for the
-    /// other kinds, one per holder). `$kind`: null or `'lock'` for `lock()`'s
+    /// many hold it), `permits` (a semaphore's permits in use; for the
+    /// other kinds, one per holder) and `total` (a semaphore's permits in
+    /// all, as the last holder to take permits counted them; null while none
+    /// are held, and for the other kinds). `$kind`: null or `'lock'` for `lock()`'s
     /// locks, `'exact'`
     /// for those with `exactKey`, `'RedisLock'` for the drop-in `RedisLock`'s
     /// (`'seed'`, its old name, is read as it until the next release),

@@ -63,7 +63,9 @@ fn kind(value: &Value, param: &str) -> PhpResult<Kind> {
 
 /// Adds the state of a lock of `kind` to `out`: 'held', 'remaining',
 /// 'token', 'holder', 'waiting', 'holders', 'permits' (a semaphore's
-/// permits in use; for the other kinds, one per holder).
+/// permits in use; for the other kinds, one per holder), 'total' (a
+/// semaphore's permits in all; null while none are held, and for the
+/// other kinds).
 fn add_state(out: &mut ZendHashTable, kind: Kind, state: State) -> PhpResult<()> {
     out.insert("held", state.token.is_some())?;
     out.insert(
@@ -84,6 +86,14 @@ fn add_state(out: &mut ZendHashTable, kind: Kind, state: State) -> PhpResult<()>
         state.holders
     };
     out.insert("permits", i64::try_from(permits).unwrap_or(i64::MAX))?;
+    let mut total = Zval::new();
+    if let Some(of) = state
+        .of
+        .filter(|_| kind == Kind::Semaphore && state.token.is_some())
+    {
+        total.set_long(i64::try_from(of).unwrap_or(i64::MAX));
+    }
+    out.insert("total", total)?;
     Ok(())
 }
 

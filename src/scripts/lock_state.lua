@@ -7,7 +7,7 @@
 -- line.lua). ARGV[1] waiter key prefix.
 -- Returns {holder's token or false, ms left of its lease (-1: no expiry,
 -- -2: not held), fencing counter or false, waiters, holders (0 or 1),
--- permits in use (the same)}; fails naming a fencing counter that holds no
+-- permits in use (the same), permits in all (0: not a semaphore)}; fails naming a fencing counter that holds no
 -- whole number (need.lua).
 local waiting = 0
 for _, member in ipairs(redis.call('LRANGE', KEYS[3], 0, 999)) do
@@ -17,4 +17,4 @@ local token = redis.call('GET', KEYS[1])
 local held = token and 1 or 0
 local fence = redis.call('GET', KEYS[2])
 if fence then need_units(KEYS[2], fence) end
-return {token, redis.call('PTTL', KEYS[1]), fence, waiting, held, held}
+return {token, redis.call('PTTL', KEYS[1]), fence, waiting, held, held, 0}

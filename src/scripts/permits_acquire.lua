@@ -33,7 +33,7 @@ end
 
 if firstTry then
   if used + n <= permits and waiting == 0 then
-    permits_add(holders, counts, token, n, lease, now)
+    permits_add(holders, counts, token, n, permits, lease, now)
     return {0, permits_fence(fence, keep, lease, n, permits, false)}
   end
   return wait()

@@ -19,7 +19,7 @@ local used = permits_used(holders, counts, line, now, fence, keep)
 local have = permits_count(holders, counts, token)
 if not have then return {'gone', 0} end
 if used - have + n > permits then return {'busy', 0} end
-permits_add(holders, counts, token, n, lease, now)
+permits_add(holders, counts, token, n, permits, lease, now)
 local f = 0
 if n > have then
   f = permits_fence(fence, keep, lease, n, permits, false)

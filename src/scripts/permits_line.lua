@@ -5,6 +5,9 @@
 -- the line served in arrival order. A waiter's member in the line is
 -- '<token>:<lease ms>:<permits wanted>:<permits in all>'. Taking all the
 -- permits (a write lock, a semaphore of one) hands out a fencing token.
+-- Beside the holders' counts, the hash keeps a semaphore's permits in all
+-- as the last holder to take them counted them, for operators, under the
+-- field ':of' (a token never holds a ':').
 
 -- permits_symfony.lua, included after this file, sets this: the holders
 -- are then a sorted set in the format of Symfony's RedisStore, on a key
@@ -14,6 +17,7 @@
 local permits_symfony = false
 local PERMITS_WRITE = '__write__'
 local PERMITS_ALL = 2 ^ 50
+local PERMITS_OF = ':of'
 
 -- Whether the holders' key is a lock of Symfony before 5.2, in Symfony's
 -- format only: a string (`SET NX`) where Symfony keeps its sorted set.
@@ -78,6 +82,11 @@ local function permits_in_use(holders, counts, now)
   return used
 end
 
+-- Drops the count of permits in all once nobody holds any.
+local function permits_forget(holders, counts)
+  if redis.call('EXISTS', holders) == 0 then redis.call('DEL', counts) end
+end
+
 -- Drops the holders whose lease ran out; returns the permits in use and
 -- the length of the line. Every script that writes calls it before its
 -- first write: it reads (and so checks, need.lua) the holders, the counts
@@ -100,11 +109,12 @@ local function permits_used(holders, counts, line, now, fence, keep)
   local used = 0
   for i = 1, #held, 2 do
     local n = need_units(counts, held[i + 1])
-    if not out[held[i]] then used = used + n end
+    if not out[held[i]] and held[i] ~= PERMITS_OF then used = used + n end
   end
   if #gone > 0 then
     redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
     redis.call('HDEL', counts, unpack(gone))
+    permits_forget(holders, counts)
   end
   return used, waiting
 end
@@ -121,11 +131,15 @@ local function permits_keep(holders, counts, lease)
   end
 end
 
--- Makes `token` a holder of n permits until now + lease.
-local function permits_add(holders, counts, token, n, lease, now)
+-- Makes `token` a holder of n of `permits` permits until now + lease.
+local function permits_add(holders, counts, token, n, permits, lease, now)
   redis.call('ZADD', holders, now + lease, token)
   if not permits_symfony then
-    redis.call('HSET', counts, token, n)
+    if permits < PERMITS_ALL then
+      redis.call('HSET', counts, token, n, PERMITS_OF, permits)
+    else
+      redis.call('HSET', counts, token, n)
+    end
   elseif n >= PERMITS_ALL then
     redis.call('ZADD', holders, now + lease, PERMITS_WRITE)
   else
@@ -150,6 +164,7 @@ local function permits_drop(holders, counts, token)
     permits_keep(holders, counts, 0)
   else
     redis.call('HDEL', counts, token)
+    permits_forget(holders, counts)
   end
 end
 
@@ -176,7 +191,7 @@ local function permits_grant(holders, counts, fence, line, keep, p, place, used,
     else
       redis.call('LPOP', line)
       redis.call('DEL', line_alive(p, token))
-      permits_add(holders, counts, token, n, lease, now)
+      permits_add(holders, counts, token, n, permits, lease, now)
       used = used + n
       local f = permits_fence(fence, keep, lease, n, permits, true)
       line_wake_up(p, token, string.format('%.0f', f), place)

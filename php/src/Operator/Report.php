@@ -342,8 +342,9 @@ final class Report
 
     /**
      * Whether and how a lock of locks() is held: "no", "yes", a
-     * semaphore's permits in use ("2 permits", "3 permits, 2 holders"),
-     * or a shared lock's holders ("3 holders").
+     * semaphore's permits in use, of all when known ("2 of 4 permits",
+     * "3 of 4 permits, 2 holders"; "2 permits" before a holder said), or a
+     * shared lock's holders ("3 holders").
      */
     public static function held(array $lock): string
     {
@@ -352,7 +353,8 @@ final class Report
         }
         $holders = $lock['holders'] > 1 ? "{$lock['holders']} holders" : null;
         if ($lock['kind'] === 'semaphore') {
-            $permits = $lock['permits'] === 1 ? '1 permit' : "{$lock['permits']} permits";
+            $of = ($lock['total'] ?? null) === null ? '' : " of {$lock['total']}";
+            $permits = $lock['permits'] . $of . ($lock['permits'] === 1 && $of === '' ? ' permit' : ' permits');
             return $holders === null ? $permits : "$permits, $holders";
         }
         return $holders ?? 'yes';
