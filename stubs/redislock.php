@@ -954,24 +954,29 @@ namespace RedisLock {
         /**
          * What the queue's recent attempts take in Redis: `kept` (records held
          * now), `bytes` (the memory of their list, Redis' `MEMORY USAGE`;
-         * null where the server refuses that command), `keep` and `seconds`
-         * (the terms they are kept by: `keepRecent()`'s).
+         * null where the server refuses that command), `keep`, `seconds` and
+         * `maxBytes` (the terms they are kept by: `keepRecent()`'s; `maxBytes`
+         * null: no bound).
          *
-         * @return array{kept: int<0, max>, bytes: int<0, max>|null, keep: int<0, 100000>, seconds: float}
+         * @return array{kept: int<0, max>, bytes: int<0, max>|null, keep: int<0, 100000>, seconds: float, maxBytes: int<1, max>|null}
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function recentFootprint(): mixed {}
 
         /**
          * Sets how many recent attempts the queue keeps (`$count`, 0 to
-         * 100000; 0 keeps none and records none) and for how long
-         * (`$seconds`, up to a year): what is past them goes now. Stored with
-         * the queue, for every worker.
+         * 100000; 0 keeps none and records none), for how long (`$seconds`,
+         * up to a year) and, when `$maxBytes` is given (1 to 2^40), only as
+         * many of the newest as fit in that many bytes of records (a
+         * partitioned queue's partitions share it out): what is past them goes
+         * now. These terms replace the earlier ones. Stored with the queue, for
+         * every worker.
          *
          * @param int<0, 100000> $count
+         * @param int<1, 1099511627776>|null $maxBytes
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function keepRecent(int $count, float $seconds = 3600): bool {}
+        public function keepRecent(int $count, float $seconds = 3600, ?int $maxBytes = null): bool {}
 
         /**
          * The tasks leased to workers now, the earliest lease end first, up to

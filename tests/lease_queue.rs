@@ -750,7 +750,7 @@ fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
     );
 
     // Kept: the last `keep`, trimmed now.
-    lease::keep_recent(&config, &keys, 2, Duration::from_secs(60)).unwrap();
+    lease::keep_recent(&config, &keys, 2, Duration::from_secs(60), None).unwrap();
     let llen = |server: &RedisServer| -> i64 {
         redis::cmd("LLEN")
             .arg(&keys.recent)
@@ -768,7 +768,7 @@ fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
     );
 
     // For as long as set: older ones are not shown, and an idle list goes.
-    lease::keep_recent(&config, &keys, 10, Duration::from_millis(100)).unwrap();
+    lease::keep_recent(&config, &keys, 10, Duration::from_millis(100), None).unwrap();
     std::thread::sleep(Duration::from_millis(150));
     assert_eq!(
         lease::recent(&config, &keys, 100, None, None).unwrap().1,
@@ -777,7 +777,7 @@ fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
     assert_eq!(llen(&server), 0);
 
     // None kept: nothing written.
-    lease::keep_recent(&config, &keys, 0, Duration::from_secs(60)).unwrap();
+    lease::keep_recent(&config, &keys, 0, Duration::from_secs(60), None).unwrap();
     queue::put(&config, &keys, &[task("f", None)], 0.0, Policy::Keep, 0).unwrap();
     let f = reserve(&config, &keys, how(1, 30_000, 0));
     assert!(lease::ack(&config, &keys, &f[0].id, &f[0].token).unwrap());
@@ -804,6 +804,134 @@ fn each_ended_attempt_is_recorded_newest_first_within_the_queues_bounds() {
         assert_eq!(lease::ack_many(&config, &keys, &done).unwrap(), 3);
         assert_eq!(llen(&server), kept.min(3), "recentKeep {keep}");
     }
+}
+
+/// The recent attempts within a bound of bytes: after every ack, nack and
+/// expired lease, the records' bytes are within it, the newest that fit
+/// are kept, and the count kept beside them is their exact sum, also when
+/// the list went (deleted by hand) and when the bound is set over a longer
+/// list.
+#[test]
+fn recent_attempts_fit_in_their_bound_of_bytes() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"bounded");
+    let records = || -> Vec<Vec<u8>> {
+        redis::cmd("LRANGE")
+            .arg(&keys.recent)
+            .arg(0)
+            .arg(-1)
+            .query(&mut server.client())
+            .unwrap()
+    };
+    let counted = || -> Option<u64> {
+        redis::cmd("HGET")
+            .arg(&keys.stats)
+            .arg("recentSize")
+            .query(&mut server.client())
+            .unwrap()
+    };
+    // Unbounded first: 30 records, some long (their nack's reason).
+    let ids: Vec<NewTask> = (0..30).map(|i| task(&format!("t{i}"), None)).collect();
+    queue::put(&config, &keys, &ids, 0.0, Policy::Keep, 0).unwrap();
+    let mut n = 0;
+    let settle = |t: &Leased, n: &mut usize| {
+        *n += 1;
+        if n.is_multiple_of(3) {
+            let why = "x".repeat(37 * (*n % 7));
+            lease::nack(
+                &config,
+                &keys,
+                &t.id,
+                &t.token,
+                0.0,
+                Terms::own(Duration::ZERO, 100),
+                why.as_bytes(),
+            )
+            .map(drop)
+            .unwrap();
+        } else {
+            assert!(lease::ack(&config, &keys, &t.id, &t.token).unwrap());
+        }
+    };
+    for t in reserve(&config, &keys, how(30, 30_000, 0)) {
+        settle(&t, &mut n);
+    }
+    let before = records();
+    assert_eq!(before.len(), 30);
+    assert_eq!(counted(), None, "no count without a bound");
+    let total: usize = before.iter().map(Vec::len).sum();
+
+    // A bound over a longer list keeps the newest that fit.
+    let bound = (total / 3) as u64;
+    lease::keep_recent(&config, &keys, 1000, Duration::from_secs(60), Some(bound)).unwrap();
+    let after = records();
+    let size: usize = after.iter().map(Vec::len).sum();
+    assert!(size as u64 <= bound && !after.is_empty());
+    assert_eq!(after[..], before[..after.len()], "the newest kept");
+    assert!(
+        size + before[after.len()].len() > bound as usize,
+        "as many as fit"
+    );
+    assert_eq!(counted(), Some(size as u64));
+    let footprint = lease::footprint(&config, &keys).unwrap();
+    assert_eq!(
+        (footprint.kept, footprint.max_bytes),
+        (after.len() as u64, Some(bound))
+    );
+
+    // Acks, nacks and expired leases, one and several at once.
+    let more: Vec<NewTask> = (0..40).map(|i| task(&format!("m{i}"), None)).collect();
+    queue::put(&config, &keys, &more, 0.0, Policy::Keep, 0).unwrap();
+    let check = |step: &str| {
+        let kept = records();
+        let size: u64 = kept.iter().map(|r| r.len() as u64).sum();
+        assert!(size <= bound, "{step}: {size} bytes kept, over {bound}");
+        assert!(!kept.is_empty(), "{step}: the newest fits");
+        assert_eq!(counted(), Some(size), "{step}: the count is the sum");
+    };
+    for round in 0..12 {
+        let got = reserve(&config, &keys, how(1 + round % 4, 30_000, 0));
+        assert!(!got.is_empty());
+        for t in &got {
+            settle(t, &mut n);
+        }
+        check(&format!("round {round}"));
+        if round == 5 {
+            // The list gone: its count starts again.
+            redis::cmd("DEL")
+                .arg(&keys.recent)
+                .query::<()>(&mut server.client())
+                .unwrap();
+        }
+    }
+    let got = reserve(&config, &keys, how(3, 50, 0));
+    assert_eq!(got.len(), 3);
+    std::thread::sleep(Duration::from_millis(80));
+    let again = reserve(&config, &keys, how(1, 30_000, 0));
+    check("expired leases");
+    assert!(
+        lease::recent(&config, &keys, 3, None, None)
+            .unwrap()
+            .1
+            .iter()
+            .all(|a| a.outcome == "expired"),
+        "the expired leases are the newest"
+    );
+    assert!(lease::ack(&config, &keys, &again[0].id, &again[0].token).unwrap());
+    check("after them");
+
+    // A record past the bound alone is not kept; no bound: no count.
+    lease::keep_recent(&config, &keys, 1000, Duration::from_secs(60), Some(10)).unwrap();
+    assert_eq!((records().len(), counted()), (0, Some(0)));
+    let got = reserve(&config, &keys, how(1, 30_000, 0));
+    assert!(lease::ack(&config, &keys, &got[0].id, &got[0].token).unwrap());
+    assert_eq!((records().len(), counted()), (0, Some(0)));
+    lease::keep_recent(&config, &keys, 1000, Duration::from_secs(60), None).unwrap();
+    let got = reserve(&config, &keys, how(1, 30_000, 0));
+    assert!(lease::ack(&config, &keys, &got[0].id, &got[0].token).unwrap());
+    assert_eq!((records().len(), counted()), (1, None));
+    assert_eq!(lease::footprint(&config, &keys).unwrap().max_bytes, None);
 }
 
 #[test]

@@ -333,7 +333,9 @@ fn calls() -> Vec<(&'static str, Call)> {
         ),
         (
             "keep recent",
-            Box::new(|c, k, _| lease::keep_recent(c, k, 5, Duration::from_secs(60)).map(drop)),
+            Box::new(|c, k, _| {
+                lease::keep_recent(c, k, 5, Duration::from_secs(60), None).map(drop)
+            }),
         ),
         (
             "dequeue",

@@ -90,6 +90,7 @@ final class BadInputTest extends RedisLockTestCase
             'Queue::recent $tag' => fn ($v) => $queue2()->recent(10, null, $v),
             'Queue::keepRecent $count' => fn ($v) => $queue2()->keepRecent($v),
             'Queue::keepRecent $seconds' => fn ($v) => $queue2()->keepRecent(5, $v),
+            'Queue::keepRecent $maxBytes' => fn ($v) => $queue2()->keepRecent(5, 60, $v),
             'Queue::find $id' => fn ($v) => $queue2()->find($v),
             'Queue::retryDead $ids' => fn ($v) => $queue2()->retryDead($v),
             'Queue::purgeDead $ids' => fn ($v) => $queue2()->purgeDead($v),
@@ -285,6 +286,11 @@ final class BadInputTest extends RedisLockTestCase
         $this->assertSame('ValueError', $outcomes['Queue::keepRecent $seconds(inf)']);
         $this->assertSame('ValueError', $outcomes['Queue::keepRecent $seconds(nan)']);
         $this->assertSame('TypeError', $outcomes['Queue::keepRecent $seconds(array)']);
+        $this->assertSame('ValueError', $outcomes['Queue::keepRecent $maxBytes(zero)']);
+        $this->assertSame('ValueError', $outcomes['Queue::keepRecent $maxBytes(minus one)']);
+        $this->assertSame('ValueError', $outcomes['Queue::keepRecent $maxBytes(max int)']);
+        $this->assertSame('boolean', $outcomes['Queue::keepRecent $maxBytes(null)']);
+        $this->assertSame('TypeError', $outcomes['Queue::keepRecent $maxBytes(array)']);
         $this->assertSame('array', $outcomes['pop $count(max int)']);
         $this->assertSame('TypeError', $outcomes['Client::lock $name(array)']);
         $this->assertSame('ValueError', $outcomes['Client::forceRelease $name(empty)']);

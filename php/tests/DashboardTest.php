@@ -488,7 +488,7 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertStringContainsString('<small class="job">App\\Jobs\\Refund</small>', $overview, 'a dead letter');
         $this->assertStringContainsString('<small class="job">App\\Jobs\\Report</small>', $overview, 'a running task');
         $queue = $get(['queue' => 'jobs']);
-        $this->assertMatchesRegularExpression('~<p id="recent-footprint">Kept: 1 of the last 100 for 3600 s, [\d.]+ kB \(<code>redislock keep-recent jobs COUNT SECONDS</code> sets them\).</p>~', $queue, 'the dead letter\'s attempt');
+        $this->assertMatchesRegularExpression('~<p id="recent-footprint">Kept: 1 of the last 100 for 3600 s, [\d.]+ kB \(<code>redislock keep-recent jobs COUNT SECONDS \[BYTES\]</code> sets them\).</p>~', $queue, 'the dead letter\'s attempt');
         $this->assertStringContainsString('<small class="job">App\\Jobs\\SendMail</small>', $queue);
         $this->assertSame(1, substr_count($queue, '<small class="job">'), 'the plain payload has no name');
         $this->assertStringContainsString('<small class="job">App\\Jobs\\SendMail</small>', $get(['queue' => 'jobs', 'tag' => 't1']));

@@ -582,7 +582,7 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(1, $status);
         $this->assertStringContainsString("Keep-recent queue 'mail' to keep its last 1 attempts for 60 s (older ones go now)? [y/N]", $err);
         $this->assertSame(3, $llen());
-        $this->assertMatchesRegularExpression('/^recent attempts kept: 3 of the last 100 for 3600s, [\d.]+kB \(redislock keep-recent mail COUNT SECONDS sets them\)$/m', self::cli(['queue', 'mail'])[1]);
+        $this->assertMatchesRegularExpression('/^recent attempts kept: 3 of the last 100 for 3600s, [\d.]+kB \(redislock keep-recent mail COUNT SECONDS \[BYTES\] sets them\)$/m', self::cli(['queue', 'mail'])[1]);
         $this->assertSame([0, "queue 'mail' keeps its last 1 attempts for 60 s\n"], array_slice(self::cli(['keep-recent', 'mail', '1', '60', '--yes']), 0, 2));
         $this->assertSame(1, $llen());
         $footprint = $mail->recentFootprint();
@@ -592,9 +592,21 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(['done'], array_column($mail->recent(), 'id'));
         $this->assertSame(['kept' => true], self::json(['keep-recent', 'mail', '0', '--yes']));
         $this->assertSame(0, $llen());
-        $this->assertSame(['kept' => 0, 'bytes' => 0, 'keep' => 0, 'seconds' => 3600.0], $mail->recentFootprint(), 'none kept: no list');
+        $this->assertSame(['kept' => 0, 'bytes' => 0, 'keep' => 0, 'seconds' => 3600.0, 'maxBytes' => null], $mail->recentFootprint(), 'none kept: no list');
+        // Within a bound of bytes: the newest records that fit.
+        $this->assertSame([0, "queue 'mail' keeps its last 1000 attempts for 60 s within 1024 bytes\n"], array_slice(self::cli(['keep-recent', 'mail', '1000', '60', '1k', '--yes']), 0, 2));
+        $mail->enqueueMany(array_fill_keys(array_map(fn ($i) => "b$i", range(1, 40)), null));
+        foreach ($mail->reserve(40) as $t) {
+            $mail->nack($t, 60, str_repeat('r', 30));
+        }
+        $sizes = array_map('strlen', $this->redis->lRange('{Queue:mail}:recent', 0, -1));
+        $this->assertLessThanOrEqual(1024, array_sum($sizes));
+        $this->assertGreaterThan(1024, array_sum($sizes) + $sizes[0], 'as many as fit');
+        $this->assertSame([count($sizes), 1024], [$mail->recentFootprint()['kept'], $mail->recentFootprint()['maxBytes']]);
+        $this->assertMatchesRegularExpression('/^recent attempts kept: \d+ of the last 1000 for 60s within 1\.0kB of records, [\d.]+kB /m', self::cli(['queue', 'mail'])[1]);
         foreach ([['keep-recent', 'mail'], ['keep-recent', 'mail', 'x'], ['keep-recent', 'mail', '100001'], ['keep-recent', 'mail', '-1'],
-                  ['keep-recent', 'mail', '5', '0'], ['keep-recent', 'mail', '5', '1e9'], ['keep-recent', 'mail', '5', 'NAN'], ['recent'], ['recent', 'mail', 'a', 'b']] as $args) {
+                  ['keep-recent', 'mail', '5', '0'], ['keep-recent', 'mail', '5', '1e9'], ['keep-recent', 'mail', '5', 'NAN'], ['recent'], ['recent', 'mail', 'a', 'b'],
+                  ['keep-recent', 'mail', '5', '60', '0'], ['keep-recent', 'mail', '5', '60', '2T'], ['keep-recent', 'mail', '5', '60', '1.5M'], ['keep-recent', 'mail', '5', '60', '1k', 'x']] as $args) {
             $this->assertSame(2, self::cli($args)[0], implode(' ', $args));
         }
         $this->assertSame(1, self::cli(['recent', 'nope'])[0]);

@@ -1,5 +1,7 @@
 //! `RedisLock\Queue`: the leased queue of the object API, on the seed
 //! queue's sorted set `Queue:<name>`.
+// A PHP parameter's name is its Rust name: keepRecent()'s $maxBytes.
+#![allow(non_snake_case)]
 
 use std::fmt::{self, Display};
 use std::sync::Arc;
@@ -776,8 +778,9 @@ impl Queue {
 
     /// What the queue's recent attempts take in Redis: `kept` (records held
     /// now), `bytes` (the memory of their list, Redis' `MEMORY USAGE`;
-    /// null where the server refuses that command), `keep` and `seconds`
-    /// (the terms they are kept by: `keepRecent()`'s).
+    /// null where the server refuses that command), `keep`, `seconds` and
+    /// `maxBytes` (the terms they are kept by: `keepRecent()`'s; `maxBytes`
+    /// null: no bound).
     pub fn recent_footprint(&self) -> PhpResult<Zval> {
         let f = engine(self.queue.recent_footprint())?;
         let mut out = ZendHashTable::new();
@@ -789,15 +792,27 @@ impl Queue {
         out.insert("bytes", bytes)?;
         out.insert("keep", int(f.keep))?;
         out.insert("seconds", f.how_long.as_secs_f64())?;
+        let mut max_bytes = Zval::new();
+        if let Some(b) = f.max_bytes {
+            max_bytes.set_long(int(b));
+        }
+        out.insert("maxBytes", max_bytes)?;
         Ok(array(out))
     }
 
     /// Sets how many recent attempts the queue keeps (`$count`, 0 to 100000;
-    /// 0 keeps none and records none) and for how long (`$seconds`, up to a
-    /// year): what is past them goes now. Stored with the queue, for every
-    /// worker.
+    /// 0 keeps none and records none), for how long (`$seconds`, up to a
+    /// year) and, when `$maxBytes` is given (1 to 2^40), only as many of the
+    /// newest as fit in that many bytes of records (a partitioned queue's
+    /// partitions share it out): what is past them goes now. These terms
+    /// replace the earlier ones. Stored with the queue, for every worker.
     #[php(defaults(seconds = 3600))]
-    pub fn keep_recent(&self, count: Arg<Int>, seconds: Arg<Float>) -> PhpResult<bool> {
+    pub fn keep_recent(
+        &self,
+        count: Arg<Int>,
+        seconds: Arg<Float>,
+        maxBytes: Arg<NullableInt>,
+    ) -> PhpResult<bool> {
         const M: &str = "RedisLock\\Queue::keepRecent()";
         let count = natural(&count.0, Argument(M, 1, "count"))?;
         if count > leased::RECENT_KEEP_MAX {
@@ -814,7 +829,15 @@ impl Queue {
                 how_long.as_secs_f64()
             )));
         }
-        engine(self.queue.keep_recent(count, how_long))?;
+        let max_bytes = match &maxBytes.0 {
+            Value::Null => None,
+            value => Some(super::value::whole_in(
+                value,
+                Argument(M, 3, "maxBytes"),
+                1..=leased::RECENT_BYTES_MAX,
+            )?),
+        };
+        engine(self.queue.keep_recent(count, how_long, max_bytes))?;
         Ok(true)
     }
 

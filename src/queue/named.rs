@@ -307,9 +307,16 @@ impl Queue {
         Ok((now, attempts))
     }
 
-    /// [`lease::keep_recent`], on every partition.
-    pub fn keep_recent(&self, keep: u64, how_long: Duration) -> Result<(), Error> {
-        self.each(|k| lease::keep_recent(&self.config, k, keep, how_long))
+    /// [`lease::keep_recent`], on every partition: each keeps `keep`
+    /// records, within its share of `max_bytes`.
+    pub fn keep_recent(
+        &self,
+        keep: u64,
+        how_long: Duration,
+        max_bytes: Option<u64>,
+    ) -> Result<(), Error> {
+        let share = max_bytes.map(|b| b.div_ceil(self.parts.len() as u64));
+        self.each(|k| lease::keep_recent(&self.config, k, keep, how_long, share))
             .map(drop)
     }
 
@@ -319,6 +326,10 @@ impl Queue {
         for keys in &self.parts[1..] {
             let more = lease::footprint(&self.config, keys)?;
             sum.kept += more.kept;
+            sum.max_bytes = match (sum.max_bytes, more.max_bytes) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
             sum.bytes = match (sum.bytes, more.bytes) {
                 (Some(a), Some(b)) => Some(a + b),
                 (a, b) => a.or(b),

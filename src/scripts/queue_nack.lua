@@ -17,8 +17,8 @@ local id = ARGV[1]
 if redis.call('HGET', KEYS[5], id) ~= ARGV[2] then
   return 'not leased'
 end
-local stats = need_call('hash', 'HMGET', KEYS[10], 'maxAttempts', 'recentKeep', 'recentMs', 'groupConcurrency')
-local keep, ms = queue_recent_terms(stats[2], stats[3])
+local stats = need_call('hash', 'HMGET', KEYS[10], 'maxAttempts', 'recentKeep', 'recentMs', 'groupConcurrency', 'recentBytes')
+local keep, ms, bytes = queue_recent_terms(stats[2], stats[3], stats[5])
 if ARGV[4] == 'release' then keep = 0 end
 queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13)
 queue_groups(ARGV[5])
@@ -54,6 +54,6 @@ end
 if freed and not (due and due <= now) then queue_wake(KEYS[9], ARGV[5], 1, false, ARGV[6]) end
 if due then queue_wake_for(due, now, ARGV[5], ARGV[6]) end
 queue_recent({queue_recent_record(string.format('%.0f', math.floor(now * 1000)), dead and 'dead' or 'nacked',
-  id, ARGV[2], reason, tags)}, keep, ms)
+  id, ARGV[2], reason, tags)}, keep, ms, bytes)
 if dead then return queue_relayed('dead') end
 return queue_relayed('requeued')

@@ -7,14 +7,28 @@
 -- {server time in ms, {ms, outcome, lease token or false, id, stored tags
 -- or false, reason or false}, ...} (queue_recent_record), newest first,
 -- none older than the queue's time.
--- ARGV[1] 'keep': ARGV[2] how many (0: none), ARGV[3] for how long, in ms;
--- the records past them go now. Returns 1.
+-- ARGV[1] 'keep': ARGV[2] how many (0: none), ARGV[3] for how long, in ms,
+-- ARGV[4] the most bytes of records (0: no bound); the records past them go
+-- now. Returns 1.
 local stats = need_call('hash', 'HMGET', KEYS[10], 'recentKeep', 'recentMs')
 local now = math.floor(queue_now() * 1000)
 if ARGV[1] == 'keep' then
   queue_need(16)
-  local keep, ms = queue_recent_terms(ARGV[2], ARGV[3])
+  local keep, ms, bytes = queue_recent_terms(ARGV[2], ARGV[3], ARGV[4])
   redis.call('HSET', KEYS[10], 'recentKeep', string.format('%d', keep), 'recentMs', string.format('%d', ms))
+  redis.call('HDEL', KEYS[10], 'recentBytes', 'recentSize')
+  if bytes > 0 and keep > 0 then
+    -- The newest records that fit, and their bytes counted from here on.
+    local size = 0
+    for i, record in ipairs(redis.call('LRANGE', KEYS[16], 0, keep - 1)) do
+      if size + #record > bytes then
+        keep = i - 1
+        break
+      end
+      size = size + #record
+    end
+    redis.call('HSET', KEYS[10], 'recentBytes', string.format('%d', bytes), 'recentSize', string.format('%d', size))
+  end
   if keep == 0 then
     redis.call('DEL', KEYS[16])
   else

@@ -30,9 +30,9 @@ local p, me, place, mode = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowText, 'LIMIT', '0', ARGV[5])
 local stats = redis.call('HMGET', KEYS[10], 'paused', 'maxAttempts', 'lease', 'throttled', 'rate', 'rateTat', 'recentKeep', 'recentMs',
-  'groupConcurrency', 'groupRate', 'groupHeld', 'unhinted')
+  'groupConcurrency', 'groupRate', 'groupHeld', 'unhinted', 'recentBytes')
 local msNow = math.floor(now * 1000)
-local recent = {queue_recent_terms(stats[7], stats[8])}
+local recent = {queue_recent_terms(stats[7], stats[8], stats[13])}
 local paused = stats[1] ~= false
 -- A throttle (queue_pause.lua): ms it has left, or nil.
 local throttled = tonumber(stats[4])
@@ -394,7 +394,7 @@ for i, id in ipairs(expired) do
     records[i] = queue_recent_record(nowMs, outcome, id, leases[i], 'lease ran out', tags)
   end
 end
-queue_recent(records, recent[1], recent[2])
+queue_recent(records, recent[1], recent[2], recent[3])
 queue_count(KEYS[10], now, 'expired', #expired)
 queue_count(KEYS[10], now, 'dead', died)
 if #expired > 0 then due = dueNow() end

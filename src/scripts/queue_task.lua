@@ -428,19 +428,25 @@ end
 -- The recent attempts (KEYS[16], a list, newest first): a record for each
 -- attempt that ended with an ack, a nack, a bury or a lease that ran out
 -- (queue_recent_record). The list keeps the queue's last `recentKeep`
--- records (stats hash; default 100, 0: none kept) and goes when none was
--- added for `recentMs` ms (default an hour); a reader shows none older.
+-- records (stats hash; default 100, 0: none kept), only as many of the
+-- newest as fit in `recentBytes` bytes when that is set (the records'
+-- bytes, counted in the field `recentSize` while it is), and goes when
+-- none was added for `recentMs` ms (default an hour); a reader shows none
+-- older.
 local QUEUE_RECENT_KEEP, QUEUE_RECENT_MS = 100, 3600000
+local QUEUE_RECENT_BYTES_MAX = 2 ^ 40
 
 -- The queue's terms for its recent attempts, from the stats hash's fields
--- recentKeep and recentMs as read (false: not set): how many are kept
--- (0: none) and for how long, in ms.
-local function queue_recent_terms(keep, ms)
-  keep, ms = tonumber(keep) or QUEUE_RECENT_KEEP, tonumber(ms) or QUEUE_RECENT_MS
+-- recentKeep, recentMs and recentBytes as read (false: not set): how many
+-- are kept (0: none), for how long, in ms, and the most bytes their
+-- records take (0: no bound).
+local function queue_recent_terms(keep, ms, bytes)
+  keep, ms, bytes = tonumber(keep) or QUEUE_RECENT_KEEP, tonumber(ms) or QUEUE_RECENT_MS, tonumber(bytes) or 0
   -- (Whole numbers in range whatever a hand wrote there.)
   keep = keep == keep and math.floor(math.max(0, math.min(keep, 100000))) or 0
   ms = ms == ms and math.floor(math.max(1, math.min(ms, 31536000000))) or QUEUE_RECENT_MS
-  return keep, ms
+  bytes = bytes == bytes and math.floor(math.max(0, math.min(bytes, QUEUE_RECENT_BYTES_MAX))) or 0
+  return keep, ms, bytes
 end
 
 -- The record (queue_record.lua) of an attempt of id that ended at ms
@@ -455,13 +461,25 @@ local function queue_recent_record(ms, outcome, id, token, reason, tags)
 end
 
 -- Adds records (a list, oldest first) to the recent attempts, keeping the
--- last keep of them for ms (queue_recent_terms). The key's type is checked
--- before the caller's first write (queue_need(16)).
-local function queue_recent(records, keep, ms)
+-- last keep of them for ms, within bytes (0: no bound; queue_recent_terms).
+-- The key's type is checked before the caller's first write
+-- (queue_need(16)).
+local function queue_recent(records, keep, ms, bytes)
   if keep <= 0 or #records == 0 then return end
-  redis.call('LPUSH', KEYS[16], unpack(records))
-  redis.call('LTRIM', KEYS[16], 0, keep - 1)
-  redis.call('PEXPIRE', KEYS[16], string.format('%d', ms))
+  local n = redis.call('LPUSH', KEYS[16], unpack(records))
+  if bytes > 0 then
+    -- (A list of only these records was gone: its count starts again.)
+    local size = n > #records and tonumber(redis.call('HGET', KEYS[10], 'recentSize')) or 0
+    for _, record in ipairs(records) do size = size + #record end
+    while n > 0 and (n > keep or size > bytes) do
+      size = size - #redis.call('RPOP', KEYS[16])
+      n = n - 1
+    end
+    redis.call('HSET', KEYS[10], 'recentSize', string.format('%d', math.max(size, 0)))
+  else
+    redis.call('LTRIM', KEYS[16], 0, keep - 1)
+  end
+  if n > 0 then redis.call('PEXPIRE', KEYS[16], string.format('%d', ms)) end
 end
 
 -- Finishes the tasks whose lease is still the caller's (ids and lease
@@ -501,8 +519,8 @@ local function queue_ack(from, now, p, ms, worker, recent)
   for i = 1, #mine do any = any or reruns[i] ~= false end
   need_read(KEYS[6])
   if not recent then
-    local terms = need_call('hash', 'HMGET', KEYS[10], 'recentKeep', 'recentMs', 'groupConcurrency')
-    recent = {queue_recent_terms(terms[1], terms[2])}
+    local terms = need_call('hash', 'HMGET', KEYS[10], 'recentKeep', 'recentMs', 'groupConcurrency', 'recentBytes')
+    recent = {queue_recent_terms(terms[1], terms[2], terms[4])}
     queue_counting(terms[3])
   end
   local records = {}
@@ -552,7 +570,7 @@ local function queue_ack(from, now, p, ms, worker, recent)
     redis.call('HDEL', KEYS[5], unpack(done))
     queue_forget(done)
   end
-  queue_recent(records, recent[1], recent[2])
+  queue_recent(records, recent[1], recent[2], recent[3])
   queue_count(KEYS[10], now, 'acked', #mine)
   if freed then queue_wake(KEYS[9], p, 1, false, ms) end
   return finished, any, freed

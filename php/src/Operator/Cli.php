@@ -29,9 +29,10 @@ final class Cli
                                Messenger's message class, or their short name), among
                                the first 1000 queued, running and dead
           groups NAME          its groups, the one reserve() serves next first: their tasks, limits
-          keep-recent NAME COUNT [SECONDS]
+          keep-recent NAME COUNT [SECONDS [BYTES]]
                                how many recent attempts it keeps (0: none), for how long
-                               (default 3600 s); what is past them goes now
+                               (default 3600 s), within BYTES of records (10M, 512k;
+                               default: no bound); what is past them goes now
           workers NAME         the processes consuming it: host, pid, since, last seen (gone:
                                not seen for 10 minutes and running none of its tasks), done
           retry NAME [ID...]   dead letters back to the queue (all without ids)
@@ -282,7 +283,7 @@ final class Cli
             'status', 'metrics' => 0,
             'check' => PHP_INT_MAX,
             'task', 'recent', 'tagged', 'jobs' => 2,
-            'keep-recent' => 3,
+            'keep-recent' => 4,
             'queue', 'dead', 'running', 'workers', 'groups', 'pause', 'resume', 'clear', 'unlock', 'locks', 'doctor' => 1,
             'move' => 2,
             default => PHP_INT_MAX,
@@ -327,6 +328,9 @@ final class Cli
             if ($seconds > 31536000) {
                 throw new \InvalidArgumentException("keep-recent SECONDS must be at most a year (31536000), '{$rest[2]}' given");
             }
+            if (isset($rest[3])) {
+                self::bytes($rest[3]);
+            }
         }
         if ($options['thresholds'] !== [] && $command !== 'check') {
             throw new \InvalidArgumentException('--' . array_key_first($options['thresholds']) . " is for check, not $command");
@@ -360,6 +364,16 @@ final class Cli
             throw new \InvalidArgumentException("$option needs a whole number >= 1, '$value' given");
         }
         return (int) $value;
+    }
+
+    /** BYTES of keep-recent: a whole number, or with k, M or G (powers of 1024). */
+    private static function bytes(string $value): int
+    {
+        if (!preg_match('/^([1-9][0-9]{0,12})([kMG]?)$/', $value, $m)
+            || ($n = (int) $m[1] * (1024 ** strpos(' kMG', $m[2] ?: ' '))) > 2 ** 40) {
+            throw new \InvalidArgumentException("keep-recent BYTES needs a whole number of bytes from 1 to 1T (like 512k or 10M), '$value' given");
+        }
+        return $n;
     }
 
     private static function positive(string $value, string $option): float
@@ -419,7 +433,8 @@ final class Cli
             'unlock' => "lock '$name', whoever holds it",
             'move' => "the tasks queued on '$name' to queue '" . ($args[1] ?? $name) . "'"
                 . ($options['toUrl'] !== null ? ' of --to-url' : ''),
-            'keep-recent' => "queue '$name' to keep its last {$args[1]} attempts for " . (float) ($args[2] ?? 3600) . ' s (older ones go now)',
+            'keep-recent' => "queue '$name' to keep its last {$args[1]} attempts for " . (float) ($args[2] ?? 3600) . ' s'
+                . (isset($args[3]) ? ' within ' . self::bytes($args[3]) . ' bytes' : '') . ' (older ones go now)',
         };
         if (!$options['yes']) {
             $this->say($this->err, ucfirst($command) . " $what? [y/N] ");
@@ -438,7 +453,7 @@ final class Cli
             'remove' => ['removed' => $report->remove($name, $ids)],
             'unlock' => ['unlocked' => $report->unlock($name)],
             'move' => ['moved' => $report->move($name, new Client($options['toUrl'] ?? $options['url']), $args[1] ?? $name, $options['partitions'], $options['toPartitions'])],
-            'keep-recent' => ['kept' => $report->keepRecent($name, (int) $args[1], (float) ($args[2] ?? 3600))],
+            'keep-recent' => ['kept' => $report->keepRecent($name, (int) $args[1], (float) ($args[2] ?? 3600), isset($args[3]) ? self::bytes($args[3]) : null)],
         };
         if ($options['json']) {
             fwrite($this->out, self::json($result) . "\n");
@@ -452,7 +467,8 @@ final class Cli
                 'clear', 'remove' => "$n task(s) removed from queue '$name'\n",
                 'unlock' => $n ? "lock '$name' freed\n" : "lock '$name' was not held\n",
                 'move' => "$n task(s) moved\n",
-                'keep-recent' => "queue '$name' keeps its last {$args[1]} attempts for " . (float) ($args[2] ?? 3600) . " s\n",
+                'keep-recent' => "queue '$name' keeps its last {$args[1]} attempts for " . (float) ($args[2] ?? 3600) . ' s'
+                    . (isset($args[3]) ? ' within ' . self::bytes($args[3]) . ' bytes' : '') . "\n",
             });
         }
         return 0;
@@ -674,7 +690,7 @@ final class Cli
             ['runtime', Report::span($t['runtime']['p50'] ?? null), Report::span($t['runtime']['p95'] ?? null)],
             ['wait', Report::span($t['wait']['p50'] ?? null), Report::span($t['wait']['p95'] ?? null)],
         ]) . "over {$t['attempts']} recent attempt(s) (redislock recent {$q['name']} lists them)\n"
-            . 'recent attempts kept: ' . Report::footprintText($q['recentFootprint'], '') . " (redislock keep-recent {$q['name']} COUNT SECONDS sets them)\n\n";
+            . 'recent attempts kept: ' . Report::footprintText($q['recentFootprint'], '') . " (redislock keep-recent {$q['name']} COUNT SECONDS [BYTES] sets them)\n\n";
         if ($q['queued'] === []) {
             return $text . "nothing queued\n";
         }

@@ -348,7 +348,7 @@ final class Dashboard
         if ($id === null) {
             // How much of Redis the history takes: what grows with it.
             $title .= '<p id="recent-footprint">Kept: ' . self::h(Report::footprintText($report->recentFootprint($name)))
-                . ' (<code>redislock keep-recent ' . self::h($name) . ' COUNT SECONDS</code> sets them).</p>';
+                . ' (<code>redislock keep-recent ' . self::h($name) . ' COUNT SECONDS [BYTES]</code> sets them).</p>';
         }
         if ($recent === []) {
             return $title . '<p id="no-recent">None kept: the queue keeps its last attempts for a while (<code>redislock keep-recent</code>).</p>';

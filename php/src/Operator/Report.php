@@ -107,7 +107,8 @@ final class Report
     public static function footprintText(array $f, string $unit = ' '): string
     {
         $bytes = $f['bytes'] === null ? 'size unknown' : sprintf("%.1f{$unit}kB", $f['bytes'] / 1024);
-        return sprintf("%d of the last %d for %d{$unit}s, %s", $f['kept'], $f['keep'], $f['seconds'], $bytes);
+        $bound = ($f['maxBytes'] ?? null) === null ? '' : sprintf(" within %.1f{$unit}kB of records", $f['maxBytes'] / 1024);
+        return sprintf("%d of the last %d for %d{$unit}s%s, %s", $f['kept'], $f['keep'], $f['seconds'], $bound, $bytes);
     }
 
     /** The span of the recent attempts the timings are over, in seconds. */
@@ -173,10 +174,10 @@ final class Report
         return $recent;
     }
 
-    /** Sets how many recent attempts a queue keeps and for how long (Queue::keepRecent()). */
-    public function keepRecent(string $name, int $count, float $seconds): bool
+    /** Sets how many recent attempts a queue keeps, for how long and within how many bytes (Queue::keepRecent()). */
+    public function keepRecent(string $name, int $count, float $seconds, ?int $maxBytes = null): bool
     {
-        return $this->open($name)->keepRecent($count, $seconds);
+        return $this->open($name)->keepRecent($count, $seconds, $maxBytes);
     }
 
     /** The dead letters of a queue, oldest first. */

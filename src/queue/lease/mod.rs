@@ -20,8 +20,8 @@ pub use dead::{DeadTask, Retried, dead, purge_dead, retry_dead};
 pub use moving::{Moved, move_routed, move_to};
 pub use pause::{pause, resume, set_group_concurrency, set_group_rate, throttle, throttle_group};
 pub use recent::{
-    Attempt, Footprint, RECENT_FOR, RECENT_FOR_MAX, RECENT_KEEP, RECENT_KEEP_MAX, footprint,
-    keep_recent, recent,
+    Attempt, Footprint, RECENT_BYTES_MAX, RECENT_FOR, RECENT_FOR_MAX, RECENT_KEEP, RECENT_KEEP_MAX,
+    footprint, keep_recent, recent,
 };
 pub use reserve::{RECHECK, Reserve, ack_and_reserve, reserve};
 pub(crate) use reserve::{Relayed, relay};

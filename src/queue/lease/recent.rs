@@ -1,7 +1,9 @@
 //! A queue's recent attempts: each attempt that ended (acked, nacked,
 //! buried, or its lease ran out) leaves a short record in the queue's
 //! `:recent` list, newest first, which keeps the last [`RECENT_KEEP`] records
-//! (or as many as the operator set) for [`RECENT_FOR`] (or as long as set).
+//! (or as many as the operator set) for [`RECENT_FOR`] (or as long as set),
+//! and, when the operator set a bound of bytes, only as many of the newest
+//! as fit in it.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -21,6 +23,9 @@ pub const RECENT_KEEP_MAX: u64 = 100_000;
 pub const RECENT_FOR: Duration = Duration::from_secs(3600);
 /// The longest a queue can be set to keep a record: a year.
 pub const RECENT_FOR_MAX: Duration = Duration::from_secs(365 * 86_400);
+/// The largest bound of bytes a queue's records can be given (as
+/// `queue_recent_terms()` keeps it).
+pub const RECENT_BYTES_MAX: u64 = 1 << 40;
 
 /// One attempt that ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,16 +121,20 @@ pub struct Footprint {
     /// The most records kept, and for how long.
     pub keep: u64,
     pub how_long: Duration,
+    /// The most bytes their records may take; None: no bound.
+    pub max_bytes: Option<u64>,
 }
 
 /// How many recent attempts the queue holds, and the memory they take.
 pub fn footprint(config: &Config, keys: &Keys) -> Result<Footprint, Error> {
-    let (kept, (keep, ms)): (u64, (Option<String>, Option<String>)) = conn::with(config, |c| {
+    type Terms = (Option<String>, Option<String>, Option<String>);
+    let (kept, (keep, ms, max_bytes)): (u64, Terms) = conn::with(config, |c| {
         let kept = redis::cmd("LLEN").arg(&keys.recent).query(c)?;
         let terms = redis::cmd("HMGET")
             .arg(&keys.stats)
             .arg("recentKeep")
             .arg("recentMs")
+            .arg("recentBytes")
             .query(c)?;
         Ok((kept, terms))
     })?;
@@ -149,27 +158,35 @@ pub fn footprint(config: &Config, keys: &Keys) -> Result<Footprint, Error> {
         .map_or(crate::time::millis(RECENT_FOR), |m| {
             m.clamp(1.0, crate::time::millis(RECENT_FOR_MAX) as f64) as u64
         });
+    let max_bytes = max_bytes
+        .and_then(|b| b.parse::<f64>().ok())
+        .filter(|b| b.is_finite() && *b >= 1.0)
+        .map(|b| b.min(RECENT_BYTES_MAX as f64) as u64);
     Ok(Footprint {
         kept,
         bytes,
         keep,
         how_long: Duration::from_millis(ms),
+        max_bytes,
     })
 }
 
-/// Sets how many recent attempts the queue keeps (0: none) and for how
-/// long; what is past them goes now.
+/// Sets how many recent attempts the queue keeps (0: none), for how long,
+/// and the most bytes their records take (None: no bound); what is past
+/// them goes now.
 pub fn keep_recent(
     config: &Config,
     keys: &Keys,
     keep: u64,
     how_long: Duration,
+    max_bytes: Option<u64>,
 ) -> Result<(), Error> {
     conn::with(config, |c| {
         keys.call_ending(&RECENT)
             .arg("keep")
             .arg(keep.min(RECENT_KEEP_MAX))
             .arg(crate::time::millis(how_long.min(RECENT_FOR_MAX)).max(1))
+            .arg(max_bytes.map_or(0, |b| b.clamp(1, RECENT_BYTES_MAX)))
             .invoke::<i64>(c)
     })
     .map(drop)
