@@ -275,6 +275,23 @@ final class PartitionedQueueTest extends RedisLockTestCase
         $this->assertLessThanOrEqual(4, $q->metrics()['ready']);
     }
 
+    public function testHistorysMemoryBoundIsSharedOutOverThePartitions(): void
+    {
+        $q = $this->client()->queue('remembered', ['partitions' => 4]);
+        $q->keepRecent(1000, 600, 2048);
+        $this->assertSame(2048, $q->recentFootprint()['maxBytes'], '512 bytes each');
+        $q->enqueueMany(array_fill_keys(array_map(fn ($i) => "r$i", range(1, 60)), null));
+        while ($tasks = $q->reserve(10)) {
+            foreach ($tasks as $t) {
+                $q->bury($t, str_repeat('why', 10));
+            }
+        }
+        $kept = $q->recentFootprint()['kept'];
+        $this->assertGreaterThan(0, $kept);
+        $this->assertLessThan(60, $kept, 'each partition keeps what fits in its 512 bytes');
+        $this->assertCount($kept, $q->recent(1000));
+    }
+
     public function testRacingWorkersRunEachTaskOnce(): void
     {
         $q = $this->client()->queue('race', ['partitions' => 8]);

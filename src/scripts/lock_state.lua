@@ -7,8 +7,8 @@
 -- line.lua). ARGV[1] waiter key prefix.
 -- Returns {holder's token or false, ms left of its lease (-1: no expiry,
 -- -2: not held), fencing counter or false, waiters, holders (0 or 1),
--- permits in use (the same), permits in all (0: not a semaphore)}; fails naming a fencing counter that holds no
--- whole number (need.lua).
+-- permits in use (the same), permits in all (0: not a semaphore)}; fails
+-- naming a fencing counter that holds no whole number (need.lua).
 local waiting = 0
 for _, member in ipairs(redis.call('LRANGE', KEYS[3], 0, 999)) do
   waiting = waiting + redis.call('EXISTS', line_alive(ARGV[1], line_token(member)))

@@ -9,8 +9,8 @@
 -- counter; KEYS[4] waiter line. ARGV[1] waiter key prefix.
 -- Returns {a holder's token or false, ms left of its lease (-2: not held),
 -- fencing counter or false, waiters, holders, permits in use, permits in
--- all (0: not known)}; fails naming
--- a fencing counter that holds no whole number (need.lua).
+-- all (0: not known)}; fails naming a fencing counter that holds no whole
+-- number (need.lua).
 local now = permits_now()
 local token, left, holding = false, -2, 1
 if permits_old_lock(KEYS[1]) then
