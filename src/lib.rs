@@ -17,6 +17,7 @@ mod resp;
 mod scripts;
 pub mod signals;
 pub mod stock;
+pub mod telemetry;
 pub mod time;
 pub mod token;
 pub mod wait;

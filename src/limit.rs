@@ -197,6 +197,21 @@ pub fn decide(limits: &[(&Limiter, &[u8])], cost: u64, take: bool) -> Result<Dec
             at: Duration::ZERO,
         });
     };
+    let op = match take {
+        true => crate::telemetry::locks::limit(&first.name, cost),
+        false => crate::telemetry::Op::default(),
+    };
+    let decision = decide_with(first, limits, cost, take);
+    crate::telemetry::locks::ended(op, &decision, Decision::allowed);
+    decision
+}
+
+fn decide_with(
+    first: &Limiter,
+    limits: &[(&Limiter, &[u8])],
+    cost: u64,
+    take: bool,
+) -> Result<Decision, Error> {
     let keys: Vec<[Vec<u8>; 2]> = limits.iter().map(|(l, key)| l.keys(key)).collect();
     let reply: (i64, i64, i64, i64, i64) = conn::with(&first.config, |c| {
         let mut call = LIMIT.prepare_invoke();

@@ -304,6 +304,15 @@ impl Stock {
     /// of the take's buyer; when that shard holds too few, units move to it
     /// from the others first, see [`Stock::gather`]).
     pub fn take(&self, take: &Take<'_>) -> Result<Taken, Error> {
+        let op = crate::telemetry::locks::take(&self.name, take.units);
+        let taken = self.take_traced(take);
+        crate::telemetry::locks::ended(op, &taken, |t| {
+            matches!(t, Taken::Done(_) | Taken::Before(_))
+        });
+        taken
+    }
+
+    fn take_traced(&self, take: &Take<'_>) -> Result<Taken, Error> {
         let home = self.home(take.buyer, take.key);
         match self.take_in(home, take, &[])? {
             Taken::SoldOut(left) if self.shards.len() > 1 => {

@@ -385,7 +385,11 @@ pub fn acquire(
         keep: keys.keep(),
         wait,
     };
-    let fence = wait::until(config, &[keys.wake(token)], wait.timeout, &mut acquire)?;
+    let op = crate::telemetry::locks::acquire(&keys.lock);
+    let fence = wait::until(config, &[keys.wake(token)], wait.timeout, &mut acquire);
+    let got = fence.as_ref().map(Option::is_some).map_err(|_| ());
+    crate::telemetry::locks::acquired(op, &keys.lock, token, got);
+    let fence = fence?;
     if fence.is_some() {
         identity::introduce(config);
     }
@@ -477,6 +481,9 @@ fn release_as(config: &Config, keys: &Keys, token: Option<&[u8]>) -> Result<bool
         }
         call.invoke(c)
     })?;
+    if let Some(token) = token {
+        crate::telemetry::locks::released(token, released == 1);
+    }
     Ok(released == 1)
 }
 

@@ -22,6 +22,7 @@ mod runtime;
 mod semaphore;
 mod stock;
 mod task;
+mod telemetry;
 mod unconstructed;
 mod untyped;
 mod value;
@@ -195,6 +196,7 @@ extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
 unsafe extern "C" fn post_deactivate() -> i32 {
     let _ = std::panic::catch_unwind(|| {
         registry::end_request(ini::settings().release_at_request_end);
+        crate::telemetry::end_request();
     });
     0
 }
@@ -255,9 +257,10 @@ fn startup(_type: i32, module_number: i32) -> i32 {
 }
 
 /// Module shutdown: the renewal threads must stop before PHP unloads the
-/// code they run.
+/// code they run, and so must the telemetry exporters (flushing first).
 extern "C" fn shutdown(_type: i32, _module_number: i32) -> i32 {
     let _ = std::panic::catch_unwind(renew::shutdown);
+    let _ = std::panic::catch_unwind(crate::telemetry::shutdown);
     0
 }
 
@@ -282,6 +285,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<semaphore::Semaphore>()
         .class::<multi_lock::MultiLock>()
         .class::<runtime::Runtime>()
+        .class::<telemetry::Telemetry>()
         .request_startup_function(request_startup)
         .post_deactivate_function(post_deactivate)
         .shutdown_function(shutdown)

@@ -33,6 +33,7 @@ impl Runtime {
     /// reentrant holds. Lock objects that live on (in a static, a service) hold
     /// nothing afterwards.
     pub fn end_request() -> i64 {
+        crate::telemetry::end_request();
         registry::end_request(ini::settings().release_at_request_end) as i64
     }
 

@@ -279,7 +279,7 @@ impl Tags {
     /// The tags and the group stored as `stored` (the tags joined by
     /// spaces, the group after them; None: none stored).
     pub fn parts(stored: Option<&[u8]>) -> (Vec<Vec<u8>>, Option<Vec<u8>>) {
-        let stored = stored.unwrap_or_default();
+        let stored = untraced(stored.unwrap_or_default());
         let (joined, group) = match stored.iter().position(|&b| b == GROUP_MARK) {
             Some(at) => (&stored[..at], Some(stored[at + 1..].to_vec())),
             None => (stored, None),
@@ -294,8 +294,26 @@ impl Tags {
 
     /// The tasks' group, if they have one.
     pub fn group(&self) -> Option<&[u8]> {
-        let at = self.0.iter().position(|&b| b == GROUP_MARK)?;
-        Some(&self.0[at + 1..])
+        let tags = untraced(&self.0);
+        let at = tags.iter().position(|&b| b == GROUP_MARK)?;
+        Some(&tags[at + 1..])
+    }
+
+    /// These tags carrying the trace context `traceparent` (W3C) of the
+    /// span that enqueued the tasks: stored last, after a `\x1e`, so it
+    /// goes wherever the tags go (reruns, dead letters, recent attempts).
+    pub fn traced(&self, traceparent: &str) -> Self {
+        let mut stored = untraced(&self.0).to_vec();
+        stored.push(TRACE_MARK);
+        stored.extend_from_slice(traceparent.as_bytes());
+        Tags(stored)
+    }
+
+    /// The trace context stored with tags `stored`, if any (see
+    /// [`Tags::traced`]).
+    pub fn trace_of(stored: &[u8]) -> Option<&[u8]> {
+        let at = stored.iter().position(|&b| b == TRACE_MARK)?;
+        Some(&stored[at + 1..])
     }
 
     /// As the scripts take them: joined by spaces ('': none).
@@ -306,6 +324,17 @@ impl Tags {
 
 /// What stands between a task's tags and its group (see [`Tags`]).
 const GROUP_MARK: u8 = 0x1d;
+/// What stands before the trace context stored with a task's tags (see
+/// [`Tags::traced`]); no tag or group holds it.
+const TRACE_MARK: u8 = 0x1e;
+
+/// Stored tags without the trace context they may carry.
+fn untraced(stored: &[u8]) -> &[u8] {
+    match stored.iter().position(|&b| b == TRACE_MARK) {
+        Some(at) => &stored[..at],
+        None => stored,
+    }
+}
 
 /// Enqueued, or refused because the queue is at its maximum length.
 #[derive(Clone, Debug, PartialEq)]

@@ -19,6 +19,7 @@ use super::{Keys, NewTask, Policy, Put, Tags, Task};
 use crate::config::Config;
 use crate::conn::Error;
 use crate::identity::Holder;
+use crate::telemetry::queue::{self as telemetry, Outcome, Received};
 
 /// The most partitions a queue is kept in.
 pub const MAX_PARTITIONS: usize = 128;
@@ -184,22 +185,90 @@ impl Queue {
     }
 
     on_its_partition! {
-        /// [`lease::ack`].
-        ack => lease::ack(id: &[u8], token: &str) -> bool;
-        /// [`lease::nack`].
-        nack => lease::nack(id: &[u8], token: &str, delay: f64, terms: Terms, reason: &[u8]) -> Nack;
-        /// [`lease::bury`].
-        bury => lease::bury(id: &[u8], token: &str, reason: &[u8]) -> bool;
-        /// [`lease::release`].
-        release => lease::release(id: &[u8], token: &str, delay: f64) -> bool;
         /// [`lease::extend`].
         extend => lease::extend(id: &[u8], token: &str, lease: Duration) -> bool;
+    }
+
+    /// [`lease::ack`] (the task's processing ends, see `telemetry::queue`).
+    pub fn ack(&self, part: usize, id: &[u8], token: &str) -> Result<bool, Error> {
+        let keys = self.part(part);
+        let ack = || lease::ack(&self.config, keys, id, token);
+        telemetry::settle(&self.name, Outcome::Acked, &[(id, token)], ack, |&done| {
+            done
+        })
+    }
+
+    /// [`lease::nack`].
+    pub fn nack(
+        &self,
+        part: usize,
+        id: &[u8],
+        token: &str,
+        delay: f64,
+        terms: Terms,
+        reason: &[u8],
+    ) -> Result<Nack, Error> {
+        let keys = self.part(part);
+        let nack = || lease::nack(&self.config, keys, id, token, delay, terms, reason);
+        let done = |n: &Nack| *n != Nack::NotLeased;
+        telemetry::settle(&self.name, Outcome::Nacked, &[(id, token)], nack, done)
+    }
+
+    /// [`lease::bury`].
+    pub fn bury(&self, part: usize, id: &[u8], token: &str, reason: &[u8]) -> Result<bool, Error> {
+        let keys = self.part(part);
+        let bury = || lease::bury(&self.config, keys, id, token, reason);
+        telemetry::settle(&self.name, Outcome::Buried, &[(id, token)], bury, |&done| {
+            done
+        })
+    }
+
+    /// [`lease::release`].
+    pub fn release(&self, part: usize, id: &[u8], token: &str, delay: f64) -> Result<bool, Error> {
+        let keys = self.part(part);
+        let release = || lease::release(&self.config, keys, id, token, delay);
+        telemetry::settle(
+            &self.name,
+            Outcome::Released,
+            &[(id, token)],
+            release,
+            |&done| done,
+        )
     }
 
     /// [`super::put_tagged`], each task in its partition (a partition's
     /// tasks in one call; a partition full stops the rest: its `enqueued`
     /// counts the tasks enqueued in every partition).
+    /// With telemetry on, the enqueue's span context is stored with the
+    /// tasks (see [`Tags::traced`]).
     pub fn put(
+        &self,
+        tasks: &[NewTask],
+        delay: f64,
+        policy: Policy,
+        max_length: u64,
+        tags: &Tags,
+    ) -> Result<Put, Error> {
+        let ids: Vec<&[u8]> = tasks.iter().map(|t| t.id.as_slice()).collect();
+        let op = telemetry::send(&self.name, &ids);
+        let traced = op.traceparent().map(|tp| tags.traced(&tp));
+        let put = self.put_tagged(
+            tasks,
+            delay,
+            policy,
+            max_length,
+            traced.as_ref().unwrap_or(tags),
+        );
+        let (sent, error) = match &put {
+            Ok(Put::Done(_)) => (tasks.len(), None),
+            Ok(Put::Full { enqueued, .. }) => (*enqueued, Some("queue_full")),
+            Err(_) => (0, Some("redis")),
+        };
+        telemetry::sent(op, sent, error);
+        put
+    }
+
+    fn put_tagged(
         &self,
         tasks: &[NewTask],
         delay: f64,
@@ -252,6 +321,13 @@ impl Queue {
 
     /// [`lease::ack_many`], each partition's in one call.
     pub fn ack_many(&self, tasks: &[Held<'_>]) -> Result<u64, Error> {
+        let held: Vec<(&[u8], &str)> = tasks.iter().map(|t| (t.1, t.2)).collect();
+        let all = held.len() as u64;
+        let ack = || self.ack_each(tasks);
+        telemetry::settle(&self.name, Outcome::Acked, &held, ack, |&n| n == all)
+    }
+
+    fn ack_each(&self, tasks: &[Held<'_>]) -> Result<u64, Error> {
         let mut acked = 0;
         for (part, keys) in self.parts.iter().enumerate() {
             let mine: Vec<(&[u8], &str)> = tasks
@@ -561,6 +637,20 @@ pub fn reserve(queues: &[(&Queue, Terms)], how: &Reserve) -> Result<Got, Error> 
     let Some((first, _)) = queues.first() else {
         return Ok(None);
     };
+    let op = telemetry::receive(&first.name);
+    let got = reserve_from(queues, how);
+    match &got {
+        Ok(Some((q, part, tasks))) => queues[*q].0.received(op, *part, tasks, None),
+        Ok(None) => first.received(op, 0, &[], None),
+        Err(_) => first.received(op, 0, &[], Some("redis")),
+    }
+    got
+}
+
+fn reserve_from(queues: &[(&Queue, Terms)], how: &Reserve) -> Result<Got, Error> {
+    let Some((first, _)) = queues.first() else {
+        return Ok(None);
+    };
     let mut keyed: Vec<(&Keys, Terms)> = Vec::new();
     let mut whose: Vec<(usize, usize)> = Vec::new();
     for (q, (queue, terms)) in queues.iter().enumerate() {
@@ -660,6 +750,52 @@ impl Queue {
     /// the others' first, each partition's in one. Returns the partition
     /// the tasks came from.
     pub fn ack_and_reserve(
+        &self,
+        terms: Terms,
+        how: &Reserve,
+        done: &[Held<'_>],
+    ) -> Result<(u64, usize, Vec<Leased>), Error> {
+        let held: Vec<(&[u8], &str)> = done.iter().map(|t| (t.1, t.2)).collect();
+        let all = held.len() as u64;
+        let op = telemetry::receive(&self.name);
+        let run = || self.ack_then_reserve(terms, how, done);
+        let got = telemetry::settle(&self.name, Outcome::Acked, &held, run, |r| r.0 == all);
+        match &got {
+            Ok((_, part, tasks)) => self.received(op, *part, tasks, None),
+            Err(_) => self.received(op, 0, &[], Some("redis")),
+        }
+        got
+    }
+
+    /// Telemetry of a reserve that ended (`op`) with `tasks` from
+    /// partition `part`: their trace contexts are read (one round trip,
+    /// only while telemetry is on) for their process spans.
+    fn received(
+        &self,
+        op: crate::telemetry::Op,
+        part: usize,
+        tasks: &[Leased],
+        error: Option<&'static str>,
+    ) {
+        if !op.live() {
+            return;
+        }
+        let ids: Vec<&[u8]> = tasks.iter().map(|t| t.id.as_slice()).collect();
+        let traces = lease::traces(&self.config, self.part(part), &ids).unwrap_or_default();
+        let received: Vec<Received<'_>> = tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Received {
+                id: &t.id,
+                token: &t.token,
+                attempts: t.attempts,
+                trace: traces.get(i).and_then(Option::as_deref),
+            })
+            .collect();
+        telemetry::received(op, &self.name, &received, error);
+    }
+
+    fn ack_then_reserve(
         &self,
         terms: Terms,
         how: &Reserve,

@@ -27,7 +27,7 @@ end
 -- Takes the tasks ids (a list), just taken out of the queue, off their
 -- groups' counts, when the queue counts them (its count hash exists): their
 -- groups from the tags hash (`tags`: a task's stored tags, the group after
--- a '\29').
+-- a '\29', a trace context after a '\30': queue_task.lua).
 local function group_count_taken(p, groups, stats, tags, ids)
   if #ids == 0 or redis.call('EXISTS', p .. 'group-count') == 0 then return end
   local stored = redis.pcall('HMGET', tags, unpack(ids))
@@ -35,8 +35,7 @@ local function group_count_taken(p, groups, stats, tags, ids)
   local per = {}
   for i = 1, #ids do
     local t = stored[i]
-    local at = t and string.find(t, '\29', 1, true)
-    local g = at and string.sub(t, at + 1) or ''
+    local g = t and string.match(t, '\29([^\30]*)') or ''
     per[g] = (per[g] or 0) + 1
   end
   for g, n in pairs(per) do group_count(p, groups, stats, g, -n) end

@@ -67,7 +67,11 @@ end
 -- Groups. A task enqueued with a group has it after its tags, behind a
 -- '\29' (a control byte, which no tag holds): '<tags>\29<group>'. So the
 -- group goes wherever the tags go (reruns, dead letters, moves, recent
--- attempts). reserve() takes the tasks of a grouped queue in turn across
+-- attempts). So does the W3C trace context of the span that enqueued the
+-- task, when telemetry is on, after a '\30' (a control byte too):
+-- '<tags>[\29<group>]\30<trace>' (src/telemetry/queue.rs).
+--
+-- reserve() takes the tasks of a grouped queue in turn across
 -- its groups (queue_reserve.lua): each group's queued tasks are hinted in
 -- a list of their own, '<consumer key prefix>group:<group>' (ids in the
 -- order they were queued; a key the script names, in the declared keys'
@@ -110,9 +114,7 @@ end
 
 -- The group of a task from its stored tags (false: none).
 local function queue_group_of(tags)
-  if not tags then return false end
-  local at = string.find(tags, '\29', 1, true)
-  return at and string.sub(tags, at + 1) or false
+  return tags and string.match(tags, '\29([^\30]*)') or false
 end
 
 -- Whether the queue is grouped (queue_groups read it).

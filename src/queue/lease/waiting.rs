@@ -123,6 +123,21 @@ pub fn find(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Peeked>, E
     Ok(peek(config, keys, "find", id)?.into_iter().next())
 }
 
+/// The trace contexts stored with the tasks `ids` (see [`Tags::traced`]),
+/// in their order (None: none stored). For telemetry: one round trip.
+pub fn traces(config: &Config, keys: &Keys, ids: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let stored: Vec<Option<Vec<u8>>> = conn::with(config, |c| {
+        redis::cmd("HMGET").arg(&keys.tags).arg(ids).query(c)
+    })?;
+    Ok(stored
+        .iter()
+        .map(|s| s.as_deref().and_then(Tags::trace_of).map(<[u8]>::to_vec))
+        .collect())
+}
+
 /// The tasks with `tag` (see [`Tags`]), up to `limit`, the earliest time
 /// (`at`) first: queued, leased and dead (a task waiting to run again
 /// after its running one is found once it is queued). The tags of every
