@@ -1350,7 +1350,8 @@ namespace RedisLock {
          * request does: stops every lease renewal, releases every lock
          * still held (unless `redislock.release_at_request_end` is off, or
          * the lock was made with `releaseAtRequestEnd` false: those are
-         * left to their leases) and forgets reentrant holds. Lock objects
+         * left to their leases) and forgets reentrant holds and the
+         * request's trace parent (`Telemetry::setParent()`). Lock objects
          * that live on (in a static, a service) hold nothing afterwards.
          *
          * @return int<0, max> how many locks were released
@@ -1364,6 +1365,46 @@ namespace RedisLock {
          * @return list<non-empty-string>
          */
         public static function held(): mixed {}
+    }
+
+    /**
+     * OpenTelemetry spans and metrics of the extension's work, exported
+     * over OTLP/HTTP: on when the environment names a collector
+     * (`OTEL_EXPORTER_OTLP_ENDPOINT`), see docs/operating.md.
+     */
+    class Telemetry {
+        /** Not constructible with `new`: its methods are static. */
+        private function __construct() {}
+
+        /**
+         * Whether spans and metrics are exported: the environment names an
+         * OTLP collector (`OTEL_EXPORTER_OTLP_ENDPOINT`, or the `_TRACES_`
+         * or `_METRICS_` one) and `OTEL_SDK_DISABLED` is not `true`.
+         */
+        public static function enabled(): bool {}
+
+        /**
+         * Makes the span of W3C `traceparent` (and `tracestate`) the parent
+         * of the spans this request starts from now on: the request's own
+         * span, as an incoming `traceparent` header or an OpenTelemetry PHP
+         * SDK gives it. Null or "" unsets it. False, and unset, when
+         * `$traceparent` is not a valid one. The request's end unsets it.
+         */
+        public static function setParent(?string $traceparent = null, ?string $tracestate = null): bool {}
+
+        /**
+         * The parent `setParent()` set for this request, as a `traceparent`
+         * (null: none).
+         */
+        public static function parent(): ?string {}
+
+        /**
+         * Exports the spans and metrics not yet exported and waits for them
+         * (at most the exporter timeout, `OTEL_EXPORTER_OTLP_TIMEOUT`): true
+         * when all went, or telemetry is off. The end of the process
+         * flushes too; a long-running worker may flush between tasks.
+         */
+        public static function flush(): bool {}
     }
 
     /**

@@ -1701,3 +1701,81 @@ fn group_limits_hold_each_group_to_its_concurrency_rate_and_throttle() {
         assert!((1..=60_000).contains(&ttl), "{key} {ttl}");
     }
 }
+
+/// The trace context telemetry stores after a task's tags and group (see
+/// `Tags::traced`) goes wherever they go (a dead letter, its retry) and
+/// changes nothing that reads them: the tags, the group, a tag search, the
+/// groups' turns and counts, the payload.
+#[test]
+fn a_trace_context_goes_with_its_task_and_changes_no_tag_or_group() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let keys = Keys::new(b"", b"traced");
+    let tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let tags = queue::Tags::new(&["a", "b"])
+        .unwrap()
+        .with_group(b"acme")
+        .unwrap();
+    let traced = tags.traced(tp);
+    assert_eq!(traced.group(), Some(&b"acme"[..]));
+    let put = |tasks: &[NewTask], t: &queue::Tags| {
+        statuses(queue::put_tagged(&config, &keys, tasks, 0.0, Policy::Keep, 0, t).unwrap())
+    };
+    put(&[task("t1", Some("p\0q"))], &traced);
+    put(&[task("t2", None)], &queue::Tags::default().traced(tp));
+    put(&[task("t3", None)], &queue::Tags::new(&["b"]).unwrap());
+    let found = lease::find(&config, &keys, b"t1").unwrap().unwrap();
+    assert_eq!(
+        (found.tags, found.group),
+        (vec![b"a".to_vec(), b"b".to_vec()], Some(b"acme".to_vec()))
+    );
+    let found = lease::find(&config, &keys, b"t2").unwrap().unwrap();
+    assert_eq!((found.tags, found.group), (Vec::<Vec<u8>>::new(), None));
+    let mut ids: Vec<Vec<u8>> = lease::tagged(&config, &keys, b"b", 10)
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    ids.sort();
+    assert_eq!(ids, [b"t1".to_vec(), b"t3".to_vec()]);
+    let groups: Vec<(Vec<u8>, u64)> = lease::groups(&config, &keys, 10)
+        .unwrap()
+        .into_iter()
+        .map(|g| (g.name, g.queued))
+        .collect();
+    assert!(groups.contains(&(b"acme".to_vec(), 1)), "{groups:?}");
+    let traces = |ids: &[&[u8]]| lease::traces(&config, &keys, ids).unwrap();
+    let tp_bytes = Some(tp.as_bytes().to_vec());
+    assert_eq!(
+        traces(&[b"t1", b"t2", b"t3", b"none"]),
+        [tp_bytes.clone(), tp_bytes.clone(), None, None]
+    );
+
+    // Dead (one attempt), retried, reserved again: the trace is still there.
+    let (how1, _) = how(3, 30_000, 0);
+    let one = Terms::own(Duration::from_secs(30), 1);
+    let got = lease::reserve(&config, &[(&keys, one)], &how1)
+        .unwrap()
+        .unwrap()
+        .1;
+    for t in &got {
+        let nacked = lease::nack(&config, &keys, &t.id, &t.token, 0.0, one, b"down").unwrap();
+        assert_eq!(nacked, Nack::Dead);
+    }
+    assert_eq!(
+        lease::retry_dead(&config, &keys, &[], 0).unwrap().retried,
+        3
+    );
+    let again = reserve(&config, &keys, how(3, 30_000, 0));
+    let t1 = again.iter().find(|t| t.id == b"t1").expect("t1 again");
+    assert_eq!(t1.payload.as_deref(), Some(&b"p\0q"[..]));
+    assert_eq!(
+        traces(&[b"t1", b"t2", b"t3"]),
+        [tp_bytes.clone(), tp_bytes, None]
+    );
+    let found = lease::find(&config, &keys, b"t1").unwrap().unwrap();
+    assert_eq!(
+        (found.tags, found.group),
+        (vec![b"a".to_vec(), b"b".to_vec()], Some(b"acme".to_vec()))
+    );
+}

@@ -4,6 +4,7 @@
 #   deps.sh build   what building needs (make build, make install): the PHP headers, libclang
 #   deps.sh demo    and what the demo runs (make demo): redis-server
 #   deps.sh [test]  and what the tests run: redis-server, phpunit, php-fpm, phpredis,
+#                   Python's opentelemetry-proto (the OTLP receiver, from PyPI),
 #                   SQLite (a Laravel test's database transactions),
 #                   the frameworks, the stubs' checker (PHPStan's PHPDoc parser), composer,
 #                   promtool and systemd-analyze (the docs' scrape config and unit),
@@ -41,7 +42,8 @@ fi
 if [ "$mode" = test ] || [ "$mode" = bench ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
              php-symfony-messenger php-symfony-dependency-injection php-symfony-config php-symfony-yaml php-intl php-xml php-laravel-framework php-phpstan-phpdoc-parser composer
-             prometheus systemd chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4 nginx-light)
+             prometheus systemd chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4 nginx-light
+             python3 python3-pip)
   # Where the release has it (bookworm: yes, trixie: no); the tests use it
   # when it is there, the benchmarks need it.
   optional+=(php-nrk-predis php-symfony-rate-limiter)
@@ -71,6 +73,16 @@ if ((${#missing[@]})); then
   if ((${#missing[@]})); then
     echo "installing: ${missing[*]}"
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+if [ "$mode" = test ] || [ "$mode" = bench ]; then
+  # The tests' OTLP receiver (tools/otlp_receiver.py) decodes with
+  # OpenTelemetry's own Python classes, from PyPI (Debian has none).
+  otlp=$(dirname "$0")/../target/otlp-python
+  if [ ! -d "$otlp/opentelemetry/proto" ]; then
+    echo "installing: opentelemetry-proto (PyPI, into target/otlp-python)"
+    python3 -m pip install -q --disable-pip-version-check --no-warn-script-location --root-user-action=ignore \
+      --target "$otlp" 'opentelemetry-proto==1.45.2' >/dev/null
   fi
 fi
 if [ "$mode" = bench ]; then

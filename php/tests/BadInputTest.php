@@ -129,6 +129,8 @@ final class BadInputTest extends RedisLockTestCase
             'addLock $intExpireTime' => fn ($v) => Lock_Service::addLock('o', $v),
             'releaseLock $intOrderId' => fn ($v) => Lock_Service::releaseLock($v, 1),
             'releaseLock $intLockId' => fn ($v) => Lock_Service::releaseLock('o', $v),
+            'Telemetry::setParent $traceparent' => fn ($v) => RedisLock\Telemetry::setParent($v),
+            'Telemetry::setParent $tracestate' => fn ($v) => RedisLock\Telemetry::setParent('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', $v),
             'RedisLock::__construct' => fn ($v) => new RedisLock($v),
             'lock $name' => fn ($v) => $lock()->lock($v),
             'lock $timeout' => fn ($v) => $lock()->lock('n', $v),
@@ -204,6 +206,12 @@ final class BadInputTest extends RedisLockTestCase
         }
         $this->assertSame('ValueError', $outcomes['Client::queue option rate limit(max int)']);
         $this->assertSame('TypeError', $outcomes['Client::queue option rate limit(float)']);
+        $this->assertSame('boolean', $outcomes['Telemetry::setParent $traceparent(null)']);
+        $this->assertSame('boolean', $outcomes['Telemetry::setParent $traceparent(nul bytes)']);
+        $this->assertSame('boolean', $outcomes['Telemetry::setParent $traceparent(huge)']);
+        $this->assertSame('TypeError', $outcomes['Telemetry::setParent $traceparent(array)']);
+        $this->assertSame('boolean', $outcomes['Telemetry::setParent $tracestate(invalid utf-8)']);
+        $this->assertSame('TypeError', $outcomes['Telemetry::setParent $tracestate(object)']);
         $this->assertSame('string', $outcomes['Queue::enqueue $tags(null)']);
         $this->assertSame('string', $outcomes['Queue::enqueue $tags(array)']);
         $this->assertSame('TypeError', $outcomes['Queue::enqueue $tags(zero string)']);

@@ -62,11 +62,14 @@ final class FpmPool
         return proc_get_status($this->process)['pid'];
     }
 
-    /** The response body of one request to `$script`. */
-    public function request(string $script, string $query = ''): string
+    /**
+     * The response body of one request to `$script`; `$params`: more
+     * FastCGI parameters (`HTTP_<header>` for a request header).
+     */
+    public function request(string $script, string $query = '', array $params = []): string
     {
         $env = ['SCRIPT_FILENAME' => $this->dir . "/$script", 'REQUEST_METHOD' => 'GET',
-                'QUERY_STRING' => $query, 'SCRIPT_NAME' => "/$script"];
+                'QUERY_STRING' => $query, 'SCRIPT_NAME' => "/$script"] + $params;
         $p = proc_open(['cgi-fcgi', '-bind', '-connect', $this->socket], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
         $out = stream_get_contents($pipes[1]);
         proc_close($p);

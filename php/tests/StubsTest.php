@@ -61,7 +61,7 @@ final class StubsTest extends RedisLockTestCase
                     new $class('x', 1);
                     $this->fail("new $class() works: its stub constructor must be public");
                 } catch (Error $x) {
-                    $this->assertMatchesRegularExpression('/^Cannot create ' . preg_quote($class, '/') . ' with new: .*(\$(client|queue)->|RedisLock\\\\Runtime::)[a-zA-Z]+\(/', $x->getMessage());
+                    $this->assertMatchesRegularExpression('/^Cannot create ' . preg_quote($class, '/') . ' with new: .*(\$(client|queue)->|RedisLock\\\\(Runtime|Telemetry)::)[a-zA-Z]+\(/', $x->getMessage());
                 }
                 $s['methods']['__construct'] = $e['methods']['__construct'];
                 $private++;
@@ -75,7 +75,7 @@ final class StubsTest extends RedisLockTestCase
             }
             $this->assertEquals(self::withoutDocs($e), self::withoutDocs($s), $class);
         }
-        $this->assertSame(11, $private, 'Decision, Leader, Limiter, Lock, MultiLock, Queue, Runtime, Semaphore, Slot, Stock and Task');
+        $this->assertSame(12, $private, 'Decision, Leader, Limiter, Lock, MultiLock, Queue, Runtime, Semaphore, Slot, Stock, Task and Telemetry');
     }
 
     /**

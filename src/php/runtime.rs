@@ -30,8 +30,9 @@ impl Runtime {
     /// does: stops every lease renewal, releases every lock still held (unless
     /// `redislock.release_at_request_end` is off, or the lock was made with
     /// `releaseAtRequestEnd` false: those are left to their leases) and forgets
-    /// reentrant holds. Lock objects that live on (in a static, a service) hold
-    /// nothing afterwards.
+    /// reentrant holds and the request's trace parent (`Telemetry::setParent()`).
+    /// Lock objects that live on (in a static, a service) hold nothing
+    /// afterwards.
     pub fn end_request() -> i64 {
         crate::telemetry::end_request();
         registry::end_request(ini::settings().release_at_request_end) as i64
