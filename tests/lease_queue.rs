@@ -1778,4 +1778,16 @@ fn a_trace_context_goes_with_its_task_and_changes_no_tag_or_group() {
         (found.tags, found.group),
         (vec![b"a".to_vec(), b"b".to_vec()], Some(b"acme".to_vec()))
     );
+
+    // Given back and moved to another queue: the trace moves with it.
+    assert!(lease::release(&config, &keys, &t1.id, &t1.token, 0.0).unwrap());
+    let other = Keys::new(b"", b"traced-too");
+    lease::move_to((&config, &keys), (&config, &other), 0).unwrap();
+    let moved = lease::traces(&config, &other, &[b"t1"]).unwrap();
+    assert_eq!(moved, [Some(tp.as_bytes().to_vec())]);
+    let found = lease::find(&config, &other, b"t1").unwrap().unwrap();
+    assert_eq!(
+        (found.tags, found.group),
+        (vec![b"a".to_vec(), b"b".to_vec()], Some(b"acme".to_vec()))
+    );
 }

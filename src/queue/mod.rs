@@ -266,12 +266,16 @@ impl Tags {
         Ok(self)
     }
 
-    /// How a task's `tags` and `group` are stored.
-    pub fn stored(tags: &[Vec<u8>], group: Option<&[u8]>) -> Vec<u8> {
+    /// How a task's `tags`, `group` and trace context are stored.
+    pub fn stored(tags: &[Vec<u8>], group: Option<&[u8]>, trace: Option<&[u8]>) -> Vec<u8> {
         let mut stored = tags.join(&b' ');
         if let Some(group) = group {
             stored.push(GROUP_MARK);
             stored.extend_from_slice(group);
+        }
+        if let Some(trace) = trace {
+            stored.push(TRACE_MARK);
+            stored.extend_from_slice(trace);
         }
         stored
     }

@@ -193,9 +193,8 @@ impl Queue {
     pub fn ack(&self, part: usize, id: &[u8], token: &str) -> Result<bool, Error> {
         let keys = self.part(part);
         let ack = || lease::ack(&self.config, keys, id, token);
-        telemetry::settle(&self.name, Outcome::Acked, &[(id, token)], ack, |&done| {
-            done
-        })
+        let held = std::iter::once((id, token));
+        telemetry::settle(&self.name, Outcome::Acked, held, ack, |&done| done)
     }
 
     /// [`lease::nack`].
@@ -211,29 +210,24 @@ impl Queue {
         let keys = self.part(part);
         let nack = || lease::nack(&self.config, keys, id, token, delay, terms, reason);
         let done = |n: &Nack| *n != Nack::NotLeased;
-        telemetry::settle(&self.name, Outcome::Nacked, &[(id, token)], nack, done)
+        let held = std::iter::once((id, token));
+        telemetry::settle(&self.name, Outcome::Nacked, held, nack, done)
     }
 
     /// [`lease::bury`].
     pub fn bury(&self, part: usize, id: &[u8], token: &str, reason: &[u8]) -> Result<bool, Error> {
         let keys = self.part(part);
         let bury = || lease::bury(&self.config, keys, id, token, reason);
-        telemetry::settle(&self.name, Outcome::Buried, &[(id, token)], bury, |&done| {
-            done
-        })
+        let held = std::iter::once((id, token));
+        telemetry::settle(&self.name, Outcome::Buried, held, bury, |&done| done)
     }
 
     /// [`lease::release`].
     pub fn release(&self, part: usize, id: &[u8], token: &str, delay: f64) -> Result<bool, Error> {
         let keys = self.part(part);
         let release = || lease::release(&self.config, keys, id, token, delay);
-        telemetry::settle(
-            &self.name,
-            Outcome::Released,
-            &[(id, token)],
-            release,
-            |&done| done,
-        )
+        let held = std::iter::once((id, token));
+        telemetry::settle(&self.name, Outcome::Released, held, release, |&done| done)
     }
 
     /// [`super::put_tagged`], each task in its partition (a partition's
@@ -249,8 +243,7 @@ impl Queue {
         max_length: u64,
         tags: &Tags,
     ) -> Result<Put, Error> {
-        let ids: Vec<&[u8]> = tasks.iter().map(|t| t.id.as_slice()).collect();
-        let op = telemetry::send(&self.name, &ids);
+        let op = telemetry::send(&self.name, tasks.iter().map(|t| t.id.as_slice()));
         let traced = op.traceparent().map(|tp| tags.traced(&tp));
         let put = self.put_tagged(
             tasks,
@@ -321,10 +314,10 @@ impl Queue {
 
     /// [`lease::ack_many`], each partition's in one call.
     pub fn ack_many(&self, tasks: &[Held<'_>]) -> Result<u64, Error> {
-        let held: Vec<(&[u8], &str)> = tasks.iter().map(|t| (t.1, t.2)).collect();
-        let all = held.len() as u64;
+        let held = tasks.iter().map(|t| (t.1, t.2));
+        let all = tasks.len() as u64;
         let ack = || self.ack_each(tasks);
-        telemetry::settle(&self.name, Outcome::Acked, &held, ack, |&n| n == all)
+        telemetry::settle(&self.name, Outcome::Acked, held, ack, |&n| n == all)
     }
 
     fn ack_each(&self, tasks: &[Held<'_>]) -> Result<u64, Error> {
@@ -755,11 +748,11 @@ impl Queue {
         how: &Reserve,
         done: &[Held<'_>],
     ) -> Result<(u64, usize, Vec<Leased>), Error> {
-        let held: Vec<(&[u8], &str)> = done.iter().map(|t| (t.1, t.2)).collect();
-        let all = held.len() as u64;
+        let held = done.iter().map(|t| (t.1, t.2));
+        let all = done.len() as u64;
         let op = telemetry::receive(&self.name);
         let run = || self.ack_then_reserve(terms, how, done);
-        let got = telemetry::settle(&self.name, Outcome::Acked, &held, run, |r| r.0 == all);
+        let got = telemetry::settle(&self.name, Outcome::Acked, held, run, |r| r.0 == all);
         match &got {
             Ok((_, part, tasks)) => self.received(op, *part, tasks, None),
             Err(_) => self.received(op, 0, &[], Some("redis")),

@@ -49,12 +49,12 @@ fn ids(op: &mut Op, ids: &[&[u8]]) {
 
 /// An enqueue of the tasks `ids` starts: its span's `traceparent` is
 /// stored with them ([`crate::queue::Tags::traced`]).
-pub fn send(queue: &[u8], task_ids: &[&[u8]]) -> Op {
+pub fn send<'a>(queue: &[u8], task_ids: impl Iterator<Item = &'a [u8]>) -> Op {
     if !super::on() {
         return Op::default();
     }
     let mut op = Op::start(start("enqueue", "send", queue, SpanKind::Producer));
-    ids(&mut op, task_ids);
+    ids(&mut op, &task_ids.collect::<Vec<_>>());
     op
 }
 
@@ -139,14 +139,18 @@ impl Outcome {
 /// A settle (`outcome`) of the tasks `held` (id, lease token) of `queue`
 /// runs `settle`, which says whether each lease was still this worker's;
 /// each task's process span ends with it.
-pub fn settle<T>(
+pub fn settle<'a, T>(
     queue: &[u8],
     outcome: Outcome,
-    held: &[(&[u8], &str)],
+    held: impl Iterator<Item = (&'a [u8], &'a str)>,
     settle: impl FnOnce() -> Result<T, crate::conn::Error>,
     done: impl Fn(&T) -> bool,
 ) -> Result<T, crate::conn::Error> {
-    if held.is_empty() || !super::on() {
+    if !super::on() {
+        return settle();
+    }
+    let held: Vec<(&[u8], &str)> = held.collect();
+    if held.is_empty() {
         return settle();
     }
     let processes: Vec<Op> = held

@@ -90,7 +90,11 @@ fn import(
                 .arg(has)
                 .arg(t.payload.as_deref().unwrap_or_default())
                 .arg(t.reason.as_deref().unwrap_or_default())
-                .arg(Tags::stored(&t.tags, t.group.as_deref()));
+                .arg(Tags::stored(
+                    &t.tags,
+                    t.group.as_deref(),
+                    t.trace.as_deref(),
+                ));
         }
         call.invoke(c)
     })?;

@@ -36,6 +36,9 @@ pub struct Peeked {
     /// The tags its producer gave it, and its group (see [`Tags`]).
     pub tags: Vec<Vec<u8>>,
     pub group: Option<Vec<u8>>,
+    /// The trace context stored with it (see [`Tags::traced`]), kept when
+    /// it moves.
+    pub trace: Option<Vec<u8>>,
 }
 
 /// The worker and reserve time a lease token tells.
@@ -63,6 +66,7 @@ fn peeked(rows: Vec<Row>) -> Vec<Peeked> {
     rows.into_iter()
         .map(|(id, payload, attempts, state, at, reason, token, tags)| {
             let (worker, since) = lease_of(token.as_deref());
+            let trace = tags.as_deref().and_then(Tags::trace_of).map(<[u8]>::to_vec);
             let (tags, group) = Tags::parts(tags.as_deref());
             Peeked {
                 id,
@@ -75,6 +79,7 @@ fn peeked(rows: Vec<Row>) -> Vec<Peeked> {
                 since,
                 tags,
                 group,
+                trace,
             }
         })
         .collect()
