@@ -300,6 +300,17 @@ final class TelemetryTest extends RedisLockTestCase
         $pool->stop();
     }
 
+    public function testPhpinfoSaysWhetherItIsOnAndNeverTheEndpoint(): void
+    {
+        $on = self::inProcess('phpinfo(INFO_MODULES);', self::collector(['OTEL_EXPORTER_OTLP_ENDPOINT' => 'http://otel:s3cret@127.0.0.1:1']));
+        $this->assertStringContainsString('OpenTelemetry => on: traces, metrics (OTLP/HTTP)', $on);
+        $this->assertStringNotContainsString('s3cret', $on);
+        $traces = self::inProcess('phpinfo(INFO_MODULES);', self::collector(['OTEL_METRICS_EXPORTER' => 'none']));
+        $this->assertStringContainsString('OpenTelemetry => on: traces (OTLP/HTTP)', $traces);
+        $off = self::inProcess('phpinfo(INFO_MODULES);', self::collector(['OTEL_SDK_DISABLED' => 'TRUE']));
+        $this->assertStringContainsString('OpenTelemetry => off (OTEL_SDK_DISABLED)', $off);
+    }
+
     public function testSetParentTakesOnlyAW3cTraceparent(): void
     {
         $out = self::inProcess('foreach ([null, "", "junk", "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", "' . self::PARENT . '\0x", " ' . self::PARENT . ' "] as $tp) {

@@ -240,6 +240,7 @@ extern "C" fn module_info(_module: *mut ModuleEntry) {
                 "Off"
             }
         );
+        info_table_row!("OpenTelemetry", crate::telemetry::described());
         for why in &s.refused {
             info_table_row!("refused from configuration", why.as_str());
         }

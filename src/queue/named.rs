@@ -232,9 +232,9 @@ impl Queue {
 
     /// [`super::put_tagged`], each task in its partition (a partition's
     /// tasks in one call; a partition full stops the rest: its `enqueued`
-    /// counts the tasks enqueued in every partition).
-    /// With telemetry on, the enqueue's span context is stored with the
-    /// tasks (see [`Tags::traced`]).
+    /// counts the tasks enqueued in every partition). With telemetry on,
+    /// the enqueue's span context is stored with the tasks (see
+    /// [`Tags::traced`]).
     pub fn put(
         &self,
         tasks: &[NewTask],
@@ -245,7 +245,7 @@ impl Queue {
     ) -> Result<Put, Error> {
         let op = telemetry::send(&self.name, tasks.iter().map(|t| t.id.as_slice()));
         let traced = op.traceparent().map(|tp| tags.traced(&tp));
-        let put = self.put_tagged(
+        let put = self.put_in_parts(
             tasks,
             delay,
             policy,
@@ -261,7 +261,7 @@ impl Queue {
         put
     }
 
-    fn put_tagged(
+    fn put_in_parts(
         &self,
         tasks: &[NewTask],
         delay: f64,

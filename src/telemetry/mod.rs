@@ -57,9 +57,23 @@ pub fn on() -> bool {
     if state >> 1 == pid {
         return state & 1 == 1;
     }
-    let on = wanted().traces || wanted().metrics;
+    let wanted = wanted();
+    let on = wanted.traces || wanted.metrics;
     STATE.store(pid << 1 | u64::from(on), Ordering::Relaxed);
     on
+}
+
+/// What phpinfo() says of telemetry: on (and which signals) or off, never
+/// the endpoint (its URL may hold a password).
+pub fn described() -> &'static str {
+    let wanted = wanted();
+    match (wanted.traces, wanted.metrics) {
+        (true, true) => "on: traces, metrics (OTLP/HTTP)",
+        (true, false) => "on: traces (OTLP/HTTP)",
+        (false, true) => "on: metrics (OTLP/HTTP)",
+        (false, false) if disabled() => "off (OTEL_SDK_DISABLED)",
+        (false, false) => "off (no OTEL_EXPORTER_OTLP_ENDPOINT, or its exporters none)",
+    }
 }
 
 /// The signals the environment asks for.
@@ -68,13 +82,19 @@ struct Wanted {
     metrics: bool,
 }
 
+/// A variable of the environment, trimmed ("": unset).
+fn var(name: &str) -> String {
+    std::env::var(name)
+        .map(|v| v.trim().to_owned())
+        .unwrap_or_default()
+}
+
+fn disabled() -> bool {
+    var("OTEL_SDK_DISABLED").eq_ignore_ascii_case("true")
+}
+
 fn wanted() -> Wanted {
-    let var = |name: &str| {
-        std::env::var(name)
-            .map(|v| v.trim().to_owned())
-            .unwrap_or_default()
-    };
-    if var("OTEL_SDK_DISABLED").eq_ignore_ascii_case("true") {
+    if disabled() {
         return Wanted {
             traces: false,
             metrics: false,
