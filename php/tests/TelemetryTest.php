@@ -187,8 +187,13 @@ final class TelemetryTest extends RedisLockTestCase
             $s->set(1);
             var_dump($s->take(1), $s->take(1));
             $r = $c->limiter("api", ["limit" => 1, "per" => 60]);
-            var_dump($r->attempt("203.0.113.9")->allowed(), $r->attempt("203.0.113.9")->allowed());', self::collector());
-        $this->assertSame("bool(true)\nint(0)\nbool(false)\nbool(true)\nbool(false)\n", $out);
+            var_dump($r->attempt("203.0.113.9")->allowed(), $r->attempt("203.0.113.9")->allowed());
+            // The drop-in classes go through the same engines.
+            $id = Lock_Service::addLock(7);
+            var_dump(Lock_Service::releaseLock(7, $id));
+            $seed = new RedisLock();
+            var_dump($seed->lock("report"), $seed->unlock("report"));', self::collector());
+        $this->assertSame("bool(true)\nint(0)\nbool(false)\nbool(true)\nbool(false)\nbool(true)\nbool(true)\nbool(true)\n", $out);
 
         [$spans, $points] = self::received();
         $acquire = self::one($spans, 'lock.acquire lock:{job}');
@@ -205,6 +210,11 @@ final class TelemetryTest extends RedisLockTestCase
         $this->assertCount(2, $spans['limit.attempt api']);
         $this->assertSame([true, false], array_map(fn ($s) => $s['attributes']['redislock.granted'], $spans['limit.attempt api']));
         $this->assertStringNotContainsString('203.0.113.9', file_get_contents(self::$received), 'a limited key (an address) is not recorded');
+
+        foreach (['order_lock_7', 'Lock:report'] as $key) {
+            $this->assertTrue(self::one($spans, "lock.acquire $key")['attributes']['redislock.lock.acquired'], $key);
+            $this->assertSame(0, self::one($spans, "lock.hold $key")['status']['code'], "$key: released, not lost");
+        }
 
         $names = array_unique(array_column($points, 'name'));
         $this->assertContains('redislock.lock.wait.duration', $names);

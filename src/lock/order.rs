@@ -20,6 +20,18 @@ pub const COUNTER: &str = "lock_unique_id";
 /// counter; `None` if it is already locked.
 pub fn acquire(config: &Config, order: &[u8], lease: Duration) -> Result<Option<i64>, Error> {
     let key = &Keys::order(&config.prefix, order).lock;
+    let op = crate::telemetry::locks::acquire(key);
+    let id = acquire_id(config, key, lease);
+    if op.live() {
+        // The id is the lock's token (its release names it).
+        let token = id.as_ref().ok().copied().flatten().map(|id| id.to_string());
+        let got = id.as_ref().map(Option::is_some).map_err(|_| ());
+        crate::telemetry::locks::acquired(op, key, token.as_deref().unwrap_or(""), got);
+    }
+    id
+}
+
+fn acquire_id(config: &Config, key: &[u8], lease: Duration) -> Result<Option<i64>, Error> {
     let counter = &config.key(COUNTER.as_bytes());
     if let Topology::Cluster { .. } = config.topology {
         // The counter and the order key are in different hash slots, so no
