@@ -5,7 +5,9 @@
 # Inside, a private mount namespace binds in the repository (at the same
 # path), this user's Rust toolchain (~/.cargo, ~/.rustup) and, over the
 # repository's target/, target/chroot/<dist>/target: the chroot builds its
-# own extension, for its own PHP, and fetches its own frameworks' tests.
+# own extension, for its own PHP, and fetches its own frameworks' tests;
+# the host's target/otlp-python (the tests' OTLP receiver package) is bound
+# in over it.
 # Services the packages bring are never started (policy-rc.d). Needs root.
 set -euo pipefail
 dist=${1:?which Debian release}
@@ -50,6 +52,14 @@ unshare --mount --fork bash -c '
     mount --bind "$d" "$root/$d"
   done
   mount --bind "$target" "$root/$repo/target"
+  # The Python package the OTLP receiver of the tests needs, as the host
+  # installed it (tools/deps.sh): the chroot may not reach PyPI over TLS
+  # (its CA store is the one Debian ships, not the one of the host), and the
+  # package (pure Python, an abi3 protobuf) runs on either Python.
+  if [ -d "$repo/target/otlp-python" ]; then
+    mkdir -p "$root/$repo/target/otlp-python"
+    mount --bind "$repo/target/otlp-python" "$root/$repo/target/otlp-python"
+  fi
   # Chromium starts here, but chromedriver cannot reach its renderer: the
   # browser tests run on the host only (REDISLOCK_BROWSER=0 skips them), and
   # so do the network namespace tests (REDISLOCK_NETNS=0: the chroot has no
