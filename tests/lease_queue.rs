@@ -1744,7 +1744,15 @@ fn a_trace_context_goes_with_its_task_and_changes_no_tag_or_group() {
         .map(|g| (g.name, g.queued))
         .collect();
     assert!(groups.contains(&(b"acme".to_vec(), 1)), "{groups:?}");
-    let traces = |ids: &[&[u8]]| lease::traces(&config, &keys, ids).unwrap();
+    let traces = |ids: &[&[u8]]| -> Vec<Option<Vec<u8>>> {
+        let traced = lease::traces(&config, &keys, ids).unwrap();
+        traced.into_iter().map(|t| t.trace).collect()
+    };
+    let groups_of = |ids: &[&[u8]]| -> Vec<Option<Vec<u8>>> {
+        let traced = lease::traces(&config, &keys, ids).unwrap();
+        traced.into_iter().map(|t| t.group).collect()
+    };
+    assert_eq!(groups_of(&[b"t1", b"t2"]), [Some(b"acme".to_vec()), None]);
     let tp_bytes = Some(tp.as_bytes().to_vec());
     assert_eq!(
         traces(&[b"t1", b"t2", b"t3", b"none"]),
@@ -1784,7 +1792,7 @@ fn a_trace_context_goes_with_its_task_and_changes_no_tag_or_group() {
     let other = Keys::new(b"", b"traced-too");
     lease::move_to((&config, &keys), (&config, &other), 0).unwrap();
     let moved = lease::traces(&config, &other, &[b"t1"]).unwrap();
-    assert_eq!(moved, [Some(tp.as_bytes().to_vec())]);
+    assert_eq!(moved[0].trace.as_deref(), Some(tp.as_bytes()));
     let found = lease::find(&config, &other, b"t1").unwrap().unwrap();
     assert_eq!(
         (found.tags, found.group),

@@ -112,6 +112,7 @@ final class TelemetryTest extends RedisLockTestCase
             'messaging.operation.type' => 'send',
             'messaging.destination.name' => 'orders',
             'messaging.message.id' => 't1',
+            'redislock.task.group' => 'acme',
         ], $send['attributes']);
 
         $receive = self::one($spans, 'reserve orders');
@@ -126,6 +127,7 @@ final class TelemetryTest extends RedisLockTestCase
         $this->assertSame($send['span_id'], $process['parent_span_id']);
         $this->assertSame([['trace_id' => $send['trace_id'], 'span_id' => $send['span_id']]], $process['links']);
         $this->assertSame(1, $process['attributes']['messaging.message.delivery_count']);
+        $this->assertSame('acme', $process['attributes']['redislock.task.group'], 'the tenant, on the worker side too');
         $this->assertSame('ack', $process['attributes']['redislock.outcome']);
         $this->assertSame(0, $process['status']['code'], 'unset: processed');
 

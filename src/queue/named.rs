@@ -243,7 +243,8 @@ impl Queue {
         max_length: u64,
         tags: &Tags,
     ) -> Result<Put, Error> {
-        let op = telemetry::send(&self.name, tasks.iter().map(|t| t.id.as_slice()));
+        let ids = tasks.iter().map(|t| t.id.as_slice());
+        let op = telemetry::send(&self.name, ids, tags.group());
         let traced = op.traceparent().map(|tp| tags.traced(&tp));
         let put = self.put_in_parts(
             tasks,
@@ -782,7 +783,8 @@ impl Queue {
                 id: &t.id,
                 token: &t.token,
                 attempts: t.attempts,
-                trace: traces.get(i).and_then(Option::as_deref),
+                trace: traces.get(i).and_then(|t| t.trace.as_deref()),
+                group: traces.get(i).and_then(|t| t.group.as_deref()),
             })
             .collect();
         telemetry::received(op, &self.name, &received, error);

@@ -49,13 +49,29 @@ fn ids(op: &mut Op, ids: &[&[u8]]) {
 
 /// An enqueue of the tasks `ids` starts: its span's `traceparent` is
 /// stored with them ([`crate::queue::Tags::traced`]).
-pub fn send<'a>(queue: &[u8], task_ids: impl Iterator<Item = &'a [u8]>) -> Op {
+pub fn send<'a>(
+    queue: &[u8],
+    task_ids: impl Iterator<Item = &'a [u8]>,
+    group: Option<&[u8]>,
+) -> Op {
     if !super::on() {
         return Op::default();
     }
     let mut op = Op::start(start("enqueue", "send", queue, SpanKind::Producer));
     ids(&mut op, &task_ids.collect::<Vec<_>>());
+    grouped(&mut op, group);
     op
+}
+
+/// Sets the tasks' group (a tenant: `redislock.task.group`), if they have
+/// one.
+fn grouped(op: &mut Op, group: Option<&[u8]>) {
+    if let Some(group) = group {
+        op.set(
+            "redislock.task.group",
+            String::from_utf8_lossy(group).into_owned(),
+        );
+    }
 }
 
 /// The enqueue ended: `n` tasks sent, or failed (`error`).
@@ -81,6 +97,7 @@ pub struct Received<'a> {
     pub attempts: i64,
     /// The trace context stored with it, if any.
     pub trace: Option<&'a [u8]>,
+    pub group: Option<&'a [u8]>,
 }
 
 /// The reserve ended with `tasks` from `queue` (or failed): each task's
@@ -112,6 +129,7 @@ pub fn received(mut op: Op, queue: &[u8], tasks: &[Received<'_>], error: Option<
             String::from_utf8_lossy(task.id).into_owned(),
         );
         process.set("messaging.message.delivery_count", task.attempts);
+        grouped(&mut process, task.group);
         keep(task.token, process);
     }
 }

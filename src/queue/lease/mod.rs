@@ -28,7 +28,9 @@ pub(crate) use reserve::{Relayed, relay};
 pub use settle::{Nack, REASON_MAX, ack, ack_many, bury, extend, kept_reason, nack, release};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};
 pub use terms::{Rate, set_rate, set_terms};
-pub use waiting::{Group, Peeked, clear, find, groups, leased, queued, remove, tagged, traces};
+pub use waiting::{
+    Group, Peeked, Traced, clear, find, groups, leased, queued, remove, tagged, traces,
+};
 pub use workers::{KEEP, MOST, NOTE, Worker, workers};
 
 /// The most tasks one script call moves: bounds its run time (Redis runs

@@ -128,9 +128,17 @@ pub fn find(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Peeked>, E
     Ok(peek(config, keys, "find", id)?.into_iter().next())
 }
 
-/// The trace contexts stored with the tasks `ids` (see [`Tags::traced`]),
-/// in their order (None: none stored). For telemetry: one round trip.
-pub fn traces(config: &Config, keys: &Keys, ids: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, Error> {
+/// What telemetry reads of a task reserved: the trace context stored with
+/// it (see [`Tags::traced`]) and its group.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Traced {
+    pub trace: Option<Vec<u8>>,
+    pub group: Option<Vec<u8>>,
+}
+
+/// The trace contexts and groups of the tasks `ids`, in their order. For
+/// telemetry: one round trip.
+pub fn traces(config: &Config, keys: &Keys, ids: &[&[u8]]) -> Result<Vec<Traced>, Error> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -139,7 +147,10 @@ pub fn traces(config: &Config, keys: &Keys, ids: &[&[u8]]) -> Result<Vec<Option<
     })?;
     Ok(stored
         .iter()
-        .map(|s| s.as_deref().and_then(Tags::trace_of).map(<[u8]>::to_vec))
+        .map(|s| Traced {
+            trace: s.as_deref().and_then(Tags::trace_of).map(<[u8]>::to_vec),
+            group: Tags::parts(s.as_deref()).1,
+        })
         .collect())
 }
 
