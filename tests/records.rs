@@ -1,6 +1,7 @@
 //! A task's records (queue_record.lua): any payload, and any tags and
-//! group a task takes, come back as they went in through every path that
-//! stores and restores a task. Tags and groups that a task cannot take
+//! group a task takes, and the trace context telemetry stores with them,
+//! come back as they went in through every path that stores and restores a
+//! task. Tags and groups that a task cannot take
 //! (spaces, control bytes, empty, too long) are refused before anything is
 //! written.
 
@@ -46,8 +47,23 @@ fn tag() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-fn tags() -> impl Strategy<Value = (Vec<Vec<u8>>, Option<Vec<u8>>)> {
-    (prop::collection::vec(tag(), 0..5), prop::option::of(tag()))
+/// A W3C traceparent, as telemetry stores it with a task's tags
+/// (`Tags::traced`).
+fn trace() -> impl Strategy<Value = Vec<u8>> {
+    (any::<u128>(), any::<u64>(), any::<bool>()).prop_map(|(t, s, sampled)| {
+        let (t, s) = (t.max(1), s.max(1));
+        format!("00-{t:032x}-{s:016x}-0{}", u8::from(sampled)).into_bytes()
+    })
+}
+
+type Stored = (Vec<Vec<u8>>, Option<Vec<u8>>, Option<Vec<u8>>);
+
+fn tags() -> impl Strategy<Value = Stored> {
+    (
+        prop::collection::vec(tag(), 0..5),
+        prop::option::of(tag()),
+        prop::option::of(trace()),
+    )
 }
 
 /// Tags a task refuses, mostly.
@@ -82,6 +98,7 @@ struct Version {
     tags: Tags,
     list: Vec<Vec<u8>>,
     group: Option<Vec<u8>>,
+    trace: Option<Vec<u8>>,
 }
 
 impl Version {
@@ -99,19 +116,19 @@ impl Version {
         assert_eq!(seen.payload, self.payload, "{path}: payload");
         assert_eq!(seen.tags, self.list, "{path}: tags");
         assert_eq!(seen.group, self.group, "{path}: group");
+        assert_eq!(seen.trace, self.trace, "{path}: trace context");
     }
 }
 
-fn version(
-    payload: Option<Vec<u8>>,
-    (tags, group): (Vec<Vec<u8>>, Option<Vec<u8>>),
-) -> Option<Version> {
+fn version(payload: Option<Vec<u8>>, (tags, group, trace): Stored) -> Option<Version> {
     let (made, list) = taken(&tags, &group)?;
+    let tp = |t: &Vec<u8>| String::from_utf8(t.clone()).expect("a traceparent is text");
     Some(Version {
         payload,
-        tags: made,
+        tags: trace.as_ref().map_or(made.clone(), |t| made.traced(&tp(t))),
         list,
         group,
+        trace,
     })
 }
 
