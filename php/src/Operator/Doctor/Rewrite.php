@@ -1,0 +1,565 @@
+<?php
+
+declare(strict_types=1);
+
+namespace RedisLock\Operator\Doctor;
+
+use PhpParser\Node;
+use PhpParser\Node\Expr;
+use PhpParser\Node\Stmt;
+use PhpParser\NodeFinder;
+use PhpParser\NodeTraverser;
+use PhpParser\NodeVisitorAbstract;
+
+/**
+ * A copy's class rewritten in its file's syntax tree so that the methods
+ * doing an original's work (its roles) send no Redis command of their own:
+ * the extension's class does that. Only the protocol goes (the Redis
+ * calls, their connection and keys, the wait loop); every other statement,
+ * the signature and the return expressions stay, fed with the extension's
+ * result. `apply()` says why where it cannot show that a method keeps its
+ * contract: then the caller leaves the file as it was.
+ */
+final class Rewrite
+{
+    /** The comment a rewritten method starts with (and how a second run knows it). */
+    public const MARK = "redislock doctor: the extension's";
+
+    /** Whether the extension's object takes the connection the copy's constructor makes (no INI line needed for it). */
+    public bool $handedOver = false;
+
+    private Protocol $protocol;
+    private string $ext;
+
+    /**
+     * @param array $class the copy's facts (Php::classes()), its `node` in the file's tree
+     * @param array<string, string> $roles original's method => the copy's
+     */
+    public function __construct(private array $class, private string $original, private array $roles)
+    {
+        $this->protocol = new Protocol($class, array_values($roles), $original);
+        // (Its name whatever the app declares: a copy may hold the global one.)
+        $this->ext = '\\RedisLock\\DropIn\\' . $original;
+    }
+
+    /**
+     * Why a method would lose more than its protocol if it were replaced
+     * whole (null: nothing would be lost), by the copy's method name.
+     *
+     * @return array<string, string>
+     */
+    public function beyondProtocol(): array
+    {
+        $out = [];
+        foreach ($this->roles as $mine) {
+            $why = $this->protocol->beyond($mine);
+            if ($why !== null) {
+                $out[$mine] = $why;
+            }
+        }
+        return $out;
+    }
+
+    /**
+     * Rewrites the class in place; returns why it cannot (each a line for
+     * a human), an empty list when it did.
+     *
+     * @return list<string>
+     */
+    public function apply(): array
+    {
+        $why = $this->original === 'Lock_Service' ? $this->orderLocks() : $this->delegates();
+        return $why;
+    }
+
+    // ---- Lock_Service: statement by statement ---------------------------------------------------------------
+
+    /** @return list<string> */
+    private function orderLocks(): array
+    {
+        $why = [];
+        foreach ($this->roles as $theirs => $mine) {
+            $method = $this->class['does'][$mine]['node'];
+            if ($method->stmts === null) {
+                $why[] = "$mine() has no body";
+                continue;
+            }
+            $said = match ($theirs) {
+                'addLock' => $this->take($method),
+                'releaseLock' => $this->release($method),
+                'generateUniqueLockId' => $this->nextId($method),
+                default => null,
+            };
+            if ($said === null) {
+                $this->dropDeadLocals($method);
+                $left = (new NodeFinder())->findFirst($method->stmts, fn (Node $n) => $this->protocol->isRedisCall($n));
+                $said = $left === null ? null : "line {$left->getStartLine()}: " . Php::code($left) . ' is Redis work the doctor cannot map onto the extension\'s ' . $theirs . '()';
+            }
+            if ($said !== null) {
+                $why[] = "$mine(), $said";
+                continue;
+            }
+            array_unshift($method->stmts, self::mark("{$this->ext}::$theirs() does the Redis work of this method."));
+        }
+        return $why;
+    }
+
+    /** addLock(): the id and the SET become the extension's addLock(); the rest stays. */
+    private function take(Stmt\ClassMethod $method): ?string
+    {
+        $finder = new NodeFinder();
+        $sets = $finder->find($method->stmts, fn (Node $n) => $this->protocol->isRedisCall($n)
+            && in_array(strtolower($n->name->toString()), ['set', 'setnx'], true));
+        if (count($sets) !== 1) {
+            return count($sets) === 0 ? 'no SET of the order\'s key was found' : 'it SETs more than one key';
+        }
+        $set = $sets[0];
+        $key = $this->orderKey($set->args[0]->value ?? null, $method);
+        if (is_string($key)) {
+            return $key;
+        }
+        // The id: a local variable set from INCR (or from the copy's id method) and given to the SET.
+        $value = $set->args[1]->value ?? null;
+        if (!$value instanceof Expr\Variable || !is_string($value->name)) {
+            return 'the SET stores ' . ($value === null ? 'nothing' : Php::code($value)) . ', not an id from the counter';
+        }
+        $idSet = $finder->findFirst($method->stmts, fn (Node $n) => $n instanceof Expr\Assign && $n->var instanceof Expr\Variable
+            && $n->var->name === $value->name);
+        $source = $idSet?->expr;
+        $fromCounter = $source !== null && ($this->isCounterCall($source) || $this->isIdMethodCall($source));
+        if (!$fromCounter) {
+            return '$' . $value->name . ' does not come from INCR of the id counter';
+        }
+        if (is_string($why = $this->counterKey($source))) {
+            return $why;
+        }
+        $ttl = $this->ttlOf($set, $method);
+        if ($ttl === null) {
+            return 'the SET\'s lease (EX or PX) was not found';
+        }
+        if (!$this->before($idSet, $key[1], $ttl, $method)) {
+            return 'the order id or the lease is computed after the id is taken';
+        }
+        // $id = <the extension's addLock()>; the SET's reply is what the client said: true or false
+        // (phpredis), 1 or 0 (SETNX on Predis), OK or NULL (SET on Predis).
+        $idSet->expr = Php::expression("{$this->ext}::addLock(" . Php::code($key[1]) . ', ' . Php::code($ttl) . ')');
+        $got = '$' . $value->name . ' !== false';
+        $reply = match (true) {
+            !$this->class['predis'] => $got,
+            strtolower($set->name->toString()) === 'setnx' => "(int) ($got)",
+            default => "($got ? true : null)",
+        };
+        $this->replace($method, $set, Php::expression($reply));
+        // The EXPIRE a SETNX needed: the extension's lock has its lease already.
+        $this->dropCalls($method, ['expire', 'pexpire']);
+        return null;
+    }
+
+    /** releaseLock(): the GET-compare and the DEL (or a compare-and-delete script) become the extension's releaseLock(). */
+    private function release(Stmt\ClassMethod $method): ?string
+    {
+        $finder = new NodeFinder();
+        $evals = $finder->find($method->stmts, fn (Node $n) => $this->protocol->isRedisCall($n) && strtolower($n->name->toString()) === 'eval');
+        if ($evals !== []) {
+            return $this->releaseByScript($method, $evals);
+        }
+        $compares = $finder->find($method->stmts, fn (Node $n) => $n instanceof Expr\BinaryOp
+            && ($this->isGet($n->left) || $this->isGet($n->right)));
+        if (count($compares) !== 1 || !($compares[0] instanceof Expr\BinaryOp\Equal || $compares[0] instanceof Expr\BinaryOp\Identical
+            || $compares[0] instanceof Expr\BinaryOp\NotEqual || $compares[0] instanceof Expr\BinaryOp\NotIdentical)) {
+            return 'the comparison of the lock\'s value with the id was not found';
+        }
+        $compare = $compares[0];
+        [$get, $id] = $this->isGet($compare->left) ? [$compare->left, $compare->right] : [$compare->right, $compare->left];
+        $key = $this->orderKey($get->args[0]->value ?? null, $method);
+        if (is_string($key)) {
+            return $key;
+        }
+        $dels = $finder->find($method->stmts, fn (Node $n) => $this->protocol->isRedisCall($n) && in_array(strtolower($n->name->toString()), ['del', 'delete', 'unlink'], true));
+        if ($dels === []) {
+            return 'no DEL of the order\'s key was found';
+        }
+        $released = '$redislockReleased';
+        $call = "($released = {$this->ext}::releaseLock(" . Php::code($key[1]) . ', ' . Php::code($id) . '))';
+        $negated = $compare instanceof Expr\BinaryOp\NotEqual || $compare instanceof Expr\BinaryOp\NotIdentical;
+        $this->replace($method, $compare, Php::expression($negated ? "!$call" : $call));
+        // A WATCH, MULTI, DEL and EXEC whose replies nothing reads go; a DEL whose reply is read
+        // answers how many keys it deleted.
+        $this->dropCalls($method, ['watch', 'unwatch', 'multi', 'exec', 'discard', 'del', 'delete', 'unlink']);
+        foreach ($finder->find($method->stmts, fn (Node $n) => $this->protocol->isRedisCall($n)
+            && in_array(strtolower($n->name->toString()), ['del', 'delete', 'unlink'], true)) as $del) {
+            $parent = $del->getAttribute('parent');
+            if ($parent instanceof Expr\MethodCall) {
+                return 'line ' . $del->getStartLine() . ': the reply of its MULTI is read, which the doctor cannot map';
+            }
+            $this->replace($method, $del, Php::expression($parent instanceof Expr\Cast\Bool_ ? $released : "(int) $released"));
+        }
+        $this->dropCalls($method, ['watch', 'unwatch', 'multi', 'exec', 'discard']);
+        return null;
+    }
+
+    /** @param list<Expr\MethodCall> $evals */
+    private function releaseByScript(Stmt\ClassMethod $method, array $evals): ?string
+    {
+        if (count($evals) !== 1) {
+            return 'it runs more than one script';
+        }
+        $eval = $evals[0];
+        $script = $this->scriptText($eval->args[0]->value ?? null, $method);
+        if ($script === null || stripos($script, 'get') === false || stripos($script, 'del') === false) {
+            return 'its script is not a compare-and-delete the doctor can read';
+        }
+        // phpredis: eval($script, [$key, $id], 1); Predis: eval($script, 1, $key, $id).
+        $args = array_map(fn ($a) => $a->value, array_slice($eval->args, 1));
+        if (($args[0] ?? null) instanceof Expr\Array_ && count($args[0]->items) === 2) {
+            [$keyExpr, $id] = [$args[0]->items[0]->value, $args[0]->items[1]->value];
+        } elseif (count($args) === 3) {
+            [$keyExpr, $id] = [$args[1], $args[2]];
+        } else {
+            return 'the script\'s key and id were not found';
+        }
+        $key = $this->orderKey($keyExpr, $method);
+        if (is_string($key)) {
+            return $key;
+        }
+        $this->replace($method, $eval, Php::expression("(int) {$this->ext}::releaseLock(" . Php::code($key[1]) . ', ' . Php::code($id) . ')'));
+        return null;
+    }
+
+    /** generateUniqueLockId(): the INCR becomes the extension's. */
+    private function nextId(Stmt\ClassMethod $method): ?string
+    {
+        $incrs = (new NodeFinder())->find($method->stmts, fn (Node $n) => $this->isCounterCall($n));
+        if (count($incrs) !== 1) {
+            return 'the INCR of the id counter was not found';
+        }
+        if (is_string($why = $this->counterKey($incrs[0]))) {
+            return $why;
+        }
+        $this->replace($method, $incrs[0], Php::expression("{$this->ext}::generateUniqueLockId()"));
+        return null;
+    }
+
+    private function isCounterCall(Node $n): bool
+    {
+        return $this->protocol->isRedisCall($n) && in_array(strtolower($n->name->toString()), ['incr', 'incrby'], true);
+    }
+
+    private function isIdMethodCall(Node $n): bool
+    {
+        return isset($this->roles['generateUniqueLockId']) && $this->protocol->ownMethod($n) === $this->roles['generateUniqueLockId'];
+    }
+
+    private function isGet(Node $n): bool
+    {
+        return $this->protocol->isRedisCall($n) && strtolower($n->name->toString()) === 'get';
+    }
+
+    /** Null when the INCR (or the copy's id method) counts in the original's counter, else why not. */
+    private function counterKey(Expr $source): ?string
+    {
+        if ($this->isIdMethodCall($source)) {
+            return null; // (Its INCR is checked as that method's.)
+        }
+        $key = $this->protocol->key($source->args[0]->value ?? new Expr\ConstFetch(new Node\Name('null')), null);
+        if ($key === null || $key[1] !== null) {
+            return 'its id counter (' . Php::code($source->args[0]->value ?? $source) . ') is not one the doctor can read';
+        }
+        if ($key[0] !== 'lock_unique_id') {
+            return "its id counter is its own ('{$key[0]}'), not the original's lock_unique_id: the extension's ids come from lock_unique_id,"
+                . ' so old and new processes would hand out ids from two sequences';
+        }
+        return null;
+    }
+
+    /** @return array{string, Expr}|string the order key's start and the order id, or why it is not the original's */
+    private function orderKey(?Expr $expr, Stmt\ClassMethod $method): array|string
+    {
+        $key = $expr === null ? null : $this->protocol->key($expr, $method);
+        if ($key === null || $key[1] === null) {
+            return 'its order key (' . ($expr === null ? 'none' : Php::code($expr)) . ') is not one the doctor can read';
+        }
+        if ($key[0] !== 'order_lock_') {
+            return "its order keys are its own ('{$key[0]}...'), not the original's order_lock_<id>: the extension's locks are order_lock_<id>,"
+                . ' so during a rolling deploy old and new processes could hold one order at once';
+        }
+        return $key;
+    }
+
+    /** The SET's lease in seconds: `['ex' => $t]`, `'EX', $t`, PX as ms, or the EXPIRE after a SETNX. */
+    private function ttlOf(Expr\MethodCall $set, Stmt\ClassMethod $method): ?Expr
+    {
+        $args = array_map(fn ($a) => $a->value, array_slice($set->args, 2));
+        foreach ($args as $i => $arg) {
+            if ($arg instanceof Expr\Array_) {
+                foreach ($arg->items as $item) {
+                    $unit = $item?->key === null ? null : strtolower((string) $this->protocol->text($item->key));
+                    if ($unit === 'ex' || $unit === 'px') {
+                        return $unit === 'ex' ? $item->value : new Expr\BinaryOp\Div($item->value, new Node\Scalar\LNumber(1000));
+                    }
+                }
+            }
+            $unit = strtolower((string) $this->protocol->text($arg));
+            if (($unit === 'ex' || $unit === 'px') && isset($args[$i + 1])) {
+                return $unit === 'ex' ? $args[$i + 1] : new Expr\BinaryOp\Div($args[$i + 1], new Node\Scalar\LNumber(1000));
+            }
+        }
+        $expire = (new NodeFinder())->findFirst($method->stmts, fn (Node $n) => $this->protocol->isRedisCall($n)
+            && in_array(strtolower($n->name->toString()), ['expire', 'pexpire'], true));
+        if ($expire !== null && isset($expire->args[1])) {
+            return strtolower($expire->name->toString()) === 'expire' ? $expire->args[1]->value
+                : new Expr\BinaryOp\Div($expire->args[1]->value, new Node\Scalar\LNumber(1000));
+        }
+        return null;
+    }
+
+    /** Whether every variable of the order id and the lease is a parameter, or set before the statement at `$at`. */
+    private function before(Node $at, Expr $order, Expr $ttl, Stmt\ClassMethod $method): bool
+    {
+        $params = array_map(fn ($p) => $p->var->name, $method->params);
+        foreach ((new NodeFinder())->findInstanceOf([$order, $ttl], Expr\Variable::class) as $var) {
+            if (!is_string($var->name) || in_array($var->name, $params, true) || $var->name === 'this') {
+                continue;
+            }
+            $set = (new NodeFinder())->findFirst($method->stmts, fn (Node $n) => $n instanceof Expr\Assign
+                && $n->var instanceof Expr\Variable && $n->var->name === $var->name);
+            if ($set === null || $set->getStartFilePos() >= $at->getStartFilePos()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The text of a script: a literal, a constant, or a local variable set once to one. */
+    private function scriptText(?Expr $expr, Stmt\ClassMethod $method): ?string
+    {
+        $key = $expr === null ? null : $this->protocol->key($expr, $method);
+        return $key !== null && $key[1] === null ? $key[0] : null;
+    }
+
+    // ---- RedisLock and RedisQueue: methods that are the protocol alone call the extension's object ------------
+
+    /** @return list<string> */
+    private function delegates(): array
+    {
+        $why = [];
+        foreach ($this->beyondProtocol() as $mine => $what) {
+            $why[] = "$mine() does more than Redis work ($what): the doctor cannot yet keep that beside the extension's "
+                . array_search($mine, $this->roles, true) . '(), and a whole rewrite would lose it';
+        }
+        $prefix = $this->original === 'RedisLock' ? 'Lock:' : 'Queue:';
+        $own = [];
+        foreach ($this->roles as $theirs => $mine) {
+            if ($this->class['does'][$mine]['node']->stmts === null) {
+                $why[] = "$mine() has no body";
+            }
+            $own = [...$own, ...array_diff($this->keysOf($mine), [$prefix])];
+        }
+        if ($own !== []) {
+            $why[] = 'its keys are its own (' . implode(', ', array_map(fn ($k) => "'$k...'", array_unique($own))) . "), not the original's $prefix<name>:"
+                . ' the extension\'s are ' . $prefix . '<name>, so during a rolling deploy old and new processes would not see each other\'s '
+                . ($this->original === 'RedisLock' ? 'locks' : 'tasks');
+        }
+        if ($why !== []) {
+            return array_values(array_unique($why));
+        }
+        $static = false;
+        $connection = $this->connectionProperty();
+        foreach ($this->roles as $theirs => $mine) {
+            $d = $this->class['does'][$mine];
+            $static = $static || $d['static'];
+            $params = array_keys($this->class['methods'][$mine]);
+            $wanted = count(Classifier::ORIGINALS[$this->original][$theirs]);
+            $args = implode(', ', array_map(fn ($p) => "\$$p", array_slice($params, 0, $wanted)));
+            $target = ($d['static'] ? 'self::' : '$this->') . "redislockDelegate()->$theirs($args)";
+            $boolish = $d['returns'] !== [] && array_filter($d['returns'], fn ($r) => !Classifier::boolish($r)) === [];
+            $body = $theirs === 'isLocking' && $boolish ? "return (bool) $target;" : "return $target;";
+            $this->setBody($d['node'], [self::mark("{$this->ext}::$theirs() does this."), ...Php::statements($body)]);
+        }
+        $this->addDelegate($static, $connection);
+        return [];
+    }
+
+    /** A method's new body; a method written on one line is printed anew (a comment in one line would end it). */
+    private function setBody(Stmt\ClassMethod $method, array $stmts): void
+    {
+        if ($method->getStartLine() !== $method->getEndLine()) {
+            $method->stmts = $stmts;
+            return;
+        }
+        $new = new Stmt\ClassMethod($method->name->toString(), ['flags' => $method->flags, 'byRef' => $method->byRef,
+            'params' => $method->params, 'returnType' => $method->returnType, 'stmts' => $stmts, 'attrGroups' => $method->attrGroups],
+            ['comments' => $method->getComments()]);
+        foreach ($this->class['node']->stmts as $i => $stmt) {
+            if ($stmt === $method) {
+                $this->class['node']->stmts[$i] = $new;
+            }
+        }
+    }
+
+    /** The constant starts of the keys a method's Redis calls name (their first argument). */
+    private function keysOf(string $mine): array
+    {
+        $method = $this->class['does'][$mine]['node'];
+        $keys = [];
+        foreach ((new NodeFinder())->find($method->stmts ?? [], fn (Node $n) => $this->protocol->isRedisCall($n)) as $call) {
+            $name = strtolower($call->name->toString());
+            if (in_array($name, ['connect', 'pconnect', 'auth', 'select', 'multi', 'exec', 'discard', 'unwatch', 'eval', 'evalsha', 'lock', 'unlock'], true)
+                || !isset($call->args[0])) {
+                continue;
+            }
+            $key = $this->protocol->key($call->args[0]->value, $method);
+            if ($key !== null && $key[1] !== null) {
+                $keys[] = $key[0];
+            }
+        }
+        return array_unique($keys);
+    }
+
+    /**
+     * The extension's object the methods call: one per object, made with
+     * the connection the copy's constructor takes or makes (a factory's,
+     * a framework's, an injected one), or its constructor's parameter.
+     */
+    private function addDelegate(bool $static, ?string $connection): void
+    {
+        $node = $this->class['node'];
+        $ext = $this->ext;
+        $ctor = null;
+        foreach ($node->getMethods() as $m) {
+            if (strcasecmp($m->name->toString(), '__construct') === 0) {
+                $ctor = $m;
+            }
+        }
+        $made = 'new ' . $ext . '()';
+        $self = $static ? 'self::$' : '$this->';
+        if ($connection !== null) {
+            // The connection the copy's Redis calls went through, however it came (made, a factory's, a
+            // framework's, injected): its server, database, credentials and prefix. (A framework's
+            // connection object hands out its client.)
+            $this->handedOver = true;
+            $made = "new $ext(\$c === null || \$c instanceof \\Redis || !method_exists(\$c, 'client') ? \$c : \$c->client())";
+            $made = "{ \$c = {$self}$connection ?? null; return {$self}redislockDelegate ??= $made; }";
+        } elseif (!$static && $ctor !== null && $ctor->stmts !== null && $ctor->params !== []) {
+            array_unshift($ctor->stmts, ...Php::statements("\$this->redislockDelegate = new $ext(\${$ctor->params[0]->var->name});"));
+        }
+        $made = str_starts_with($made, '{') ? $made : "{ return {$self}redislockDelegate ??= $made; }";
+        $property = ($static ? 'private static ' : 'private ') . "?$ext \$redislockDelegate = null;";
+        $accessor = ($static ? 'private static' : 'private') . " function redislockDelegate(): $ext $made";
+        $members = Php::statements("class X { $property $accessor }")[0]->stmts;
+        $members[0]->setAttribute('comments', [new \PhpParser\Comment("// redislock doctor: the extension's {$this->original} these methods call.")]);
+        array_push($node->stmts, ...$members);
+    }
+
+    /** The property the copy's Redis calls go through (`$this->redis`), or null. */
+    private function connectionProperty(): ?string
+    {
+        foreach ($this->roles as $mine) {
+            foreach ((new NodeFinder())->find($this->class['does'][$mine]['node']->stmts ?? [], fn (Node $n) => $this->protocol->isRedisCall($n)) as $call) {
+                $receiver = $call->var;
+                while ($receiver instanceof Expr\MethodCall) {
+                    $receiver = $receiver->var;
+                }
+                if (($p = Protocol::property($receiver)) !== null) {
+                    return $p;
+                }
+            }
+        }
+        return null;
+    }
+
+    // ---- edits ------------------------------------------------------------------------------------------------
+
+    private static function mark(string $text): Stmt\Nop
+    {
+        return new Stmt\Nop(['comments' => [new \PhpParser\Comment('// ' . self::MARK . ' ' . substr($text, strlen('\\RedisLock\\DropIn\\')))]]);
+    }
+
+    /** Replaces the node `$old` (found by identity) with `$new` in the method. */
+    private function replace(Stmt\ClassMethod $method, Node $old, Node $new): void
+    {
+        $traverser = new NodeTraverser();
+        $traverser->addVisitor(new class ($old, $new) extends NodeVisitorAbstract {
+            public function __construct(private Node $old, private Node $new)
+            {
+            }
+
+            public function leaveNode(Node $node)
+            {
+                return $node === $this->old ? $this->new : null;
+            }
+        });
+        $method->stmts = $traverser->traverse($method->stmts);
+    }
+
+    /** Drops the statements that are only a call of these commands (a chain of them too), and ifs left empty by that. */
+    private function dropCalls(Stmt\ClassMethod $method, array $commands): void
+    {
+        $protocol = $this->protocol;
+        $only = function (Expr $e) use (&$only, $protocol, $commands): bool {
+            if ($e instanceof Expr\Cast\Int_ || $e instanceof Expr\Cast\Bool_) {
+                return $only($e->expr);
+            }
+            if (!$protocol->isRedisCall($e) || !in_array(strtolower($e->name->toString()), $commands, true)) {
+                return false;
+            }
+            return !$e->var instanceof Expr\MethodCall || $only($e->var) || !$protocol->isRedisCall($e->var);
+        };
+        $this->dropStatements($method, fn (Stmt $s) => $s instanceof Stmt\Expression && $only($s->expr));
+    }
+
+    /** Local variables set to a connection, a key or a script that nothing reads any more: their statements go. */
+    private function dropDeadLocals(Stmt\ClassMethod $method): void
+    {
+        for ($round = 0; $round < 4; $round++) {
+            $reads = [];
+            foreach ((new NodeFinder())->findInstanceOf($method->stmts, Expr\Variable::class) as $var) {
+                $parent = $var->getAttribute('parent');
+                if (is_string($var->name) && !($parent instanceof Expr\Assign && $parent->var === $var)) {
+                    $reads[$var->name] = true;
+                }
+            }
+            $before = count((new NodeFinder())->findInstanceOf($method->stmts, Stmt::class));
+            $this->dropStatements($method, fn (Stmt $s) => $s instanceof Stmt\Expression && $s->expr instanceof Expr\Assign
+                && $s->expr->var instanceof Expr\Variable && is_string($s->expr->var->name) && !isset($reads[$s->expr->var->name])
+                && $this->isProtocolValue($s->expr->expr, $method));
+            if (count((new NodeFinder())->findInstanceOf($method->stmts, Stmt::class)) === $before) {
+                return;
+            }
+        }
+    }
+
+    /** A connection, a key, a script or a clock: a value only the protocol used. */
+    private function isProtocolValue(Expr $e, Stmt\ClassMethod $method): bool
+    {
+        if (($own = $this->protocol->ownMethod($e)) !== null) {
+            return $this->protocol->isConnectionMethod($own);
+        }
+        return $this->protocol->key($e, $method) !== null || Protocol::isConnectionCall($e) || $e instanceof Expr\PropertyFetch
+            || ($e instanceof Expr\New_ && $e->class instanceof Node\Name && in_array(strtolower($e->class->getLast()), ['redis', 'client'], true))
+            || ($e instanceof Expr\FuncCall && $e->name instanceof Node\Name && in_array(strtolower($e->name->toString()), ['time', 'microtime'], true));
+    }
+
+    private function dropStatements(Stmt\ClassMethod $method, callable $drop): void
+    {
+        $traverser = new NodeTraverser();
+        $traverser->addVisitor(new class ($drop) extends NodeVisitorAbstract {
+            public function __construct(private $drop)
+            {
+            }
+
+            public function leaveNode(Node $node)
+            {
+                if ($node instanceof Stmt && ($this->drop)($node)) {
+                    return NodeTraverser::REMOVE_NODE;
+                }
+                if ($node instanceof Stmt\If_ && $node->stmts === [] && $node->else === null && $node->elseifs === []
+                    && $node->cond instanceof Expr\Variable) {
+                    return NodeTraverser::REMOVE_NODE;
+                }
+                return null;
+            }
+        });
+        $method->stmts = $traverser->traverse($method->stmts);
+    }
+}
