@@ -81,26 +81,39 @@ final class DoctorTest extends RedisLockTestCase
             // app => [class, original, what its changes say, what its steps say]
             'service-article' => ['Lock_Service', 'Lock_Service', [], ['stop loading', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
             'service-30s' => ['Lock_Service', 'Lock_Service', ['$intExpireTime defaults to 30'], ['redislock.lock_service_expire = 30']],
-            'redislock-factory' => ['RedisLock', 'RedisLock', ['$timeout defaults to 10', 'RedisFactory::get'], ['redislock.redis_lock_timeout = 10', 'redislock.connections = "lock=redis://HOST:PORT/DB"', "('lock')"]],
-            'redislock-namespaced' => ['app\common\service\RedisLock', 'RedisLock', ['named app\common\service\RedisLock'], ['namespace app\common\service; class RedisLock extends \RedisLock {}']],
+            // (The connection its factory makes goes to the extension: no INI line.)
+            'redislock-factory' => ['RedisLock', 'RedisLock', ['$timeout defaults to 10', 'RedisFactory::get'], ['rewrite the class RedisLock', 'every other statement as it is']],
+            'redislock-namespaced' => ['app\common\service\RedisLock', 'RedisLock', ['named app\common\service\RedisLock'], ['with a subclass of the extension\'s: `class RedisLock extends \RedisLock {}`']],
             'redislock-extras' => ['RedisLock', 'RedisLock', ['$expire defaults to 8', 'onLock, delLock', "its keys are its own ('lock:')", 'isLocking() returns true or false'],
-                ['rewrite the class RedisLock', 'lock(), unlock(), isLocking()']],
+                ['leaves', "its keys are its own ('lock:...'), not the original's Lock:<name>"]],
             'trait' => ['App\Support\RedisLockTrait', 'RedisLock', ['a trait'], ['rewrite the trait App\Support\RedisLockTrait']],
             'service-predis' => ['App\Services\Lock_Service', 'Lock_Service', ['addLock() returns NULL when it does not take the lock', 'without the original\'s generateUniqueLockId()'],
                 ['rewrite the class App\Services\Lock_Service', 'lock_service=redis://192.0.2.7:6379']],
             'service-predis-run' => ['App\Services\Lock_Service', 'Lock_Service', ['addLock() returns NULL when it does not take the lock'],
                 ['rewrite the class App\Services\Lock_Service', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
             'redislock-laravel' => ['App\Support\RedisLock', 'RedisLock', ['isLocking() returns true or false', 'lock() may expire or take over a lock another holds', 'Redis::connection()'],
-                ['rewrite the class App\Support\RedisLock', 'redislock.default_dsn = "redis://HOST:PORT/DB"']],
+                ['rewrite the class App\Support\RedisLock']],
             'laravel-run' => ['App\Support\RedisLock', 'RedisLock', ['isLocking() returns true or false', 'Redis::connection()'],
-                ['rewrite the class App\Support\RedisLock', 'redislock.default_dsn = "redis://HOST:PORT/DB"']],
+                ['rewrite the class App\Support\RedisLock']],
+            // Return wrappers and log lines kept; the id helper found by what it does (INCR).
+            'service-wrapped' => ['App\Lib\OrderLock', 'Lock_Service', ["getUniqueLockId() does the work of the original's generateUniqueLockId()"],
+                ['rewrite the class App\Lib\OrderLock', 'addLock(), releaseLock(), getUniqueLockId()']],
+            // Keys of its own, and statements beside the protocol the doctor cannot keep yet: left as they are.
+            'service-own-keys' => ['Lock_Service', 'Lock_Service', [], ['leaves', "REDIS_LOCK_UNIQUE_ID_KEY = APP_ENV . '_lock_id'", 'a counter of its own']],
+            'redislock-logged' => ['App\Support\RedisLock', 'RedisLock', [], ['leaves', 'lock() does more than Redis work', 'which the app reads elsewhere']],
+            'service-host' => ['Lock_Service', 'Lock_Service', [], ['stop loading', 'lock_service=redis://10.20.30.40:PORT']],
             'trait-parent' => ['App\Cache\TRedisLock', 'RedisLock', ['a trait'], ['rewrite the trait App\Cache\TRedisLock']],
             'service-renamed' => ['app\common\service\RedisLock', 'Lock_Service', ['named app\common\service\RedisLock', 'lock() does the work of the original\'s addLock()',
                 'unlock() does the work of the original\'s releaseLock()', '$expire defaults to 8'], ['rewrite the class', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
             'queue' => ['RedisQueue', 'RedisQueue', [], ['stop loading']],
             'unrelated' => ['redisLock', null, [], ['keeps using it']],
         ];
-        $this->assertEqualsCanonicalizing([...array_keys($expected), 'lookalike'], array_map('basename', glob(self::CORPUS . '/*', GLOB_ONLYDIR)), 'every app of the corpus is checked');
+        $this->assertEqualsCanonicalizing([...array_keys($expected), 'lookalike', 'seed-together'], array_map('basename', glob(self::CORPUS . '/*', GLOB_ONLYDIR)), 'every app of the corpus is checked');
+        // Three copies in one file: each found, the file rewritten once with all of them.
+        $together = self::reports('seed-together');
+        $this->assertSame(['Shop\Infra\Lock_Service', 'Shop\Infra\RedisLock', 'Shop\Infra\RedisQueue'], array_keys($together));
+        $this->assertSame(['Lock_Service', 'RedisLock', 'RedisQueue'], array_column($together, 'original'));
+        $this->assertSame(['replace', 'replace', 'replace'], array_map(fn ($r) => $r['steps'][0]['do'], array_values($together)));
         $this->assertSame([], self::reports('lookalike'), 'a lock() of its own and a log line are no copy');
         foreach ($expected as $app => [$class, $original, $changes, $steps]) {
             $reports = self::reports($app);
@@ -130,10 +143,8 @@ final class DoctorTest extends RedisLockTestCase
      */
     public function testEachAppPrintsTheSameAfterTheDoctorsSteps(): void
     {
-        $dsn = RedisServer::$main->dsn();
-        // (The framework's 'lock' connection, as the Laravel app's bootstrap gives it: database 3.)
-        $configured = ['redislock-factory' => ['redislock.connections' => "lock=$dsn"], 'laravel-run' => ['redislock.default_dsn' => "$dsn/3"]];
-        $apps = ['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated', 'service-renamed', 'trait-parent', 'redislock-extras'];
+        $apps = ['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated', 'service-renamed',
+            'trait-parent', 'seed-together', 'service-wrapped'];
         // Predis where the release packages it (Debian 12: php-nrk-predis; 13: none).
         if (stream_resolve_include_path('Predis/Autoloader.php') !== false) {
             $apps[] = 'service-predis-run';
@@ -146,25 +157,47 @@ final class DoctorTest extends RedisLockTestCase
             $dir = self::app($name);
             $this->redis->flushAll();
             $before = $this->runApp($dir, false, []);
-            $ini = $configured[$name] ?? [];
-            foreach ((new Doctor())->examine($dir) as $report) {
-                foreach ($report['steps'] as $step) {
-                    match ($step['do']) {
-                        'unload' => file_put_contents($step['file'], "<?php\n"),
-                        'replace' => file_put_contents($step['file'], $step['code'] . "\n"),
-                        'ini' => $ini[$step['entry']] = isset($ini[$step['entry']]) ? $ini[$step['entry']] . ' ' . $step['value'] : $step['value'],
-                        'configure' => $this->assertArrayHasKey($step['entry'], $ini, "$name: the test knows the app's config"),
-                        'nothing' => null,
-                        default => $this->fail("$name: a step by hand: {$step['text']}"),
-                    };
-                }
-            }
+            $doctor = new Doctor();
+            [, $left] = $doctor->fix($doctor->examine($dir), $dir);
+            $this->assertSame([], $left, "$name: nothing is left for a human");
+            $ini = is_file("$dir/redislock-doctor.ini") ? parse_ini_file("$dir/redislock-doctor.ini") : [];
             $this->redis->flushAll();
             $after = $this->runApp($dir, true, $ini);
             $this->assertNotSame('', $before, $name);
             $this->assertStringNotContainsString('Error', $before, "$name ran before the swap");
-            $this->assertSame($before, $after, "$name: the transcript after the doctor's steps");
+            $this->assertSame($before, $after, "$name: the transcript after --fix");
         }
+    }
+
+    /**
+     * A copy whose keys are its own, or whose methods do more than Redis
+     * work the doctor can keep: `--fix` writes nothing, says why, exits 4.
+     */
+    public function testWhatFixCannotKeepItLeavesAsItWas(): void
+    {
+        $bin = dirname(__DIR__) . '/bin/redislock';
+        foreach (['service-own-keys' => 'a counter of its own', 'redislock-logged' => 'does more than Redis work',
+            'redislock-extras' => "its keys are its own ('lock:...')"] as $app => $said) {
+            $dir = self::app($app);
+            $sums = array_map('md5_file', self::filesIn($dir));
+            exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', ...self::tokenizer(), $bin, 'doctor', '--fix', $dir])) . ' 2>&1', $out, $exit);
+            $this->assertSame(4, $exit, "$app: " . implode("\n", $out));
+            $this->assertStringContainsString($said, implode("\n", $out), $app);
+            $this->assertStringContainsString('nothing to change', implode("\n", $out), $app);
+            $this->assertSame($sums, array_map('md5_file', self::filesIn($dir)), "$app: every file as it was, no .orig");
+            $out = [];
+        }
+    }
+
+    /** @return array<string, string> every file under $dir, by path */
+    private static function filesIn(string $dir): array
+    {
+        $files = [];
+        foreach (new RecursiveIteratorIterator(new RecursiveDirectoryIterator($dir, FilesystemIterator::SKIP_DOTS)) as $file) {
+            $files[$file->getPathname()] = $file->getPathname();
+        }
+        ksort($files);
+        return $files;
     }
 
     /** Runs an app's app.php with phpredis, and the extension when `$extension`. */
@@ -188,17 +221,17 @@ final class DoctorTest extends RedisLockTestCase
         return $out;
     }
 
-    /** The -d that loads the tokenizer, where PHP has it as a shared extension. */
+    /** The -d that load the tokenizer and ctype (PHP-Parser's), where PHP has them as shared extensions. */
     private static function tokenizer(): array
     {
-        return array_merge(...array_map(fn ($ext) => ['-d', "extension=$ext"], self::shared('tokenizer')));
+        return array_merge(...array_map(fn ($ext) => ['-d', "extension=$ext"], [...self::shared('tokenizer'), ...self::shared('ctype')]));
     }
 
     public function testTheCommandLine(): void
     {
         $bin = dirname(__DIR__) . '/bin/redislock';
         // Without the extension: an app is examined before it is installed.
-        exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', ...self::tokenizer(), $bin, 'doctor', self::CORPUS . '/service-30s'])) . ' 2>&1', $out, $exit);
+        exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', ...self::tokenizer(), $bin, 'doctor', self::app('service-30s')])) . ' 2>&1', $out, $exit);
         $this->assertSame(0, $exit, implode("\n", $out));
         $this->assertStringContainsString('class Lock_Service: a copy of the original Lock_Service', implode("\n", $out));
         $this->assertStringContainsString('2. php.ini: redislock.lock_service_expire = 30', implode("\n", $out));
@@ -231,11 +264,11 @@ final class DoctorTest extends RedisLockTestCase
         $cli = sys_get_temp_dir() . '/redislock-doctor-cli-' . getmypid() . '-' . bin2hex(random_bytes(3));
         self::$copies[] = $cli;
         mkdir("$cli/bin", 0755, true);
-        mkdir("$cli/src/Operator", 0755, true);
+        mkdir("$cli/src/Operator/Doctor", 0755, true);
         chmod($cli, 0755);
         copy(dirname(__DIR__) . '/bin/redislock', $bin = "$cli/bin/redislock");
-        foreach (glob(dirname(__DIR__) . '/src/Operator/*.php') as $file) {
-            copy($file, "$cli/src/Operator/" . basename($file));
+        foreach (glob(dirname(__DIR__) . '/src/Operator/{,Doctor/}*.php', GLOB_BRACE) as $file) {
+            copy($file, "$cli/src/Operator/" . substr($file, strlen(dirname(__DIR__) . '/src/Operator/')));
         }
         $app = self::app('service-30s');
         chmod($app, 0755);
@@ -271,11 +304,11 @@ final class DoctorTest extends RedisLockTestCase
         $this->assertDoesNotMatchRegularExpression('/[\x00-\x09\x0b-\x1f\x7f]/', $out . $err);
 
         // A file the memory_limit leaves no room to read is said too.
-        file_put_contents("$app/routes.php", "<?php\n" . str_repeat("\$a = ['x' => 1, 'y' => 2];\n", 20000));
-        [$out, $err, $exit] = $run("$app/routes.php", '32M');
+        file_put_contents("$app/routes.php", "<?php\nclass Routes\n{\n    const ALL = [\n" . str_repeat("        ['x' => 1, 'y' => 2],\n", 20000) . "    ];\n}\n");
+        [$out, $err, $exit] = $run("$app/routes.php", '128M');
         $this->assertSame(3, $exit, $err);
         $this->assertStringContainsString('more than memory_limit leaves (php -d memory_limit=', $err);
-        [, $err, $exit] = $run("$app/routes.php");
+        [, $err, $exit] = $run("$app/routes.php", '1G');
         $this->assertSame([0, ''], [$exit, $err]);
 
         // A path that is no directory or file, and one that cannot be read: one line, exit 1.
@@ -296,7 +329,7 @@ final class DoctorTest extends RedisLockTestCase
         $bin = dirname(__DIR__) . '/bin/redislock';
         $dir = sys_get_temp_dir() . '/redislock-doctor-fix-' . getmypid();
         self::$copies[] = $dir;
-        foreach (['service-renamed', 'trait-parent', 'redislock-factory'] as $app) {
+        foreach (['service-renamed', 'trait-parent', 'service-host', 'seed-together'] as $app) {
             exec('mkdir -p ' . escapeshellarg($dir) . ' && cp -r ' . escapeshellarg(self::app($app)) . ' ' . escapeshellarg("$dir/$app"));
         }
         $fix = function () use ($bin, $dir): array {
@@ -311,14 +344,19 @@ final class DoctorTest extends RedisLockTestCase
         $this->assertSame(4, $exit, $out);
         $this->assertStringContainsString("rewrote app\\common\\service\\RedisLock in $renamed", $out);
         $this->assertStringContainsString("rewrote App\\Cache\\TRedisLock", $out);
-        $this->assertStringContainsString("emptied $dir/redislock-factory/lib/RedisLock.php", $out);
+        $this->assertStringContainsString("took Lock_Service out of $dir/service-host/Lock_Service.php", $out);
+        foreach (['Lock_Service', 'RedisLock', 'RedisQueue'] as $class) {
+            $this->assertStringContainsString("Shop\\Infra\\$class in $dir/seed-together/lib/Locking.php", $out);
+        }
+        $together = file_get_contents("$dir/seed-together/lib/Locking.php");
+        $this->assertSame(3, preg_match_all('/^class (Lock_Service|RedisLock|RedisQueue)\b/m', $together), 'the three classes are still there');
         $this->assertSame($original, file_get_contents("$renamed.orig"), 'the copy kept beside');
         $this->assertStringContainsString(Doctor::HEADER, file_get_contents($renamed));
-        $this->assertStringContainsString('\\RedisLock\\DropIn\\Lock_Service::addLock($orderId, $expire)', file_get_contents($renamed));
+        $this->assertStringContainsString('$id = \\RedisLock\\DropIn\\Lock_Service::addLock($orderId, $expire);', file_get_contents($renamed));
+        $this->assertStringContainsString('if (empty($orderId)) {', file_get_contents($renamed), 'what is not Redis work stays');
         $ini = file_get_contents("$dir/redislock-doctor.ini");
-        $this->assertStringContainsString('redislock.redis_lock_timeout = "10"', $ini);
         $this->assertStringContainsString('redislock.connections = "lock_service=redis://127.0.0.1:' . RedisServer::$main->port . '"', $ini);
-        $this->assertStringContainsString("; TODO: php.ini: redislock.connections = \"lock=redis://HOST:PORT/DB\"", $ini);
+        $this->assertStringContainsString("; TODO: php.ini: redislock.connections = \"lock_service=redis://10.20.30.40:PORT\"", $ini);
         $this->assertStringContainsString('left for a human', $out);
         foreach (glob("$dir/*/{,*/,*/*/*/}*.php", GLOB_BRACE) as $php) {
             exec(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', '-l', $php])), $lint, $ok);
@@ -353,7 +391,7 @@ final class DoctorTest extends RedisLockTestCase
         [$patch, $err, $exit] = $run('--diff');
         $this->assertSame([0, ''], [$exit, $err]);
         $this->assertStringContainsString("+++ b/src/common/service/RedisLock.php\n", $patch);
-        $this->assertStringContainsString('+        return \\RedisLock\\DropIn\\Lock_Service::addLock($orderId, $expire);', $patch);
+        $this->assertStringContainsString('+        $id = \\RedisLock\\DropIn\\Lock_Service::addLock($orderId, $expire);', $patch);
         $this->assertStringContainsString("+++ b/redislock-doctor.ini\n", $patch);
         $this->assertSame($copy, file_get_contents($file), 'nothing changed');
         $this->assertFileDoesNotExist("$file.orig");

@@ -60,7 +60,8 @@ final class Doctor
         $parsed = $classes = $loads = $constructed = [];
         foreach ($this->files->under($path) as $file) {
             $code = $this->files->read($file);
-            if ($code === null) {
+            // (Only a file that declares a class or trait can hold a copy: the rest is not parsed.)
+            if ($code === null || preg_match('/\b(?:class|trait)\s+[A-Za-z_\x80-\xff]/i', $code) !== 1 || !$this->files->fits($file, $code)) {
                 continue;
             }
             $tree = Php::parse($code);

@@ -367,14 +367,14 @@ final class Classifier
                 || ($class['does'][$mine]['static'] ?? false) !== ($original === 'Lock_Service');
         }
         $what = $class['trait'] ? 'trait' : 'class';
+        $why = $delegate ? $rewrite->apply() : $rewrite->keyProblems();
+        if ($why !== []) {
+            $steps[] = ['do' => 'edit', 'file' => $file, 'refused' => true,
+                'text' => "ask a human: `--fix` leaves $file as it is, because it cannot show that a swap of the $what $fqn keeps what it does: "
+                    . implode('; ', $why) . ' (docs/drop-in.md#what---fix-keeps-and-what-it-refuses)'];
+            return $steps;
+        }
         if ($delegate) {
-            $why = $rewrite->apply();
-            if ($why !== []) {
-                $steps[] = ['do' => 'edit', 'file' => $file, 'refused' => true,
-                    'text' => "ask a human: `--fix` leaves $file as it is, because it cannot show that a rewrite of the $what $fqn keeps what it does: "
-                        . implode('; ', $why) . ' (docs/drop-in.md#what---fix-keeps-and-what-it-refuses)'];
-                return $steps;
-            }
             $steps[] = ['do' => 'replace', 'file' => $file,
                 'text' => "rewrite the $what $fqn in $file so that its methods " . implode(', ', array_map(fn ($m) => "$m()", $roles))
                     . " send their Redis work to the extension's \\$original, every other statement as it is"

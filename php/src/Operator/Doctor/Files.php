@@ -15,12 +15,12 @@ final class Files
 {
     /**
      * The largest file read: a class file is rarely past a few hundred KB,
-     * and PHP's tokenizer takes up to some 130 times a file's size (a
-     * generated file of 50 MB would take gigabytes).
+     * and parsing takes some 330 times a file's size (a generated file of
+     * 50 MB would take gigabytes).
      */
     public const MAX_BYTES = 1024 * 1024;
-    /** What tokenizing a file takes at most, per byte of it. */
-    private const TOKEN_BYTES = 160;
+    /** What parsing a file takes at most, per byte of it: its tree, and the copy that is edited. */
+    private const PARSE_BYTES = 700;
 
     /** @var list<array{string, string}> what could not be read: the file or directory, and why */
     private array $skipped = [];
@@ -97,18 +97,25 @@ final class Files
             $this->skipped[] = [$file, sprintf('%.1f MB, larger than the %d MB the doctor reads (a generated file?)', $size / 1048576, self::MAX_BYTES / 1048576)];
             return null;
         }
-        $room = self::memoryLeft();
-        if ($size !== false && $room !== null && $size * self::TOKEN_BYTES > $room) {
-            $this->skipped[] = [$file, sprintf('reading it takes up to %d MB, more than memory_limit leaves (php -d memory_limit=%dM)',
-                intdiv($size * self::TOKEN_BYTES, 1048576) + 1, intdiv(memory_get_usage() + $size * self::TOKEN_BYTES, 1048576) + 16)];
-            return null;
-        }
         $code = is_readable($file) ? @file_get_contents($file, false, null, 0, self::MAX_BYTES + 1) : false;
         if ($code === false) {
             $this->skipped[] = [$file, 'cannot read the file (permission denied)'];
             return null;
         }
         return $code;
+    }
+
+    /** Whether memory_limit leaves room to parse `$code` (else noted in skipped()). */
+    public function fits(string $file, string $code): bool
+    {
+        $room = self::memoryLeft();
+        $need = strlen($code) * self::PARSE_BYTES;
+        if ($room !== null && $need > $room) {
+            $this->skipped[] = [$file, sprintf('reading it takes up to %d MB, more than memory_limit leaves (php -d memory_limit=%dM)',
+                intdiv($need, 1048576) + 1, intdiv(memory_get_usage() + $need, 1048576) + 16)];
+            return false;
+        }
+        return true;
     }
 
 }

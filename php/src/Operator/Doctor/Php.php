@@ -41,8 +41,10 @@ final class Php
             throw new \InvalidArgumentException('doctor reads PHP with nikic/PHP-Parser (4.15 or later), which this PHP cannot find:'
                 . ' install it (apt install php-parser, or composer require nikic/php-parser)');
         }
-        if (!function_exists('token_get_all')) {
-            throw new \InvalidArgumentException("doctor reads PHP with PHP's tokenizer extension, which this PHP has not loaded");
+        foreach (['tokenizer' => 'token_get_all', 'ctype' => 'ctype_alnum'] as $ext => $function) {
+            if (!function_exists($function)) {
+                throw new \InvalidArgumentException("doctor reads PHP with PHP-Parser, which needs PHP's $ext extension, and this PHP has not loaded it");
+            }
         }
         // PHP-Parser 5 keeps the 4.x names as aliases, declared only when first named.
         foreach (['Scalar\Encapsed', 'Scalar\EncapsedStringPart', 'Scalar\LNumber', 'Scalar\DNumber', 'Expr\ArrayItem', 'Stmt\PropertyProperty'] as $alias) {

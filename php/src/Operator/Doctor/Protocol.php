@@ -203,6 +203,19 @@ final class Protocol
         return null;
     }
 
+    /** An expression as code, with the code of the copy's constants it names (`self::KEY = APP_ENV . '_lock_%s'`). */
+    public function shown(Expr $expr): string
+    {
+        $code = Php::code($expr);
+        foreach ((new NodeFinder())->findInstanceOf([$expr], Expr\ClassConstFetch::class) as $fetch) {
+            $value = $fetch->name instanceof Node\Identifier ? ($this->class['constants'][$fetch->name->toString()] ?? null) : null;
+            if (self::isSelf($fetch->class) && is_array($value)) {
+                $code .= ", with {$fetch->name} = {$value['code']}";
+            }
+        }
+        return $code;
+    }
+
     /** The text of a string literal or of a constant of the copy that holds one. */
     public function text(Expr $expr): ?string
     {

@@ -61,6 +61,49 @@ final class Rewrite
     }
 
     /**
+     * Why the copy's keys are not the original's (each a line; none when
+     * they are): the extension's class writes the original's, so a swap
+     * would move the copy's locks or tasks, and during a rolling deploy
+     * old and new processes would not exclude each other.
+     *
+     * @return list<string>
+     */
+    public function keyProblems(): array
+    {
+        $why = [];
+        if ($this->original === 'Lock_Service') {
+            foreach ($this->roles as $mine) {
+                $method = $this->class['does'][$mine]['node'];
+                foreach ((new NodeFinder())->find($method->stmts ?? [], fn (Node $n) => $this->protocol->isRedisCall($n)) as $call) {
+                    $name = strtolower($call->name->toString());
+                    $problem = match (true) {
+                        in_array($name, ['incr', 'incrby'], true) => $this->counterKey($call),
+                        in_array($name, ['set', 'setnx', 'get', 'del', 'delete', 'unlink', 'expire', 'pexpire', 'ttl', 'pttl'], true)
+                            => is_string($k = $this->orderKey($call->args[0]->value ?? null, $method)) ? $k : null,
+                        default => null,
+                    };
+                    if ($problem !== null) {
+                        $why[] = "$mine(): $problem";
+                        break;
+                    }
+                }
+            }
+            return array_values(array_unique($why));
+        }
+        $prefix = $this->original === 'RedisLock' ? 'Lock:' : 'Queue:';
+        $own = [];
+        foreach ($this->roles as $mine) {
+            $own = [...$own, ...array_diff($this->keysOf($mine), [$prefix])];
+        }
+        if ($own !== []) {
+            $why[] = 'its keys are its own (' . implode(', ', array_map(fn ($k) => "'$k...'", array_unique($own))) . "), not the original's $prefix<name>:"
+                . ' the extension\'s are ' . $prefix . '<name>, so during a rolling deploy old and new processes would not see each other\'s '
+                . ($this->original === 'RedisLock' ? 'locks' : 'tasks');
+        }
+        return $why;
+    }
+
+    /**
      * Rewrites the class in place; returns why it cannot (each a line for
      * a human), an empty list when it did.
      *
@@ -77,7 +120,10 @@ final class Rewrite
     /** @return list<string> */
     private function orderLocks(): array
     {
-        $why = [];
+        $why = $this->keyProblems();
+        if ($why !== []) {
+            return $why;
+        }
         foreach ($this->roles as $theirs => $mine) {
             $method = $this->class['does'][$mine]['node'];
             if ($method->stmts === null) {
@@ -263,7 +309,8 @@ final class Rewrite
         }
         $key = $this->protocol->key($source->args[0]->value ?? new Expr\ConstFetch(new Node\Name('null')), null);
         if ($key === null || $key[1] !== null) {
-            return 'its id counter (' . Php::code($source->args[0]->value ?? $source) . ') is not one the doctor can read';
+            return 'its id counter (' . $this->protocol->shown($source->args[0]->value ?? $source) . ') is not one the doctor can read as the original\'s lock_unique_id:'
+                . ' a counter of its own the extension would not share';
         }
         if ($key[0] !== 'lock_unique_id') {
             return "its id counter is its own ('{$key[0]}'), not the original's lock_unique_id: the extension's ids come from lock_unique_id,"
@@ -277,7 +324,8 @@ final class Rewrite
     {
         $key = $expr === null ? null : $this->protocol->key($expr, $method);
         if ($key === null || $key[1] === null) {
-            return 'its order key (' . ($expr === null ? 'none' : Php::code($expr)) . ') is not one the doctor can read';
+            return 'its order key (' . ($expr === null ? 'none' : $this->protocol->shown($expr)) . ') is not one the doctor can read as the original\'s order_lock_<id>:'
+                . ' a key of its own the extension would not share';
         }
         if ($key[0] !== 'order_lock_') {
             return "its order keys are its own ('{$key[0]}...'), not the original's order_lock_<id>: the extension's locks are order_lock_<id>,"
@@ -347,19 +395,12 @@ final class Rewrite
             $why[] = "$mine() does more than Redis work ($what): the doctor cannot yet keep that beside the extension's "
                 . array_search($mine, $this->roles, true) . '(), and a whole rewrite would lose it';
         }
-        $prefix = $this->original === 'RedisLock' ? 'Lock:' : 'Queue:';
-        $own = [];
-        foreach ($this->roles as $theirs => $mine) {
+        foreach ($this->roles as $mine) {
             if ($this->class['does'][$mine]['node']->stmts === null) {
                 $why[] = "$mine() has no body";
             }
-            $own = [...$own, ...array_diff($this->keysOf($mine), [$prefix])];
         }
-        if ($own !== []) {
-            $why[] = 'its keys are its own (' . implode(', ', array_map(fn ($k) => "'$k...'", array_unique($own))) . "), not the original's $prefix<name>:"
-                . ' the extension\'s are ' . $prefix . '<name>, so during a rolling deploy old and new processes would not see each other\'s '
-                . ($this->original === 'RedisLock' ? 'locks' : 'tasks');
-        }
+        $why = [...$this->keyProblems(), ...$why];
         if ($why !== []) {
             return array_values(array_unique($why));
         }
