@@ -88,6 +88,7 @@ Architecture: all
 Maintainer: $maintainer
 Installed-Size: $(du -sk --exclude=DEBIAN "$tools" | cut -f1)
 Depends: php-cli | php$ver-cli, php-redislock
+Recommends: php-parser
 Suggests: php-fpm
 Section: php
 Priority: optional
