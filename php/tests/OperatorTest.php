@@ -1231,6 +1231,35 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(130, proc_close($p), 'Ctrl-C ends it');
     }
 
+    /** `--watch` into `| head`: it ends when its reader goes, with no notice; a SIGTERM ends it at once. */
+    public function testWatchEndsWhenItsReaderGoesOrOnSigterm(): void
+    {
+        $so = getenv('REDISLOCK_SO') ?: dirname(__DIR__, 2) . '/target/release/libredislock.so';
+        $env = ['REDISLOCK_URL' => RedisServer::$main->dsn()];
+        $cmd = implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', '-d', "extension=$so", ...self::pcntl(), self::CLI, '--watch=0.05', 'status']));
+        $p = proc_open(['bash', '-c', "set -o pipefail; $cmd 2>\"\$ERR\" | head -3 >/dev/null; echo \"\${PIPESTATUS[0]}\""],
+            [1 => ['pipe', 'w']], $pipes, null, $env + ['ERR' => $err = tempnam(sys_get_temp_dir(), 'watch')]);
+        stream_set_timeout($pipes[1], 30);
+        $status = trim((string) stream_get_contents($pipes[1]));
+        proc_close($p);
+        $said = (string) file_get_contents($err);
+        unlink($err);
+        $this->assertContains($status, ['0', '141'], "ended with $status: $said");
+        $this->assertSame('', $said, 'no notice');
+
+        $p = proc_open([PHP_BINARY, '-n', '-d', "extension=$so", ...self::pcntl(), self::CLI, '--watch=600', 'status'], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
+        fgets($pipes[1]);
+        proc_terminate($p, SIGTERM);
+        // (Its handler's status: killed by the signal itself, it would be 15.)
+        $this->assertSame(143, proc_close($p), 'SIGTERM ends it, in its 600 s sleep');
+    }
+
+    /** The -d that loads pcntl, where PHP has it as a shared extension. */
+    private static function pcntl(): array
+    {
+        return array_merge(...array_map(fn ($ext) => ['-d', "extension=$ext"], self::shared('pcntl')));
+    }
+
     public function testThePrometheusExpositionPassesPromtoolAndHoldsTheSeededState(): void
     {
         [$c] = $this->seed();

@@ -162,8 +162,9 @@ final class Cli
                 return $this->check($report, $args, $options);
             }
             do {
-                $this->show($command, $this->look($report, $command, $args, $options['limit'], $options['json']), $options);
-                $again = $options['watch'] !== null;
+                // (A reader that went, `| head`: the round is not written, and the watch ends.)
+                $read = $this->show($command, $this->look($report, $command, $args, $options['limit'], $options['json']), $options);
+                $again = $read && $options['watch'] !== null;
                 if ($again) {
                     usleep((int) ($options['watch'] * 1e6));
                 }
@@ -495,7 +496,7 @@ final class Cli
         return json_encode($value, JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PRESERVE_ZERO_FRACTION | JSON_THROW_ON_ERROR);
     }
 
-    private function show(string $command, mixed $data, array $options): void
+    private function show(string $command, mixed $data, array $options): bool
     {
         $limit = $options['limit'];
         $more = in_array($command, ['locks', 'workers'], true) && count($data) > $limit;
@@ -574,7 +575,26 @@ final class Cli
                 ? "\033[H\033[2J" . date('H:i:s T') . "  every {$options['watch']}s, Ctrl-C to stop\n\n"
                 : '--- ' . date('Y-m-d H:i:s T') . "\n") . $text;
         }
-        fwrite($this->out, $text);
+        return self::written($this->out, $text);
+    }
+
+    /**
+     * Writes all of `$text`; false when the reader has gone (EPIPE: PHP
+     * ignores SIGPIPE, so a write to a closed pipe fails instead), said
+     * by no notice.
+     *
+     * @param resource $stream
+     */
+    private static function written($stream, string $text): bool
+    {
+        while ($text !== '') {
+            $n = @fwrite($stream, $text);
+            if ($n === false || $n === 0) {
+                return false;
+            }
+            $text = substr($text, $n);
+        }
+        return true;
     }
 
     /** The line under a list cut by --limit. */
