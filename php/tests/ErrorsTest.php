@@ -359,6 +359,14 @@ final class ErrorsTest extends RedisLockTestCase
         $this->assertStringContainsString('redis://app:***@127.0.0.1:6379/2', $out);
         $this->assertStringContainsString('redislock.release_at_request_end => On', $out);
         $this->assertStringNotContainsString('s3cret', $out);
+        // Every INI entry has its row, with its effective value.
+        $entries = json_decode(self::php('echo json_encode(array_keys(ini_get_all("redislock")));'), true);
+        $this->assertContains('redislock.partitions', $entries);
+        foreach ($entries as $entry) {
+            $this->assertMatchesRegularExpression('/^' . preg_quote($entry, '/') . ' => /m', $out, "$entry in phpinfo()");
+        }
+        $out = self::php('phpinfo(INFO_MODULES);', ['redislock.partitions' => 'orders=4 mail=2']);
+        $this->assertStringContainsString('redislock.partitions => orders=4 mail=2', $out);
     }
 
     public function testAPrefixFromTheIniApplies(): void

@@ -232,6 +232,12 @@ extern "C" fn module_info(_module: *mut ModuleEntry) {
             s.seed.redis_lock_timeout.to_string()
         );
         info_table_row!(ini::REDIS_LOCK_EXPIRE, s.seed.redis_lock_expire.to_string());
+        let partitions: Vec<String> = s
+            .partitions
+            .iter()
+            .map(|(queue, count)| format!("{}={count}", String::from_utf8_lossy(queue)))
+            .collect();
+        info_table_row!(ini::PARTITIONS, partitions.join(" "));
         info_table_row!(
             ini::RELEASE_AT_REQUEST_END,
             if s.release_at_request_end {
