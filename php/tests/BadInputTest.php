@@ -387,6 +387,80 @@ final class BadInputTest extends RedisLockTestCase
     }
 
     /** Two prefixes that differ only in non-UTF-8 bytes are two namespaces. */
+    /**
+     * Every `int` parameter of the extension (found by reflection, so a new
+     * one fails here until it is listed) takes a numeric string as PHP's
+     * own functions do: '5' is 5, '5.5' is a ValueError, 'five' a TypeError.
+     */
+    public function testEveryIntegerParameterTakesANumericString(): void
+    {
+        $c = fn () => new RedisLock\Client(RedisServer::$main->dsn());
+        $q = fn () => $c()->queue('ints');
+        $limiter = fn () => $c()->limiter('ints', ['limit' => 10, 'per' => 60]);
+        $stock = function () use ($c) {
+            $s = $c()->stock('ints');
+            $s->set(100);
+            return $s;
+        };
+        $calls = [
+            'Client::attempt $cost' => fn ($v) => $c()->attempt([$limiter()], $v),
+            'Client::locks $limit' => fn ($v) => $c()->locks(null, $v),
+            'Client::reserve $count' => fn ($v) => $c()->reserve([$q()], $v),
+            'Client::semaphore $permits' => fn ($v) => $c()->semaphore('ints', $v),
+            'Limiter::attempt $cost' => fn ($v) => $limiter()->attempt('k', $v),
+            'Limiter::peek $cost' => fn ($v) => $limiter()->peek('k', $v),
+            'Limiter::wait $cost' => fn ($v) => $limiter()->wait('k', 0, $v),
+            'Queue::dead $limit' => fn ($v) => $q()->dead($v),
+            'Queue::groups $limit' => fn ($v) => $q()->groups($v),
+            'Queue::keepRecent $count' => fn ($v) => $q()->keepRecent($v),
+            'Queue::keepRecent $maxBytes' => fn ($v) => $q()->keepRecent(5, 60, $v),
+            'Queue::leased $limit' => fn ($v) => $q()->leased($v),
+            'Queue::peek $limit' => fn ($v) => $q()->peek($v),
+            'Queue::recent $limit' => fn ($v) => $q()->recent($v),
+            'Queue::reserve $count' => fn ($v) => $q()->reserve($v),
+            'Queue::setGroupConcurrency $concurrency' => fn ($v) => $q()->setGroupConcurrency($v),
+            'Queue::setGroupRate $limit' => fn ($v) => $q()->setGroupRate($v),
+            'Queue::setGroupRate $burst' => fn ($v) => $q()->setGroupRate(5, 1, $v),
+            'Queue::setRate $limit' => fn ($v) => $q()->setRate($v),
+            'Queue::setRate $burst' => fn ($v) => $q()->setRate(5, 1, $v),
+            'Queue::tagged $limit' => fn ($v) => $q()->tagged('t', $v),
+            'Queue::workers $limit' => fn ($v) => $q()->workers($v),
+            'Semaphore::acquire $permits' => fn ($v) => $c()->semaphore('ints', 10)->acquire($v),
+            'Semaphore::asLock $permits' => fn ($v) => $c()->semaphore('ints', 10)->asLock($v),
+            'Stock::giveBack $units' => fn ($v) => $stock()->giveBack($v),
+            'Stock::set $units' => fn ($v) => $stock()->set($v),
+            'Stock::take $units' => fn ($v) => $stock()->take($v),
+        ];
+        // The stubs say the types (the extension's arginfo says mixed for a loose parameter).
+        $reflected = [];
+        $class = null;
+        foreach (file(dirname(__DIR__, 2) . '/stubs/redislock.php') as $line) {
+            if (preg_match('/^\s*(?:final\s+)?(?:class|interface)\s+(\w+)/', $line, $m)) {
+                $class = $m[1];
+            } elseif (preg_match('/^\s*public\s+(?:static\s+)?function\s+(\w+)\((.*)\)/', $line, $m)) {
+                preg_match_all('/(?:^|,\s*)\??int\s+\$(\w+)/', $m[2], $params);
+                foreach ($params[1] as $param) {
+                    $reflected[] = "$class::{$m[1]} \$$param";
+                }
+            }
+        }
+        // (The interface's own are its classes'.)
+        $reflected = array_values(array_filter($reflected, fn ($p) => !str_starts_with($p, 'LockInterface::')));
+        $this->assertEqualsCanonicalizing($reflected, array_keys($calls), 'every int parameter of the stubs is tried');
+        foreach ($calls as $call => $fn) {
+            foreach (['5' => null, '5.5' => ValueError::class, 'five' => TypeError::class, ' 5' => null] as $value => $error) {
+                $this->redis->flushAll();
+                try {
+                    $fn((string) $value);
+                    $this->assertNull($error, "$call('$value') is refused");
+                } catch (TypeError | ValueError $e) {
+                    $this->assertSame($error, get_class($e), "$call('$value'): {$e->getMessage()}");
+                    $this->assertStringContainsString('$' . explode(' $', $call)[1], $e->getMessage(), "$call('$value') names its parameter");
+                }
+            }
+        }
+    }
+
     public function testPrefixesAreBytes(): void
     {
         $dsn = RedisServer::$main->dsn();
