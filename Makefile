@@ -77,9 +77,12 @@ test-rust: test-deps
 	$(ENGINE_TESTS)
 
 # PHPUNIT_ARGS narrows the suite (tools/servers.sh: --group server).
+# Each skipped test prints its reason (PHPUnit 9: --verbose; 10 and later:
+# --display-skipped).
 test-php: test-deps build
 	tools/frameworks.sh
-	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml $(PHPUNIT_ARGS)
+	$(RUN) /usr/bin/phpunit --configuration php/tests/phpunit.xml \
+	  $$(/usr/bin/phpunit --version | grep -q 'PHPUnit 9\.' && echo --verbose || echo --display-skipped) $(PHPUNIT_ARGS)
 
 # What a developer runs after every change: the formatting, clippy, the
 # engine tests and the phpunit tests whose outcome the server decides

@@ -118,6 +118,10 @@ final class DocsExamplesTest extends RedisLockTestCase
         $this->assertNotEmpty(preg_grep('/^README\.md:/', $names));
         $this->assertSame('', self::promised("\$x = 1; // a comment on a line that prints nothing"));
         $this->assertSame('bool(true)int(0)', self::promised("var_dump(true); // bool(true): because\nvar_dump(0);\n// int(0)"));
+        // The README says how many are not run.
+        $notRun = count(array_filter(self::examples(), fn ($e) => str_starts_with($e[1], 'not run: ')));
+        $words = [1 => 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve'];
+        $this->assertStringContainsString("but for {$words[$notRun]} in docs/ marked `not run`", preg_replace('/\s+/', ' ', file_get_contents(dirname(__DIR__, 2) . '/README.md')));
     }
 
     /** @dataProvider examples */
