@@ -226,6 +226,16 @@ final class DashboardTest extends RedisLockTestCase
         // The task running, and its worker.
         $worker = $this->children[2][2];
         $this->assertStringContainsString("pid $worker", $browser->text('#running tr[data-task="m23"] td.worker'));
+        // A lease that ran out is not shown as running: apart, until the next reserve takes it back.
+        $short = $c->queue('short');
+        $short->enqueue('s1');
+        $this->assertCount(1, $short->reserve(1, 0.2));
+        usleep(400000);
+        $browser->visit($url);
+        $this->assertSame([], $browser->all('#running tr[data-task="s1"]'));
+        $this->assertMatchesRegularExpression('/^expired \d+\.\ds ago$/', $browser->text('#overdue tr[data-task="s1"] td.expired'));
+        $this->assertNotEmpty($browser->all('#running tr[data-task="m23"]'), 'what runs is still listed');
+        $short->clear();
         // (The seed's own process reserved and acked its tasks: mail's other worker.)
         $workers = array_combine($browser->texts('#workers tr[data-queue="mail"] td.worker'), $browser->texts('#workers tr[data-queue="mail"] td.done'));
         $this->assertSame(['0'], array_values(array_filter($workers, fn ($w) => str_ends_with($w, "pid $worker"), ARRAY_FILTER_USE_KEY)));
@@ -513,7 +523,7 @@ final class DashboardTest extends RedisLockTestCase
      */
     public function testTheChartShowsSmallCountsBesideABulkEnqueue(): void
     {
-        foreach (['Report', 'Dashboard'] as $class) {
+        foreach (['Report', 'View', 'Dashboard'] as $class) {
             require_once dirname(__DIR__) . "/src/Operator/$class.php";
         }
         $chart = new ReflectionMethod(RedisLock\Operator\Dashboard::class, 'chart');

@@ -438,7 +438,7 @@ final class OperatorTest extends RedisLockTestCase
 
         [$status, $out] = self::cli(['status']);
         $this->assertSame(0, $status);
-        $this->assertMatchesRegularExpression('/^QUEUE +STATE +READY +DELAYED +LEASED +DEAD/', $out);
+        $this->assertMatchesRegularExpression('/^QUEUE +STATE +READY +DELAYED +RUNNING +DEAD/', $out);
         $this->assertMatchesRegularExpression('/^mail +running +2 +1 +1 +2 /m', $out);
         [, $out] = self::cli(['locks']);
         $this->assertMatchesRegularExpression('/^nightly +lock +yes +\d+\.\ds +\d+ +2 +' . preg_quote(gethostname()) . ' pid ' . $pid . ' /m', $out);
@@ -540,7 +540,9 @@ final class OperatorTest extends RedisLockTestCase
         $short->enqueue('s1');
         $this->assertCount(1, $short->reserve(1, 0.2));
         usleep(400000);
-        $this->assertMatchesRegularExpression('/^s1 +.+ expired \d+\.\ds ago +1 +-$/m', self::cli(['running', 'short'])[1]);
+        $out = self::cli(['running', 'short'])[1];
+        $this->assertMatchesRegularExpression('/^s1 +.+ expired \d+\.\ds ago +1 +-$/m', $out);
+        $this->assertMatchesRegularExpression("/^nothing running\n\nleases that ran out \\(no longer their worker's: the next reserve takes each back\\):\nID +WORKER +RUNNING FOR +LEASE +ATTEMPTS +PAYLOAD\ns1 /", $out, 'apart from what runs');
 
         [$status, $out] = self::cli(['workers', 'reports']);
         $this->assertSame(0, $status);
@@ -660,7 +662,7 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame('plain', $mail->reserve()[0]->id(), "the tasks queued before the groups: the group '' first");
         [$status, $out] = self::cli(['groups', 'mail']);
         $this->assertSame(0, $status);
-        $this->assertMatchesRegularExpression('/^GROUP +QUEUED +LEASED +THROTTLED\ntenant-a +3 +- +-\ntenant-b +2 +- +-\n$/', $out);
+        $this->assertMatchesRegularExpression('/^GROUP +QUEUED +RUNNING +THROTTLED\ntenant-a +3 +- +-\ntenant-b +2 +- +-\n$/', $out);
         $this->assertSame([['tenant-a', 3], ['tenant-b', 2]],
             array_map(fn ($g) => [$g['group'], $g['queued']], self::json(['groups', 'mail'])));
         $this->assertStringContainsString("2 group(s) take turns (redislock groups mail lists them)\n", self::cli(['queue', 'mail'])[1]);

@@ -6,7 +6,7 @@
 //   REDISLOCK_GONE_AFTER          seconds unseen after which a worker running none of its
 //                                 queue's tasks is marked gone (default 600)
 
-foreach (['Report', 'Dashboard'] as $class) {
+foreach (['Report', 'View', 'Dashboard'] as $class) {
     require_once dirname(__DIR__) . "/src/Operator/$class.php";
 }
 try {

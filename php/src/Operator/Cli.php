@@ -488,7 +488,7 @@ final class Cli
             }
         }
         return "\nqueues under other prefixes (redislock --prefix=PREFIX queue NAME looks at one):\n"
-            . self::table(['PREFIX', 'QUEUE', 'READY', 'DELAYED', 'LEASED', 'DEAD'], $rows);
+            . self::table(['PREFIX', 'QUEUE', ...array_map('strtoupper', array_values(View::COUNTS))], $rows);
     }
 
     private static function json(mixed $value): string
@@ -509,7 +509,7 @@ final class Cli
             $text = match ($command) {
                 'metrics' => $data,
                 'status' => ($data['queues'] === [] ? "no queues yet\n" : self::table(
-                    ['QUEUE', 'STATE', 'READY', 'DELAYED', 'LEASED', 'DEAD', 'OLDEST DUE', 'IN/MIN', 'DONE/MIN', 'FAILED/MIN'],
+                    ['QUEUE', 'STATE', ...array_map('strtoupper', array_values(View::COUNTS)), 'OLDEST DUE', 'IN/MIN', 'DONE/MIN', 'FAILED/MIN'],
                     array_map(fn (array $q) => [
                         $q['name'], $q['paused'] !== null ? 'paused' : ($q['throttled'] !== null ? 'throttled' : 'running'), $q['ready'], $q['delayed'], $q['leased'], $q['dead'], self::age($q['oldestDueAge']),
                         $q['perMinute']['enqueued'], $q['perMinute']['acked'], $q['perMinute']['dead'],
@@ -524,7 +524,7 @@ final class Cli
                 'task' => self::taskText($data),
                 'recent' => self::recentText($data),
                 'groups' => $data['list'] === [] ? "no groups\n" : self::table(
-                    ['GROUP', 'QUEUED', 'LEASED', 'THROTTLED'],
+                    ['GROUP', 'QUEUED', strtoupper(View::COUNTS['leased']), 'THROTTLED'],
                     array_map(fn (array $g) => [$g['group'] ?? '(none)', $g['queued'], $g['leased'] ?? '-',
                         $g['throttled'] > 0 ? sprintf('%.1fs', $g['throttled']) : '-'], $data['list']),
                 ) . self::showing(count($data['list']), $data['total'], 'groups'),
@@ -538,15 +538,8 @@ final class Cli
                     ['ID', 'STATE', 'AT', 'ATTEMPTS', 'REASON', 'PAYLOAD'],
                     array_map(fn (array $t) => [$t['id'], $t['state'], self::time($t['at']), $t['attempts'], $t['reason'] ?? '-', self::cut($t['payload'])], $data['tasks']),
                 )) . ($data['more'] ? 'showing the earliest ' . count($data['tasks']) . " tasks of the job; there are more (--limit=N shows more, up to 1000)\n" : ''),
-                'running' => $data['list'] === [] ? "nothing running\n" : self::tasks(
-                    ['ID', 'WORKER', 'RUNNING FOR', 'LEASE LEFT', 'ATTEMPTS', 'PAYLOAD'],
-                    $data['list'],
-                    fn (array $t) => [
-                        $t['id'], $t['worker'] ? "{$t['worker']['host']} pid {$t['worker']['pid']}" : '-',
-                        $t['leasedAt'] === null ? '-' : self::age(max(0, microtime(true) - $t['leasedAt'])),
-                        Report::leaseLeft($t['until'], microtime(true), 's'), $t['attempts'], self::cut($t['payload']),
-                    ],
-                ) . self::showing(count($data['list']), $data['total'], 'running tasks'),
+                'running' => $data['list'] === [] ? "nothing running\n" : self::runningText(View::leased($data['list'], microtime(true)))
+                    . self::showing(count($data['list']), $data['total'], 'running tasks'),
                 'workers' => $data === [] ? "no workers seen in the last day\n" : self::table(
                     ['WORKER', 'SINCE', 'LAST SEEN', 'DONE', 'PROCESS'],
                     array_map(fn (array $w) => [
@@ -721,6 +714,19 @@ final class Cli
         ) . self::showing(count($q['queued']), $q['ready'] + $q['delayed'], 'queued tasks');
     }
 
+    /** Running tasks, and apart those whose lease ran out (View::leased()). */
+    private static function runningText(array $leased): string
+    {
+        $table = fn (array $tasks, string $left) => self::tasks(
+            ['ID', 'WORKER', 'RUNNING FOR', $left, 'ATTEMPTS', 'PAYLOAD'],
+            $tasks,
+            fn (array $t) => [$t['id'], $t['who'] ?? '-', $t['for'] === null ? '-' : self::age($t['for']), $t['left'], $t['attempts'], self::cut($t['payload'])],
+        );
+        return ($leased['running'] === [] ? "nothing running\n" : $table($leased['running'], 'LEASE LEFT'))
+            . ($leased['overdue'] === [] ? '' : "\nleases that ran out (no longer their worker's: the next reserve takes each back):\n"
+                . $table($leased['overdue'], 'LEASE'));
+    }
+
     /** A partitioned queue's counts by partition, a row each. */
     private static function partitions(array $parts): string
     {
@@ -728,7 +734,7 @@ final class Cli
         foreach ($parts as $i => $m) {
             $rows[] = [$i, $m['ready'], $m['delayed'], $m['leased'], $m['dead']];
         }
-        return count($parts) . " partitions:\n" . self::table(['PARTITION', 'READY', 'DELAYED', 'LEASED', 'DEAD'], $rows) . "\n";
+        return count($parts) . " partitions:\n" . self::table(['PARTITION', ...array_map('strtoupper', array_values(View::COUNTS))], $rows) . "\n";
     }
 
     /**
@@ -756,7 +762,8 @@ final class Cli
     {
         $cells = array_map(
             fn (array $row) => array_map(
-                fn ($c, int $i) => self::clean((string) $c, $i === count($row) - 1 ? 200 : 40),
+                // (A payload is cut as the dashboard cuts it: View::payload().)
+                fn ($c, int $i) => self::clean((string) $c, $i === count($row) - 1 ? 200 : ($headers[$i] === 'PAYLOAD' ? View::PAYLOAD_BYTES + 3 : 40)),
                 $row,
                 array_keys($row),
             ),
@@ -791,9 +798,6 @@ final class Cli
 
     private static function cut(?string $payload): string
     {
-        if ($payload === null) {
-            return '-';
-        }
-        return strlen($payload) > 40 ? substr($payload, 0, 40) . '...' : $payload;
+        return View::payload($payload) ?? '-';
     }
 }

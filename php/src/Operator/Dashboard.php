@@ -294,7 +294,7 @@ final class Dashboard
         if ($parts === []) {
             return '';
         }
-        $html = '<table id="partitions"><tr><th>Partition</th><th>Ready</th><th>Delayed</th><th>Running</th><th>Dead</th></tr>';
+        $html = '<table id="partitions"><tr><th>Partition</th>' . self::countHeaders() . '</tr>';
         foreach ($parts as $i => $m) {
             $html .= "<tr><td class=\"n\">$i</td><td class=\"n\">{$m['ready']}</td><td class=\"n\">{$m['delayed']}</td><td class=\"n\">{$m['leased']}</td><td class=\"n\">{$m['dead']}</td></tr>";
         }
@@ -311,7 +311,7 @@ final class Dashboard
             return '';
         }
         $html = '<h3>Groups</h3><p>reserve() takes their due tasks in turn, the first here next.</p>'
-            . '<table id="groups"><tr><th>Group</th><th>Queued</th><th>Leased</th><th>Throttled</th></tr>';
+            . '<table id="groups"><tr><th>Group</th><th>Queued</th><th>' . View::COUNTS['leased'] . '</th><th>Throttled</th></tr>';
         foreach ($report->groups($name, self::GROUPS_SHOWN) as $g) {
             $html .= '<tr data-group="' . self::h($g['group'] ?? '') . '"><td>' . ($g['group'] === null ? '<em>none</em>' : self::h($g['group']))
                 . '</td><td class="n">' . $g['queued'] . '</td><td class="n">' . ($g['leased'] ?? '-')
@@ -475,10 +475,10 @@ final class Dashboard
         return $job === null ? '' : '<br><small class="job">' . self::h($job) . '</small>';
     }
 
-    /** A payload in a table: its first 80 bytes. */
+    /** A payload in a table, cut as the CLI cuts it (View::payload()). */
     private static function cut(?string $payload): string
     {
-        return $payload === null ? '–' : (strlen($payload) > 80 ? substr($payload, 0, 80) . '…' : $payload);
+        return View::payload($payload) ?? '–';
     }
 
     private function login(): string
@@ -515,7 +515,7 @@ final class Dashboard
             return '';
         }
         $html = '<h3>Queues under other prefixes</h3><p>A dashboard whose <code>REDISLOCK_URL</code> ends in <code>?prefix=PREFIX</code> serves one of them; <code>redislock --prefix=PREFIX</code> looks at it from a shell.</p>'
-            . '<table id="other-prefixes"><tr><th>Prefix</th><th>Queue</th><th>Ready</th><th>Delayed</th><th>Leased</th><th>Dead</th></tr>';
+            . '<table id="other-prefixes"><tr><th>Prefix</th><th>Queue</th>' . self::countHeaders() . '</tr>';
         foreach ($others as $prefix => $queues) {
             foreach ($queues as $q) {
                 $html .= '<tr data-prefix="' . self::h((string) $prefix) . '"><td>' . ($prefix === '' ? '(none)' : '<code>' . self::h((string) $prefix) . '</code>')
@@ -537,7 +537,7 @@ final class Dashboard
         if ($queues === []) {
             $html .= '<p>No queues yet: a queue appears with its first enqueue.</p>';
         } else {
-            $html .= '<table id="queues"><tr><th>Queue</th><th>Ready</th><th>Delayed</th><th>Leased</th><th>Dead</th>'
+            $html .= '<table id="queues"><tr><th>Queue</th>' . self::countHeaders() . ''
                 . '<th>Oldest due</th><th>In / min</th><th>Done / min<br><small title="runtime p50 / p95 over the last ' . (Report::TIMINGS_OVER / 60)
                 . ' minutes of recent attempts">run p50/p95</small></th><th>Failed / min<br><small>dead letters</small></th><th>Last 10 minutes '
                 . '<span class="in">■ enqueued</span> <span class="done">■ acked</span></th><th></th></tr>';
@@ -623,10 +623,20 @@ final class Dashboard
     /** Rows shown per list of running tasks and of workers. */
     private const ROWS_SHOWN = 20;
 
-    /** The tasks running now (leased), per queue: worker, for how long, lease left. */
+    /** The headers of a queue's counts, as the CLI names them too (View::COUNTS). */
+    private static function countHeaders(): string
+    {
+        return implode('', array_map(fn ($w) => "<th>$w</th>", View::COUNTS));
+    }
+
+    /**
+     * The tasks running now, per queue: worker, for how long, lease left;
+     * apart, those whose lease ran out (View::leased()), which no worker
+     * runs any more.
+     */
     private function running(Report $report, array $queues): string
     {
-        $rows = '';
+        $rows = ['running' => '', 'overdue' => ''];
         $shown = $total = 0;
         $now = microtime(true);
         foreach ($queues as $q) {
@@ -634,21 +644,28 @@ final class Dashboard
             if ($q['leased'] === 0 || $shown >= self::ROWS_SHOWN) {
                 continue;
             }
-            foreach ($report->running($q['name'], self::ROWS_SHOWN - $shown) as $t) {
-                $shown++;
-                $worker = $t['worker'] ? "{$t['worker']['host']} · pid {$t['worker']['pid']} · {$t['worker']['process']}" : '–';
-                $rows .= '<tr data-queue="' . self::h($q['name']) . '" data-task="' . self::h($t['id']) . '"><td>' . self::h($q['name'])
-                    . '</td><td>' . self::h($t['id']) . self::job($t['payload']) . '</td><td class="worker">' . self::h($worker) . '</td><td class="n">'
-                    . ($t['leasedAt'] === null ? '–' : sprintf('%.1f s', max(0, $now - $t['leasedAt']))) . '</td><td class="n">'
-                    . ($t['until'] > $now ? Report::leaseLeft($t['until'], $now) : '<span class="expired">' . Report::leaseLeft($t['until'], $now) . '</span>')
-                    . '</td><td class="n">' . $t['attempts'] . '</td></tr>';
+            foreach (View::leased($report->running($q['name'], self::ROWS_SHOWN - $shown), $now) as $which => $tasks) {
+                foreach ($tasks as $t) {
+                    $shown++;
+                    $worker = $t['worker'] ? "{$t['worker']['host']} · pid {$t['worker']['pid']} · {$t['worker']['process']}" : '–';
+                    $rows[$which] .= '<tr data-queue="' . self::h($q['name']) . '" data-task="' . self::h($t['id']) . '"><td>' . self::h($q['name'])
+                        . '</td><td>' . self::h($t['id']) . self::job($t['payload']) . '</td><td class="worker">' . self::h($worker) . '</td><td class="n">'
+                        . ($t['for'] === null ? '–' : sprintf('%.1f s', $t['for'])) . '</td><td class="n' . ($which === 'overdue' ? ' expired' : '') . '">'
+                        . self::h($t['left']) . '</td><td class="n">' . $t['attempts'] . '</td></tr>';
+                }
             }
         }
         if ($total === 0) {
             return '<h2>Running</h2><p id="none-running">Nothing running.</p>';
         }
-        return '<h2>Running</h2><table id="running"><tr><th>Queue</th><th>Task</th><th>Worker</th><th>For</th><th>Lease left</th><th>Attempts</th></tr>'
-            . $rows . '</table>' . ($shown < $total ? "<p class=\"more\">Showing $shown of $total running tasks (the CLI's <code>running NAME --limit=N</code> lists more).</p>" : '');
+        $head = '<tr><th>Queue</th><th>Task</th><th>Worker</th><th>For</th><th>Lease left</th><th>Attempts</th></tr>';
+        $html = '<h2>Running</h2>' . ($rows['running'] === '' ? '<p id="none-running">Nothing running.</p>'
+            : '<table id="running">' . $head . $rows['running'] . '</table>');
+        if ($rows['overdue'] !== '') {
+            $html .= '<h3>Leases that ran out</h3><p>No longer their worker\'s: the next reserve takes each back.</p>'
+                . '<table id="overdue">' . str_replace('Lease left', 'Lease', $head) . $rows['overdue'] . '</table>';
+        }
+        return $html . ($shown < $total ? "<p class=\"more\">Showing $shown of $total running tasks (the CLI's <code>running NAME --limit=N</code> lists more).</p>" : '');
     }
 
     /** The processes consuming each queue: seen within the last day. */
