@@ -319,7 +319,8 @@ impl Client {
     /// app's, whatever prefix each uses (Laravel's `laravel_database_`). A
     /// `Client` with `['prefix' => $prefix]` lists and opens that prefix's
     /// queues. Kept by the first enqueue of each queue; queues made before
-    /// that was kept are found once with SCAN (not on a Cluster).
+    /// that was kept are found once with SCAN (not on a Cluster). A user whose
+    /// ACL keeps it to its prefix's keys is told its own prefix alone.
     pub fn queue_prefixes(&self) -> PhpResult<Zval> {
         inspect::queue_prefixes(&self.config)
     }

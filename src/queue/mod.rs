@@ -419,9 +419,23 @@ pub(crate) fn register(config: &Config, keys: &Keys) -> Result<(), Error> {
 /// [`PREFIXES`]), sorted. Registries made before that set was kept are
 /// found once, with SCAN, when the set does not exist yet (on one server:
 /// a Cluster's keys are not scanned).
+/// A user whose ACL keeps it to its prefix's keys may read neither the
+/// set nor other prefixes' keys: it is told its own prefix, when it has
+/// queues.
 pub fn prefixes(config: &Config) -> Result<Vec<Vec<u8>>, Error> {
+    let denied =
+        |e: &Error| matches!(e, Error::Server { cause, .. } if cause.starts_with("NOPERM"));
     let mut prefixes: Vec<Vec<u8>> =
-        conn::with(config, |c| redis::cmd("SMEMBERS").arg(PREFIXES).query(c))?;
+        match conn::with(config, |c| redis::cmd("SMEMBERS").arg(PREFIXES).query(c)) {
+            Err(e) if denied(&e) => {
+                return Ok(if names(config)?.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![config.prefix.clone()]
+                });
+            }
+            other => other?,
+        };
     if prefixes.is_empty() && !matches!(config.topology, crate::config::Topology::Cluster { .. }) {
         let mut cursor = 0u64;
         loop {
