@@ -125,6 +125,30 @@ impl Place {
         Place { main, base }
     }
 
+    /// The keys of an order lock of a layout of its own (a copy of the
+    /// seed's `Lock_Service` whose template is not `order_lock_%s`): its
+    /// lock is `<prefix><before><order><after>`, and its added keys are
+    /// `<prefix>{<that key>}` and a role, as the seed's are, or, where the
+    /// key holds a brace, `<prefix>{<tag>}#<len>:<before><len>:<after><len>:<order>`
+    /// (the seed's have `order_lock_` after the `#`, never a digit).
+    pub fn order(prefix: &[u8], before: &[u8], after: &[u8], order: &[u8]) -> Self {
+        let main = [prefix, before, order, after].concat();
+        let mut base = [prefix, b"{"].concat();
+        if !main.iter().any(|&b| b == b'{' || b == b'}') {
+            base.extend_from_slice(&main);
+            base.push(b'}');
+        } else {
+            base.extend_from_slice(&tag(&main));
+            base.extend_from_slice(b"}#");
+            for part in [before, after, order] {
+                base.extend_from_slice(part.len().to_string().as_bytes());
+                base.push(b':');
+                base.extend_from_slice(part);
+            }
+        }
+        Place { main, base }
+    }
+
     /// The keys of shard `i` of `n` of the name: `<prefix><kind
     /// word>{<tag>}#s<i>/<n>:<length of the name>:<name>` (no other layout
     /// has `#s` after the tag), the tag the stand-in ([`stand_in`]) of the
@@ -533,6 +557,25 @@ mod tests {
         assert_eq!(
             exact.beside(":line"),
             b"app_exactlock:{app_laravel_cache:x}:line"
+        );
+    }
+
+    #[test]
+    fn an_order_layout_of_its_own_keeps_its_keys_and_counts_out_braces() {
+        let own = Place::order(b"app:", b"staging_lock_", b":x", b"7");
+        assert_eq!(own.main, b"app:staging_lock_7:x");
+        assert_eq!(own.beside(":line"), b"app:{app:staging_lock_7:x}:line");
+        // The seed's layout through it is the seed's keys.
+        let seed = Place::new(b"app:", Kind::OrderLock, b"7");
+        assert_eq!(Place::order(b"app:", b"order_lock_", b"", b"7"), seed);
+        // With a brace, the parts are counted out: `a` + `{b}` and `a{` + `b}` differ.
+        let one = Place::order(b"", b"a", b"", b"{b}");
+        let two = Place::order(b"", b"a{", b"", b"b}");
+        assert_eq!(one.main, two.main);
+        assert_ne!(one.beside(":line"), two.beside(":line"));
+        assert_eq!(
+            one.beside(":line"),
+            [b"{b}#1:a0:3:{b}".as_slice(), b":line"].concat()
         );
     }
 

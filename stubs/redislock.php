@@ -204,6 +204,19 @@ namespace RedisLock {
         public function time(): float {}
 
         /**
+         * The seed's `Lock_Service` order locks on keys of your own: `$template`
+         * with one `%s` where the order id goes (null: `order_lock_%s`) and the
+         * id counter `$counter` (null: `lock_unique_id`), both under this
+         * client's prefix. Its methods are `Lock_Service`'s, on this client's
+         * connection, so an app whose copy of `Lock_Service` used keys of its
+         * own (`APP_ENV . '_lock_%s'`) keeps them: old and new processes
+         * exclude each other during a rolling deploy.
+         *
+         * @throws \ValueError a template without exactly one `%s` (or with another `%`), an empty counter
+         */
+        public function orderLocks(?string $template = null, ?string $counter = null): OrderLocks {}
+
+        /**
          * Claims the slot `$slot` of the work `$name` (a date, an order id, a
          * deploy id; null: the current period of `everySeconds` on the
          * server's clock, so client clocks cannot split one): `won()` is
@@ -1689,6 +1702,61 @@ namespace RedisLock {
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function take(int $units = 1, ?string $buyer = null, ?array $options = null): mixed {}
+    }
+
+    /**
+     * Order locks of one layout, from `RedisLock\Client::orderLocks()` (not
+     * constructible with `new`).
+     */
+    class OrderLocks {
+        /** Not for PHP code: call $client->orderLocks() on a RedisLock\Client. */
+        private function __construct() {}
+
+        /**
+         * As `Lock_Service::addLock()`, on this layout's keys: locks an order
+         * for `$intExpireTime` seconds and returns the lock id (from the id
+         * counter, strictly increasing: a fencing token), or false if the order
+         * is already locked or an argument is empty or not positive.
+         *
+         * @param int|string $intOrderId
+         * @param int|float|string $intExpireTime
+         * @return positive-int|false
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function addLock(mixed $intOrderId, mixed $intExpireTime = 86400): mixed {}
+
+        /**
+         * The id counter's key (`lock_unique_id`).
+         *
+         * @return non-empty-string
+         */
+        public function counter(): mixed {}
+
+        /**
+         * As `Lock_Service::generateUniqueLockId()`: a new id from this layout's
+         * counter.
+         *
+         * @return positive-int
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function generateUniqueLockId(): int {}
+
+        /**
+         * As `Lock_Service::releaseLock()`: unlocks an order if it is still
+         * locked with `$intLockId`; true only if this call removed the lock.
+         *
+         * @param int|string $intOrderId
+         * @param int|string $intLockId
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function releaseLock(mixed $intOrderId, mixed $intLockId): bool {}
+
+        /**
+         * The key template (`order_lock_%s`).
+         *
+         * @return non-empty-string
+         */
+        public function template(): mixed {}
     }
 
     /**

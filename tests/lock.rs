@@ -216,6 +216,46 @@ fn threads_with_their_own_connections_never_overlap() {
 }
 
 #[test]
+fn order_locks_of_a_layout_of_their_own_keep_its_keys() {
+    let server = RedisServer::start();
+    let config = server.config();
+    let lease = Duration::from_secs(60);
+    let layout = lock::order::Layout::new(b"staging_lock_%s", b"staging_lock_id").unwrap();
+    let id = lock::order::acquire_in(&config, &layout, b"7", lease)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        lock::order::acquire_in(&config, &layout, b"7", lease).unwrap(),
+        None
+    );
+    let get = |key: &str| -> Option<String> {
+        redis::cmd("GET")
+            .arg(key)
+            .query(&mut server.client())
+            .unwrap()
+    };
+    assert_eq!(get("staging_lock_7"), Some(id.to_string()));
+    assert_eq!(get("staging_lock_id"), Some(id.to_string()));
+    assert_eq!(get("order_lock_7"), None);
+    assert_eq!(
+        get("lock_unique_id"),
+        None,
+        "the seed's counter is not spent"
+    );
+    assert!(!lock::order::release_in(&config, &layout, b"7", b"999").unwrap());
+    assert!(lock::order::release_in(&config, &layout, b"7", id.to_string().as_bytes()).unwrap());
+    assert!(lock::order::next_id_in(&config, &layout).unwrap() > id);
+    for (template, counter) in [
+        (&b"x"[..], &b"c"[..]),
+        (b"%s%s", b"c"),
+        (b"%d", b"c"),
+        (b"a%s", b""),
+    ] {
+        assert!(lock::order::Layout::new(template, counter).is_err());
+    }
+}
+
+#[test]
 fn order_locks_take_ids_from_the_shared_counter() {
     let server = RedisServer::start();
     let config = server.config();

@@ -97,6 +97,51 @@ final class LockServiceTest extends RedisLockTestCase
         $this->assertFalse($seedAdd('shared'));
     }
 
+    /**
+     * Order locks on keys of a copy's own (`Client::orderLocks()`): its
+     * template and counter under the client's prefix, shared with old code
+     * that still runs the copy, and one id sequence across processes.
+     */
+    public function testOrderLocksOnKeysOfTheirOwn(): void
+    {
+        $c = new RedisLock\Client(['prefix' => 'app:']);
+        $orders = $c->orderLocks('staging_lock_%s:x', 'staging_lock_id');
+        $id = $orders->addLock(7, 30);
+        $this->assertSame((string) $id, $this->redis->get('app:staging_lock_7:x'));
+        $this->assertSame((string) $id, $this->redis->get('app:staging_lock_id'));
+        $this->assertEqualsWithDelta(30, $this->redis->ttl('app:staging_lock_7:x'), 1);
+        $this->assertSame(0, $this->redis->exists('app:order_lock_7'), 'not the seed\'s keys');
+        $this->assertFalse($orders->addLock(7, 30), 'held');
+        $this->assertFalse($orders->releaseLock(7, $id + 1));
+        $this->assertTrue($orders->releaseLock(7, "$id"));
+        // Old code running the copy: its SET NX on the same key excludes the extension, and the other way round.
+        $this->assertTrue($this->redis->set('app:staging_lock_8:x', 99, ['nx', 'ex' => 30]));
+        $this->assertFalse($orders->addLock(8, 30));
+        $mine = $orders->addLock(9, 30);
+        $this->assertFalse($this->redis->set('app:staging_lock_9:x', 100, ['nx', 'ex' => 30]));
+        $this->assertGreaterThan($mine, $orders->generateUniqueLockId());
+        // Two layouts, two sequences; the seed's is untouched.
+        $this->assertSame(1, $c->orderLocks('prod_lock_%s', 'prod_lock_id')->addLock(7, 30));
+        $this->assertSame(['%s', 'lock_unique_id'], [substr($c->orderLocks()->template(), -2), $c->orderLocks()->counter()]);
+        $this->assertSame(0, $this->redis->exists('app:lock_unique_id'));
+        // Processes racing for one order: exactly one wins, the ids are distinct.
+        $outs = self::phpMany(array_fill(0, 8, '$o = (new RedisLock\Client(["prefix" => "app:"]))->orderLocks("staging_lock_%s:x", "staging_lock_id");'
+            . ' echo json_encode($o->addLock("race", 30));'));
+        $ids = array_map('json_decode', $outs);
+        $this->assertCount(1, array_filter($ids, 'is_int'), implode(' ', $outs));
+        $this->assertSame((string) array_values(array_filter($ids, 'is_int'))[0], $this->redis->get('app:staging_lock_race:x'));
+        foreach (['x', '%s%s', '%d', 'a%sb%'] as $bad) {
+            try {
+                $c->orderLocks($bad);
+                $this->fail("'$bad' taken");
+            } catch (ValueError $e) {
+                $this->assertStringContainsString('Argument #1 ($template) must hold %s once', $e->getMessage());
+            }
+        }
+        $this->expectExceptionMessage('Argument #2 ($counter) must not be empty');
+        $c->orderLocks(null, '');
+    }
+
     public function testLocksOutliveTheRequest(): void
     {
         $out = self::php('echo Lock_Service::addLock("kept", 60);');

@@ -75,7 +75,7 @@ final class StubsTest extends RedisLockTestCase
             }
             $this->assertEquals(self::withoutDocs($e), self::withoutDocs($s), $class);
         }
-        $this->assertSame(12, $private, 'Decision, Leader, Limiter, Lock, MultiLock, Queue, Runtime, Semaphore, Slot, Stock, Task and Telemetry');
+        $this->assertSame(13, $private, 'Decision, Leader, Limiter, Lock, MultiLock, OrderLocks, Queue, Runtime, Semaphore, Slot, Stock, Task and Telemetry');
     }
 
     /**
@@ -416,6 +416,12 @@ final class StubsTest extends RedisLockTestCase
         $this->call(Lock_Service::class, 'releaseLock', 1, 1);
         $this->call(Lock_Service::class, 'generateUniqueLockId');
         $this->call(Lock_Service::class, 'getRedisConn');
+        $orders = $c->orderLocks('test_lock_%s', 'test_lock_id');
+        $id = $this->call($orders, 'addLock', 1, 60);
+        $this->call($orders, 'addLock', 1);
+        $this->assertTrue($orders->releaseLock(1, $id));
+        $this->call($orders, 'generateUniqueLockId');
+        $this->assertSame(['test_lock_%s', 'test_lock_id'], [$this->call($orders, 'template'), $this->call($orders, 'counter')]);
 
         $seedLock = new RedisLock();
         $this->call($seedLock, 'lock', 'x');

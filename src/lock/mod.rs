@@ -74,6 +74,12 @@ impl Keys {
         Self::at(&Place::new(prefix, Kind::OrderLock, id), false, true)
     }
 
+    /// An order lock of a layout of its own ([`Place::order`]), as the
+    /// seed's.
+    pub fn order_at(prefix: &[u8], before: &[u8], after: &[u8], id: &[u8]) -> Self {
+        Self::at(&Place::order(prefix, before, after, id), false, true)
+    }
+
     /// A `RedisLock\` lock, with fencing tokens.
     pub fn named(prefix: &[u8], name: &[u8]) -> Self {
         Self::at(&Place::new(prefix, Kind::Lock, name), true, false)

@@ -17,6 +17,7 @@ use super::limiter::{self, Decision, Limiter};
 use super::lock::{self, Lock};
 use super::multi_lock::{MultiLock, names_param};
 use super::once::{self, Slot};
+use super::order_locks::OrderLocks;
 use super::queue::{self, Queue, task_list};
 use super::semaphore::{Semaphore, permits_param};
 use super::stock::Stock;
@@ -28,6 +29,7 @@ use super::{config_from_connection, engine, positive_seconds};
 use crate::config::Config;
 use crate::conn;
 use crate::lock::hold::Hold;
+use crate::lock::order;
 
 /// The object API's entry point: one Redis server (DSN or options), handing
 /// out locks.
@@ -541,6 +543,33 @@ impl Client {
         let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
         let options = leader::options(&options, &format!("{M}: Argument #2 ($options)"))?;
         Ok(Leader::new(self.config.clone(), name, options))
+    }
+
+    /// The seed's `Lock_Service` order locks on keys of your own: `$template`
+    /// with one `%s` where the order id goes (null: `order_lock_%s`) and the
+    /// id counter `$counter` (null: `lock_unique_id`), both under this
+    /// client's prefix. Its methods are `Lock_Service`'s, on this client's
+    /// connection, so an app whose copy of `Lock_Service` used keys of its
+    /// own (`APP_ENV . '_lock_%s'`) keeps them: old and new processes
+    /// exclude each other during a rolling deploy.
+    pub fn order_locks(
+        &self,
+        template: Arg<NullableText>,
+        counter: Arg<NullableText>,
+    ) -> PhpResult<OrderLocks> {
+        const M: &str = "RedisLock\\Client::orderLocks()";
+        let seed = order::Layout::seed();
+        let text = |v: &Value, i: u32, name: &str, or: Vec<u8>| match v {
+            Value::Null => Ok(or),
+            v => v.bytes(&format!("{M}: Argument #{i} (${name})")),
+        };
+        let template = text(&template, 1, "template", seed.template())?;
+        let counter = text(&counter, 2, "counter", seed.counter().to_vec())?;
+        let layout = order::Layout::new(&template, &counter).map_err(|(i, why)| {
+            let name = if i == 1 { "template" } else { "counter" };
+            value_error(format!("{M}: Argument #{i} (${name}) {why}"))
+        })?;
+        Ok(OrderLocks::new(self.config.clone(), layout))
     }
 
     /// The server's clock (Redis `TIME`): Unix seconds, to the microsecond.

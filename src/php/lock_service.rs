@@ -25,10 +25,6 @@ fn config() -> PhpResult<std::sync::Arc<crate::config::Config>> {
     ini::named_config(Some("lock_service"), true).map_err(value_error)
 }
 
-fn order_id(order_id: &Value) -> PhpResult<Vec<u8>> {
-    order_id.bytes("Lock_Service: Argument #1 ($intOrderId)")
-}
-
 #[php_impl]
 impl LockService {
     const REDIS_LOCK_KEY_TEMPLATE: &'static str = "order_lock_%s";
@@ -48,44 +44,26 @@ impl LockService {
     /// already locked or an argument is empty.
     #[php(defaults(intExpireTime = Literal("86400")))]
     pub fn add_lock(intOrderId: Value, intExpireTime: Defaulted) -> PhpResult<Zval> {
-        let mut result = Zval::new();
-        result.set_bool(false);
-        if intOrderId.is_empty() {
-            return Ok(result);
-        }
-        let seconds = intExpireTime
-            .or(ini::seed_defaults().lock_service_expire)
-            .number("Lock_Service::addLock(): Argument #2 ($intExpireTime)")?;
-        if seconds <= 0.0 {
-            return Ok(result);
-        }
-        let lease = lease(
-            seconds,
-            "Lock_Service::addLock(): Argument #2 ($intExpireTime)",
-        )?;
-        let order = order_id(&intOrderId)?;
-        let config = config()?;
-        if let Some(id) = engine(order::acquire(&config, &order, lease))? {
-            result.set_long(id);
-        }
-        Ok(result)
+        let seconds = intExpireTime.or(ini::seed_defaults().lock_service_expire);
+        add(
+            config,
+            &order::Layout::seed(),
+            &intOrderId,
+            &seconds,
+            "Lock_Service::addLock()",
+        )
     }
 
     /// Unlocks an order if it is still locked with `$intLockId`; true only if
     /// this call removed the lock.
     pub fn release_lock(intOrderId: Value, intLockId: Value) -> PhpResult<bool> {
-        if intOrderId.is_empty() || intLockId.is_empty() {
-            return Ok(false);
-        }
-        let order = order_id(&intOrderId)?;
-        // The seed compares loosely (`$id == GET`): 7, 7.0 and "7" all match
-        // the stored "7".
-        let id = match intLockId.number("") {
-            Ok(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => (n as i64).to_string().into_bytes(),
-            _ => intLockId.bytes("Lock_Service::releaseLock(): Argument #2 ($intLockId)")?,
-        };
-        let config = config()?;
-        engine(order::release(&config, &order, &id))
+        release(
+            config,
+            &order::Layout::seed(),
+            &intOrderId,
+            &intLockId,
+            "Lock_Service::releaseLock()",
+        )
     }
 
     /// The seed's public helper: a phpredis `\Redis` connected to
@@ -118,6 +96,57 @@ impl LockService {
         let config = config()?;
         engine(order::next_id(&config))
     }
+}
+
+/// `addLock()` of order locks of `layout` (the drop-in's and
+/// `RedisLock\OrderLocks`', on the server `config` gives, asked once the
+/// arguments are read): false for an empty order id or a lease <= 0,
+/// as the seed; else the new id, or false when the order is locked.
+pub fn add(
+    config: impl FnOnce() -> PhpResult<std::sync::Arc<crate::config::Config>>,
+    layout: &order::Layout,
+    order_id: &Value,
+    seconds: &Value,
+    method: &str,
+) -> PhpResult<Zval> {
+    let mut result = Zval::new();
+    result.set_bool(false);
+    if order_id.is_empty() {
+        return Ok(result);
+    }
+    let param = format!("{method}: Argument #2 ($intExpireTime)");
+    let seconds = seconds.number(&param)?;
+    if seconds <= 0.0 {
+        return Ok(result);
+    }
+    let lease = lease(seconds, &param)?;
+    let order = order_id.bytes(&format!("{method}: Argument #1 ($intOrderId)"))?;
+    if let Some(id) = engine(order::acquire_in(&*config()?, layout, &order, lease))? {
+        result.set_long(id);
+    }
+    Ok(result)
+}
+
+/// `releaseLock()` of order locks of `layout`: false for an empty argument;
+/// true only if this call removed the lock.
+pub fn release(
+    config: impl FnOnce() -> PhpResult<std::sync::Arc<crate::config::Config>>,
+    layout: &order::Layout,
+    order_id: &Value,
+    lock_id: &Value,
+    method: &str,
+) -> PhpResult<bool> {
+    if order_id.is_empty() || lock_id.is_empty() {
+        return Ok(false);
+    }
+    let order = order_id.bytes(&format!("{method}: Argument #1 ($intOrderId)"))?;
+    // The seed compares loosely (`$id == GET`): 7, 7.0 and "7" all match
+    // the stored "7".
+    let id = match lock_id.number("") {
+        Ok(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => (n as i64).to_string().into_bytes(),
+        _ => lock_id.bytes(&format!("{method}: Argument #2 ($intLockId)"))?,
+    };
+    engine(order::release_in(&*config()?, layout, &order, &id))
 }
 
 /// Connects a new phpredis object as `getRedisConn()` says; `Err(None)`

@@ -14,6 +14,7 @@ mod lock;
 mod lock_service;
 mod multi_lock;
 mod once;
+mod order_locks;
 mod queue;
 mod redis_lock;
 mod redis_queue;
@@ -289,6 +290,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<limiter::Decision>()
         .class::<once::Slot>()
         .class::<leader::Leader>()
+        .class::<order_locks::OrderLocks>()
         .class::<semaphore::Semaphore>()
         .class::<multi_lock::MultiLock>()
         .class::<runtime::Runtime>()
