@@ -98,10 +98,13 @@ final class DoctorTest extends RedisLockTestCase
             // Return wrappers and log lines kept; the id helper found by what it does (INCR).
             'service-wrapped' => ['App\Lib\OrderLock', 'Lock_Service', ["getUniqueLockId() does the work of the original's generateUniqueLockId()"],
                 ['rewrite the class App\Lib\OrderLock', 'addLock(), releaseLock(), getUniqueLockId()']],
-            // Keys of its own, and statements beside the protocol the doctor cannot keep yet: left as they are.
-            'service-own-keys' => ['Lock_Service', 'Lock_Service', [], ['leaves', "REDIS_LOCK_UNIQUE_ID_KEY = APP_ENV . '_lock_id'", 'a counter of its own']],
+            // Keys of its own: kept, on the extension's OrderLocks made from the copy's connection.
+            'service-own-keys' => ['Lock_Service', 'Lock_Service', [], ['rewrite the class Lock_Service', 'RedisLock\\OrderLocks on its own keys']],
+            // Statements beside the protocol the doctor cannot keep yet: left as they are.
             'redislock-logged' => ['App\Support\RedisLock', 'RedisLock', [], ['leaves', 'lock() does more than Redis work', 'which the app reads elsewhere']],
             'service-host' => ['Lock_Service', 'Lock_Service', [], ['stop loading', 'lock_service=redis://10.20.30.40:PORT']],
+            // A connection its factory makes (another database): handed over, no INI line.
+            'service-factory' => ['App\\Service\\OrderService', 'Lock_Service', [], ['RedisLock\\OrderLocks on its own keys and connection']],
             'trait-parent' => ['App\Cache\TRedisLock', 'RedisLock', ['a trait'], ['rewrite the trait App\Cache\TRedisLock']],
             'service-renamed' => ['app\common\service\RedisLock', 'Lock_Service', ['named app\common\service\RedisLock', 'lock() does the work of the original\'s addLock()',
                 'unlock() does the work of the original\'s releaseLock()', '$expire defaults to 8'], ['rewrite the class', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
@@ -144,7 +147,7 @@ final class DoctorTest extends RedisLockTestCase
     public function testEachAppPrintsTheSameAfterTheDoctorsSteps(): void
     {
         $apps = ['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated', 'service-renamed',
-            'trait-parent', 'seed-together', 'service-wrapped'];
+            'trait-parent', 'seed-together', 'service-wrapped', 'service-own-keys', 'service-factory'];
         // Predis where the release packages it (Debian 12: php-nrk-predis; 13: none).
         if (stream_resolve_include_path('Predis/Autoloader.php') !== false) {
             $apps[] = 'service-predis-run';
@@ -166,6 +169,8 @@ final class DoctorTest extends RedisLockTestCase
             $this->assertNotSame('', $before, $name);
             $this->assertStringNotContainsString('Error', $before, "$name ran before the swap");
             $this->assertSame($before, $after, "$name: the transcript after --fix");
+            $again = new Doctor();
+            $this->assertSame([[], []], $again->fix($again->examine($dir), $dir), "$name: a second --fix changes nothing");
         }
     }
 
@@ -176,7 +181,7 @@ final class DoctorTest extends RedisLockTestCase
     public function testWhatFixCannotKeepItLeavesAsItWas(): void
     {
         $bin = dirname(__DIR__) . '/bin/redislock';
-        foreach (['service-own-keys' => 'a counter of its own', 'redislock-logged' => 'does more than Redis work',
+        foreach (['redislock-logged' => 'does more than Redis work',
             'redislock-extras' => "its keys are its own ('lock:...')"] as $app => $said) {
             $dir = self::app($app);
             $sums = array_map('md5_file', self::filesIn($dir));

@@ -361,7 +361,7 @@ final class Classifier
         $delegate = $class['trait'] || $extra !== [] || $class['extends'] !== null || array_filter($class['properties']) !== []
             || ($class['factory'] && $original !== 'Lock_Service')
             || ($returns('isLocking') !== [] && array_filter($returns('isLocking'), fn ($r) => !self::boolish($r)) === [])
-            || self::nullWhenRefused($class, $returns('addLock')) || $rewrite->beyondProtocol() !== [];
+            || self::nullWhenRefused($class, $returns('addLock')) || $rewrite->beyondProtocol() !== [] || $rewrite->keepsOwn();
         foreach ($roles as $theirs => $mine) {
             $delegate = $delegate || strcasecmp($theirs, $mine) !== 0
                 || ($class['does'][$mine]['static'] ?? false) !== ($original === 'Lock_Service');
@@ -377,9 +377,9 @@ final class Classifier
         if ($delegate) {
             $steps[] = ['do' => 'replace', 'file' => $file,
                 'text' => "rewrite the $what $fqn in $file so that its methods " . implode(', ', array_map(fn ($m) => "$m()", $roles))
-                    . " send their Redis work to the extension's \\$original, every other statement as it is"
+                    . " send their Redis work to the extension's \\" . $rewrite->target() . ', every other statement as it is'
                     . ' (`redislock doctor --fix` writes it, `--diff` shows it)'];
-            if ($original === 'Lock_Service') {
+            if ($original === 'Lock_Service' && !$rewrite->handedOver) {
                 $this->connectionSteps($class, $steps);
             } elseif (!$rewrite->handedOver && $class['factory']) {
                 $steps[] = $this->configureStep($class);

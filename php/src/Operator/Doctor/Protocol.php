@@ -216,6 +216,99 @@ final class Protocol
         return $code;
     }
 
+    /**
+     * An order key as a template and the order id it is filled with: the
+     * template as PHP code (the copy's own expression where it names one,
+     * `self::KEY`, so `APP_ENV . '_lock_%s'` is evaluated as it was), the
+     * order id's expression, and the template's text where the doctor can
+     * tell it (null: known only when the code runs). From `sprintf(TPL, $id)`,
+     * `"lock_{$id}:x"`, `PREFIX . $id [. SUFFIX]`, or a local variable set
+     * once to one of those in `$method`. Null when it is built otherwise.
+     *
+     * @return array{string, Expr, ?string}|null
+     */
+    public function template(Expr $expr, ?Stmt\ClassMethod $method, int $depth = 0): ?array
+    {
+        $fixed = fn (Expr $e) => (new NodeFinder())->findFirst([$e], fn (Node $n) => $n instanceof Expr\Variable
+            || $n instanceof Expr\FuncCall || $n instanceof Expr\MethodCall || $n instanceof Expr\StaticCall) === null;
+        if ($expr instanceof Expr\FuncCall && $expr->name instanceof Node\Name && strtolower($expr->name->toString()) === 'sprintf'
+            && count($expr->args) === 2 && $fixed($expr->args[0]->value)) {
+            return [Php::code($expr->args[0]->value), $expr->args[1]->value, $this->text($expr->args[0]->value)];
+        }
+        if ($expr instanceof Scalar\Encapsed) {
+            $parts = $expr->parts;
+            $orders = array_keys(array_filter($parts, fn ($p) => !$p instanceof Scalar\EncapsedStringPart));
+            if (count($orders) === 1) {
+                $text = '';
+                foreach ($parts as $i => $part) {
+                    $text .= $i === $orders[0] ? '%s' : $part->value;
+                }
+                return substr_count($text, '%') === 1 ? [var_export($text, true), $parts[$orders[0]], $text] : null;
+            }
+            return null;
+        }
+        if ($expr instanceof Expr\BinaryOp\Concat) {
+            // (`A . $id . B` is `(A . $id) . B`.)
+            [$start, $order, $end] = $expr->left instanceof Expr\BinaryOp\Concat && $fixed($expr->right)
+                ? [$expr->left->left, $expr->left->right, $expr->right] : [$expr->left, $expr->right, null];
+            if ($fixed($start) && ($end === null || $fixed($end))) {
+                $text = ($this->text($start) ?? null) === null || ($end !== null && $this->text($end) === null)
+                    ? null : $this->text($start) . '%s' . ($end === null ? '' : $this->text($end));
+                return [Php::code($start) . " . '%s'" . ($end === null ? '' : ' . ' . Php::code($end)), $order, $text];
+            }
+            return null;
+        }
+        if ($expr instanceof Expr\Variable && is_string($expr->name) && $method !== null && $depth < 4) {
+            $sets = (new NodeFinder())->find($method->stmts ?? [], fn (Node $n) => $n instanceof Expr\Assign
+                && $n->var instanceof Expr\Variable && $n->var->name === $expr->name);
+            return count($sets) === 1 ? $this->template($sets[0]->expr, $method, $depth + 1) : null;
+        }
+        return null;
+    }
+
+    /**
+     * The code of an expression that gives the connection `$receiver` (a
+     * Redis call's) was in `$method`, evaluable outside it: a factory's or
+     * helper's call, a `new` client, or a local variable set once from one
+     * and then connected (its connect/auth/select calls come along), or
+     * `$this->x` in an instance method. Null when there is none.
+     */
+    public function connectionOf(Expr $receiver, Stmt\ClassMethod $method): ?string
+    {
+        while ($receiver instanceof Expr\MethodCall && $this->isRedisCall($receiver)) {
+            $receiver = $receiver->var;
+        }
+        $free = fn (Node $e) => (new NodeFinder())->findFirst([$e], fn (Node $n) => $n instanceof Expr\Variable) === null;
+        if (self::property($receiver) !== null && $receiver instanceof Expr\PropertyFetch) {
+            return $method->isStatic() ? null : Php::code($receiver);
+        }
+        if (!$receiver instanceof Expr\Variable) {
+            return $free($receiver) && ($receiver instanceof Expr\StaticCall || $receiver instanceof Expr\New_ || $receiver instanceof Expr\FuncCall)
+                ? Php::code($receiver) : null;
+        }
+        $sets = (new NodeFinder())->find($method->stmts ?? [], fn (Node $n) => $n instanceof Expr\Assign
+            && $n->var instanceof Expr\Variable && $n->var->name === $receiver->name);
+        if (count($sets) !== 1 || !$free($sets[0]->expr)) {
+            return null;
+        }
+        $made = Php::code($sets[0]->expr);
+        $setUp = [];
+        foreach ((new NodeFinder())->find($method->stmts ?? [], fn (Node $n) => $n instanceof Expr\MethodCall
+            && $n->var instanceof Expr\Variable && $n->var->name === $receiver->name && $n->name instanceof Node\Identifier
+            && in_array(strtolower($n->name->toString()), ['connect', 'pconnect', 'auth', 'select', 'setoption'], true)) as $call) {
+            $args = array_map(fn ($a) => $a->value, $call->args);
+            if (array_filter($args, fn ($a) => !$free($a)) !== []) {
+                return null;
+            }
+            $setUp[] = Php::code($call) . ';';
+        }
+        if ($setUp === []) {
+            return $made;
+        }
+        $var = '$' . $receiver->name;
+        return "(static function () { $var = $made; " . implode(' ', $setUp) . " return $var; })()";
+    }
+
     /** The text of a string literal or of a constant of the copy that holds one. */
     public function text(Expr $expr): ?string
     {

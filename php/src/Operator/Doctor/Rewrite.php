@@ -25,6 +25,13 @@ final class Rewrite
     /** The comment a rewritten method starts with (and how a second run knows it). */
     public const MARK = "redislock doctor: the extension's";
 
+    /** What the rewritten methods call, for the report: the extension's class, or the copy's OrderLocks. */
+    public function target(): string
+    {
+        return $this->orders !== '' && !str_starts_with($this->orders, '\\') ? 'RedisLock\\OrderLocks on its own keys and connection'
+            : substr($this->ext, strlen('\\RedisLock\\DropIn\\'));
+    }
+
     /** Whether the extension's object takes the connection the copy's constructor makes (no INI line needed for it). */
     public bool $handedOver = false;
 
@@ -61,10 +68,13 @@ final class Rewrite
     }
 
     /**
-     * Why the copy's keys are not the original's (each a line; none when
-     * they are): the extension's class writes the original's, so a swap
-     * would move the copy's locks or tasks, and during a rolling deploy
-     * old and new processes would not exclude each other.
+     * Why the copy's keys cannot be kept (each a line; none when they
+     * can): a `RedisLock` or `RedisQueue` copy's keys must be the
+     * original's, which the extension's classes write (else a swap would
+     * move its locks or tasks, and during a rolling deploy old and new
+     * processes would not exclude each other); a `Lock_Service` copy's are
+     * kept whatever they are (`Client::orderLocks()`), when the doctor can
+     * read them.
      *
      * @return list<string>
      */
@@ -72,23 +82,8 @@ final class Rewrite
     {
         $why = [];
         if ($this->original === 'Lock_Service') {
-            foreach ($this->roles as $mine) {
-                $method = $this->class['does'][$mine]['node'];
-                foreach ((new NodeFinder())->find($method->stmts ?? [], fn (Node $n) => $this->protocol->isRedisCall($n)) as $call) {
-                    $name = strtolower($call->name->toString());
-                    $problem = match (true) {
-                        in_array($name, ['incr', 'incrby'], true) => $this->counterKey($call),
-                        in_array($name, ['set', 'setnx', 'get', 'del', 'delete', 'unlink', 'expire', 'pexpire', 'ttl', 'pttl'], true)
-                            => is_string($k = $this->orderKey($call->args[0]->value ?? null, $method)) ? $k : null,
-                        default => null,
-                    };
-                    if ($problem !== null) {
-                        $why[] = "$mine(): $problem";
-                        break;
-                    }
-                }
-            }
-            return array_values(array_unique($why));
+            $layout = $this->layout();
+            return is_string($layout) ? [$layout] : [];
         }
         $prefix = $this->original === 'RedisLock' ? 'Lock:' : 'Queue:';
         $own = [];
@@ -117,17 +112,76 @@ final class Rewrite
 
     // ---- Lock_Service: statement by statement ---------------------------------------------------------------
 
+    /**
+     * The copy's order keys: its template and id counter as PHP code, and
+     * whether they are the original's (`order_lock_%s`, `lock_unique_id`);
+     * or why the doctor cannot read them.
+     *
+     * @return array{template: string, counter: string, seed: bool}|string
+     */
+    public function layout(): array|string
+    {
+        if ($this->layout !== null) {
+            return $this->layout;
+        }
+        $take = $this->class['does'][$this->roles['addLock']]['node'];
+        $set = (new NodeFinder())->findFirst($take->stmts ?? [], fn (Node $n) => $this->protocol->isRedisCall($n)
+            && in_array(strtolower($n->name->toString()), ['set', 'setnx'], true));
+        $template = $set === null || !isset($set->args[0]) ? null : $this->protocol->template($set->args[0]->value, $take);
+        if ($template === null) {
+            return $this->layout = 'addLock()\'s order key (' . ($set === null ? 'no SET' : $this->protocol->shown($set->args[0]->value ?? $set))
+                . ') is not built in a way the doctor can read';
+        }
+        $counter = null;
+        foreach ([$this->roles['addLock'], $this->roles['generateUniqueLockId'] ?? null] as $mine) {
+            $method = $mine === null ? null : $this->class['does'][$mine]['node'];
+            $incr = $method === null ? null : (new NodeFinder())->findFirst($method->stmts ?? [], fn (Node $n) => $this->isCounterCall($n));
+            $counter ??= $incr?->args[0]->value ?? null;
+        }
+        $fixed = $counter !== null && (new NodeFinder())->findFirst([$counter], fn (Node $n) => $n instanceof Expr\Variable) === null;
+        if (!$fixed) {
+            return $this->layout = 'its id counter (' . ($counter === null ? 'no INCR' : $this->protocol->shown($counter)) . ') is not one the doctor can read';
+        }
+        return $this->layout = ['template' => $template[0], 'counter' => Php::code($counter),
+            'seed' => $template[2] === 'order_lock_%s' && $this->protocol->text($counter) === 'lock_unique_id'];
+    }
+
+    /** @var array|string|null what layout() found */
+    private array|string|null $layout = null;
+    /** The code that reaches the extension's order locks: the drop-in class, or this copy's OrderLocks. */
+    private string $orders = '';
+
     /** @return list<string> */
     private function orderLocks(): array
     {
-        $why = $this->keyProblems();
-        if ($why !== []) {
-            return $why;
+        $layout = $this->layout();
+        if (is_string($layout)) {
+            return [$layout];
         }
+        $why = [];
+        // Keys of its own, or a connection only its code names (a factory's,
+        // a framework's): the copy's OrderLocks, made from its connection.
+        $take = $this->class['does'][$this->roles['addLock']]['node'];
+        $connection = null;
+        if (!$layout['seed'] || $this->frameworkConnection()) {
+            $set = (new NodeFinder())->findFirst($take->stmts ?? [], fn (Node $n) => $this->protocol->isRedisCall($n)
+                && in_array(strtolower($n->name->toString()), ['set', 'setnx'], true));
+            $connection = $set === null ? null : $this->protocol->connectionOf($set->var, $take);
+            if ($connection === null) {
+                return ["addLock()'s connection (" . ($set === null ? 'none' : Php::code($set->var)) . ') is not one the doctor can hand to the extension'
+                    . ($layout['seed'] ? '' : ', which its keys of their own need')];
+            }
+        }
+        $static = $connection === null || !str_contains($connection, '$this');
+        $this->orders = $connection === null ? "{$this->ext}::" : ($static ? 'self::redislockOrders()->' : '$this->redislockOrders()->');
         foreach ($this->roles as $theirs => $mine) {
             $method = $this->class['does'][$mine]['node'];
             if ($method->stmts === null) {
                 $why[] = "$mine() has no body";
+                continue;
+            }
+            if (!$static && $method->isStatic()) {
+                $why[] = "$mine() is static, and its connection is an object's";
                 continue;
             }
             $said = match ($theirs) {
@@ -145,9 +199,45 @@ final class Rewrite
                 $why[] = "$mine(), $said";
                 continue;
             }
-            array_unshift($method->stmts, self::mark("{$this->ext}::$theirs() does the Redis work of this method."));
+            array_unshift($method->stmts, self::mark($connection === null ? "{$this->ext}::$theirs() does the Redis work of this method."
+                : "\\RedisLock\\OrderLocks::$theirs() does the Redis work of this method, on its keys and connection."));
+        }
+        if ($why === [] && $connection !== null) {
+            $this->handedOver = true;
+            $self = $static ? 'self::$' : '$this->';
+            $members = Php::statements('class X { ' . ($static ? 'private static' : 'private') . ' ?\\RedisLock\\OrderLocks $redislockOrders = null; '
+                . ($static ? 'private static' : 'private') . " function redislockOrders(): \\RedisLock\\OrderLocks { if ({$self}redislockOrders === null) {"
+                . " \$c = $connection; {$self}redislockOrders = (new \\RedisLock\\Client(\$c instanceof \\Redis || !is_object(\$c) || !method_exists(\$c, 'client') ? \$c : \$c->client()))"
+                . "->orderLocks({$layout['template']}, {$layout['counter']}); } return {$self}redislockOrders; } }")[0]->stmts;
+            $members[0]->setAttribute('comments', [new \PhpParser\Comment('// redislock doctor: the extension\'s order locks, on this copy\'s keys and connection.')]);
+            array_push($this->class['node']->stmts, ...$members);
         }
         return $why;
+    }
+
+    /**
+     * Whether a `Lock_Service` copy keeps something of its own a swap to
+     * the drop-in class would lose (keys, a connection only its code
+     * names): then it is rewritten onto its `OrderLocks`.
+     */
+    public function keepsOwn(): bool
+    {
+        $layout = $this->original === 'Lock_Service' ? $this->layout() : null;
+        return is_array($layout) && (!$layout['seed'] || $this->frameworkConnection());
+    }
+
+    /** Whether the copy's connection comes from a factory or a framework, which only its code names. */
+    private function frameworkConnection(): bool
+    {
+        if ($this->class['factory']) {
+            return true;
+        }
+        foreach ($this->class['does'] as $m => $d) {
+            if ($this->protocol->isConnectionMethod($m) && array_intersect(['connection', 'store', 'make', 'handler', 'app', 'getinstance'], $d['calls']) !== []) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** addLock(): the id and the SET become the extension's addLock(); the rest stays. */
@@ -188,7 +278,7 @@ final class Rewrite
         }
         // $id = <the extension's addLock()>; the SET's reply is what the client said: true or false
         // (phpredis), 1 or 0 (SETNX on Predis), OK or NULL (SET on Predis).
-        $idSet->expr = Php::expression("{$this->ext}::addLock(" . Php::code($key[1]) . ', ' . Php::code($ttl) . ')');
+        $idSet->expr = Php::expression("{$this->orders}addLock(" . Php::code($key[1]) . ', ' . Php::code($ttl) . ')');
         $got = '$' . $value->name . ' !== false';
         $reply = match (true) {
             !$this->class['predis'] => $got,
@@ -226,7 +316,7 @@ final class Rewrite
             return 'no DEL of the order\'s key was found';
         }
         $released = '$redislockReleased';
-        $call = "($released = {$this->ext}::releaseLock(" . Php::code($key[1]) . ', ' . Php::code($id) . '))';
+        $call = "($released = {$this->orders}releaseLock(" . Php::code($key[1]) . ', ' . Php::code($id) . '))';
         $negated = $compare instanceof Expr\BinaryOp\NotEqual || $compare instanceof Expr\BinaryOp\NotIdentical;
         $this->replace($method, $compare, Php::expression($negated ? "!$call" : $call));
         // A WATCH, MULTI, DEL and EXEC whose replies nothing reads go; a DEL whose reply is read
@@ -268,7 +358,7 @@ final class Rewrite
         if (is_string($key)) {
             return $key;
         }
-        $this->replace($method, $eval, Php::expression("(int) {$this->ext}::releaseLock(" . Php::code($key[1]) . ', ' . Php::code($id) . ')'));
+        $this->replace($method, $eval, Php::expression("(int) {$this->orders}releaseLock(" . Php::code($key[1]) . ', ' . Php::code($id) . ')'));
         return null;
     }
 
@@ -282,7 +372,7 @@ final class Rewrite
         if (is_string($why = $this->counterKey($incrs[0]))) {
             return $why;
         }
-        $this->replace($method, $incrs[0], Php::expression("{$this->ext}::generateUniqueLockId()"));
+        $this->replace($method, $incrs[0], Php::expression("{$this->orders}generateUniqueLockId()"));
         return null;
     }
 
@@ -301,37 +391,28 @@ final class Rewrite
         return $this->protocol->isRedisCall($n) && strtolower($n->name->toString()) === 'get';
     }
 
-    /** Null when the INCR (or the copy's id method) counts in the original's counter, else why not. */
+    /** Null when the INCR (or the copy's id method) counts in the copy's counter (layout()), else why not. */
     private function counterKey(Expr $source): ?string
     {
         if ($this->isIdMethodCall($source)) {
             return null; // (Its INCR is checked as that method's.)
         }
-        $key = $this->protocol->key($source->args[0]->value ?? new Expr\ConstFetch(new Node\Name('null')), null);
-        if ($key === null || $key[1] !== null) {
-            return 'its id counter (' . $this->protocol->shown($source->args[0]->value ?? $source) . ') is not one the doctor can read as the original\'s lock_unique_id:'
-                . ' a counter of its own the extension would not share';
-        }
-        if ($key[0] !== 'lock_unique_id') {
-            return "its id counter is its own ('{$key[0]}'), not the original's lock_unique_id: the extension's ids come from lock_unique_id,"
-                . ' so old and new processes would hand out ids from two sequences';
-        }
-        return null;
+        $arg = $source->args[0]->value ?? null;
+        return $arg !== null && Php::code($arg) === $this->layout()['counter'] ? null
+            : 'it counts in another counter (' . ($arg === null ? 'none' : Php::code($arg)) . ') than addLock() does';
     }
 
-    /** @return array{string, Expr}|string the order key's start and the order id, or why it is not the original's */
+    /** @return array{string, Expr}|string the order key's template (as code) and the order id, or why it is not addLock()'s */
     private function orderKey(?Expr $expr, Stmt\ClassMethod $method): array|string
     {
-        $key = $expr === null ? null : $this->protocol->key($expr, $method);
-        if ($key === null || $key[1] === null) {
-            return 'its order key (' . ($expr === null ? 'none' : $this->protocol->shown($expr)) . ') is not one the doctor can read as the original\'s order_lock_<id>:'
-                . ' a key of its own the extension would not share';
+        $template = $expr === null ? null : $this->protocol->template($expr, $method);
+        if ($template === null) {
+            return 'its order key (' . ($expr === null ? 'none' : $this->protocol->shown($expr)) . ') is not one the doctor can read';
         }
-        if ($key[0] !== 'order_lock_') {
-            return "its order keys are its own ('{$key[0]}...'), not the original's order_lock_<id>: the extension's locks are order_lock_<id>,"
-                . ' so during a rolling deploy old and new processes could hold one order at once';
+        if ($template[0] !== $this->layout()['template']) {
+            return "its order key ({$template[0]}) is not addLock()'s ({$this->layout()['template']})";
         }
-        return $key;
+        return [$template[0], $template[1]];
     }
 
     /** The SET's lease in seconds: `['ex' => $t]`, `'EX', $t`, PX as ms, or the EXPIRE after a SETNX. */
@@ -511,9 +592,10 @@ final class Rewrite
 
     // ---- edits ------------------------------------------------------------------------------------------------
 
-    private static function mark(string $text): Stmt\Nop
+    /** The comment a rewritten method starts with: MARK, and what does its Redis work (`$what`, its namespace left out). */
+    private static function mark(string $what): Stmt\Nop
     {
-        return new Stmt\Nop(['comments' => [new \PhpParser\Comment('// ' . self::MARK . ' ' . substr($text, strlen('\\RedisLock\\DropIn\\')))]]);
+        return new Stmt\Nop(['comments' => [new \PhpParser\Comment('// ' . self::MARK . ' ' . preg_replace('/^\\\\RedisLock\\\\(DropIn\\\\)?/', '', $what))]]);
     }
 
     /** Replaces the node `$old` (found by identity) with `$new` in the method. */
@@ -576,7 +658,8 @@ final class Rewrite
         if (($own = $this->protocol->ownMethod($e)) !== null) {
             return $this->protocol->isConnectionMethod($own);
         }
-        return $this->protocol->key($e, $method) !== null || Protocol::isConnectionCall($e) || $e instanceof Expr\PropertyFetch
+        return $this->protocol->key($e, $method) !== null || $this->protocol->template($e, $method) !== null
+            || Protocol::isConnectionCall($e) || $e instanceof Expr\PropertyFetch
             || ($e instanceof Expr\New_ && $e->class instanceof Node\Name && in_array(strtolower($e->class->getLast()), ['redis', 'client'], true))
             || ($e instanceof Expr\FuncCall && $e->name instanceof Node\Name && in_array(strtolower($e->name->toString()), ['time', 'microtime'], true));
     }

@@ -24,7 +24,7 @@ class Lock_Service
     public static function getRedisConn()
     {
         $redis = new Redis();
-        $redis->connect('127.0.0.1', 6379);
+        $redis->connect('127.0.0.1', {{PORT}});
         return $redis;
     }
 }
