@@ -101,7 +101,9 @@ final class DoctorTest extends RedisLockTestCase
             // Keys of its own: kept, on the extension's OrderLocks made from the copy's connection.
             'service-own-keys' => ['Lock_Service', 'Lock_Service', [], ['rewrite the class Lock_Service', 'RedisLock\\OrderLocks on its own keys']],
             // Statements beside the protocol the doctor cannot keep yet: left as they are.
-            'redislock-logged' => ['App\Support\RedisLock', 'RedisLock', [], ['leaves', 'lock() does more than Redis work', 'which the app reads elsewhere']],
+            'redislock-deadline' => ['RedisLock', 'RedisLock', [], ['leaves', 'isLocking(), line 33: $this->redis->ttl("Lock:{$name}") is Redis work the doctor cannot map']],
+            // A log line and a record the app reads, kept beside the extension's calls.
+            'redislock-logged' => ['App\Support\RedisLock', 'RedisLock', [], ['rewrite the class App\Support\RedisLock', 'every other statement as it is']],
             'service-host' => ['Lock_Service', 'Lock_Service', [], ['stop loading', 'lock_service=redis://10.20.30.40:PORT']],
             // A connection its factory makes (another database): handed over, no INI line.
             'service-factory' => ['App\\Service\\OrderService', 'Lock_Service', [], ['RedisLock\\OrderLocks on its own keys and connection']],
@@ -147,7 +149,7 @@ final class DoctorTest extends RedisLockTestCase
     public function testEachAppPrintsTheSameAfterTheDoctorsSteps(): void
     {
         $apps = ['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated', 'service-renamed',
-            'trait-parent', 'seed-together', 'service-wrapped', 'service-own-keys', 'service-factory'];
+            'trait-parent', 'seed-together', 'service-wrapped', 'service-own-keys', 'service-factory', 'redislock-logged'];
         // Predis where the release packages it (Debian 12: php-nrk-predis; 13: none).
         if (stream_resolve_include_path('Predis/Autoloader.php') !== false) {
             $apps[] = 'service-predis-run';
@@ -181,7 +183,7 @@ final class DoctorTest extends RedisLockTestCase
     public function testWhatFixCannotKeepItLeavesAsItWas(): void
     {
         $bin = dirname(__DIR__) . '/bin/redislock';
-        foreach (['redislock-logged' => 'does more than Redis work',
+        foreach (['redislock-deadline' => 'is Redis work the doctor cannot map',
             'redislock-extras' => "its keys are its own ('lock:...')"] as $app => $said) {
             $dir = self::app($app);
             $sums = array_map('md5_file', self::filesIn($dir));
