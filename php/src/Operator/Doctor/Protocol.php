@@ -168,39 +168,36 @@ final class Protocol
 
     /**
      * A key as the copy builds it, split into its constant start and the
-     * part the call gives (the order id, the lock's name): `sprintf(TPL, $x)`,
-     * `"Lock:$x"`, `'order_lock_' . $x`, a constant, or a local variable
-     * set once to one of those in `$method`. Null when it is built otherwise.
+     * part the call gives (the order id, the lock's name), from what
+     * template() reads; or a constant text and null. Null when it is built
+     * otherwise.
      *
      * @return array{string, ?Expr}|null
      */
-    public function key(Expr $expr, ?Stmt\ClassMethod $method, int $depth = 0): ?array
+    public function key(Expr $expr, ?Stmt\ClassMethod $method): ?array
     {
-        if ($depth > 4) {
-            return null;
-        }
+        $expr = $this->resolved($expr, $method);
         $text = $this->text($expr);
         if ($text !== null) {
             return [$text, null];
         }
-        if ($expr instanceof Expr\FuncCall && $expr->name instanceof Node\Name && strtolower($expr->name->toString()) === 'sprintf'
-            && count($expr->args) === 2 && ($tpl = $this->text($expr->args[0]->value)) !== null && substr_count($tpl, '%') === 1
-            && str_ends_with($tpl, '%s')) {
-            return [substr($tpl, 0, -2), $expr->args[1]->value];
-        }
-        if ($expr instanceof Scalar\Encapsed && count($expr->parts) === 2 && $expr->parts[0] instanceof Scalar\EncapsedStringPart
-            && $expr->parts[1] instanceof Expr) {
-            return [$expr->parts[0]->value, $expr->parts[1]];
-        }
-        if ($expr instanceof Expr\BinaryOp\Concat && ($start = $this->text($expr->left)) !== null) {
-            return [$start, $expr->right];
-        }
-        if ($expr instanceof Expr\Variable && is_string($expr->name) && $method !== null) {
+        $template = $this->template($expr, $method);
+        return $template !== null && $template[2] !== null && str_ends_with($template[2], '%s')
+            ? [substr($template[2], 0, -2), $template[1]] : null;
+    }
+
+    /** What a local variable was set to, when it was set once in `$method` (followed a few times); else `$expr`. */
+    private function resolved(Expr $expr, ?Stmt\ClassMethod $method): Expr
+    {
+        for ($depth = 0; $depth < 4 && $expr instanceof Expr\Variable && is_string($expr->name) && $method !== null; $depth++) {
             $sets = (new NodeFinder())->find($method->stmts ?? [], fn (Node $n) => $n instanceof Expr\Assign
                 && $n->var instanceof Expr\Variable && $n->var->name === $expr->name);
-            return count($sets) === 1 ? $this->key($sets[0]->expr, $method, $depth + 1) : null;
+            if (count($sets) !== 1) {
+                break;
+            }
+            $expr = $sets[0]->expr;
         }
-        return null;
+        return $expr;
     }
 
     /** An expression as code, with the code of the copy's constants it names (`self::KEY = APP_ENV . '_lock_%s'`). */
@@ -227,43 +224,34 @@ final class Protocol
      *
      * @return array{string, Expr, ?string}|null
      */
-    public function template(Expr $expr, ?Stmt\ClassMethod $method, int $depth = 0): ?array
+    public function template(Expr $expr, ?Stmt\ClassMethod $method): ?array
     {
+        $expr = $this->resolved($expr, $method);
         $fixed = fn (Expr $e) => (new NodeFinder())->findFirst([$e], fn (Node $n) => $n instanceof Expr\Variable
             || $n instanceof Expr\FuncCall || $n instanceof Expr\MethodCall || $n instanceof Expr\StaticCall) === null;
+        // (A text with another `%` is no template the extension takes: not read.)
+        $one = fn (?string $text) => $text === null || substr_count($text, '%') === 1;
+        $found = null;
         if ($expr instanceof Expr\FuncCall && $expr->name instanceof Node\Name && strtolower($expr->name->toString()) === 'sprintf'
             && count($expr->args) === 2 && $fixed($expr->args[0]->value)) {
-            return [Php::code($expr->args[0]->value), $expr->args[1]->value, $this->text($expr->args[0]->value)];
-        }
-        if ($expr instanceof Scalar\Encapsed) {
-            $parts = $expr->parts;
-            $orders = array_keys(array_filter($parts, fn ($p) => !$p instanceof Scalar\EncapsedStringPart));
+            $found = [Php::code($expr->args[0]->value), $expr->args[1]->value, $this->text($expr->args[0]->value)];
+        } elseif ($expr instanceof Scalar\Encapsed) {
+            $orders = array_keys(array_filter($expr->parts, fn ($p) => !$p instanceof Scalar\EncapsedStringPart));
             if (count($orders) === 1) {
-                $text = '';
-                foreach ($parts as $i => $part) {
-                    $text .= $i === $orders[0] ? '%s' : $part->value;
-                }
-                return substr_count($text, '%') === 1 ? [var_export($text, true), $parts[$orders[0]], $text] : null;
+                $text = implode('', array_map(fn ($p, $i) => $i === $orders[0] ? '%s' : $p->value, $expr->parts, array_keys($expr->parts)));
+                $found = [var_export($text, true), $expr->parts[$orders[0]], $text];
             }
-            return null;
-        }
-        if ($expr instanceof Expr\BinaryOp\Concat) {
+        } elseif ($expr instanceof Expr\BinaryOp\Concat) {
             // (`A . $id . B` is `(A . $id) . B`.)
             [$start, $order, $end] = $expr->left instanceof Expr\BinaryOp\Concat && $fixed($expr->right)
                 ? [$expr->left->left, $expr->left->right, $expr->right] : [$expr->left, $expr->right, null];
             if ($fixed($start) && ($end === null || $fixed($end))) {
-                $text = ($this->text($start) ?? null) === null || ($end !== null && $this->text($end) === null)
-                    ? null : $this->text($start) . '%s' . ($end === null ? '' : $this->text($end));
-                return [Php::code($start) . " . '%s'" . ($end === null ? '' : ' . ' . Php::code($end)), $order, $text];
+                [$before, $after] = [$this->text($start), $end === null ? '' : $this->text($end)];
+                $found = [Php::code($start) . " . '%s'" . ($end === null ? '' : ' . ' . Php::code($end)), $order,
+                    $before === null || $after === null ? null : "$before%s$after"];
             }
-            return null;
         }
-        if ($expr instanceof Expr\Variable && is_string($expr->name) && $method !== null && $depth < 4) {
-            $sets = (new NodeFinder())->find($method->stmts ?? [], fn (Node $n) => $n instanceof Expr\Assign
-                && $n->var instanceof Expr\Variable && $n->var->name === $expr->name);
-            return count($sets) === 1 ? $this->template($sets[0]->expr, $method, $depth + 1) : null;
-        }
-        return null;
+        return $found !== null && $one($found[2]) ? $found : null;
     }
 
     /**
