@@ -102,6 +102,9 @@ final class DoctorTest extends RedisLockTestCase
             'service-own-keys' => ['Lock_Service', 'Lock_Service', [], ['rewrite the class Lock_Service', 'RedisLock\\OrderLocks on its own keys']],
             // Statements beside the protocol the doctor cannot keep yet: left as they are.
             'redislock-deadline' => ['RedisLock', 'RedisLock', [], ['leaves', 'isLocking(), line 33: $this->redis->ttl("Lock:{$name}") is Redis work the doctor cannot map']],
+            // Renamed methods, found by what they do (SET NX and DEL of Lock:<name>).
+            'redislock-renamed' => ['App\Locks\KeyLock', 'RedisLock', ["acquire() does the work of the original's lock()", "release() does the work of the original's unlock()"],
+                ['rewrite the class App\Locks\KeyLock', 'acquire(), release()']],
             // A log line and a record the app reads, kept beside the extension's calls.
             'redislock-logged' => ['App\Support\RedisLock', 'RedisLock', [], ['rewrite the class App\Support\RedisLock', 'every other statement as it is']],
             'service-host' => ['Lock_Service', 'Lock_Service', [], ['stop loading', 'lock_service=redis://10.20.30.40:PORT']],
@@ -149,7 +152,7 @@ final class DoctorTest extends RedisLockTestCase
     public function testEachAppPrintsTheSameAfterTheDoctorsSteps(): void
     {
         $apps = ['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated', 'service-renamed',
-            'trait-parent', 'seed-together', 'service-wrapped', 'service-own-keys', 'service-factory', 'redislock-logged'];
+            'trait-parent', 'seed-together', 'service-wrapped', 'service-own-keys', 'service-factory', 'redislock-logged', 'redislock-renamed'];
         // Predis where the release packages it (Debian 12: php-nrk-predis; 13: none).
         if (stream_resolve_include_path('Predis/Autoloader.php') !== false) {
             $apps[] = 'service-predis-run';

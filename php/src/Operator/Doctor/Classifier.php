@@ -159,6 +159,27 @@ final class Classifier
                 $roles[$m] = $mine[strtolower($m)];
             }
         }
+        $does = fn (string $m, string ...$calls) => array_intersect($calls, $class['does'][$m]['calls'] ?? []) !== [];
+        if ($original === 'RedisLock') {
+            // Renamed: the take SETs a Lock:<name> key NX, the release DELs one.
+            $keyed = fn (string $m) => preg_grep('/^Lock:/', $class['does'][$m]['strings'] ?? []) !== [];
+            $found = ['lock' => [], 'unlock' => []];
+            foreach ($class['methods'] as $m => $params) {
+                if (in_array($m, $roles, true) || !$keyed($m) || count($params) < 1) {
+                    continue;
+                }
+                if ($does($m, 'set', 'setnx')) {
+                    $found['lock'][] = $m;
+                } elseif ($does($m, 'del', 'unlink') && count($params) === 1) {
+                    $found['unlock'][] = $m;
+                }
+            }
+            foreach ($found as $role => $candidates) {
+                if (!isset($roles[$role]) && count($candidates) === 1) {
+                    $roles[$role] = $candidates[0];
+                }
+            }
+        }
         if ($original !== 'Lock_Service') {
             // (A take and a give-back at least: a class with a lock() of
             // its own and a log line that says 'Lock:' is no copy.)
@@ -167,7 +188,6 @@ final class Classifier
                 default => isset($roles['enqueue']) && (isset($roles['dequeue']) || isset($roles['pop']) || isset($roles['top'])) ? $roles : null,
             };
         }
-        $does = fn (string $m, string ...$calls) => array_intersect($calls, $class['does'][$m]['calls'] ?? []) !== [];
         $found = ['addLock' => [], 'releaseLock' => [], 'generateUniqueLockId' => []];
         foreach ($class['methods'] as $m => $params) {
             if (in_array($m, $roles, true) || strtolower($m) === '__construct' || strcasecmp($m, 'getRedisConn') === 0) {

@@ -473,7 +473,8 @@ final class Rewrite
     {
         $why = [];
         $beyond = $this->beyondProtocol();
-        if ($beyond !== [] && $this->original === 'RedisLock' && $this->keyProblems() === []) {
+        $renamed = array_filter($this->roles, fn ($mine, $theirs) => strcasecmp($mine, $theirs) !== 0, ARRAY_FILTER_USE_BOTH) !== [];
+        if (($beyond !== [] || $renamed) && $this->original === 'RedisLock' && $this->keyProblems() === []) {
             // Statements of its own beside the protocol: each Redis call is
             // replaced where it stands, in every role method alike (one
             // method's record kept and another's dropped would not agree).
@@ -574,15 +575,25 @@ final class Rewrite
             if ($lockName === null) {
                 return 'the key it takes (' . Php::code($take->args[0]->value) . ') is not Lock:<name>';
             }
-            if (is_string($why = $this->runOnce($method, $take))) {
-                return $why;
-            }
             // The stale-lock takeover (a key without TTL): the extension's lock() does it.
             if (is_string($why = $this->dropTakeover($method, $take))) {
                 return $why;
             }
-            $params = array_map(fn ($p) => '$' . $p->var->name, array_slice($method->params, 1, 3));
-            $got = "{$d}->lock(" . implode(', ', [Php::code($lockName), ...$params]) . ')';
+            if (strcasecmp($method->name->toString(), 'lock') === 0) {
+                // The original's parameters: name, timeout, expire, wait interval.
+                $args = array_map(fn ($p) => '$' . $p->var->name, array_slice($method->params, 1, 3));
+            } else {
+                // Renamed, its parameters are its own: one try, for the SET's own lease.
+                $ttl = $this->ttlOf($take, $method);
+                if ($ttl === null || $this->inLoop($take)) {
+                    return $ttl === null ? 'the lease of its take (EX or PX) was not found' : 'it waits in a loop of its own, whose timeout the doctor cannot tell';
+                }
+                $args = ['0', Php::code($ttl)];
+            }
+            if (is_string($why = $this->runOnce($method, $take))) {
+                return $why;
+            }
+            $got = "{$d}->lock(" . implode(', ', [Php::code($lockName), ...$args]) . ')';
             $reply = match (true) {
                 !$this->class['predis'] => $got,
                 strtolower($take->name->toString()) === 'setnx' => "(int) $got",
@@ -620,6 +631,17 @@ final class Rewrite
             };
         }
         return null;
+    }
+
+    /** Whether `$node` is inside a loop of its method. */
+    private function inLoop(Node $node): bool
+    {
+        for ($at = $node->getAttribute('parent'); $at !== null && !$at instanceof Stmt\ClassMethod; $at = $at->getAttribute('parent')) {
+            if ($at instanceof Stmt\While_ || $at instanceof Stmt\Do_ || $at instanceof Stmt\For_ || $at instanceof Stmt\Foreach_) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
