@@ -392,6 +392,8 @@ final class DoctorTest extends RedisLockTestCase
         $dir = self::app('service-renamed');
         $file = "$dir/src/common/service/RedisLock.php";
         $copy = file_get_contents($file);
+        // And a file of three copies beside it: one patch per file.
+        exec('cp -r ' . escapeshellarg(self::app('seed-together') . '/lib') . ' ' . escapeshellarg("$dir/lib"));
         $run = function (string ...$args) use ($bin, $dir): array {
             $p = proc_open([PHP_BINARY, '-n', ...self::tokenizer(), $bin, 'doctor', ...$args, $dir], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
             $out = stream_get_contents($pipes[1]);
@@ -403,6 +405,8 @@ final class DoctorTest extends RedisLockTestCase
         $this->assertStringContainsString("+++ b/src/common/service/RedisLock.php\n", $patch);
         $this->assertStringContainsString('+        $id = \\RedisLock\\DropIn\\Lock_Service::addLock($orderId, $expire);', $patch);
         $this->assertStringContainsString("+++ b/redislock-doctor.ini\n", $patch);
+        $this->assertSame(1, substr_count($patch, "+++ b/lib/Locking.php\n"), 'the three copies of one file in one patch');
+        $this->assertSame(3, substr_count($patch, "\n+++ "), 'a patch per file');
         $this->assertSame($copy, file_get_contents($file), 'nothing changed');
         $this->assertFileDoesNotExist("$file.orig");
         $this->assertFileDoesNotExist("$dir/redislock-doctor.ini");
