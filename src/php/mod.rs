@@ -149,6 +149,12 @@ fn config_from_param(param: Value, name: &str) -> PhpResult<Arc<Config>> {
 /// for its server, database, credentials and prefix.
 fn config_from_connection(param: injected::Connection, name: &str) -> PhpResult<Arc<Config>> {
     match param.injected {
+        None if !matches!(param.value, Value::Null | Value::Str(_) | Value::Array(_)) => {
+            Err(type_error(format!(
+                "Argument #1 ({name}) must be of type Redis|Predis\\Client|array|string|null, {} given",
+                param.value.type_name()
+            )))
+        }
         None => config_from_param(param.value, name),
         Some(Err(why)) => Err(value_error(format!("redislock: {name}: {why}"))),
         Some(Ok(options)) => Config::from_options(&options, &ini::settings().defaults)
