@@ -83,14 +83,16 @@ final class DoctorTest extends RedisLockTestCase
             'service-30s' => ['Lock_Service', 'Lock_Service', ['$intExpireTime defaults to 30'], ['redislock.lock_service_expire = 30']],
             // (The connection its factory makes goes to the extension: no INI line.)
             'redislock-factory' => ['RedisLock', 'RedisLock', ['$timeout defaults to 10', 'RedisFactory::get'], ['rewrite the class RedisLock', 'every other statement as it is']],
-            'redislock-namespaced' => ['app\common\service\RedisLock', 'RedisLock', ['named app\common\service\RedisLock'], ['with a subclass of the extension\'s: `class RedisLock extends \RedisLock {}`']],
+            // (Its constructor connects where it does: the connection is handed over, not left to php.ini.)
+            'redislock-namespaced' => ['app\common\service\RedisLock', 'RedisLock', ['named app\common\service\RedisLock'], ['rewrite the class app\common\service\RedisLock']],
             'redislock-extras' => ['RedisLock', 'RedisLock', ['$expire defaults to 8', 'onLock, delLock', "its keys are its own ('lock:')", 'isLocking() returns true or false'],
                 ['leaves', "its keys are its own ('lock:...'), not the original's Lock:<name>"]],
             'trait' => ['App\Support\RedisLockTrait', 'RedisLock', ['a trait'], ['rewrite the trait App\Support\RedisLockTrait']],
             'service-predis' => ['App\Services\Lock_Service', 'Lock_Service', ['addLock() returns NULL when it does not take the lock', 'without the original\'s generateUniqueLockId()'],
-                ['rewrite the class App\Services\Lock_Service', 'lock_service=redis://192.0.2.7:6379']],
+                // (Its own Predis client, handed over: the server it names, no INI line.)
+                ['rewrite the class App\Services\Lock_Service', 'RedisLock\OrderLocks on its own keys and connection']],
             'service-predis-run' => ['App\Services\Lock_Service', 'Lock_Service', ['addLock() returns NULL when it does not take the lock'],
-                ['rewrite the class App\Services\Lock_Service', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
+                ['rewrite the class App\Services\Lock_Service', 'RedisLock\OrderLocks on its own keys and connection']],
             'redislock-laravel' => ['App\Support\RedisLock', 'RedisLock', ['isLocking() returns true or false', 'lock() may expire or take over a lock another holds', 'Redis::connection()'],
                 ['rewrite the class App\Support\RedisLock']],
             'laravel-run' => ['App\Support\RedisLock', 'RedisLock', ['isLocking() returns true or false', 'Redis::connection()'],
@@ -113,7 +115,9 @@ final class DoctorTest extends RedisLockTestCase
             'trait-parent' => ['App\Cache\TRedisLock', 'RedisLock', ['a trait'], ['rewrite the trait App\Cache\TRedisLock']],
             'service-renamed' => ['app\common\service\RedisLock', 'Lock_Service', ['named app\common\service\RedisLock', 'lock() does the work of the original\'s addLock()',
                 'unlock() does the work of the original\'s releaseLock()', '$expire defaults to 8'], ['rewrite the class', 'lock_service=redis://127.0.0.1:' . RedisServer::$main->port]],
-            'queue' => ['RedisQueue', 'RedisQueue', [], ['stop loading']],
+            'queue' => ['RedisQueue', 'RedisQueue', [], ['rewrite the class RedisQueue', 'enqueue(), dequeue(), pop(), top()']],
+            // Hyperf's pooled connection, a proxy the extension cannot take: left as it is.
+            'redislock-hyperf' => ['App\Utils\RedisLock', 'RedisLock', [], ['leaves', 'comes from a container']],
             'unrelated' => ['redisLock', null, [], ['keeps using it']],
         ];
         $this->assertEqualsCanonicalizing([...array_keys($expected), 'lookalike', 'seed-together'], array_map('basename', glob(self::CORPUS . '/*', GLOB_ONLYDIR)), 'every app of the corpus is checked');

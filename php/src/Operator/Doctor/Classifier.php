@@ -381,7 +381,8 @@ final class Classifier
         $delegate = $class['trait'] || $extra !== [] || $class['extends'] !== null || array_filter($class['properties']) !== []
             || ($class['factory'] && $original !== 'Lock_Service')
             || ($returns('isLocking') !== [] && array_filter($returns('isLocking'), fn ($r) => !self::boolish($r)) === [])
-            || self::nullWhenRefused($class, $returns('addLock')) || $rewrite->beyondProtocol() !== [] || $rewrite->keepsOwn();
+            || self::nullWhenRefused($class, $returns('addLock')) || $rewrite->beyondProtocol() !== [] || $rewrite->keepsOwn()
+            || $rewrite->ownConnection();
         foreach ($roles as $theirs => $mine) {
             $delegate = $delegate || strcasecmp($theirs, $mine) !== 0
                 || ($class['does'][$mine]['static'] ?? false) !== ($original === 'Lock_Service');
@@ -489,6 +490,15 @@ final class Classifier
     /** The php.ini line of Lock_Service's server, when the copy's constants name another than the default. */
     private function connectionSteps(array $class, array &$steps): void
     {
+        $at = (new Protocol($class, [], 'Lock_Service'))->connectsTo();
+        if ($at !== null && !isset($class['constants']['REDIS_CONFIG_HOST'])) {
+            [$host, $port] = $at;
+            if (($host !== '127.0.0.1' && $host !== 'localhost') || $port !== 6379) {
+                $steps[] = ['do' => 'ini', 'entry' => 'redislock.connections', 'value' => "lock_service=redis://$host:$port",
+                    'text' => "php.ini: redislock.connections = \"lock_service=redis://$host:$port\": the copy connects there in its own code (or add it to the names listed there)"];
+            }
+            return;
+        }
         if (!isset($class['constants']['REDIS_CONFIG_HOST'])) {
             // A server its own code names as a client's options ('host' => ..., 'port' => ...) or a URL: the doctor writes it.
             $code = $class['code'];

@@ -297,6 +297,49 @@ final class Protocol
         return "(static function () { $var = $made; " . implode(' ', $setUp) . " return $var; })()";
     }
 
+    /**
+     * The host and port a copy's `connect()` (or `pconnect()`) names, each
+     * a literal, a constant of the copy or a parameter's default (the
+     * seed's `getRedisConn($strIp = '127.0.0.1', $intPort = 6379)`); null
+     * when it names none the doctor can read.
+     *
+     * @return array{string, int}|null
+     */
+    public function connectsTo(): ?array
+    {
+        $class = $this->class;
+        foreach ($class['does'] as $d) {
+            $method = $d['node'];
+            $defaults = [];
+            foreach ($method->params as $param) {
+                if ($param->var instanceof Expr\Variable && is_string($param->var->name) && $param->default !== null) {
+                    $defaults[$param->var->name] = $param->default;
+                }
+            }
+            $value = function (\PhpParser\Node\Expr $e) use (&$value, $class, $defaults) {
+                if ($e instanceof Expr\Variable && is_string($e->name) && isset($defaults[$e->name])) {
+                    return $value($defaults[$e->name]);
+                }
+                if ($e instanceof Expr\ClassConstFetch && $e->name instanceof Node\Identifier
+                    && Protocol::isSelf($e->class)) {
+                    $v = $class['constants'][$e->name->toString()] ?? null;
+                    return is_array($v) ? null : $v;
+                }
+                $v = Php::value($e);
+                return is_array($v) ? null : $v;
+            };
+            foreach ((new NodeFinder())->find($method->stmts ?? [], fn ($n) => $n instanceof Expr\MethodCall
+                && $n->name instanceof Node\Identifier && in_array(strtolower($n->name->toString()), ['connect', 'pconnect'], true)) as $call) {
+                $host = isset($call->args[0]) ? $value($call->args[0]->value) : null;
+                $port = isset($call->args[1]) ? $value($call->args[1]->value) : 6379;
+                if (is_string($host) && preg_match('/^[\w.-]+$/', $host) === 1 && (is_int($port) || (is_string($port) && ctype_digit($port)))) {
+                    return [$host, (int) $port];
+                }
+            }
+        }
+        return null;
+    }
+
     /** The text of a string literal or of a constant of the copy that holds one. */
     public function text(Expr $expr): ?string
     {

@@ -161,15 +161,11 @@ final class Rewrite
         $why = [];
         // Keys of its own, or a connection only its code names (a factory's,
         // a framework's): the copy's OrderLocks, made from its connection.
-        $take = $this->class['does'][$this->roles['addLock']]['node'];
         $connection = null;
-        if (!$layout['seed'] || $this->frameworkConnection()) {
-            $set = (new NodeFinder())->findFirst($take->stmts ?? [], fn (Node $n) => $this->protocol->isRedisCall($n)
-                && in_array(strtolower($n->name->toString()), ['set', 'setnx'], true));
-            $connection = $set === null ? null : $this->protocol->connectionOf($set->var, $take);
+        if ($this->keepsOwn()) {
+            $connection = $this->takeConnection();
             if ($connection === null) {
-                return ["addLock()'s connection (" . ($set === null ? 'none' : Php::code($set->var)) . ') is not one the doctor can hand to the extension'
-                    . ($layout['seed'] ? '' : ', which its keys of their own need')];
+                return ["addLock()'s connection is not one the doctor can hand to the extension" . ($layout['seed'] ? '' : ', which its keys of their own need')];
             }
         }
         $static = $connection === null || !str_contains($connection, '$this');
@@ -191,6 +187,8 @@ final class Rewrite
                 default => null,
             };
             if ($said === null) {
+                // The connection its calls went through, set up here, goes with them.
+                $this->dropCalls($method, ['connect', 'pconnect', 'auth', 'select', 'setoption']);
                 $this->dropDeadLocals($method);
                 $left = (new NodeFinder())->findFirst($method->stmts, fn (Node $n) => $this->protocol->isRedisCall($n));
                 $said = $left === null ? null : "line {$left->getStartLine()}: " . Php::code($left) . ' is Redis work the doctor cannot map onto the extension\'s ' . $theirs . '()';
@@ -223,7 +221,21 @@ final class Rewrite
     public function keepsOwn(): bool
     {
         $layout = $this->original === 'Lock_Service' ? $this->layout() : null;
-        return is_array($layout) && (!$layout['seed'] || $this->frameworkConnection());
+        if (!is_array($layout)) {
+            return false;
+        }
+        // A server php.ini cannot be told (its code computes it), handed over as the copy makes it.
+        $unknown = $this->protocol->connectsTo() === null && !isset($this->class['constants']['REDIS_CONFIG_HOST']);
+        return !$layout['seed'] || $this->frameworkConnection() || ($unknown && $this->takeConnection() !== null);
+    }
+
+    /** The code of the connection addLock()'s SET goes through, as Protocol::connectionOf() reads it. */
+    private function takeConnection(): ?string
+    {
+        $take = $this->class['does'][$this->roles['addLock']]['node'];
+        $set = (new NodeFinder())->findFirst($take->stmts ?? [], fn (Node $n) => $this->protocol->isRedisCall($n)
+            && in_array(strtolower($n->name->toString()), ['set', 'setnx'], true));
+        return $set === null ? null : $this->protocol->connectionOf($set->var, $take);
     }
 
     /** Whether the copy's connection comes from a factory or a framework, which only its code names. */
@@ -490,6 +502,9 @@ final class Rewrite
             }
         }
         $why = [...$this->keyProblems(), ...$why];
+        if (($container = $this->containerConnection($this->connectionProperty())) !== null) {
+            $why[] = $container;
+        }
         if ($why !== []) {
             return array_values(array_unique($why));
         }
@@ -523,9 +538,9 @@ final class Rewrite
      */
     private function lockCalls(): array
     {
-        $why = [];
         $static = false;
         $connection = $this->connectionProperty();
+        $why = ($container = $this->containerConnection($connection)) === null ? [] : [$container];
         foreach ($this->roles as $theirs => $mine) {
             $method = $this->class['does'][$mine]['node'];
             if ($method->stmts === null) {
@@ -785,6 +800,60 @@ final class Rewrite
         $members = Php::statements("class X { $property $accessor }")[0]->stmts;
         $members[0]->setAttribute('comments', [new \PhpParser\Comment("// redislock doctor: the extension's {$this->original} these methods call.")]);
         array_push($node->stmts, ...$members);
+    }
+
+    /**
+     * Why the connection in property `$connection` cannot be handed to the
+     * extension, or null: one from a dependency container (Hyperf's
+     * `make(Redis::class)`, `app('redis')`) is a proxy, neither a phpredis
+     * `\Redis` nor a Predis client, and the extension would refuse it at
+     * its first use.
+     */
+    private function containerConnection(?string $connection): ?string
+    {
+        if ($connection === null) {
+            return null;
+        }
+        foreach ($this->class['does'] as $d) {
+            foreach ((new NodeFinder())->find($d['node']->stmts ?? [], fn (Node $n) => $n instanceof Expr\Assign
+                && Protocol::property($n->var) === $connection) as $set) {
+                $e = $set->expr;
+                $unwrapped = $e instanceof Expr\MethodCall && $e->name instanceof Node\Identifier
+                    && in_array(strtolower($e->name->toString()), ['connection', 'client', 'handler'], true);
+                $container = (new NodeFinder())->findFirst([$e], fn (Node $n) => ($n instanceof Expr\FuncCall && $n->name instanceof Node\Name
+                    && in_array(strtolower($n->name->getLast()), ['make', 'app', 'resolve', 'di', 'container'], true))
+                    || ($n instanceof Expr\MethodCall && $n->name instanceof Node\Identifier && strtolower($n->name->toString()) === 'getcontainer')
+                    || ($n instanceof Expr\StaticCall && $n->name instanceof Node\Identifier && strtolower($n->name->toString()) === 'getcontainer'));
+                if ($container !== null && !$unwrapped) {
+                    return 'its connection (' . Php::code($e) . ') comes from a container, an object the extension cannot take (a phpredis \\Redis'
+                        . ' or a Predis client): give it the client (->client(), ->connection()) or the server in redislock.default_dsn by hand';
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Whether the copy's Redis calls go through a connection it makes or
+     * is given itself (a property it sets, a promoted constructor
+     * parameter): the extension's class alone would connect by php.ini
+     * instead, so a rewrite hands that connection over.
+     */
+    public function ownConnection(): bool
+    {
+        $connection = $this->original === 'Lock_Service' ? null : $this->connectionProperty();
+        if ($connection === null) {
+            return false;
+        }
+        foreach ($this->class['node']->getMethods() as $m) {
+            $promoted = strcasecmp($m->name->toString(), '__construct') === 0
+                && array_filter($m->params, fn ($p) => $p->flags !== 0 && $p->var instanceof Expr\Variable && $p->var->name === $connection) !== [];
+            $set = (new NodeFinder())->findFirst($m->stmts ?? [], fn (Node $n) => $n instanceof Expr\Assign && Protocol::property($n->var) === $connection);
+            if ($promoted || $set !== null) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The property the copy's Redis calls go through (`$this->redis`), or null. */
