@@ -355,10 +355,12 @@ final class Classifier
 
     /**
      * The steps that swap the copy for the extension, each with its text
-     * and what to do: `unload` (stop loading `file`), `replace` (`file`
-     * becomes `code`), `edit` (by hand: `file` has methods to port, or is a
-     * trait), `ini` (`entry` = `value`), `configure` (an INI entry whose
-     * value only the app's config knows), `nothing`.
+     * and what to do: `unload` (the class is taken out of `file`),
+     * `replace` (`file` has the class replaced by a subclass, or
+     * rewritten: the edits are in the file's tree), `edit` (by hand; with
+     * `refused`, `--fix` leaves `file` as it is), `ini` (`entry` =
+     * `value`), `configure` (an INI entry whose value only the app's
+     * config knows), `nothing`.
      */
     private function steps(array $class, string $original, string $fqn, bool $sameName): array
     {
@@ -536,16 +538,4 @@ final class Classifier
         return ['do' => 'configure', 'entry' => 'redislock.connections', 'names' => $names,
             'text' => "php.ini: redislock.connections = \"$listed\": $said, each with the server its RedisFactory config names"];
     }
-
-    /**
-     * The copy's file with the methods that do the work of the original's
-     * (`$roles`) calling the extension's class instead: everything else in
-     * the file (its other methods, properties, constructor, namespace, the
-     * parent class) stays as it is. A method keeps its name, signature,
-     * static-ness and defaults, and the copy's return shapes where they
-     * were another (a bool for isLocking(), NULL for a refused addLock()).
-     * Also returns what a human should check (empty: nothing).
-     *
-     * @return array{string, list<string>}
-     */
 }
