@@ -687,18 +687,7 @@ final class Rewrite
                 $body[] = $stmt;
             }
         }
-        $traverser = new NodeTraverser();
-        $traverser->addVisitor(new class ($loop, $body) extends NodeVisitorAbstract {
-            public function __construct(private Node $loop, private array $body)
-            {
-            }
-
-            public function leaveNode(Node $node)
-            {
-                return $node === $this->loop ? $this->body : null;
-            }
-        });
-        $method->stmts = $traverser->traverse($method->stmts);
+        $this->replace($method, $loop, $body);
         return null;
     }
 
@@ -881,12 +870,12 @@ final class Rewrite
         return new Stmt\Nop(['comments' => [new \PhpParser\Comment('// ' . self::MARK . ' ' . preg_replace('/^\\\\RedisLock\\\\(DropIn\\\\)?/', '', $what))]]);
     }
 
-    /** Replaces the node `$old` (found by identity) with `$new` in the method. */
-    private function replace(Stmt\ClassMethod $method, Node $old, Node $new): void
+    /** Replaces the node `$old` (found by identity) with `$new` (a statement with statements) in the method. */
+    private function replace(Stmt\ClassMethod $method, Node $old, Node|array $new): void
     {
         $traverser = new NodeTraverser();
         $traverser->addVisitor(new class ($old, $new) extends NodeVisitorAbstract {
-            public function __construct(private Node $old, private Node $new)
+            public function __construct(private Node $old, private Node|array $new)
             {
             }
 
