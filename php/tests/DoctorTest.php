@@ -106,7 +106,7 @@ final class DoctorTest extends RedisLockTestCase
             'redislock-deadline' => ['RedisLock', 'RedisLock', [], ['leaves', 'isLocking(), line 33: $this->redis->ttl("Lock:{$name}") is Redis work the doctor cannot map']],
             // Renamed methods, found by what they do (SET NX and DEL of Lock:<name>).
             'redislock-renamed' => ['App\Locks\KeyLock', 'RedisLock', ["acquire() does the work of the original's lock()", "release() does the work of the original's unlock()"],
-                ['rewrite the class App\Locks\KeyLock', 'acquire(), release()']],
+                ['rewrite the class App\Locks\KeyLock', 'acquire(), release(), prolong(), held()']],
             // A log line and a record the app reads, kept beside the extension's calls.
             'redislock-logged' => ['App\Support\RedisLock', 'RedisLock', [], ['rewrite the class App\Support\RedisLock', 'every other statement as it is']],
             'service-host' => ['Lock_Service', 'Lock_Service', [], ['stop loading', 'lock_service=redis://10.20.30.40:PORT']],

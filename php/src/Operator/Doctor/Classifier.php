@@ -161,9 +161,10 @@ final class Classifier
         }
         $does = fn (string $m, string ...$calls) => array_intersect($calls, $class['does'][$m]['calls'] ?? []) !== [];
         if ($original === 'RedisLock') {
-            // Renamed: the take SETs a Lock:<name> key NX, the release DELs one.
             $keyed = fn (string $m) => preg_grep('/^Lock:/', $class['does'][$m]['strings'] ?? []) !== [];
-            $found = ['lock' => [], 'unlock' => []];
+            // Renamed: the take SETs a Lock:<name> key NX, the release DELs
+            // one, the extend EXPIREs one, the check reads one.
+            $found = ['lock' => [], 'unlock' => [], 'expire' => [], 'isLocking' => []];
             foreach ($class['methods'] as $m => $params) {
                 if (in_array($m, $roles, true) || !$keyed($m) || count($params) < 1) {
                     continue;
@@ -172,6 +173,10 @@ final class Classifier
                     $found['lock'][] = $m;
                 } elseif ($does($m, 'del', 'unlink') && count($params) === 1) {
                     $found['unlock'][] = $m;
+                } elseif ($does($m, 'expire', 'pexpire') && count($params) === 2) {
+                    $found['expire'][] = $m;
+                } elseif ($does($m, 'exists', 'get') && count($params) === 1) {
+                    $found['isLocking'][] = $m;
                 }
             }
             foreach ($found as $role => $candidates) {
@@ -276,7 +281,7 @@ final class Classifier
         }
         $returns = fn (string $theirs) => isset($roles[$theirs]) ? ($class['does'][$roles[$theirs]]['returns'] ?? []) : [];
         if ($original === 'RedisLock' && $returns('isLocking') !== [] && array_filter($returns('isLocking'), fn ($r) => !self::boolish($r)) === []) {
-            $changes[] = 'isLocking() returns true or false; the extension\'s returns the lock\'s expiry time as a string ("" when lost, false when never taken): `if (...)` reads it alike, `=== true` does not';
+            $changes[] = ($roles['isLocking'] ?? 'isLocking') . '() returns true or false; the extension\'s isLocking() returns the lock\'s expiry time as a string ("" when lost, false when never taken): `if (...)` reads it alike, `=== true` does not';
         }
         if ($original === 'Lock_Service' && self::nullWhenRefused($class, $returns('addLock'))) {
             $changes[] = 'addLock() returns NULL when it does not take the lock; the extension\'s returns false: `if (!$id)` reads it alike, `=== null` does not';
@@ -291,7 +296,8 @@ final class Classifier
         }
         foreach (self::ORIGINALS[$original] as $method => $params) {
             $mine = $methods[strtolower($roles[$method] ?? $method)] ?? null;
-            if ($mine === null) {
+            if ($mine === null || ($original === 'RedisLock' && strcasecmp($roles[$method] ?? $method, $method) !== 0)) {
+                // (A renamed RedisLock method's parameters are its own: acquire($key, $ttl).)
                 continue;
             }
             $names = array_keys($mine);

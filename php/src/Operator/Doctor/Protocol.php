@@ -47,7 +47,10 @@ final class Protocol
         }
         $name = strtolower($node->name->toString());
         $commands = $this->original === 'RedisQueue' ? [...self::COMMANDS, 'lock', 'unlock'] : self::COMMANDS;
-        return in_array($name, $commands, true) && !self::isSelf($node->var);
+        // (Not the extension's object a rewrite calls: `$this->redislockDelegate()->expire()`.)
+        $ours = ($node->var instanceof Expr\MethodCall || $node->var instanceof Expr\StaticCall) && $node->var->name instanceof Node\Identifier
+            && str_starts_with($node->var->name->toString(), 'redislock');
+        return in_array($name, $commands, true) && !self::isSelf($node->var) && !$ours;
     }
 
     /** `$this`, `self`, `static`: the copy itself. */

@@ -20,4 +20,14 @@ class KeyLock
     {
         return $this->redis->del("Lock:$key") > 0;
     }
+
+    public function prolong($key, $ttl)
+    {
+        return $this->redis->expire("Lock:$key", $ttl);
+    }
+
+    public function held($key)
+    {
+        return $this->redis->exists("Lock:$key") === 1;
+    }
 }
