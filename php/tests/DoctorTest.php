@@ -107,6 +107,8 @@ final class DoctorTest extends RedisLockTestCase
             // Renamed methods, found by what they do (SET NX and DEL of Lock:<name>).
             'redislock-renamed' => ['App\Locks\KeyLock', 'RedisLock', ["acquire() does the work of the original's lock()", "release() does the work of the original's unlock()"],
                 ['rewrite the class App\Locks\KeyLock', 'acquire(), release(), prolong(), held()']],
+            // The article's own RedisLock with a log line: its wait loop run once, the takeover and the TTL read gone.
+            'redislock-seed-logged' => ['App\Lib\RedisLock', 'RedisLock', ['isLocking() returns true or false'], ['rewrite the class App\Lib\RedisLock', 'lock(), unlock(), isLocking()']],
             // A log line and a record the app reads, kept beside the extension's calls.
             'redislock-logged' => ['App\Support\RedisLock', 'RedisLock', [], ['rewrite the class App\Support\RedisLock', 'every other statement as it is']],
             'service-host' => ['Lock_Service', 'Lock_Service', [], ['stop loading', 'lock_service=redis://10.20.30.40:PORT']],
@@ -156,7 +158,7 @@ final class DoctorTest extends RedisLockTestCase
     public function testEachAppPrintsTheSameAfterTheDoctorsSteps(): void
     {
         $apps = ['service-article', 'service-30s', 'redislock-factory', 'redislock-namespaced', 'queue', 'unrelated', 'service-renamed',
-            'trait-parent', 'seed-together', 'service-wrapped', 'service-own-keys', 'service-factory', 'redislock-logged', 'redislock-renamed'];
+            'trait-parent', 'seed-together', 'service-wrapped', 'service-own-keys', 'service-factory', 'redislock-logged', 'redislock-renamed', 'redislock-seed-logged'];
         // Predis where the release packages it (Debian 12: php-nrk-predis; 13: none).
         if (stream_resolve_include_path('Predis/Autoloader.php') !== false) {
             $apps[] = 'service-predis-run';

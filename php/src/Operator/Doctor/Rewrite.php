@@ -616,8 +616,10 @@ final class Rewrite
             };
             $this->replace($method, $take, Php::expression($reply));
         }
-        foreach ($finder->find($method->stmts, fn (Node $n) => $n instanceof Expr\BinaryOp && ($this->isGet($n->left) || $this->isGet($n->right))) as $compare) {
-            $get = $this->isGet($compare->left) ? $compare->left : $compare->right;
+        $uncast = fn (Expr $e) => $e instanceof Expr\Cast ? $e->expr : $e;
+        foreach ($finder->find($method->stmts, fn (Node $n) => $n instanceof Expr\BinaryOp
+            && ($this->isGet($uncast($n->left)) || $this->isGet($uncast($n->right)))) as $compare) {
+            $get = $this->isGet($uncast($compare->left)) ? $uncast($compare->left) : $uncast($compare->right);
             if (($lockName = $name($get)) === null) {
                 return 'line ' . $get->getStartLine() . ': its GET (' . Php::code($get) . ') is not of Lock:<name>';
             }
@@ -697,14 +699,28 @@ final class Rewrite
         $taken = [];
         $branch = $take->getAttribute('parent');
         while ($branch !== null && !$branch instanceof Stmt\If_) {
+            if ($branch instanceof Expr\Assign && $branch->var instanceof Expr\Variable && is_string($branch->var->name)) {
+                // (`$result = ...->setnx(); if ($result != false) {...}`: the branch tests the variable.)
+                $var = $branch->var->name;
+                $branch = (new NodeFinder())->findFirst($method->stmts, fn (Node $n) => $n instanceof Stmt\If_
+                    && (new NodeFinder())->findFirst([$n->cond], fn (Node $v) => $v instanceof Expr\Variable && $v->name === $var) !== null);
+                break;
+            }
             $branch = $branch->getAttribute('parent');
         }
         foreach ($branch instanceof Stmt\If_ ? $branch->stmts : [] as $stmt) {
             $taken[] = Php::code($stmt);
         }
+        $isTtl = fn (Node $n) => $this->protocol->isRedisCall($n) && in_array(strtolower($n->name->toString()), ['ttl', 'pttl'], true);
+        // (The TTL read into a variable first, as the seed does: `$ttl = ...->ttl($key); if ($ttl < 0)`.)
+        $read = [];
+        foreach ((new NodeFinder())->find($method->stmts, fn (Node $n) => $n instanceof Stmt\Expression && $n->expr instanceof Expr\Assign
+            && $n->expr->var instanceof Expr\Variable && is_string($n->expr->var->name) && $isTtl($n->expr->expr)) as $stmt) {
+            $read[$stmt->expr->var->name] = $stmt;
+        }
         foreach ((new NodeFinder())->findInstanceOf($method->stmts, Stmt\If_::class) as $if) {
-            $ttl = (new NodeFinder())->findFirst([$if->cond], fn (Node $n) => $this->protocol->isRedisCall($n)
-                && in_array(strtolower($n->name->toString()), ['ttl', 'pttl'], true));
+            $ttl = (new NodeFinder())->findFirst([$if->cond], fn (Node $n) => $isTtl($n)
+                || ($n instanceof Expr\Variable && is_string($n->name) && isset($read[$n->name])));
             if ($ttl === null) {
                 continue;
             }
@@ -715,7 +731,7 @@ final class Rewrite
                         . ', which its take does not';
                 }
             }
-            $this->dropStatements($method, fn (Stmt $s) => $s === $if);
+            $this->dropStatements($method, fn (Stmt $s) => $s === $if || ($ttl instanceof Expr\Variable && $s === $read[$ttl->name]));
         }
         return null;
     }
