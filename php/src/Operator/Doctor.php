@@ -14,7 +14,7 @@ use PhpParser\Node;
 use PhpParser\NodeTraverser;
 use PhpParser\NodeVisitorAbstract;
 
-foreach (['Files', 'Php', 'Protocol', 'Classifier', 'Rewrite', 'Fixer', 'Text'] as $part) {
+foreach (['Files', 'Php', 'Protocol', 'Classifier', 'TreeEdits', 'OrderLockCalls', 'LockCalls', 'Rewrite', 'Fixer', 'Text'] as $part) {
     require_once __DIR__ . "/Doctor/$part.php";
 }
 
