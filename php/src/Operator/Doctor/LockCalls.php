@@ -39,12 +39,7 @@ trait LockCalls
             }
             $static = $static || $method->isStatic();
             $said = $this->lockCallsOf($theirs, $method);
-            if ($said === null) {
-                $this->dropCalls($method, ['expire', 'pexpire', 'watch', 'unwatch', 'multi', 'exec']);
-                $this->dropDeadLocals($method);
-                $left = (new NodeFinder())->findFirst($method->stmts, fn (Node $n) => $this->protocol->isRedisCall($n));
-                $said = $left === null ? null : "line {$left->getStartLine()}: " . Php::code($left) . ' is Redis work the doctor cannot map onto the extension\'s ' . $theirs . '()';
-            }
+            $said ??= $this->leftOver($method, ['expire', 'pexpire', 'watch', 'unwatch', 'multi', 'exec'], $theirs);
             if ($said !== null) {
                 $why[] = "$mine(), $said";
                 continue;

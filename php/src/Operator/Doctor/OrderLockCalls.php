@@ -92,13 +92,8 @@ trait OrderLockCalls
                 'generateUniqueLockId' => $this->nextId($method),
                 default => null,
             };
-            if ($said === null) {
-                // The connection its calls went through, set up here, goes with them.
-                $this->dropCalls($method, ['connect', 'pconnect', 'auth', 'select', 'setoption']);
-                $this->dropDeadLocals($method);
-                $left = (new NodeFinder())->findFirst($method->stmts, fn (Node $n) => $this->protocol->isRedisCall($n));
-                $said = $left === null ? null : "line {$left->getStartLine()}: " . Php::code($left) . ' is Redis work the doctor cannot map onto the extension\'s ' . $theirs . '()';
-            }
+            // (The connection its calls went through, set up here, goes with them.)
+            $said ??= $this->leftOver($method, ['connect', 'pconnect', 'auth', 'select', 'setoption'], $theirs);
             if ($said !== null) {
                 $why[] = "$mine(), $said";
                 continue;

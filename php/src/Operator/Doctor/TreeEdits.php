@@ -54,6 +54,20 @@ trait TreeEdits
         $method->stmts = $traverser->traverse($method->stmts);
     }
 
+    /**
+     * After a method's calls were mapped: the statements that are only a
+     * call of `$commands` go, and the locals nothing reads any more; why
+     * not done when a Redis call is left (null: none is).
+     */
+    private function leftOver(Stmt\ClassMethod $method, array $commands, string $theirs): ?string
+    {
+        $this->dropCalls($method, $commands);
+        $this->dropDeadLocals($method);
+        $left = (new NodeFinder())->findFirst($method->stmts, fn (Node $n) => $this->protocol->isRedisCall($n));
+        return $left === null ? null
+            : "line {$left->getStartLine()}: " . Php::code($left) . " is Redis work the doctor cannot map onto the extension's $theirs()";
+    }
+
     /** Drops the statements that are only a call of these commands (a chain of them too), and ifs left empty by that. */
     private function dropCalls(Stmt\ClassMethod $method, array $commands): void
     {
