@@ -12,4 +12,4 @@ var_export(RedisLock::lock('')); echo "\n";
 $redis = new Redis();
 $redis->connect('127.0.0.1', {{PORT}});
 $again = RedisLock::lock('order-8');
-echo $redis->ttl('order_lock_order-8'), ' ', $redis->get('order_lock_order-8') == $again ? 'same id' : 'other id', "\n";
+echo $redis->ttl('order_lock_order-8') > 3 ? 'lease(8)' : 'other lease', ' ', $redis->get('order_lock_order-8') == $again ? 'same id' : 'other id', "\n";
