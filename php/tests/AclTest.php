@@ -8,6 +8,7 @@
  *
  * @group server
  */
+#[PHPUnit\Framework\Attributes\Group('server')]
 final class AclTest extends RedisLockTestCase
 {
     public function testAUserLimitedToItsPrefixUsesEveryFeature(): void
