@@ -103,15 +103,26 @@ final class Doctor
             }
         }
         foreach ($reports as &$r) {
-            foreach ($r['steps'] as &$step) {
-                if (in_array($step['do'], ['unload', 'replace'], true) && isset($refused[$step['file']])) {
-                    $step = ['do' => 'edit', 'file' => $step['file'], 'text' => "ask a human: `--fix` leaves {$step['file']} as it is, because "
+            $left = isset($refused[$r['file']]);
+            $steps = [];
+            foreach ($r['steps'] as $step) {
+                if ($left && in_array($step['do'], ['unload', 'replace'], true)) {
+                    $steps[] = ['do' => 'edit', 'file' => $step['file'], 'text' => "ask a human: `--fix` leaves {$step['file']} as it is, because "
                         . implode(', ', array_unique($refused[$step['file']])) . ' in it cannot be rewritten (see there); once that is done: ' . $step['text']];
-                } elseif (in_array($step['do'], ['unload', 'replace'], true) && !isset($this->rewritten[$step['file']])) {
+                    continue;
+                }
+                if ($left && !($step['refused'] ?? false) && in_array($step['do'], ['ini', 'configure'], true)) {
+                    // (A copy left as it is needs no php.ini line yet: it is said with its swap's step.)
+                    continue;
+                }
+                if (in_array($step['do'], ['unload', 'replace'], true) && !isset($this->rewritten[$step['file']])) {
                     $this->rewritten[$step['file']] = self::printed($parsed[$step['file']], basename($step['file']));
                 }
+                $steps[] = $step;
             }
+            $r['steps'] = $steps;
         }
+        unset($r);
         return $reports;
     }
 
