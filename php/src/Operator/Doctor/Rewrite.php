@@ -53,7 +53,7 @@ final class Rewrite
 
     /**
      * Why a method would lose more than its protocol if it were replaced
-     * whole (null: nothing would be lost), by the copy's method name.
+     * whole, by the copy's method name (none: nothing would be lost).
      *
      * @return array<string, string>
      */
@@ -108,8 +108,7 @@ final class Rewrite
      */
     public function apply(): array
     {
-        $why = $this->original === 'Lock_Service' ? $this->orderLocks() : $this->delegates();
-        return $why;
+        return $this->original === 'Lock_Service' ? $this->orderLocks() : $this->delegates();
     }
 
     /** @return list<string> */
