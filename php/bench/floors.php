@@ -171,8 +171,11 @@ printf("Microseconds of Redis CPU per operation (`INFO commandstats` of the comm
     number_format($calls), number_format(max(1, intdiv($calls, 50))), $rounds);
 echo "| operation | redislock µs | reference µs | redislock / reference | reference | commands sent (ours / ref) |\n|---|---:|---:|---:|---|---:|\n";
 foreach ($rows as $row => [$name, $file]) {
-    $ratios = array_map(fn ($o, $f) => $o / $f, $us[$row]['ours'], $us[$row]['ref']);
-    printf("| %s | %.1f | %.1f | %.2fx | %s | %.1f / %.1f |\n", $name, $median($us[$row]['ours']), $median($us[$row]['ref']),
-        $median($ratios), str_contains($file, ' ') ? "`$file`" : "[`$file.lua`](floors/$file.lua)", $us[$row]['ours trips'], $us[$row]['ref trips']);
+    // (A round whose reference took no whole microsecond in commandstats, as a short run's cheapest
+    // rows can, has no ratio: said, not divided by.)
+    $ratios = array_values(array_filter(array_map(fn ($o, $f) => $f > 0 ? $o / $f : null, $us[$row]['ours'], $us[$row]['ref']), 'is_float'));
+    printf("| %s | %.1f | %.1f | %s | %s | %.1f / %.1f |\n", $name, $median($us[$row]['ours']), $median($us[$row]['ref']),
+        $ratios === [] ? 'n/a (reference under 1 µs in all)' : sprintf('%.2fx', $median($ratios)),
+        str_contains($file, ' ') ? "`$file`" : "[`$file.lua`](floors/$file.lua)", $us[$row]['ours trips'], $us[$row]['ref trips']);
 }
 echo "\n";
