@@ -107,17 +107,10 @@ impl Place {
             None => name.to_vec(),
         };
         let mut base = [prefix, kind.word(), b"{"].concat();
-        if !hashed.iter().any(|&b| b == b'{' || b == b'}') {
-            base.extend_from_slice(&hashed);
-            base.push(b'}');
-        } else {
-            base.extend_from_slice(&tag(&hashed));
-            base.extend_from_slice(b"}#");
+        close(&mut base, &hashed, |base| {
             base.extend_from_slice(kind.seed_marker().unwrap_or_default());
-            base.extend_from_slice(name.len().to_string().as_bytes());
-            base.push(b':');
-            base.extend_from_slice(name);
-        }
+            counted(base, name);
+        });
         let main = match kind.seed_marker() {
             Some(_) => hashed,
             None => base.clone(),
@@ -134,18 +127,11 @@ impl Place {
     pub fn order(prefix: &[u8], before: &[u8], after: &[u8], order: &[u8]) -> Self {
         let main = [prefix, before, order, after].concat();
         let mut base = [prefix, b"{"].concat();
-        if !main.iter().any(|&b| b == b'{' || b == b'}') {
-            base.extend_from_slice(&main);
-            base.push(b'}');
-        } else {
-            base.extend_from_slice(&tag(&main));
-            base.extend_from_slice(b"}#");
+        close(&mut base, &main, |base| {
             for part in [before, after, order] {
-                base.extend_from_slice(part.len().to_string().as_bytes());
-                base.push(b':');
-                base.extend_from_slice(part);
+                counted(base, part);
             }
-        }
+        });
         Place { main, base }
     }
 
@@ -174,6 +160,27 @@ impl Place {
     pub fn beside(&self, role: &str) -> Vec<u8> {
         [self.base.as_slice(), role.as_bytes()].concat()
     }
+}
+
+/// Ends an added keys' base after its `{`: the hashed key and `}`, or,
+/// where that key holds a brace, its tag, `}#` and what `count` writes
+/// to tell it apart from every other key of that tag.
+fn close(base: &mut Vec<u8>, hashed: &[u8], count: impl FnOnce(&mut Vec<u8>)) {
+    if hashed.iter().any(|&b| b == b'{' || b == b'}') {
+        base.extend_from_slice(&tag(hashed));
+        base.extend_from_slice(b"}#");
+        count(base);
+    } else {
+        base.extend_from_slice(hashed);
+        base.push(b'}');
+    }
+}
+
+/// `<length>:<part>`: a part that says where it ends.
+fn counted(base: &mut Vec<u8>, part: &[u8]) {
+    base.extend_from_slice(part.len().to_string().as_bytes());
+    base.push(b':');
+    base.extend_from_slice(part);
 }
 
 /// The name whose key `key` is: its own key (`role` "", for a kind with a
@@ -497,6 +504,23 @@ mod tests {
                         prop_assert_eq!(&other, &me, "key {:?}", String::from_utf8_lossy(&key));
                     }
                 }
+            }
+        }
+
+        /// Order layouts of their own: two (layout, order) whose locks are
+        /// two keys never share an added key. (Their locks are the keys the
+        /// app chose: any key, as an exact lock's is.)
+        #[test]
+        fn order_layouts_never_share_an_added_key(
+            prefix in hostile(),
+            one in (hostile(), hostile(), name()),
+            two in (hostile(), hostile(), name()),
+        ) {
+            let a = Place::order(&prefix, &one.0, &one.1, &one.2);
+            let b = Place::order(&prefix, &two.0, &two.1, &two.2);
+            if a.main != b.main {
+                prop_assert_ne!(a.beside(":line"), b.beside(":line"));
+                prop_assert_ne!(a.beside(":fence"), b.beside(":fence"));
             }
         }
 

@@ -27,14 +27,18 @@ pub struct Layout {
     counter: Vec<u8>,
 }
 
+/// The seed's layout, built once: the drop-in `Lock_Service` uses it on
+/// every call.
+static SEED: LazyLock<Layout> = LazyLock::new(|| Layout {
+    before: b"order_lock_".to_vec(),
+    after: Vec::new(),
+    counter: COUNTER.as_bytes().to_vec(),
+});
+
 impl Layout {
     /// The seed's: `order_lock_<id>`, ids from `lock_unique_id`.
-    pub fn seed() -> Self {
-        Layout {
-            before: b"order_lock_".to_vec(),
-            after: Vec::new(),
-            counter: COUNTER.as_bytes().to_vec(),
-        }
+    pub fn seed() -> &'static Self {
+        &SEED
     }
 
     /// A template with one `%s` (where the order id goes; no other `%`) and
@@ -85,7 +89,7 @@ impl Layout {
 /// Locks order `order` (key `order_lock_<order>`) with a new id from the
 /// counter; `None` if it is already locked.
 pub fn acquire(config: &Config, order: &[u8], lease: Duration) -> Result<Option<i64>, Error> {
-    acquire_in(config, &Layout::seed(), order, lease)
+    acquire_in(config, Layout::seed(), order, lease)
 }
 
 /// Locks order `order` of `layout` with a new id from its counter; `None`
@@ -139,7 +143,7 @@ fn acquire_id(
 /// Unlocks order `order` if it is still locked with `id`; true if this call
 /// removed the lock.
 pub fn release(config: &Config, order: &[u8], id: &[u8]) -> Result<bool, Error> {
-    release_in(config, &Layout::seed(), order, id)
+    release_in(config, Layout::seed(), order, id)
 }
 
 /// Unlocks order `order` of `layout` if it is still locked with `id`.
@@ -154,7 +158,7 @@ pub fn release_in(
 
 /// A new id from the counter (the script with the counter alone).
 pub fn next_id(config: &Config) -> Result<i64, Error> {
-    next_id_in(config, &Layout::seed())
+    next_id_in(config, Layout::seed())
 }
 
 /// A new id from `layout`'s counter.

@@ -47,7 +47,7 @@ impl LockService {
         let seconds = intExpireTime.or(ini::seed_defaults().lock_service_expire);
         add(
             config,
-            &order::Layout::seed(),
+            order::Layout::seed(),
             &intOrderId,
             &seconds,
             "Lock_Service::addLock()",
@@ -59,7 +59,7 @@ impl LockService {
     pub fn release_lock(intOrderId: Value, intLockId: Value) -> PhpResult<bool> {
         release(
             config,
-            &order::Layout::seed(),
+            order::Layout::seed(),
             &intOrderId,
             &intLockId,
             "Lock_Service::releaseLock()",
