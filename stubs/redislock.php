@@ -833,21 +833,25 @@ namespace RedisLock {
 
         /**
          * Finishes a task; false if its lease ran out and another worker has
-         * it now (or it was acked already).
+         * it now (or it was acked already). `$result` is kept for the task's
+         * parent when it is the child of a workflow (see `enqueue()`), given
+         * to it by `Task::childResults()`.
          *
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function ack(Task $task): bool {}
+        public function ack(Task $task, ?string $result = null): bool {}
 
         /**
          * Finishes many tasks in one round trip (per 1000); returns how many
-         * were still this worker's (see `ack()`).
+         * were still this worker's (see `ack()`). `$results` holds the results
+         * of some of them (see `ack()`), keyed as `$tasks` is.
          *
          * @param list<Task> $tasks
+         * @param array<int|string, string|null>|null $results
          * @return int<0, max>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
-        public function ackMany(array $tasks): int {}
+        public function ackMany(array $tasks, ?array $results = null): int {}
 
         /**
          * Sends a task to the dead letters now, whatever its attempts: for a
@@ -891,16 +895,32 @@ namespace RedisLock {
          * takes them, as it takes its payload. `$group` (a tenant, a customer:
          * 1 to 100 bytes without spaces or control bytes) puts it in a group:
          * `reserve()` takes due tasks in turn across the queue's groups, so a
-         * group with many cannot hold up one with few.
+         * group with many cannot hold up one with few. With `$children` the
+         * task is a parent (a workflow): it is not reservable until its
+         * children have ended as `$onChildFailure` says: 'fail' (default: a
+         * child going to the dead letters sends the parent there, with a
+         * reason naming the child), 'ignore' (it runs once the other children
+         * have ended) or 'continue' (it runs at once). Each child is
+         * `['queue' => Queue|string, 'id' => string, 'payload' => ?string]`,
+         * and may have `children` (and an `onChildFailure`) of its own: a
+         * chain is a parent of one child, nested. A string names a queue of
+         * one partition of this client. The parent and every child are
+         * created in one step, or none is: 'ignored' when the parent's id is
+         * queued, leased or waiting already, an exception when a child's is.
+         * A child's `ack()` result is kept for the parent
+         * (`Task::childResults()`). On a Redis Cluster their queues must share
+         * a hash tag.
          *
          * @param non-empty-string $id
          * @param 'keep'|'replace'|'earliest'|'latest'|null $policy
          * @param list<string>|null $tags
+         * @param list<array{queue: Queue|string, id: string, payload?: string|null, children?: list<array<string, mixed>>, onChildFailure?: 'fail'|'ignore'|'continue'}>|null $children
+         * @param 'fail'|'ignore'|'continue'|null $onChildFailure
          * @return 'added'|'updated'|'ignored'
          * @throws QueueFullException the queue is at its `maxLength`
-         * @throws RedisLockException Redis out of reach or answering with an error
+         * @throws RedisLockException Redis out of reach or answering with an error, or a child's id is taken
          */
-        public function enqueue(string $id, ?string $payload = null, float $delay = 0, ?string $policy = null, ?array $tags = null, ?string $group = null): string {}
+        public function enqueue(string $id, ?string $payload = null, float $delay = 0, ?string $policy = null, ?array $tags = null, ?string $group = null, ?array $children = null, ?string $onChildFailure = null): string {}
 
         /**
          * Enqueues many tasks in one round trip per 1000 (each chunk atomic):
@@ -930,10 +950,12 @@ namespace RedisLock {
          * when there is no such task. `at`, in server time: when it is due
          * (state 'queued'), when its lease ends ('leased'), when it died
          * ('dead'). `reason`: why its last attempt failed (a dead letter: why
-         * it died), or null.
+         * it died), or null. A parent waiting for its children (see
+         * `enqueue()`) is in state 'waiting', `at` null, with `children`: how
+         * many of them have not ended.
          *
          * @param non-empty-string $id
-         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead', at: float, reason: string|null, tags: list<string>, group: string|null}|null
+         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead'|'waiting', at: float|null, reason: string|null, tags: list<string>, group: string|null, children?: int<0, max>}|null
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function find(string $id): mixed {}
@@ -1780,6 +1802,19 @@ namespace RedisLock {
          * @return positive-int
          */
         public function attempts(): int {}
+
+        /**
+         * The results of the task's children, when it is the parent of a
+         * workflow (see `Queue::enqueue()`): `'<queue>/<id>' => result` (null:
+         * acked without one) for each child that was acked, in the order they
+         * were given; the children that went to the dead letters (policy
+         * 'ignore' or 'continue') or had not ended (policy 'continue') are not
+         * in it. An empty array for a task without children. Asks Redis.
+         *
+         * @return array<string, string|null>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function childResults(): array {}
 
         /**
          * The task's id.

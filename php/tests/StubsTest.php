@@ -279,6 +279,13 @@ final class StubsTest extends RedisLockTestCase
             }
         }
         $this->call($q, 'find', $tasks[0]->id());
+        // A workflow: a parent waiting for its child, and the child's result.
+        $parents = $c->queue('stub-parents');
+        $this->call($parents, 'enqueue', 'p', null, 0, null, null, null, [['queue' => 'stub-children', 'id' => 'c']]);
+        $this->assertSame(['waiting', 1], array_values(array_intersect_key($this->call($parents, 'find', 'p'), ['state' => 0, 'children' => 0])));
+        $children = $c->queue('stub-children');
+        $this->assertTrue($children->ack($children->reserve()[0], 'r'));
+        $this->assertSame(['stub-children/c' => 'r'], $this->call($parents->reserve()[0], 'childResults'));
         $this->call($q, '__debugInfo');
         $this->call($q, 'metrics');
         $this->call($q, 'leased');

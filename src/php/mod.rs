@@ -4,6 +4,7 @@
 mod client;
 mod contract;
 mod errors;
+mod flow;
 mod ini;
 mod injected;
 mod inspect;

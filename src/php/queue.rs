@@ -424,6 +424,80 @@ impl Queue {
         &self.queue
     }
 
+    /// Its queue, shared (a workflow's child queue).
+    pub fn shared(&self) -> Arc<queue::Queue> {
+        self.queue.clone()
+    }
+
+    /// Creates the task `task` as the parent of the flow `children` (see
+    /// `enqueue()`).
+    fn enqueue_flow(
+        &self,
+        task: NewTask,
+        delay: f64,
+        tags: &Tags,
+        children: &ZendHashTable,
+        on_failure: queue::flow::OnChildFailure,
+    ) -> PhpResult<&'static str> {
+        const M: &str = "RedisLock\\Queue::enqueue()";
+        let mut specs = vec![super::flow::Spec {
+            queue: self.queue.clone(),
+            id: task.id,
+            payload: task.payload,
+            parent: None,
+            on_failure,
+        }];
+        let config = self.queue.config().clone();
+        let named = |name: &[u8]| {
+            if name == self.queue.name() {
+                return self.queue.clone();
+            }
+            Arc::new(queue::Queue::new(config.clone(), name.to_vec()))
+        };
+        super::flow::read(children, 0, "Argument #7 ($children)", 1, &named, &mut specs)?;
+        self.store_terms()?;
+        self.store_rate()?;
+        let nodes: Vec<queue::flow::Node<'_>> = specs
+            .iter()
+            .map(|s| {
+                let root = s.parent.is_none();
+                let part = s
+                    .queue
+                    .partition_of(&s.id, if root { tags.group() } else { None });
+                queue::flow::Node {
+                    name: s.queue.name(),
+                    part,
+                    parts: s.queue.partitions(),
+                    keys: s.queue.part(part),
+                    id: s.id.clone(),
+                    payload: s.payload.clone(),
+                    parent: s.parent,
+                    on_failure: s.on_failure,
+                    delay: if root { delay } else { 0.0 },
+                    tags: if root { tags.as_bytes() } else { b"" },
+                }
+            })
+            .collect();
+        match engine(queue::flow::add(self.queue.config(), &nodes))? {
+            Err(queue::flow::NotOneSlot) => Err(value_error(format!(
+                "{M}: on a Redis Cluster a parent and its children must be in one hash slot: give their queues one hash tag ('{{report}}:pages', '{{report}}:render')"
+            ))),
+            Ok(queue::flow::Added::Added) => Ok("added"),
+            Ok(queue::flow::Added::Busy(0)) => Ok("ignored"),
+            Ok(queue::flow::Added::Busy(i)) => {
+                let s = &specs[i.min(specs.len() - 1)];
+                Err(exception(
+                    Class::Root,
+                    format!(
+                        "redislock: task {} of queue '{}' is queued, leased, waiting or a child already: a child is a new task; nothing of the flow was created",
+                        quoted(&s.id),
+                        super::value::escaped(s.queue.name())
+                    ),
+                ))
+            }
+        }
+    }
+
     /// What `reserve($count, $lease, $wait)` asks: how many and how long to
     /// wait, and the lease `$lease` sets for every queue (null: each
     /// queue's own, see [`Queue::terms`]).
@@ -491,14 +565,28 @@ impl Queue {
     /// Enqueues one task, due after `$delay` seconds (server clock), with an
     /// optional payload. `$policy` decides for an id already queued: 'keep'
     /// (default, as `RedisQueue`), 'replace', 'earliest' or 'latest' (that due
-    /// time wins). An id whose task is leased runs once more after that lease
-    /// ends, never beside it. `$tags` (up to 10, each 1 to 100 bytes without
-    /// spaces or control bytes) let operators find the task and its recent
-    /// attempts (`tagged()`, `recent()`); a task added or replaced takes
-    /// them, as it takes its payload. `$group` (a tenant, a customer: 1 to
-    /// 100 bytes without spaces or control bytes) puts it in a group:
+    /// time wins). An id whose task is leased runs once more after that
+    /// lease ends, never beside it. `$tags` (up to 10, each 1 to 100 bytes
+    /// without spaces or control bytes) let operators find the task and its
+    /// recent attempts (`tagged()`, `recent()`); a task added or replaced
+    /// takes them, as it takes its payload. `$group` (a tenant, a customer:
+    /// 1 to 100 bytes without spaces or control bytes) puts it in a group:
     /// `reserve()` takes due tasks in turn across the queue's groups, so a
-    /// group with many cannot hold up one with few.
+    /// group with many cannot hold up one with few. With `$children` the
+    /// task is a parent (a workflow): it is not reservable until its
+    /// children have ended as `$onChildFailure` says: 'fail' (default: a
+    /// child going to the dead letters sends the parent there, with a
+    /// reason naming the child), 'ignore' (it runs once the other children
+    /// have ended) or 'continue' (it runs at once). Each child is
+    /// `['queue' => Queue|string, 'id' => string, 'payload' => ?string]`,
+    /// and may have `children` (and an `onChildFailure`) of its own: a
+    /// chain is a parent of one child, nested. A string names a queue of
+    /// one partition of this client. The parent and every child are
+    /// created in one step, or none is: 'ignored' when the parent's id is
+    /// queued, leased or waiting already, an exception when a child's is.
+    /// A child's `ack()` result is kept for the parent
+    /// (`Task::childResults()`). On a Redis Cluster their queues must share
+    /// a hash tag.
     #[php(defaults(delay = 0))]
     pub fn enqueue(
         &self,
@@ -508,6 +596,8 @@ impl Queue {
         policy: Arg<NullableText>,
         tags: Arg<NullableArray>,
         group: Arg<NullableText>,
+        children: Option<&ZendHashTable>,
+        onChildFailure: Arg<NullableText>,
     ) -> PhpResult<&'static str> {
         const M: &str = "RedisLock\\Queue::enqueue()";
         let task = NewTask {
@@ -521,6 +611,22 @@ impl Queue {
         let policy = self::policy(&policy, Argument(M, 4, "policy"))?;
         let tags = self::tags(&tags, Argument(M, 5, "tags"))?;
         let tags = grouped(tags, &group, Argument(M, 6, "group"))?;
+        let on_failure = super::flow::policy(&onChildFailure, "RedisLock\\Queue::enqueue(): Argument #8 ($onChildFailure)")?;
+        if let Some(children) = children.filter(|c| c.len() > 0) {
+            if policy != Policy::Keep {
+                return Err(value_error(format!(
+                    "{}: a parent is a new task: policy must be null or 'keep'",
+                    Argument(M, 4, "policy")
+                )));
+            }
+            return self.enqueue_flow(task, delay, &tags, children, on_failure);
+        }
+        if !matches!(onChildFailure.0, Value::Null) {
+            return Err(value_error(format!(
+                "{} is for a task with children",
+                Argument(M, 8, "onChildFailure")
+            )));
+        }
         let statuses = self.put(&[task], delay, policy, &tags)?;
         Ok(status_name(
             statuses.first().copied().unwrap_or(Status::Ignored),
@@ -611,17 +717,46 @@ impl Queue {
     }
 
     /// Finishes a task; false if its lease ran out and another worker has
-    /// it now (or it was acked already).
-    pub fn ack(&self, task: &Task) -> PhpResult<bool> {
+    /// it now (or it was acked already). `$result` is kept for the task's
+    /// parent when it is the child of a workflow (see `enqueue()`), given
+    /// to it by `Task::childResults()`.
+    pub fn ack(&self, task: &Task, result: Arg<NullableText>) -> PhpResult<bool> {
         let (part, id, token) = self.own(task, "ack")?;
-        engine(self.queue.ack(part, id, token))
+        if matches!(result.0, Value::Null) {
+            return engine(self.queue.ack(part, id, token));
+        }
+        let result = result.bytes("RedisLock\\Queue::ack(): Argument #2 ($result)")?;
+        let n = engine(self.queue.ack_with(&[(part, id, token)], &[Some(&result)]))?;
+        Ok(n == 1)
     }
 
     /// Finishes many tasks in one round trip (per 1000); returns how many
-    /// were still this worker's (see `ack()`).
-    pub fn ack_many(&self, tasks: &ZendHashTable) -> PhpResult<i64> {
+    /// were still this worker's (see `ack()`). `$results` holds the results
+    /// of some of them (see `ack()`), keyed as `$tasks` is.
+    pub fn ack_many(&self, tasks: &ZendHashTable, results: Option<&ZendHashTable>) -> PhpResult<i64> {
         let leases = self.leases(tasks, "ackMany", "Argument #1 ($tasks)")?;
-        let n = engine(self.queue.ack_many(&leases))?;
+        let Some(results) = results else {
+            let n = engine(self.queue.ack_many(&leases))?;
+            return Ok(i64::try_from(n).unwrap_or(i64::MAX));
+        };
+        let mut kept = Vec::with_capacity(leases.len());
+        for (key, _) in super::value::entries(tasks) {
+            let param = format!("RedisLock\\Queue::ackMany(): Argument #2 ($results) entry {}", quoted(&key.bytes()));
+            kept.push(match key_of(results, &key).map(Value::copy_of) {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(v.bytes(param.as_str())?),
+            });
+        }
+        for (key, _) in super::value::entries(results) {
+            if key_of(tasks, &key).is_none() {
+                return Err(value_error(format!(
+                    "RedisLock\\Queue::ackMany(): Argument #2 ($results) has the key {}, which $tasks has not: results are keyed as $tasks is",
+                    quoted(&key.bytes())
+                )));
+            }
+        }
+        let kept: Vec<Option<&[u8]>> = kept.iter().map(|r| r.as_deref()).collect();
+        let n = engine(self.queue.ack_with(&leases, &kept))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
@@ -877,15 +1012,20 @@ impl Queue {
         Ok(array(list))
     }
 
-    /// The task with id `$id`, wherever it is, without taking it, or null when
-    /// there is no such task. `at`, in server time: when it is due (state
-    /// 'queued'), when its lease ends ('leased'), when it died ('dead').
-    /// `reason`: why its last attempt failed (a dead letter: why it died), or
-    /// null.
+    /// The task with id `$id`, wherever it is, without taking it, or null
+    /// when there is no such task. `at`, in server time: when it is due
+    /// (state 'queued'), when its lease ends ('leased'), when it died
+    /// ('dead'). `reason`: why its last attempt failed (a dead letter: why
+    /// it died), or null. A parent waiting for its children (see
+    /// `enqueue()`) is in state 'waiting', `at` null, with `children`: how
+    /// many of them have not ended.
     pub fn find(&self, id: Arg<Text>) -> PhpResult<Zval> {
         let id = non_empty(&id, "RedisLock\\Queue::find(): Argument #1 ($id)")?;
-        match engine(self.queue.find(&id))? {
-            Some(t) => peeked(&t),
+        if let Some(t) = engine(self.queue.find(&id))? {
+            return peeked(&t);
+        }
+        match engine(self.queue.waiting(&id))? {
+            Some(w) => waiting(&id, &w),
             None => Ok(Zval::new()),
         }
     }
@@ -1191,6 +1331,30 @@ impl Queue {
 }
 
 /// A task looked at, as a PHP array.
+/// A parent waiting for its children, as `find()` shows it: state
+/// 'waiting', `at` null, and how many `children` have not ended.
+fn waiting(id: &[u8], w: &queue::flow::Waiting) -> PhpResult<Zval> {
+    let mut row = ZendHashTable::new();
+    row.insert("id", binary(id))?;
+    row.insert("payload", optional_binary(w.payload.as_deref()))?;
+    row.insert("attempts", 0i64)?;
+    row.insert("state", "waiting")?;
+    row.insert("at", ())?;
+    row.insert("reason", ())?;
+    row.insert("tags", tag_list(&w.tags)?)?;
+    row.insert("group", optional_binary(w.group.as_deref()))?;
+    row.insert("children", i64::try_from(w.left).unwrap_or(i64::MAX))?;
+    Ok(array(row))
+}
+
+/// The entry of `table` under `key`.
+fn key_of<'a>(table: &'a ZendHashTable, key: &Key) -> Option<&'a Zval> {
+    match key {
+        Key::Int(n) => table.get(*n),
+        Key::Str(s) => table.get(String::from_utf8_lossy(s).as_ref()),
+    }
+}
+
 fn peeked(t: &leased::Peeked) -> PhpResult<Zval> {
     let mut row = ZendHashTable::new();
     row.insert("id", binary(&t.id))?;

@@ -87,6 +87,24 @@ impl Task {
         binary(self.queue.name())
     }
 
+    /// The results of the task's children, when it is the parent of a
+    /// workflow (see `Queue::enqueue()`): `'<queue>/<id>' => result` (null:
+    /// acked without one) for each child that was acked, in the order they
+    /// were given; the children that went to the dead letters (policy
+    /// 'ignore' or 'continue') or had not ended (policy 'continue') are not
+    /// in it. An empty array for a task without children. Asks Redis.
+    pub fn child_results(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        let children = super::engine(self.queue.child_results(self.part, &self.leased.id))?;
+        let mut out = ZendHashTable::new();
+        for c in children.iter().filter(|c| c.outcome == b"acked") {
+            out.insert(
+                String::from_utf8_lossy(&c.name).as_ref(),
+                optional_binary(c.value.as_deref()),
+            )?;
+        }
+        Ok(out)
+    }
+
     /// What `var_dump()` shows: the queue, id, payload and attempts.
     #[php(name = "__debugInfo")]
     pub fn debug_info(&self) -> PhpResult<ZBox<ZendHashTable>> {

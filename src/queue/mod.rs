@@ -4,6 +4,7 @@
 //! letters (`lease`). Every operation is one Lua script, so no lock is
 //! needed around it.
 
+pub mod flow;
 pub mod lease;
 mod named;
 
@@ -24,7 +25,7 @@ static DUE: LazyLock<Script> = script!("queue_due.lua");
 /// test checks against this).
 const TYPES: &[&str] = &[
     "zset", "hash", "hash", "zset", "hash", "hash", "zset", "hash", "list", "hash", "hash", "hash",
-    "hash", "zset", "hash", "list", "hash",
+    "hash", "zset", "hash", "list", "hash", "hash", "hash", "hash",
 ];
 
 /// How long a wake-up waits for the consumer it was pushed to, in ms (a
@@ -86,6 +87,15 @@ pub struct Keys {
     /// keys (see `wait`).
     pub line: Vec<u8>,
     pub waiters: Vec<u8>,
+    /// Workflows (see `flow`): each child's link to its parent, the
+    /// children that ended and wait for their parent's step, a released
+    /// parent's children's results, the parents waiting for their
+    /// children, and each waiting parent's children.
+    pub links: Vec<u8>,
+    pub ended: Vec<u8>,
+    pub child_results: Vec<u8>,
+    pub flows: Vec<u8>,
+    pub flow_children: Vec<u8>,
 }
 
 /// The set of every queue's key (before the prefix), kept by the enqueue:
@@ -129,6 +139,11 @@ impl Keys {
             group_leased: place.beside(":group-leased"),
             line: place.beside(":line"),
             waiters: place.beside(":"),
+            links: place.beside(":links"),
+            ended: place.beside(":ended"),
+            child_results: place.beside(":child-results"),
+            flows: place.beside(":flows"),
+            flow_children: place.beside(":flow-children"),
             queue: place.main,
         }
     }
@@ -162,12 +177,16 @@ impl Keys {
 
     /// A call of a script that ends attempts (ack, nack, reserve): the
     /// keys of [`Keys::call`], then the tasks each worker acked, the
-    /// recent attempts and the leased tasks per group.
+    /// recent attempts, the leased tasks per group, and the links, ended
+    /// children and child results of workflows.
     pub(crate) fn call_ending<'a>(&self, script: &'a Script) -> crate::scripts::Invocation<'a> {
         let mut call = self.call(script);
         call.key(&self.worked)
             .key(&self.recent)
-            .key(&self.group_leased);
+            .key(&self.group_leased)
+            .key(&self.links)
+            .key(&self.ended)
+            .key(&self.child_results);
         call
     }
 }

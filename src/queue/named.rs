@@ -315,25 +315,51 @@ impl Queue {
 
     /// [`lease::ack_many`], each partition's in one call.
     pub fn ack_many(&self, tasks: &[Held<'_>]) -> Result<u64, Error> {
+        self.ack_with(tasks, &[])
+    }
+
+    /// [`lease::ack_with`]: [`Queue::ack_many`] with each task's result
+    /// (`results[i]`: `tasks[i]`'s), kept for its parent when it is a
+    /// child of a workflow (see [`super::flow`]).
+    pub fn ack_with(&self, tasks: &[Held<'_>], results: &[Option<&[u8]>]) -> Result<u64, Error> {
         let held = tasks.iter().map(|t| (t.1, t.2));
         let all = tasks.len() as u64;
-        let ack = || self.ack_each(tasks);
+        let ack = || self.ack_each(tasks, results);
         telemetry::settle(&self.name, Outcome::Acked, held, ack, |&n| n == all)
     }
 
-    fn ack_each(&self, tasks: &[Held<'_>]) -> Result<u64, Error> {
+    fn ack_each(&self, tasks: &[Held<'_>], results: &[Option<&[u8]>]) -> Result<u64, Error> {
         let mut acked = 0;
         for (part, keys) in self.parts.iter().enumerate() {
-            let mine: Vec<(&[u8], &str)> = tasks
+            let (mine, kept): (Vec<(&[u8], &str)>, Vec<Option<&[u8]>>) = tasks
                 .iter()
-                .filter(|t| t.0.min(self.parts.len() - 1) == part)
-                .map(|t| (t.1, t.2))
-                .collect();
+                .enumerate()
+                .filter(|(_, t)| t.0.min(self.parts.len() - 1) == part)
+                .map(|(i, t)| ((t.1, t.2), results.get(i).copied().flatten()))
+                .unzip();
             if !mine.is_empty() {
-                acked += lease::ack_many(&self.config, keys, &mine)?;
+                acked += lease::ack_with(&self.config, keys, &mine, &kept)?;
             }
         }
         Ok(acked)
+    }
+
+    /// The children of the parent `id`, reserved from partition `part`
+    /// (see [`super::flow::children`]).
+    pub fn child_results(&self, part: usize, id: &[u8]) -> Result<Vec<super::flow::Child>, Error> {
+        super::flow::children(&self.config, self.part(part), id)
+    }
+
+    /// The parent `id` while it waits for its children (see
+    /// [`super::flow::waiting`]), in whichever partition it is.
+    pub fn waiting(&self, id: &[u8]) -> Result<Option<super::flow::Waiting>, Error> {
+        let first = self.partition_of(id, None);
+        for i in (0..self.parts.len()).map(|i| (first + i) % self.parts.len()) {
+            if let Some(found) = super::flow::waiting(&self.config, &self.parts[i], id)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
     }
 
     /// [`lease::metrics`], summed over the partitions.

@@ -24,6 +24,7 @@ queue_need(1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13)
 queue_groups(ARGV[5])
 queue_counting(stats[4])
 if keep > 0 then queue_need(16) end
+queue_linked()
 local now = queue_now()
 local max = 0
 if ARGV[4] ~= 'bury' and ARGV[4] ~= 'release' then

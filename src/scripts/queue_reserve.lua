@@ -23,7 +23,8 @@
 -- counts the groups' leased tasks (queue_counting).
 -- Returns {ms until a task may be due, a lease ends or a throttle ends (-1:
 -- nothing scheduled, paused, or not first in line; 0 when tasks follow), how many
--- tasks were acked, id, payload or false, attempts, token, ...}.
+-- tasks were acked, whether children that ended wait for their parents'
+-- step (queue_ended), id, payload or false, attempts, token, ...}.
 local now = queue_now()
 local nowText = string.format('%.17g', now)
 local p, me, place, mode = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
@@ -345,6 +346,7 @@ local due, waiting
 local function needAll()
   queue_need(1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
   if recent[1] > 0 then queue_need(16) end
+  queue_linked()
 end
 if #ARGV > 10 then
   if #expired > 0 then
@@ -399,7 +401,7 @@ queue_count(KEYS[10], now, 'expired', #expired)
 queue_count(KEYS[10], now, 'dead', died)
 if #expired > 0 then due = dueNow() end
 
-local out = {0, acked}
+local out = {0, acked, queue_ended()}
 if #due > 0 then
   local leaseEnd = string.format('%.17g', now + lease)
   -- (Not '%d': Lua's %d is a C long, 32 bits on a 32-bit server, and the
@@ -458,15 +460,15 @@ end
 queue_fair_done()
 if mode ~= '' and not line_keep(KEYS[9], p, me, place, mode == 'fresh') then
   -- Not first in line: the first one keeps the timer.
-  return {-1, acked}
+  return {-1, acked, queue_ended()}
 end
 if paused then
   -- Woken by the resume (or looking again every RECHECK).
-  return {-1, acked}
+  return {-1, acked, queue_ended()}
 end
 if throttled then
   -- Looking again when the throttle ends (or woken when it is ended).
-  return {throttled, acked}
+  return {throttled, acked, queue_ended()}
 end
 do
   -- (Under limits, the due tasks left are held by their groups': a group

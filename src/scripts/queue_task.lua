@@ -11,7 +11,11 @@
 -- the groups zset (queue_hint); and the scripts that end attempts (ack,
 -- nack, reserve) KEYS[15] the tasks each worker acked (queue_workers.lua),
 -- KEYS[16] the recent attempts list and KEYS[17] the leased tasks per
--- group (queue_counting).
+-- group (queue_counting); and with them the keys of workflows
+-- (queue_flow_end): KEYS[18] the links hash (a child's id -> its parent),
+-- KEYS[19] the ended hash (the children that ended, for their parents) and
+-- KEYS[20] the child results hash (a released parent's id -> its
+-- children's results).
 --
 -- An id is queued, or leased, or neither; payloads, attempts and tags are
 -- those of that task. An id enqueued while it is leased waits in the reruns
@@ -27,7 +31,7 @@
 -- Every script reads and checks first and writes last (need.lua):
 -- queue_need() checks the keys it will write before its first write.
 
-local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash', 'zset', 'hash', 'list', 'hash'}
+local QUEUE_TYPES = {'zset', 'hash', 'hash', 'zset', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash', 'zset', 'hash', 'list', 'hash', 'hash', 'hash', 'hash'}
 
 -- Checks the types of the keys KEYS[i], i in ... (need.lua).
 local function queue_need(...)
@@ -318,6 +322,58 @@ local function queue_forget(ids)
   redis.call('HDEL', KEYS[3], unpack(ids))
   redis.call('HDEL', KEYS[11], unpack(ids))
   redis.call('HDEL', KEYS[13], unpack(ids))
+  if KEYS[20] then redis.call('HDEL', KEYS[20], unpack(ids)) end
+end
+
+-- Workflows (flow.rs, flow_add.lua): a child's link to its parent is its
+-- record in KEYS[18] (queue_record: the parent queue's name, partition
+-- and partition count, the parent's id, its flow's token and the child's
+-- name for it, '<queue>/<id>'). When the
+-- child ends (acked, or a dead letter) the link goes and a record of the
+-- end takes its place in KEYS[19] (the link's fields, then the outcome and
+-- the child's result or why it died), which the caller hands to the
+-- parent's slot (flow_settle.lua) and then forgets (flow_ended.lua): a
+-- step that is idempotent, so whoever finds the record may run it again.
+-- Whether the queue has links, checking the types of KEYS[18] and
+-- KEYS[19] (each script that ends tasks calls it before its first write).
+local function queue_linked()
+  if need_run.linked == nil then
+    need_run.linked = KEYS[18] ~= nil and need_exists(KEYS[18], 'hash')
+    if need_run.linked then need_type(KEYS[19], 'hash') end
+  end
+  return need_run.linked
+end
+
+-- The ends of the tasks ids (a list) that are children: outcome ('acked'
+-- or 'dead') and values[i] (their results, or why they died; false:
+-- none). The caller is told by a relayed 'ended' (queue_relayed).
+local function queue_flow_end(ids, outcome, values)
+  if not queue_linked() or #ids == 0 then return end
+  local links = redis.call('HMGET', KEYS[18], unpack(ids))
+  local any = false
+  for i, id in ipairs(ids) do
+    local link = links[i]
+    if link then
+      local name, part, parts, parent, token, child = queue_fields(link)
+      redis.call('HDEL', KEYS[18], id)
+      if child then
+        redis.call('HSET', KEYS[19], id, queue_record(name, part, parts, parent, token, child, outcome, values[i] or false))
+        any = true
+      end
+    end
+  end
+  if any and not need_run.ended then
+    need_run.ended = true
+    QUEUE_RELAYS[#QUEUE_RELAYS + 1] = 'ended'
+    QUEUE_RELAYS[#QUEUE_RELAYS + 1] = '1'
+  end
+end
+
+-- Whether children ended here wait for their parents' step (1 or 0): this
+-- run's, or an earlier run's whose caller went before it was done.
+local function queue_ended()
+  if need_run.ended then return 1 end
+  return KEYS[19] and redis.call('EXISTS', KEYS[19]) or 0
 end
 
 -- Ends the lease of id (its token checked, or run out): the task is done
@@ -338,6 +394,7 @@ local function queue_settle(id, outcome, atText, reason, rerun)
     redis.call('HSET', KEYS[8], id, queue_record(string.format('%d', attempts),
       redis.call('HGET', KEYS[13], id), redis.call('HGET', KEYS[2], id)))
     queue_hset_or_del(KEYS[12], id, reason)
+    queue_flow_end({id}, 'dead', {reason})
   end
   if rerun == nil then rerun = redis.call('HGET', KEYS[6], id) end
   if rerun then
@@ -496,7 +553,7 @@ end
 -- A group at its concurrency that an ack frees wakes a consumer. Returns
 -- the ids finished, as a set, whether a rerun was queued, and whether a
 -- group at its concurrency was freed.
-local function queue_ack(from, now, p, ms, worker, recent)
+local function queue_ack(from, now, p, ms, worker, recent, results)
   local ids, tokens = {}, {}
   for i = from, #ARGV, 2 do
     ids[#ids + 1] = ARGV[i]
@@ -551,6 +608,7 @@ local function queue_ack(from, now, p, ms, worker, recent)
     -- A rerun queued is hinted to its group.
     queue_groups(p)
   end
+  queue_linked()
   -- The first write, and so the check of its key's type (need_call).
   need_call(QUEUE_TYPES[15], 'HINCRBY', KEYS[15], worker, string.format('%d', #mine))
   -- A task without a rerun ends with its fields: one command per key for
@@ -572,6 +630,11 @@ local function queue_ack(from, now, p, ms, worker, recent)
     redis.call('HDEL', KEYS[5], unpack(done))
     queue_forget(done)
   end
+  local values = {}
+  if results then
+    for i, id in ipairs(mine) do values[i] = results[id] end
+  end
+  queue_flow_end(mine, 'acked', values)
   queue_recent(records, recent[1], recent[2], recent[3])
   queue_count(KEYS[10], now, 'acked', #mine)
   if freed then queue_wake(KEYS[9], p, 1, false, ms) end

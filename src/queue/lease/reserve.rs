@@ -44,11 +44,13 @@ impl Reserve {
 
 /// The reserve script's reply: the ms until the first in line should look
 /// again (-1: not first, or nothing scheduled), how many finished tasks it
-/// acked first, then each task reserved as id, payload (nil: none),
+/// acked first, whether children that ended wait for their parents' step
+/// (`flow::deliver`), then each task reserved as id, payload (nil: none),
 /// attempts, lease token.
 struct Reserved {
     later: i64,
     acked: u64,
+    ended: bool,
     tasks: Vec<Leased>,
 }
 
@@ -57,12 +59,13 @@ impl Reserved {
     /// `from_redis_value` makes of the same reply, or None for it to read.
     fn read(reply: &[u8]) -> Option<Reserved> {
         let mut reply = resp::Cursor::new(reply);
-        let count = reply.array()?.checked_sub(2)?;
+        let count = reply.array()?.checked_sub(3)?;
         if count % 4 != 0 {
             return None;
         }
         let later = reply.int()?;
         let acked = u64::try_from(reply.int()?).ok()?;
+        let ended = reply.int()? != 0;
         let mut tasks = Vec::with_capacity(reply.room(count / 4, 16));
         for _ in 0..count / 4 {
             tasks.push(Leased {
@@ -75,6 +78,7 @@ impl Reserved {
         reply.end().then_some(Reserved {
             later,
             acked,
+            ended,
             tasks,
         })
     }
@@ -85,10 +89,11 @@ impl FromRedisValue for Reserved {
         let Value::Array(mut items) = v else {
             return Err(format!("a reserve reply must be an array, not {v:?}").into());
         };
-        if items.len() < 2 {
+        if items.len() < 3 {
             return Err(format!("a short reserve reply: {items:?}").into());
         }
-        let tasks = items.split_off(2);
+        let tasks = items.split_off(3);
+        let ended = i64::from_redis_value(items.pop().unwrap_or(Value::Nil))? != 0;
         let acked = u64::from_redis_value(items.pop().unwrap_or(Value::Nil))?;
         let later = i64::from_redis_value(items.pop().unwrap_or(Value::Nil))?;
         type Row = (Vec<u8>, Option<Vec<u8>>, i64, String);
@@ -96,6 +101,7 @@ impl FromRedisValue for Reserved {
         Ok(Reserved {
             later,
             acked,
+            ended,
             tasks: tasks
                 .into_iter()
                 .map(|(id, payload, attempts, token)| Leased {
@@ -154,6 +160,9 @@ fn try_reserve(
         call.invoke_read(c, Reserved::read)
     })?;
     *acked += reply.acked;
+    if reply.ended {
+        crate::queue::flow::deliver(config, keys);
+    }
     Ok(if reply.tasks.is_empty() {
         Try::Later(match reply.later {
             // Not first in line (or nothing scheduled): keeping the place

@@ -22,19 +22,47 @@ pub fn ack(config: &Config, keys: &Keys, id: &[u8], token: &str) -> Result<bool,
 /// Finishes the tasks whose lease is still the given token, in one round
 /// trip per [`BATCH`]; returns how many.
 pub fn ack_many(config: &Config, keys: &Keys, tasks: &[(&[u8], &str)]) -> Result<u64, Error> {
+    ack_with(config, keys, tasks, &[])
+}
+
+/// [`ack_many`], with each task's result (`results[i]`: `tasks[i]`'s;
+/// none past its end), kept for its parent when it is a child (see
+/// `flow`). The parents of children that ended are told before it
+/// returns (`flow::deliver`).
+pub fn ack_with(
+    config: &Config,
+    keys: &Keys,
+    tasks: &[(&[u8], &str)],
+    results: &[Option<&[u8]>],
+) -> Result<u64, Error> {
     let mut done = 0;
-    for chunk in tasks.chunks(BATCH as usize) {
-        let n: u64 = conn::with(config, |c| {
+    let mut ended = false;
+    for (n, chunk) in tasks.chunks(BATCH as usize).enumerate() {
+        let first = n * BATCH as usize;
+        let kept: Vec<(&[u8], &[u8])> = chunk
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (id, _))| Some((*id, (*results.get(first + i)?)?)))
+            .collect();
+        let super::Relayed(n, relays): super::Relayed<u64> = conn::with(config, |c| {
             let mut call = keys.call_ending(&ACK);
             call.arg(&keys.waiters)
                 .arg(wake_ms())
-                .arg(crate::identity::my_id());
+                .arg(crate::identity::my_id())
+                .arg(kept.len());
+            for (id, result) in &kept {
+                call.arg(*id).arg(*result);
+            }
             for (id, token) in chunk {
                 call.arg(*id).arg(*token);
             }
             call.invoke(c)
         })?;
+        ended |= crate::queue::flow::told(&relays);
         done += n;
+    }
+    if ended {
+        crate::queue::flow::deliver(config, keys);
     }
     Ok(done)
 }
@@ -133,6 +161,9 @@ fn give_back(
             .invoke(c)
     })?;
     super::relay(config, &relays);
+    if crate::queue::flow::told(&relays) {
+        crate::queue::flow::deliver(config, keys);
+    }
     Ok(match outcome.as_str() {
         "requeued" => Nack::Requeued,
         "dead" => Nack::Dead,

@@ -1,0 +1,388 @@
+//! Workflows: a task (the parent) that waits for other tasks (its children,
+//! on any queues of the same deployment) and runs once they have ended as
+//! its policy says, with their results.
+//!
+//! - A flow is created in one script (`flow_add.lua`): the parents wait in
+//!   their queue's `flows` hash (not reservable), the children without
+//!   children of their own are queued, each child linked to its parent in
+//!   its queue's `links` hash. On a Cluster its keys must share one slot.
+//! - A child's end (acked, or a dead letter) turns its link into a record
+//!   in its queue's `ended` hash in the same script that ends it
+//!   (`queue_task.lua`: `queue_flow_end`), with its result or why it died.
+//! - The caller then hands those records to the parents' queues
+//!   ([`deliver`]: `flow_settle.lua`, in the parent's slot, idempotent) and
+//!   forgets them. A caller that goes in between leaves them there: the next
+//!   reserve, ack or nack on the child's queue finds them and hands them
+//!   on. So a parent is released exactly once, whatever slot each child is
+//!   in, and no result is lost.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use super::{Keys, Tags, lease, register, wake_ms};
+use crate::config::Config;
+use crate::conn::{self, Error};
+use crate::scripts::{Script, script};
+
+static ADD: LazyLock<Script> = script!("flow_add.lua");
+static SETTLE: LazyLock<Script> = script!("flow_settle.lua");
+static READ: LazyLock<Script> = script!("flow_read.lua");
+
+/// The types of `flow_add.lua`'s keys for one task, in their order.
+const ADD_TYPES: &[&str] = &[
+    "zset", "hash", "hash", "zset", "list", "hash", "hash", "hash", "hash",
+];
+
+/// The types of `flow_settle.lua`'s keys: a queue's, then its waiting
+/// parents and their children.
+static SETTLE_TYPES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut types = super::TYPES.to_vec();
+    types.extend(["hash", "hash"]);
+    types
+});
+
+/// What a parent does when one of its children goes to the dead letters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnChildFailure {
+    /// The parent goes to the dead letters too, with a reason naming the
+    /// child.
+    #[default]
+    Fail,
+    /// The parent runs once its other children have ended.
+    Ignore,
+    /// The parent runs at once.
+    Continue,
+}
+
+impl OnChildFailure {
+    /// The policy named `name` ('fail', 'ignore', 'continue').
+    pub fn named(name: &str) -> Option<Self> {
+        Some(match name {
+            "fail" => OnChildFailure::Fail,
+            "ignore" => OnChildFailure::Ignore,
+            "continue" => OnChildFailure::Continue,
+            _ => return None,
+        })
+    }
+
+    fn arg(self) -> &'static str {
+        match self {
+            OnChildFailure::Fail => "fail",
+            OnChildFailure::Ignore => "ignore",
+            OnChildFailure::Continue => "continue",
+        }
+    }
+}
+
+/// One task of a flow to create.
+pub struct Node<'a> {
+    /// Its queue's name, partition count and keys (its partition's).
+    pub name: &'a [u8],
+    pub part: usize,
+    pub parts: usize,
+    pub keys: &'a Keys,
+    pub id: Vec<u8>,
+    pub payload: Option<Vec<u8>>,
+    /// The index of its parent in the list (None: the root, first).
+    pub parent: Option<usize>,
+    /// For a task with children: what a child's failure does.
+    pub on_failure: OnChildFailure,
+    /// Seconds it waits once it may run (the root's `delay`; 0 for the
+    /// others).
+    pub delay: f64,
+    /// Its tags and group (the root's; none for the others).
+    pub tags: &'a [u8],
+}
+
+impl Node<'_> {
+    /// How its parent names it: `<queue>/<id>`.
+    pub fn name_for_parent(&self) -> Vec<u8> {
+        [self.name, b"/", &self.id].concat()
+    }
+}
+
+/// What creating a flow did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Added {
+    Added,
+    /// Task `i` (of the list) is queued, leased, waiting or a child of a
+    /// flow already: nothing was created.
+    Busy(usize),
+}
+
+/// Creates the flow `nodes` (the root first, each parent before its
+/// children) in one script. On a Cluster every task's keys must be in one
+/// slot (queues sharing a hash tag): `Err` otherwise, as `NotOneSlot`.
+pub fn add(config: &Config, nodes: &[Node<'_>]) -> Result<Result<Added, NotOneSlot>, Error> {
+    let all: Vec<&[u8]> = nodes.iter().map(|n| n.keys.queue.as_slice()).collect();
+    if !config.one_slot(&all) {
+        return Ok(Err(NotOneSlot));
+    }
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let reply: lease::Relayed<Vec<redis::Value>> = conn::with(config, |c| {
+        let mut call = ADD.prepare_invoke();
+        call.types_checked(ADD_TYPES);
+        for n in nodes {
+            let k = n.keys;
+            for key in [
+                &k.queue,
+                &k.payloads,
+                &k.attempts,
+                &k.leased,
+                &k.line,
+                &k.stats,
+                &k.flows,
+                &k.flow_children,
+                &k.links,
+            ] {
+                call.key(key);
+            }
+        }
+        call.arg(wake_ms()).arg(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            call.arg(&n.id)
+                .arg(n.payload.as_deref().unwrap_or_default())
+                .arg(if n.payload.is_some() { "1" } else { "0" })
+                .arg(n.parent.map_or(0, |p| p + 1))
+                .arg(n.on_failure.arg())
+                .arg(super::score_arg(n.delay))
+                .arg(n.tags)
+                .arg(n.name_for_parent())
+                .arg(&n.keys.waiters)
+                .arg(format!("{token}.{i}"))
+                .arg(n.name)
+                .arg(n.part)
+                .arg(n.parts);
+        }
+        call.invoke(c)
+    })?;
+    let lease::Relayed(reply, relays) = reply;
+    lease::relay(config, &relays);
+    let word = |v: Option<&redis::Value>| match v {
+        Some(redis::Value::BulkString(w)) => w.clone(),
+        _ => Vec::new(),
+    };
+    let index = |v: &redis::Value| match v {
+        redis::Value::Int(i) => usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)),
+        _ => None,
+    };
+    match word(reply.first()).as_slice() {
+        b"busy" => Ok(Ok(Added::Busy(
+            reply.get(1).and_then(index).unwrap_or_default(),
+        ))),
+        b"added" => {
+            for i in reply[1..].iter().filter_map(index) {
+                if let Some(n) = nodes.get(i) {
+                    register(config, n.keys)?;
+                }
+            }
+            Ok(Ok(Added::Added))
+        }
+        _ => Err(conn::unknown_reply(config, "flow_add.lua", &reply)),
+    }
+}
+
+/// A flow's queues are in several slots of a Cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotOneSlot;
+
+/// Whether a script's relayed work (`queue_relayed`) says children ended
+/// there (see [`deliver`]).
+pub(crate) fn told(relays: &[Vec<u8>]) -> bool {
+    relays.chunks_exact(2).any(|pair| pair[0] == b"ended")
+}
+
+/// A child's end, as its queue's `ended` hash holds it.
+struct Ended {
+    child: Vec<u8>,
+    stored: Vec<u8>,
+    parent_queue: Vec<u8>,
+    part: usize,
+    parts: usize,
+    parent: Vec<u8>,
+    token: Vec<u8>,
+    /// How its parent names it (`<queue>/<id>`).
+    name: Vec<u8>,
+    outcome: Vec<u8>,
+    value: Option<Vec<u8>>,
+}
+
+/// The most pages of ended children one [`deliver`] goes through (about
+/// 100 each): the rest wait for the next call on the queue.
+const PAGES: usize = 10;
+
+/// Hands the children that ended in the queue `keys` to their parents
+/// (`flow_settle.lua`), then forgets them. Best effort: what fails here
+/// stays in the `ended` hash, and the next call on the queue that finds it
+/// does it again (each step is idempotent).
+pub(crate) fn deliver(config: &Config, keys: &Keys) {
+    let _ = try_deliver(config, keys);
+}
+
+fn try_deliver(config: &Config, keys: &Keys) -> Result<(), Error> {
+    let mut cursor = b"0".to_vec();
+    for _ in 0..PAGES {
+        let (next, ended) = ended_page(config, keys, &cursor)?;
+        let mut by_parent: BTreeMap<(Vec<u8>, usize, usize), Vec<&Ended>> = BTreeMap::new();
+        for e in &ended {
+            by_parent
+                .entry((e.parent_queue.clone(), e.part, e.parts))
+                .or_default()
+                .push(e);
+        }
+        for ((name, part, parts), ends) in by_parent {
+            let parent_keys = if parts <= 1 {
+                Keys::new(&config.prefix, &name)
+            } else {
+                Keys::partition(&config.prefix, &name, part, parts)
+            };
+            settle(config, &parent_keys, &ends)?;
+        }
+        if !ended.is_empty() {
+            conn::with(config, |c| {
+                let mut call = READ.key(&keys.ended);
+                call.arg("forget");
+                for e in &ended {
+                    call.arg(&e.child).arg(&e.stored);
+                }
+                call.invoke::<u64>(c)
+            })?;
+        }
+        if next == b"0" {
+            break;
+        }
+        cursor = next;
+    }
+    Ok(())
+}
+
+/// One page of the `ended` hash of `keys` from `cursor`: the next cursor,
+/// and the children's ends.
+fn ended_page(config: &Config, keys: &Keys, cursor: &[u8]) -> Result<(Vec<u8>, Vec<Ended>), Error> {
+    type Row = (
+        Vec<u8>,
+        Vec<u8>,
+        Vec<u8>,
+        usize,
+        usize,
+        Vec<u8>,
+        Vec<u8>,
+        Vec<u8>,
+        Vec<u8>,
+        Option<Vec<u8>>,
+    );
+    let mut reply: Vec<redis::Value> = conn::with(config, |c| {
+        READ.key(&keys.ended).arg("ended").arg(cursor).invoke(c)
+    })?;
+    if reply.is_empty() {
+        return Err(conn::unknown_reply(config, "flow_read.lua", &reply));
+    }
+    let rows = reply.split_off(1);
+    let next: Vec<u8> = redis::from_redis_value(reply.remove(0))
+        .map_err(|e| conn::unknown_reply(config, "flow_read.lua", &e))?;
+    let rows: Vec<Row> = redis::from_redis_value(redis::Value::Array(rows))
+        .map_err(|e| conn::unknown_reply(config, "flow_read.lua", &e))?;
+    let ended = rows
+        .into_iter()
+        .map(|(child, stored, parent_queue, part, parts, parent, token, name, outcome, value)| Ended {
+            child,
+            stored,
+            parent_queue,
+            part,
+            parts,
+            parent,
+            token,
+            name,
+            outcome,
+            value,
+        })
+        .collect();
+    Ok((next, ended))
+}
+
+/// `flow_settle.lua` on the parents' queue `keys` for `ends`.
+fn settle(config: &Config, keys: &Keys, ends: &[&Ended]) -> Result<(), Error> {
+    for chunk in ends.chunks(super::lease::BATCH as usize) {
+        let lease::Relayed(_, relays): lease::Relayed<u64> = conn::with(config, |c| {
+            let mut call = keys.call_ending(&SETTLE);
+            call.types_checked(&SETTLE_TYPES);
+            call.key(&keys.flows).key(&keys.flow_children);
+            call.arg(&keys.waiters).arg(wake_ms());
+            for e in chunk {
+                call.arg(&e.parent)
+                    .arg(&e.token)
+                    .arg(&e.name)
+                    .arg(&e.outcome)
+                    .arg(e.value.as_deref().unwrap_or_default())
+                    .arg(if e.value.is_some() { "1" } else { "0" });
+            }
+            call.invoke(c)
+        })?;
+        lease::relay(config, &relays);
+    }
+    Ok(())
+}
+
+/// One child of a parent, as the parent sees it once released.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Child {
+    /// `<queue>/<id>`.
+    pub name: Vec<u8>,
+    /// `acked`, `dead`, or `waiting` (not ended when the parent was
+    /// released: policy `continue`).
+    pub outcome: Vec<u8>,
+    /// Its result (acked), or why it died.
+    pub value: Option<Vec<u8>>,
+}
+
+/// The children of the released parent `id` of the queue `keys`, in their
+/// order (none: it is no parent, or not released yet).
+pub fn children(config: &Config, keys: &Keys, id: &[u8]) -> Result<Vec<Child>, Error> {
+    let fields = record(config, &keys.child_results, id)?.unwrap_or_default();
+    Ok(fields
+        .chunks_exact(3)
+        .map(|f| Child {
+            name: f[0].clone().unwrap_or_default(),
+            outcome: f[1].clone().unwrap_or_default(),
+            value: f[2].clone(),
+        })
+        .collect())
+}
+
+/// A parent waiting for its children.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    /// How many of its children have not ended yet.
+    pub left: u64,
+    pub payload: Option<Vec<u8>>,
+    /// Its stored tags and group (see [`Tags`]).
+    pub tags: Vec<Vec<u8>>,
+    pub group: Option<Vec<u8>>,
+    /// Its children's names (`<queue>/<id>`).
+    pub children: Vec<Vec<u8>>,
+}
+
+/// The parent `id` of the queue `keys` while it waits for its children.
+pub fn waiting(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Waiting>, Error> {
+    let Some(fields) = record(config, &keys.flows, id)? else {
+        return Ok(None);
+    };
+    let text = |i: usize| fields.get(i).cloned().flatten();
+    let left = text(2)
+        .and_then(|l| std::str::from_utf8(&l).ok()?.parse().ok())
+        .unwrap_or_default();
+    let (tags, group) = Tags::parts(text(4).as_deref());
+    Ok(Some(Waiting {
+        left,
+        payload: text(5),
+        tags,
+        group,
+        children: fields.iter().skip(6).flatten().cloned().collect(),
+    }))
+}
+
+/// The fields of the record `field` of the hash `key` (see
+/// `queue_record.lua`), or None when it has none.
+fn record(config: &Config, key: &[u8], field: &[u8]) -> Result<Option<Vec<Option<Vec<u8>>>>, Error> {
+    conn::with(config, |c| READ.key(key).arg("record").arg(field).invoke(c))
+}

@@ -1,0 +1,80 @@
+-- include: queue_task.lua
+-- flags: allow-oom
+-- The parent's step of children that ended (flow.rs): idempotent, so it
+-- may run again for the same ends (a caller that went before it forgot
+-- them, flow_ended.lua). A child's end counts once, and only for the flow
+-- that linked it (its token); a parent whose children have ended as its
+-- policy says is queued, due after its delay, or sent to the dead letters
+-- ('fail': a child died), its children's results kept (KEYS[20]).
+-- KEYS: see queue_task.lua (the parent's queue), then KEYS[21] the waiting
+-- parents (flows) and KEYS[22] their children (flow-children), as
+-- flow_add.lua writes them.
+-- ARGV[1] consumer key prefix; ARGV[2] how long a wake-up waits for its
+-- consumer, in ms; ARGV[3..] parent id, flow token, child's name,
+-- outcome ('acked' or 'dead'), result or why it died ('' with a '0'
+-- after: none), '1' or '0', ...
+-- Returns how many parents it queued or buried.
+local p, ms = ARGV[1], ARGV[2]
+queue_need(1, 2, 3, 6, 7, 8, 9, 10, 12, 13, 14, 20)
+need_type(KEYS[21], 'hash')
+need_type(KEYS[22], 'hash')
+queue_groups(p)
+
+local now = queue_now()
+local nowText = string.format('%.17g', now)
+
+-- The children's results of a parent (token; children a list of names)
+-- as kept for it: name, outcome, value, ... (queue_record); the fields go.
+local function results_of(token, names)
+  local fields = {}
+  for i, name in ipairs(names) do fields[i] = token .. '\0' .. name end
+  local values = redis.call('HMGET', KEYS[22], unpack(fields))
+  local out = {}
+  for i, name in ipairs(names) do
+    local outcome, value = false, false
+    if values[i] and values[i] ~= '' then outcome, value = queue_fields(values[i]) end
+    out[#out + 1] = name
+    out[#out + 1] = outcome or 'waiting'
+    out[#out + 1] = value or false
+  end
+  redis.call('HDEL', KEYS[22], unpack(fields))
+  return queue_record(unpack(out))
+end
+
+local released = 0
+for i = 3, #ARGV, 6 do
+  local id, token, name, outcome = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local value = ARGV[i + 5] == '1' and ARGV[i + 4]
+  local record = redis.call('HGET', KEYS[21], id)
+  local field = token .. '\0' .. name
+  local fields = record and {queue_fields(record)} or {}
+  local mine, policy, left, delay, tags, payload = unpack(fields, 1, 6)
+  local names = {unpack(fields, 7)}
+  if mine == token and redis.call('HGET', KEYS[22], field) == '' then
+    redis.call('HSET', KEYS[22], field, queue_record(outcome, value))
+    left = tonumber(left) - 1
+    local go = left <= 0 or (outcome == 'dead' and policy == 'continue')
+    local bury = outcome == 'dead' and policy == 'fail'
+    if bury or go then
+      redis.call('HDEL', KEYS[21], id)
+      redis.call('HSET', KEYS[20], id, results_of(token, names))
+      released = released + 1
+      if bury then
+        local reason = 'child ' .. name .. ' died' .. (value and (': ' .. value) or '')
+        redis.call('ZADD', KEYS[7], nowText, id)
+        redis.call('HSET', KEYS[8], id, queue_record('0', tags or false, payload or false))
+        redis.call('HSET', KEYS[12], id, reason)
+        queue_count(KEYS[10], now, 'dead', 1)
+      else
+        local due = now + (tonumber(delay) or 0)
+        queue_add(id, string.format('%.17g', due), payload or false, tags or false)
+        queue_count(KEYS[10], now, 'enqueued', 1)
+        queue_wake_for(due, now, p, ms)
+      end
+    else
+      redis.call('HSET', KEYS[21], id, queue_record(token, policy, string.format('%d', left), delay,
+        tags or false, payload or false, unpack(names)))
+    end
+  end
+end
+return queue_relayed(released)
