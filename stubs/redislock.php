@@ -1040,7 +1040,7 @@ namespace RedisLock {
          * from the dead letters; `dead` out of attempts; `expired` leases
          * that ran out).
          *
-         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, paused: float|null, throttled: float|null, groups: int<0, max>, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}
+         * @return array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, paused: float|null, throttled: float|null, groups: int<0, max>, waiting: int<0, max>, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function metrics(): mixed {}
@@ -1090,7 +1090,7 @@ namespace RedisLock {
          * `metrics()` of each partition, in partition order (one entry for a
          * queue of one slot): `metrics()` is their sum.
          *
-         * @return list<array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, paused: float|null, throttled: float|null, groups: int<0, max>, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}>
+         * @return list<array{ready: int<0, max>, delayed: int<0, max>, leased: int<0, max>, dead: int<0, max>, oldestDueAge: float|null, paused: float|null, throttled: float|null, groups: int<0, max>, waiting: int<0, max>, totals: array{enqueued: int<0, max>, acked: int<0, max>, nacked: int<0, max>, retried: int<0, max>, dead: int<0, max>, expired: int<0, max>}}>
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function partitionMetrics(): mixed {}

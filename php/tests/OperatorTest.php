@@ -1294,6 +1294,7 @@ final class OperatorTest extends RedisLockTestCase
             'redislock_queue_paused{queue="reports"} 1',
             'redislock_queue_throttled_seconds{queue="mail"} 0',
             'redislock_queue_groups{queue="mail"} 0',
+            'redislock_queue_waiting_parents{queue="mail"} 0',
             'redislock_queue_workers{queue="reports"} 0',
             '# TYPE redislock_queue_worker_acked_total counter',
             'redislock_queue_tasks{queue="we\"ird\\\\name\n",state="ready"} 1',

@@ -196,7 +196,7 @@ final class QueueApiTest extends RedisLockTestCase
         $this->assertSame(['bad', 'boom', 3], [$dead[0]['id'], $dead[0]['payload'], $dead[0]['attempts']]);
         $this->assertEqualsWithDelta(microtime(true), $dead[0]['diedAt'], 5);
         $this->assertSame([
-            'ready' => 0, 'delayed' => 0, 'leased' => 0, 'dead' => 1, 'oldestDueAge' => null, 'paused' => null, 'throttled' => null, 'groups' => 0,
+            'ready' => 0, 'delayed' => 0, 'leased' => 0, 'dead' => 1, 'oldestDueAge' => null, 'paused' => null, 'throttled' => null, 'groups' => 0, 'waiting' => 0,
             // Two nacks back to the queue, the third one to the dead letters.
             'totals' => ['enqueued' => 1, 'acked' => 0, 'nacked' => 2, 'retried' => 0, 'dead' => 1, 'expired' => 0],
         ], $q->metrics());

@@ -296,6 +296,34 @@ final class TopologyTest extends RedisLockTestCase
         $this->assertStringContainsString('must share a hash slot', $apart);
     }
 
+    /**
+     * A workflow on a Cluster: whole when its queues share a hash tag,
+     * refused before anything is written when they are in several slots.
+     */
+    public function testAWorkflowOnAClusterInOneSlotAndRefusedAcrossSlots(): void
+    {
+        $this->assertAllChecksHold(self::cluster(), <<<'PHP'
+            $c = new RedisLock\Client();
+            $render = $c->queue('{report}:render');
+            $pages = $c->queue('{report}:pages');
+            $checks = [$render->enqueue('r1', null, children: [['queue' => $pages, 'id' => 'a'], ['queue' => $pages, 'id' => 'b']]) === 'added'];
+            $checks[] = $render->find('r1')['children'] === 2;
+            foreach ($pages->reserve(2) as $t) {
+                $pages->ack($t, 'x' . $t->id());
+            }
+            $t = $render->reserve()[0] ?? null;
+            $checks[] = $t !== null && $t->childResults() === ['{report}:pages/a' => 'xa', '{report}:pages/b' => 'xb'];
+            try {
+                $c->queue('render')->enqueue('r2', null, children: [['queue' => 'pages', 'id' => 'a']]);
+                $checks[] = false;
+            } catch (ValueError $e) {
+                $checks[] = str_contains($e->getMessage(), 'must be in one hash slot');
+            }
+            $checks[] = $c->queue('render')->find('r2') === null && $c->queue('pages')->find('a') === null;
+            echo json_encode($checks);
+            PHP, 5);
+    }
+
     public function testSentinelFindsTheMaster(): void
     {
         $pair = new ReplicatedPair();

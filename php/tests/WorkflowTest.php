@@ -107,6 +107,34 @@ final class WorkflowTest extends RedisLockTestCase
         $this->assertSame(['dead', 'child work/slow died: lease ran out'], [$parents->find('p')['state'], $parents->find('p')['reason']]);
     }
 
+    /** Partitioned queues: each task in its id's partition, the parent's group kept. */
+    public function testAParentAndChildrenOnPartitionedQueues(): void
+    {
+        $parents = $this->queue('parents', ['partitions' => 4]);
+        $work = $this->queue('work', ['partitions' => 3]);
+        $children = [];
+        for ($i = 0; $i < 12; $i++) {
+            $children[] = ['queue' => $work, 'id' => "c$i"];
+        }
+        $parents->enqueue('p', 'payload', 0, null, ['tagged'], 'tenant-1', $children);
+        $this->assertSame(['waiting', ['tagged'], 'tenant-1', 12], array_values(array_intersect_key($parents->find('p'), ['state' => 0, 'children' => 0, 'group' => 0, 'tags' => 0])));
+        $done = 0;
+        while ($done < 12 && ($got = $work->reserve(5)) !== []) {
+            $done += $work->ackMany($got, array_map(fn ($t) => 'r-' . $t->id(), $got));
+        }
+        $this->assertSame(12, $done);
+        [$p] = $parents->reserve();
+        $this->assertSame(['p', 'tenant-1'], [$p->id(), $parents->find('p')['group']]);
+        $results = $p->childResults();
+        ksort($results);
+        $expected = [];
+        for ($i = 0; $i < 12; $i++) {
+            $expected["work/c$i"] = "r-c$i";
+        }
+        ksort($expected);
+        $this->assertSame($expected, $results);
+    }
+
     public function testAChainRunsStepByStepAndANestedParentKeepsItsOwnPolicy(): void
     {
         $steps = $this->queue('steps');

@@ -130,6 +130,7 @@ fn metrics_array(m: &leased::Metrics) -> PhpResult<Zval> {
     out.insert("paused", seconds(m.paused_at_ms))?;
     out.insert("throttled", seconds(m.throttled_until_ms))?;
     out.insert("groups", int(m.groups))?;
+    out.insert("waiting", int(m.waiting))?;
     out.insert("totals", array(counts(&m.totals, None)?))?;
     Ok(array(out))
 }

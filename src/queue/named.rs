@@ -625,6 +625,7 @@ fn sum_metrics(all: &[Metrics]) -> Metrics {
         sum.leased += m.leased;
         sum.dead += m.dead;
         sum.groups += m.groups;
+        sum.waiting += m.waiting;
         sum.oldest_due_ms = sum.oldest_due_ms.max(m.oldest_due_ms);
         sum.paused_at_ms = match (sum.paused_at_ms, m.paused_at_ms) {
             (Some(a), Some(b)) => Some(a.min(b)),

@@ -4,11 +4,13 @@
 -- with ARGV[1] = 'history' the counters of each of the last 60 periods of
 -- 10 s (queue_count.lua), oldest first.
 -- KEYS[1] queue zset; KEYS[2] leased zset; KEYS[3] dead zset; KEYS[4] stats
--- hash; KEYS[5] groups zset (queue_task.lua).
+-- hash; KEYS[5] groups zset (queue_task.lua); KEYS[6] the parents waiting
+-- for their children (flow_add.lua).
 -- Returns {ready (due), delayed, leased, dead, age of the oldest due task in
 -- ms (-1: none due), when it was paused in ms (-1: it is not; see
 -- queue_pause.lua), until when it is throttled in ms (-1: it is not), how
--- many groups it has, the totals in QUEUE_COUNTERS' order, and with history:
+-- many groups it has, how many parents wait for their children, the totals
+-- in QUEUE_COUNTERS' order, and with history:
 -- the current period, then per period its counts in the same order}.
 local now = queue_now()
 local nowText = string.format('%.17g', now)
@@ -20,7 +22,7 @@ if ready > 0 then
   age = math.floor((now - tonumber(first[2])) * 1000)
 end
 local out = {ready, queued - ready, redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]), age, -1, -1,
-  redis.call('ZCARD', KEYS[5])}
+  redis.call('ZCARD', KEYS[5]), need_call('hash', 'HLEN', KEYS[6])}
 -- The totals and the periods' counts from the stats hash (queue_count.lua).
 local current = math.floor(now / 10)
 local index, totals, periods = {}, {}, {}

@@ -55,7 +55,7 @@ final class Prometheus
                 $samples,
             )];
         };
-        $tasks = $age = $paused = $throttled = $groups = [];
+        $tasks = $age = $paused = $throttled = $groups = $waiting = [];
         foreach ($queues as $q) {
             foreach (['ready', 'delayed', 'leased', 'dead'] as $state) {
                 $tasks[] = [['queue' => $q['name'], 'state' => $state], $q[$state]];
@@ -64,12 +64,14 @@ final class Prometheus
             $paused[] = [['queue' => $q['name']], $q['paused'] === null ? 0 : 1];
             $throttled[] = [['queue' => $q['name']], $q['throttled'] === null ? 0 : max(0.0, $q['throttled'] - microtime(true))];
             $groups[] = [['queue' => $q['name']], $q['groups']];
+            $waiting[] = [['queue' => $q['name']], $q['waiting'] ?? 0];
         }
         $family('redislock_queue_tasks', 'gauge', 'Tasks in a queue by state: ready (due), delayed, leased, dead.', $tasks);
         $family('redislock_queue_oldest_due_age_seconds', 'gauge', 'How long the oldest due task has waited (0: none due).', $age);
         $family('redislock_queue_paused', 'gauge', 'Whether the queue is paused (1): its workers take no new tasks.', $paused);
         $family('redislock_queue_throttled_seconds', 'gauge', 'How long the queue stays throttled (0: it is not): its workers take no new tasks meanwhile.', $throttled);
         $family('redislock_queue_groups', 'gauge', 'How many groups have tasks queued: reserve() takes their due tasks in turn.', $groups);
+        $family('redislock_queue_waiting_parents', 'gauge', 'Parents of workflows waiting for their children: not reservable until they end.', $waiting);
         $parts = $kept = $bytes = [];
         foreach ($queues as $q) {
             foreach ($q['partitions'] ?? [] as $i => $m) {

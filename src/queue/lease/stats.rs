@@ -26,6 +26,8 @@ pub struct Metrics {
     pub throttled_until_ms: Option<u64>,
     /// How many groups have tasks queued (see [`super::groups`]).
     pub groups: u64,
+    /// How many parents wait for their children (see `queue::flow`).
+    pub waiting: u64,
     /// What happened to its tasks since it was first used.
     pub totals: Counts,
 }
@@ -63,7 +65,8 @@ fn metrics_call(config: &Config, keys: &Keys, history: bool) -> Result<Vec<i64>,
             .key(&keys.dead)
             .key(&keys.stats)
             .key(&keys.groups)
-            .types_checked(&["zset", "zset", "zset", "hash", "zset"])
+            .key(&keys.flows)
+            .types_checked(&["zset", "zset", "zset", "hash", "zset", "hash"])
             .arg(if history { "history" } else { "" })
             .invoke(c)
     })
@@ -80,7 +83,8 @@ fn metrics_of(m: &[i64]) -> Metrics {
         paused_at_ms: m.get(5).and_then(|&at| u64::try_from(at).ok()),
         throttled_until_ms: m.get(6).and_then(|&at| u64::try_from(at).ok()),
         groups: at(7),
-        totals: counts_at(m, 8),
+        waiting: at(8),
+        totals: counts_at(m, 9),
     }
 }
 
@@ -92,7 +96,7 @@ pub fn metrics(config: &Config, keys: &Keys) -> Result<Metrics, Error> {
 /// [`PERIOD`] seconds, oldest first (the last one is still running).
 pub fn history(config: &Config, keys: &Keys) -> Result<(Metrics, Vec<Period>), Error> {
     let m = metrics_call(config, keys, true)?;
-    let from = 8 + COUNTERS.len();
+    let from = 9 + COUNTERS.len();
     let current = u64::try_from(m.get(from).copied().unwrap_or(0)).unwrap_or(0);
     let periods = m
         .get(from + 1..)
