@@ -445,6 +445,20 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertStringContainsString('Sign in', (string) file_get_contents($url, false, stream_context_create(['http' => ['header' => "Cookie: $cookie"]])));
     }
 
+    /** A parent of a workflow waits for its children: its page says how many. */
+    public function testAWaitingParentsPageSaysHowManyChildrenItWaitsFor(): void
+    {
+        (new Client())->queue('reports')->enqueue('r1', null, children: [['queue' => 'pages', 'id' => 'p1'], ['queue' => 'pages', 'id' => 'p2']]);
+        $url = self::serve(self::PASSWORD);
+        [$cookie, $csrf] = self::session($url);
+        [, , $headers] = self::post($url, ['csrf' => $csrf, 'action' => 'login', 'password' => self::PASSWORD], $cookie);
+        $cookie = explode(';', substr(array_values(preg_grep('/^Set-Cookie: /i', $headers))[0], 12))[0];
+        $page = (string) file_get_contents($url . '?queue=reports&task=r1', false, stream_context_create(['http' => ['header' => "Cookie: $cookie", 'ignore_errors' => true]]));
+        $this->assertStringContainsString('200', $http_response_header[0], $page);
+        $this->assertStringContainsString('<td class="state">waiting</td>', $page);
+        $this->assertStringContainsString('<th>Waits for</th><td><span id="children">2</span> child(ren) not ended</td>', $page);
+    }
+
     public function testTheSessionCookieIsSecureBehindHttps(): void
     {
         $url = self::serve(self::PASSWORD);

@@ -59,6 +59,7 @@ for i = 1, n do
   if children[i] then
     redis.call('HSET', key(i, 7), id, queue_record(arg(i, 10), arg(i, 5),
       string.format('%d', children[i]), arg(i, 6), tags, payload, unpack(names[i])))
+    if queue_unregistered(key(i, 6)) then out[#out + 1] = i end
   else
     local due = now + tonumber(arg(i, 6))
     queue_add_to(key(i, 1), key(i, 2), key(i, 3), id, string.format('%.17g', due), payload)

@@ -666,13 +666,14 @@ final class Cli
     /** One task, every field on a line of its own, the payload whole (control bytes as \xNN). */
     private static function taskText(array $t): string
     {
-        $at = ['queued' => 'due', 'leased' => 'lease ends', 'dead' => 'died'][$t['state']];
+        $at = ['queued' => 'due', 'leased' => 'lease ends', 'dead' => 'died', 'waiting' => 'waits for'][$t['state']] ?? 'at';
         $payload = $t['payload'] === null ? '-'
             : preg_replace_callback('/[\x00-\x08\x0b-\x1f\x7f]/', fn ($m) => sprintf('\\x%02x', ord($m[0])), $t['payload']);
         return self::table(['TASK', self::clean($t['id'], 200)], [
             ...(($job = Report::job($t['payload'])) === null ? [] : [['job', $job]]),
             ['state', $t['state']],
-            [$at, self::time($t['at'])],
+            // A parent of a workflow waits for its children, not for a time.
+            [$at, $t['state'] === 'waiting' ? "{$t['children']} child(ren) not ended" : self::time($t['at'])],
             ['attempts', $t['attempts']],
             ['reason', $t['reason'] ?? '-'],
             ['tags', $t['tags'] === [] ? '-' : implode(' ', $t['tags'])],

@@ -380,11 +380,12 @@ final class Dashboard
             http_response_code(404);
             return $back . '<p class="error">' . self::h("No task '$id' in queue '$name'.") . '</p>';
         }
-        $at = ['queued' => 'Due', 'leased' => 'Lease ends', 'dead' => 'Died'][$t['state']];
+        $at = ['queued' => 'Due', 'leased' => 'Lease ends', 'dead' => 'Died', 'waiting' => 'Waits for'][$t['state']] ?? 'At';
         return $back . '<h2>Task ' . self::h($id) . '</h2><table id="task">'
             . (($job = Report::job($t['payload'])) === null ? '' : '<tr><th>Job</th><td class="job">' . self::h($job) . '</td></tr>')
             . '<tr><th>State</th><td class="state">' . $t['state'] . '</td></tr>'
-            . "<tr><th>$at</th><td>" . date('Y-m-d H:i:s T', (int) $t['at']) . '</td></tr>'
+            // A parent of a workflow waits for its children, not for a time.
+            . "<tr><th>$at</th><td>" . ($t['state'] === 'waiting' ? "<span id=\"children\">{$t['children']}</span> child(ren) not ended" : date('Y-m-d H:i:s T', (int) $t['at'])) . '</td></tr>'
             . '<tr><th>Attempts</th><td>' . $t['attempts'] . '</td></tr>'
             . '<tr><th>Why it failed</th><td class="reason">' . self::h($t['reason'] ?? '–') . '</td></tr>'
             . '<tr><th>Tags</th><td class="tags">' . ($t['tags'] === [] ? '–' : implode(' ', array_map(
