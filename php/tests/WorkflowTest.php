@@ -96,6 +96,27 @@ final class WorkflowTest extends RedisLockTestCase
         $this->assertSame(0, $parents->metrics()['dead']);
     }
 
+    /**
+     * A child removed (remove(), clear()) ends as a failure for its
+     * parent's policy; a moveTo() carries it on, its parent waiting still.
+     */
+    public function testAChildRemovedEndsAsAFailure(): void
+    {
+        $work = $this->queue('work');
+        $parents = $this->queue('parents');
+        $parents->enqueue('p-fail', null, children: [['queue' => $work, 'id' => 'a'], ['queue' => $work, 'id' => 'b']]);
+        $this->assertSame(1, $work->remove(['a']));
+        $this->assertSame(['dead', 'child work/a was removed'], [$parents->find('p-fail')['state'], $parents->find('p-fail')['reason']]);
+        $parents->enqueue('p-ignore', null, children: [['queue' => $work, 'id' => 'c'], ['queue' => $work, 'id' => 'd']], onChildFailure: 'ignore');
+        $this->assertSame(3, $work->clear(), 'b, c and d');
+        $this->assertSame('queued', $parents->find('p-ignore')['state']);
+        $this->assertSame([], $parents->reserve()[0]->childResults());
+
+        $parents->enqueue('p-moved', null, children: [['queue' => $work, 'id' => 'e']]);
+        $this->assertSame(1, $work->moveTo($this->queue('elsewhere')));
+        $this->assertSame('waiting', $parents->find('p-moved')['state'], 'a move is no end');
+    }
+
     public function testAChildWhoseLeaseRunsOutForGoodFailsItsParent(): void
     {
         $work = $this->queue('work', ['maxAttempts' => 1, 'lease' => 0.2]);

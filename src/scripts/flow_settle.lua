@@ -11,7 +11,7 @@
 -- flow_add.lua writes them.
 -- ARGV[1] consumer key prefix; ARGV[2] how long a wake-up waits for its
 -- consumer, in ms; ARGV[3..] parent id, flow token, child's name,
--- outcome ('acked' or 'dead'), result or why it died ('' with a '0'
+-- outcome ('acked', or 'dead' or 'removed': a failure for its policy), result or why it died ('' with a '0'
 -- after: none), '1' or '0', ...
 -- Returns how many parents it queued or buried.
 local p, ms = ARGV[1], ARGV[2]
@@ -53,14 +53,16 @@ for i = 3, #ARGV, 6 do
   if mine == token and redis.call('HGET', KEYS[22], field) == '' then
     redis.call('HSET', KEYS[22], field, queue_record(outcome, value))
     left = tonumber(left) - 1
-    local go = left <= 0 or (outcome == 'dead' and policy == 'continue')
-    local bury = outcome == 'dead' and policy == 'fail'
+    local failed = outcome ~= 'acked'
+    local go = left <= 0 or (failed and policy == 'continue')
+    local bury = failed and policy == 'fail'
     if bury or go then
       redis.call('HDEL', KEYS[21], id)
       redis.call('HSET', KEYS[20], id, results_of(token, names))
       released = released + 1
       if bury then
-        local reason = 'child ' .. name .. ' died' .. (value and (': ' .. value) or '')
+        local reason = 'child ' .. name .. (outcome == 'removed' and ' was removed'
+          or (' died' .. (value and (': ' .. value) or '')))
         redis.call('ZADD', KEYS[7], nowText, id)
         redis.call('HSET', KEYS[8], id, queue_record('0', tags or false, payload or false))
         redis.call('HSET', KEYS[12], id, reason)

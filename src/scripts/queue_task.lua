@@ -344,8 +344,8 @@ local function queue_linked()
   return need_run.linked
 end
 
--- The ends of the tasks ids (a list) that are children: outcome ('acked'
--- or 'dead') and values[i] (their results, or why they died; false:
+-- The ends of the tasks ids (a list) that are children: outcome ('acked',
+-- 'dead' or 'removed') and values[i] (their results, or why they died; false:
 -- none). The caller is told by a relayed 'ended' (queue_relayed).
 local function queue_flow_end(ids, outcome, values)
   if not queue_linked() or #ids == 0 then return end
@@ -423,6 +423,9 @@ local function queue_drop(id)
   if redis.call('ZREM', KEYS[1], id) == 1 then
     if need_run.groups.counting then queue_counted(queue_group_of(redis.call('HGET', KEYS[13], id)) or '', -1) end
     queue_forget({id})
+    -- (A child removed ends for its parent, when the caller passed the
+    -- keys of workflows: a move carries its tasks on instead.)
+    queue_flow_end({id}, 'removed', {})
     return 1
   end
   return redis.call('HDEL', KEYS[6], id)

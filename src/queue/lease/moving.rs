@@ -10,8 +10,8 @@
 
 use std::sync::LazyLock;
 
-use super::waiting::check_remove;
-use super::{BATCH, Peeked, metrics, pause, queued, remove, resume};
+use super::waiting::{check_remove, remove_with};
+use super::{BATCH, Peeked, metrics, pause, queued, resume};
 use crate::config::Config;
 use crate::conn::{self, Error};
 use crate::queue::{Keys, Tags, register, score_arg, wake_ms};
@@ -215,10 +215,10 @@ fn move_all(
             // paused) is taken back from there if this move added it.
             for (task, added) in tasks.iter().zip(added) {
                 let ids = [task.id.clone()];
-                if remove(from.0, from.1, &ids)? == 1 {
+                if remove_with(from.0, from.1, &ids, false)? == 1 {
                     moved += 1;
                 } else if added {
-                    remove(place.0, place.1, &ids)?;
+                    remove_with(place.0, place.1, &ids, false)?;
                 }
             }
         }

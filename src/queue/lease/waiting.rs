@@ -228,18 +228,40 @@ pub fn groups(config: &Config, keys: &Keys, limit: u64) -> Result<Vec<Group>, Er
 /// Removes the tasks waiting under `ids`: queued (due now or later), or
 /// enqueued again while their id runs. Leased tasks stay with their
 /// workers, who settle them. Returns how many were removed.
+/// A child of a workflow removed ends for its parent, as a failure (see
+/// `queue::flow`).
 pub fn remove(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Error> {
+    remove_with(config, keys, ids, true)
+}
+
+/// [`remove`]; `end_children`: whether a child removed ends for its
+/// parent (not when a move carries it on).
+pub(super) fn remove_with(
+    config: &Config,
+    keys: &Keys,
+    ids: &[Vec<u8>],
+    end_children: bool,
+) -> Result<u64, Error> {
     let mut removed = 0;
+    let mut ended = false;
     for chunk in ids.chunks(BATCH as usize) {
-        let n: u64 = conn::with(config, |c| {
-            let mut call = keys.call(&REMOVE);
+        let super::Relayed(n, relays): super::Relayed<u64> = conn::with(config, |c| {
+            let mut call = if end_children {
+                keys.call_ending(&REMOVE)
+            } else {
+                keys.call(&REMOVE)
+            };
             call.arg(&keys.waiters);
             for id in chunk {
                 call.arg(id);
             }
             call.invoke(c)
         })?;
+        ended |= crate::queue::flow::told(&relays);
         removed += n;
+    }
+    if ended {
+        crate::queue::flow::deliver(config, keys);
     }
     Ok(removed)
 }
@@ -248,7 +270,9 @@ pub fn remove(config: &Config, keys: &Keys, ids: &[Vec<u8>]) -> Result<u64, Erro
 /// caller that must not stop half way calls it before its first write.
 pub(super) fn check_remove(config: &Config, keys: &Keys) -> Result<(), Error> {
     conn::with(config, |c| {
-        keys.call(&REMOVE).arg(&keys.waiters).invoke::<u64>(c)
+        keys.call(&REMOVE)
+            .arg(&keys.waiters)
+            .invoke::<super::Relayed<u64>>(c)
     })
     .map(drop)
 }
@@ -258,13 +282,17 @@ pub(super) fn check_remove(config: &Config, keys: &Keys) -> Result<(), Error> {
 pub fn clear(config: &Config, keys: &Keys) -> Result<u64, Error> {
     let (mut removed, mut cursor) = (0, String::from("0"));
     loop {
-        let (n, next): (u64, String) = conn::with(config, |c| {
-            keys.call(&CLEAR)
-                .arg(BATCH)
-                .arg(&cursor)
-                .arg(&keys.waiters)
-                .invoke(c)
-        })?;
+        let super::Relayed((n, next), relays): super::Relayed<(u64, String)> =
+            conn::with(config, |c| {
+                keys.call_ending(&CLEAR)
+                    .arg(BATCH)
+                    .arg(&cursor)
+                    .arg(&keys.waiters)
+                    .invoke(c)
+            })?;
+        if crate::queue::flow::told(&relays) {
+            crate::queue::flow::deliver(config, keys);
+        }
         removed += n;
         if next.is_empty() {
             return Ok(removed);
