@@ -242,6 +242,26 @@ final class WorkflowTest extends RedisLockTestCase
         $this->assertSame(['work/c' => 'kept'], $parents->reserve()[0]->childResults());
     }
 
+    /**
+     * What a script leaves its caller is that run's: a Redis function
+     * library keeps its helpers' tables from one call to the next, and a
+     * table of them once handed every later ack the end of a child acked
+     * before (each ack then looked for ends to hand on, for ever).
+     */
+    public function testAnAckAfterAChildsEndHandsOnNothing(): void
+    {
+        $work = $this->queue('work');
+        $this->queue('parents')->enqueue('p', null, children: [['queue' => $work, 'id' => 'c']]);
+        $work->ack($work->reserve()[0], 'r');
+        $plain = $this->queue('plain');
+        $plain->enqueueMany(['a' => null, 'b' => null, 'c' => null]);
+        $before = $this->commandCalls('hscan');
+        foreach ($plain->reserve(3) as $t) {
+            $plain->ack($t);
+        }
+        $this->assertSame(0, $this->commandCalls('hscan') - $before, 'no ends to look for');
+    }
+
     public function testBadChildrenAreRefusedAndChangeNothing(): void
     {
         $q = $this->queue('parents');

@@ -7,13 +7,25 @@
 -- home's key prefix>'. A script cannot write to another slot: it takes such
 -- a consumer out of the line as any other, and leaves its wake-up here,
 -- member and value, for the caller to push (queue_put.lua replies them;
--- elsewhere the consumer finds the task at its next recheck).
-local QUEUE_RELAYS = {}
+-- elsewhere the consumer finds the task at its next recheck). They are
+-- this run's (need_run): a function library keeps its helpers' tables
+-- from one call to the next, so a table of this file's would hand every
+-- later call the wake-ups of the earlier ones.
+local function queue_relays()
+  need_run.relays = need_run.relays or {}
+  return need_run.relays
+end
+
+-- Leaves work for the caller: member and value (queue_relayed).
+local function queue_relay(member, value)
+  local relays = queue_relays()
+  relays[#relays + 1] = member
+  relays[#relays + 1] = value
+end
 
 local function queue_wake_member(p, member, value, ms)
   if string.find(member, '@', 1, true) then
-    QUEUE_RELAYS[#QUEUE_RELAYS + 1] = member
-    QUEUE_RELAYS[#QUEUE_RELAYS + 1] = value
+    queue_relay(member, value)
   else
     line_wake_up(p, member, value, ms)
   end
@@ -40,9 +52,10 @@ end
 -- any: {'relay', member, value, ..., 'reply', <the reply's items>} for a
 -- table, {'relay', ..., 'value', <the reply>} for a number or a string.
 local function queue_relayed(reply)
-  if #QUEUE_RELAYS == 0 then return reply end
+  local relays = queue_relays()
+  if #relays == 0 then return reply end
   local out = {'relay'}
-  for i = 1, #QUEUE_RELAYS do out[#out + 1] = QUEUE_RELAYS[i] end
+  for i = 1, #relays do out[#out + 1] = relays[i] end
   if type(reply) ~= 'table' then
     out[#out + 1] = 'value'
     out[#out + 1] = reply

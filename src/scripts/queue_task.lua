@@ -364,8 +364,7 @@ local function queue_flow_end(ids, outcome, values)
   end
   if any and not need_run.ended then
     need_run.ended = true
-    QUEUE_RELAYS[#QUEUE_RELAYS + 1] = 'ended'
-    QUEUE_RELAYS[#QUEUE_RELAYS + 1] = '1'
+    queue_relay('ended', '1')
   end
 end
 
