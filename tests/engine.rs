@@ -7,6 +7,7 @@ mod common;
 
 mod cluster;
 mod contract;
+mod flow;
 mod functions;
 mod layers;
 mod lease;

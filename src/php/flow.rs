@@ -133,8 +133,15 @@ pub fn read(
         let me = specs.len() - 1;
         match grandchildren {
             None => {}
-            Some((_, Some(list))) if list.len() > 0 => {
-                read(list, me, &format!("{at}['children']"), depth + 1, named, specs)?;
+            Some((_, Some(list))) if !list.is_empty() => {
+                read(
+                    list,
+                    me,
+                    &format!("{at}['children']"),
+                    depth + 1,
+                    named,
+                    specs,
+                )?;
             }
             Some((_, Some(_))) => {}
             Some((g, None)) => {

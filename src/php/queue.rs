@@ -455,7 +455,14 @@ impl Queue {
             }
             Arc::new(queue::Queue::new(config.clone(), name.to_vec()))
         };
-        super::flow::read(children, 0, "Argument #7 ($children)", 1, &named, &mut specs)?;
+        super::flow::read(
+            children,
+            0,
+            "Argument #7 ($children)",
+            1,
+            &named,
+            &mut specs,
+        )?;
         self.store_terms()?;
         self.store_rate()?;
         let nodes: Vec<queue::flow::Node<'_>> = specs
@@ -589,6 +596,7 @@ impl Queue {
     /// (`Task::childResults()`). On a Redis Cluster their queues must share
     /// a hash tag.
     #[php(defaults(delay = 0))]
+    #[allow(clippy::too_many_arguments)]
     pub fn enqueue(
         &self,
         id: Arg<Text>,
@@ -612,8 +620,11 @@ impl Queue {
         let policy = self::policy(&policy, Argument(M, 4, "policy"))?;
         let tags = self::tags(&tags, Argument(M, 5, "tags"))?;
         let tags = grouped(tags, &group, Argument(M, 6, "group"))?;
-        let on_failure = super::flow::policy(&onChildFailure, "RedisLock\\Queue::enqueue(): Argument #8 ($onChildFailure)")?;
-        if let Some(children) = children.filter(|c| c.len() > 0) {
+        let on_failure = super::flow::policy(
+            &onChildFailure,
+            "RedisLock\\Queue::enqueue(): Argument #8 ($onChildFailure)",
+        )?;
+        if let Some(children) = children.filter(|c| !c.is_empty()) {
             if policy != Policy::Keep {
                 return Err(value_error(format!(
                     "{}: a parent is a new task: policy must be null or 'keep'",
@@ -734,7 +745,11 @@ impl Queue {
     /// Finishes many tasks in one round trip (per 1000); returns how many
     /// were still this worker's (see `ack()`). `$results` holds the results
     /// of some of them (see `ack()`), keyed as `$tasks` is.
-    pub fn ack_many(&self, tasks: &ZendHashTable, results: Option<&ZendHashTable>) -> PhpResult<i64> {
+    pub fn ack_many(
+        &self,
+        tasks: &ZendHashTable,
+        results: Option<&ZendHashTable>,
+    ) -> PhpResult<i64> {
         let leases = self.leases(tasks, "ackMany", "Argument #1 ($tasks)")?;
         let Some(results) = results else {
             let n = engine(self.queue.ack_many(&leases))?;
@@ -742,7 +757,10 @@ impl Queue {
         };
         let mut kept = Vec::with_capacity(leases.len());
         for (key, _) in super::value::entries(tasks) {
-            let param = format!("RedisLock\\Queue::ackMany(): Argument #2 ($results) entry {}", quoted(&key.bytes()));
+            let param = format!(
+                "RedisLock\\Queue::ackMany(): Argument #2 ($results) entry {}",
+                quoted(&key.bytes())
+            );
             kept.push(match key_of(results, &key).map(Value::copy_of) {
                 None | Some(Value::Null) => None,
                 Some(v) => Some(v.bytes(param.as_str())?),

@@ -284,18 +284,22 @@ fn ended_page(config: &Config, keys: &Keys, cursor: &[u8]) -> Result<(Vec<u8>, V
         .map_err(|e| conn::unknown_reply(config, "flow_read.lua", &e))?;
     let ended = rows
         .into_iter()
-        .map(|(child, stored, parent_queue, part, parts, parent, token, name, outcome, value)| Ended {
-            child,
-            stored,
-            parent_queue,
-            part,
-            parts,
-            parent,
-            token,
-            name,
-            outcome,
-            value,
-        })
+        .map(
+            |(child, stored, parent_queue, part, parts, parent, token, name, outcome, value)| {
+                Ended {
+                    child,
+                    stored,
+                    parent_queue,
+                    part,
+                    parts,
+                    parent,
+                    token,
+                    name,
+                    outcome,
+                    value,
+                }
+            },
+        )
         .collect();
     Ok((next, ended))
 }
@@ -383,6 +387,10 @@ pub fn waiting(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Waiting
 
 /// The fields of the record `field` of the hash `key` (see
 /// `queue_record.lua`), or None when it has none.
-fn record(config: &Config, key: &[u8], field: &[u8]) -> Result<Option<Vec<Option<Vec<u8>>>>, Error> {
+fn record(
+    config: &Config,
+    key: &[u8],
+    field: &[u8],
+) -> Result<Option<Vec<Option<Vec<u8>>>>, Error> {
     conn::with(config, |c| READ.key(key).arg("record").arg(field).invoke(c))
 }

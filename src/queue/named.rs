@@ -96,8 +96,8 @@ impl Queue {
 
     /// The keys of partition `part` (the last one past the count), for
     /// engines that write into one partition in their own scripts (a
-    /// sharded stock's order tasks).
-    pub(crate) fn part(&self, part: usize) -> &Keys {
+    /// sharded stock's order tasks, a workflow's tasks).
+    pub fn part(&self, part: usize) -> &Keys {
         &self.parts[part.min(self.parts.len() - 1)]
     }
 
@@ -331,12 +331,14 @@ impl Queue {
     fn ack_each(&self, tasks: &[Held<'_>], results: &[Option<&[u8]>]) -> Result<u64, Error> {
         let mut acked = 0;
         for (part, keys) in self.parts.iter().enumerate() {
-            let (mine, kept): (Vec<(&[u8], &str)>, Vec<Option<&[u8]>>) = tasks
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| t.0.min(self.parts.len() - 1) == part)
-                .map(|(i, t)| ((t.1, t.2), results.get(i).copied().flatten()))
-                .unzip();
+            let mut mine: Vec<(&[u8], &str)> = Vec::new();
+            let mut kept: Vec<Option<&[u8]>> = Vec::new();
+            for (i, t) in tasks.iter().enumerate() {
+                if t.0.min(self.parts.len() - 1) == part {
+                    mine.push((t.1, t.2));
+                    kept.push(results.get(i).copied().flatten());
+                }
+            }
             if !mine.is_empty() {
                 acked += lease::ack_with(&self.config, keys, &mine, &kept)?;
             }

@@ -25,7 +25,9 @@ pub use recent::{
 };
 pub use reserve::{RECHECK, Reserve, ack_and_reserve, reserve};
 pub(crate) use reserve::{Relayed, relay};
-pub use settle::{Nack, REASON_MAX, ack, ack_many, ack_with, bury, extend, kept_reason, nack, release};
+pub use settle::{
+    Nack, REASON_MAX, ack, ack_many, ack_with, bury, extend, kept_reason, nack, release,
+};
 pub use stats::{COUNTERS, Counts, Metrics, PERIOD, Period, history, metrics};
 pub use terms::{Rate, set_rate, set_terms};
 pub use waiting::{
