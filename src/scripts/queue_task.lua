@@ -328,12 +328,12 @@ end
 -- Workflows (flow.rs, flow_add.lua): a child's link to its parent is its
 -- record in KEYS[18] (queue_record: the parent queue's name, partition
 -- and partition count, the parent's id, its flow's token and the child's
--- name for it, '<queue>/<id>'). When the
--- child ends (acked, or a dead letter) the link goes and a record of the
--- end takes its place in KEYS[19] (the link's fields, then the outcome and
--- the child's result or why it died), which the caller hands to the
--- parent's slot (flow_settle.lua) and then forgets (flow_ended.lua): a
--- step that is idempotent, so whoever finds the record may run it again.
+-- name for it, '<queue>/<id>'). When the child ends (acked, a dead letter,
+-- or removed) the link goes and a record of the end takes its place in
+-- KEYS[19] (the link's fields, then the outcome and the child's result or
+-- why it died), which the caller hands to the parent's slot
+-- (flow_settle.lua) and then forgets (flow_read.lua): a step that is
+-- idempotent, so whoever finds the record may run it again.
 -- Whether the queue has links, checking the types of KEYS[18] and
 -- KEYS[19] (each script that ends tasks calls it before its first write).
 local function queue_linked()
