@@ -41,6 +41,9 @@ pub enum Kind {
     Once,
     /// A leader's lock: `leader:{<name>}`.
     Leader,
+    /// Batches of jobs (Laravel's `Bus::batch()`): `batches:{<name>}` and
+    /// a role, a batch's own keys the role and its id.
+    Batches,
     /// A lock on the key another client names as is (Laravel's stock cache
     /// locks): `<name>` itself, whatever it holds; only its added keys
     /// (`exactlock:{...}`) are redislock's.
@@ -83,6 +86,7 @@ impl Kind {
             Kind::Limiter => b"limit:",
             Kind::Once => b"once:",
             Kind::Leader => b"leader:",
+            Kind::Batches => b"batches:",
             Kind::ExactLock => b"exactlock:",
             Kind::ExactRwLock => b"exactrwlock:",
             Kind::Queue | Kind::SeedLock | Kind::OrderLock => b"",
@@ -362,7 +366,7 @@ mod tests {
 
     use super::*;
 
-    const KINDS: [Kind; 12] = [
+    const KINDS: [Kind; 13] = [
         Kind::Queue,
         Kind::SeedLock,
         Kind::OrderLock,
@@ -373,12 +377,13 @@ mod tests {
         Kind::Limiter,
         Kind::Once,
         Kind::Leader,
+        Kind::Batches,
         Kind::ExactLock,
         Kind::ExactRwLock,
     ];
     /// Every role the engines use, waiters' keys (`a:`/`w:` + token) and
     /// limiters' keys (`t:`, `f:`, `s:`, `n:` + the limited key) too.
-    const ROLES: [&str; 32] = [
+    const ROLES: [&str; 37] = [
         ":payloads",
         ":tags",
         ":groups",
@@ -411,6 +416,11 @@ mod tests {
         ":n:#5:",
         ":s:2026-11-28",
         ":term",
+        ":all",
+        ":open",
+        ":b:0198d2c4-7a1e-7c3b-9f0e-2b1c9d8e7f60",
+        ":f:0198d2c4-7a1e-7c3b-9f0e-2b1c9d8e7f60",
+        ":b:x}",
     ];
 
     fn exact(kind: Kind) -> bool {

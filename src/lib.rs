@@ -4,6 +4,7 @@
 //! know nothing of Redis. Built without the `php` feature, the crate is the
 //! engines alone, which is how the Rust integration tests link it.
 
+pub mod batch;
 pub mod config;
 pub mod conn;
 pub mod identity;

@@ -10,6 +10,7 @@ use ext_php_rs::prelude::*;
 
 use ext_php_rs::types::{ZendHashTable, Zval};
 
+use super::batches::Batches;
 use super::injected::Connection;
 use super::inspect;
 use super::leader::{self, Leader};
@@ -543,6 +544,14 @@ impl Client {
         let name = non_empty(&name, &format!("{M}: Argument #1 ($name)"))?;
         let options = leader::options(&options, &format!("{M}: Argument #2 ($options)"))?;
         Ok(Leader::new(self.config.clone(), name, options))
+    }
+
+    /// The batches of jobs named `$name` (keys `batches:{<name>}`...): a
+    /// batch's counts of jobs, pending and failed, each changed in one step,
+    /// as Laravel's `Bus::batch()` keeps them (RedisLock\Laravel\BatchRepository).
+    pub fn batches(&self, name: Arg<Text>) -> PhpResult<Batches> {
+        let name = non_empty(&name, "RedisLock\\Client::batches(): Argument #1 ($name)")?;
+        Ok(Batches::new(self.config.clone(), name))
     }
 
     /// The seed's `Lock_Service` order locks on keys of your own: `$template`

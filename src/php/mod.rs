@@ -1,6 +1,7 @@
 //! The PHP face of the engines: module registration, INI, phpinfo, the
 //! request-end hook, and the seed classes as thin adapters.
 
+mod batches;
 mod client;
 mod contract;
 mod errors;
@@ -297,6 +298,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<limiter::Decision>()
         .class::<once::Slot>()
         .class::<leader::Leader>()
+        .class::<batches::Batches>()
         .class::<order_locks::OrderLocks>()
         .class::<semaphore::Semaphore>()
         .class::<multi_lock::MultiLock>()
