@@ -41,7 +41,7 @@ if [ "$mode" = demo ]; then
 fi
 if [ "$mode" = test ] || [ "$mode" = bench ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
-             php-symfony-messenger php-symfony-dependency-injection php-symfony-config php-symfony-yaml php-intl php-xml php-laravel-framework php-phpstan-phpdoc-parser php-parser composer
+             php-symfony-messenger php-symfony-dependency-injection php-symfony-config php-symfony-yaml php-intl php-xml php-laravel-framework php-mockery php-phpstan-phpdoc-parser php-parser composer
              prometheus systemd chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4 nginx-light
              python3 python3-pip)
   # Where the release has it (bookworm: yes, trixie: no); the tests use it

@@ -31,7 +31,10 @@ sources() {
 # fetch <source package> <paths inside its orig tarball to extract...>
 fetch() {
   local package=$1; shift
-  [ -e "$dest/$package/.done" ] && return
+  # Done when fetched with these paths (a path added later fetches again).
+  local done
+  done=".done-$(printf '%s\n' "$@" | md5sum | cut -c1-12)"
+  [ -e "$dest/$package/$done" ] && return
   if [ "$fetched" = 0 ]; then
     sources security
     fetched=1
@@ -55,9 +58,9 @@ fetch() {
   tar -xf "$orig" -C "$dest/$package.tmp" --strip-components=1 --wildcards "${@/#/*/}"
   rm -f "$dest/$package.tmp"/*.tar.* "$dest/$package.tmp"/*.dsc
   rm -rf "$dest/$package" && mv "$dest/$package.tmp" "$dest/$package"
-  touch "$dest/$package/.done"
+  touch "$dest/$package/$done"
   echo "fetched the test suites of Debian's $package source package"
 }
 
 fetch symfony src/Symfony/Component/Lock/Tests src/Symfony/Component/Semaphore/Tests
-fetch php-laravel-framework tests/Integration/Cache/RedisCacheLockTest.php
+fetch php-laravel-framework tests/Integration/Cache/RedisCacheLockTest.php tests/Bus/BusBatchTest.php

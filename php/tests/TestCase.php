@@ -137,11 +137,12 @@ trait Processes
 
     /**
      * The ini of a PHP process that runs the Laravel test application:
-     * mbstring, and phpredis where Predis is not packaged (Debian 13).
+     * mbstring, tokenizer (Laravel's closure serializer reads a closure's
+     * code with it), and phpredis where Predis is not packaged (Debian 13).
      */
     protected static function laravelIni(): array
     {
-        return ['extension' => [...self::shared('mbstring'), ...(class_exists(Predis\Client::class) ? [] : self::phpredisExtensions())]];
+        return ['extension' => [...self::shared('mbstring', 'tokenizer'), ...(class_exists(Predis\Client::class) ? [] : self::phpredisExtensions())]];
     }
 
     /**

@@ -26,6 +26,10 @@ if (is_file('/usr/share/php/Symfony/Component/RateLimiter/autoload.php')) {
     require_once '/usr/share/php/Symfony/Component/RateLimiter/autoload.php';
 }
 require_once '/usr/share/php/Illuminate/autoload.php';
+// Laravel's own BusBatchTest mocks with it (tools/deps.sh installs it).
+if (is_file('/usr/share/php/Mockery/autoload.php')) {
+    require_once '/usr/share/php/Mockery/autoload.php';
+}
 require_once __DIR__ . '/frameworks/laravel/app.php';
 spl_autoload_register(function (string $class) use ($frameworkTests): void {
     $roots = [

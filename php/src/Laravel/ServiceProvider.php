@@ -21,7 +21,9 @@ use RedisLock\Runtime;
  * binds redislock's `RateLimiter` (one step per decision) and its
  * `throttle:` middleware (every limit of a request at once); when the
  * scheduler's cache store does, binds the scheduler's mutexes
- * (`onOneServer()`, `withoutOverlapping()`) to redislock; and hands a failed job's exception to the job, so its release
+ * (`onOneServer()`, `withoutOverlapping()`) to redislock; with
+ * `queue.batching.driver` = `redislock`, keeps Laravel's job batches
+ * (BatchRepository); and hands a failed job's exception to the job, so its release
  * records why. In processes that serve many requests it ends each one for
  * the locks (`RedisLock\Runtime::endRequest()`): a queue worker's job at
  * the next turn of its loop, an Octane request, task or tick when Octane
@@ -62,6 +64,7 @@ class ServiceProvider extends BaseServiceProvider
             return new RateLimiter($cache, $client, $cache->getStore()->getPrefix() ?: 'laravel');
         });
         $this->bindScheduleMutexes();
+        $this->bindBatchRepository();
         $this->app->singleton(Limiters::class, static fn ($app) => new Limiters(
             Connections::client($app['config']->get('database.redis') ?? [], 'default')));
         // Laravel's own when the rate limiter is not redislock's.
@@ -93,6 +96,32 @@ class ServiceProvider extends BaseServiceProvider
                 }
             });
         });
+    }
+
+    /**
+     * When `queue.batching.driver` is `redislock`, Laravel's job batches
+     * are kept by redislock (BatchRepository) on the Redis connection
+     * `queue.batching.connection` (default `default`), under the name
+     * `queue.batching.table` (default `job_batches`).
+     */
+    private function bindBatchRepository(): void
+    {
+        $config = $this->app['config'];
+        if ($config->get('queue.batching.driver') !== 'redislock') {
+            return;
+        }
+        // Laravel's bus provider, deferred, binds its database repository
+        // when first needed: it is registered first, so that this binding
+        // is the one that stays.
+        if (method_exists($this->app, 'loadDeferredProvider')) {
+            $this->app->loadDeferredProvider(\Illuminate\Bus\BatchRepository::class);
+        }
+        $make = static fn ($app) => new BatchRepository($app->make(\Illuminate\Bus\BatchFactory::class),
+            Connections::client($app['config']->get('database.redis') ?? [],
+                (string) ($app['config']->get('queue.batching.connection') ?? 'default'))
+                ->batches((string) ($app['config']->get('queue.batching.table') ?? 'job_batches')));
+        $this->app->singleton(BatchRepository::class, $make);
+        $this->app->singleton(\Illuminate\Bus\BatchRepository::class, static fn ($app) => $app->make(BatchRepository::class));
     }
 
     /**

@@ -59,6 +59,8 @@ function laravel_app(string $host, int $port, array $queue = [], ?string $prefix
                 'redis' => ['driver' => 'redis', 'connection' => 'default', 'queue' => 'default', 'retry_after' => 90],
             ],
             'failed' => ['driver' => 'null'],
+            // Job batches on redislock: no database.
+            'batching' => ['driver' => 'redislock', 'connection' => 'default', 'table' => 'job_batches'],
         ],
         'database' => ['redis' => ['client' => class_exists(Predis\Client::class) ? 'predis' : 'phpredis',
             'default' => $redis, 'cache' => $redis] + ($prefix === null ? [] : ['options' => ['prefix' => $prefix]])],

@@ -11,5 +11,6 @@ spl_autoload_register(function (string $class): void {
 });
 require_once __DIR__ . '/app.php';
 require_once __DIR__ . '/RecordedJob.php';
+require_once __DIR__ . '/BatchedJob.php';
 require_once __DIR__ . '/LockingJob.php';
 require_once __DIR__ . '/UniqueJob.php';
