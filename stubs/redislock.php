@@ -85,6 +85,14 @@ namespace RedisLock {
         public function forceRelease(string $name, ?string $kind = null): bool {}
 
         /**
+         * The batches of jobs named `$name` (keys `batches:{<name>}`...): a
+         * batch's counts of jobs, pending and failed, each changed in one
+         * step, as Laravel's `Bus::batch()` keeps them
+         * (`RedisLock\Laravel\BatchRepository`).
+         */
+        public function batches(string $name): Batches {}
+
+        /**
          * A candidate for leading `$name` (keys `leader:{<name>}`...): one
          * leader at a time across every process, renewed while its process
          * lives, with a term (a fencing token) that grows with every new
@@ -360,6 +368,116 @@ namespace RedisLock {
          * @param array{ttl?: int|float, reentrant?: bool, autoRenew?: bool, maxHold?: int|float, replicas?: int, replicaTimeout?: int|float, releaseAtRequestEnd?: bool, exactKey?: bool}|null $options
          */
         public function writeLock(string $name, ?array $options = null): Lock {}
+    }
+
+    /**
+     * The batches of jobs of one name, from `Client::batches()`: each
+     * batch's counts of jobs, pending and failed, changed in one step.
+     */
+    class Batches {
+        /** Not constructible with `new`: see `Client::batches()`. */
+        private function __construct() {}
+
+        /**
+         * What `var_dump()` shows: the name.
+         *
+         * @return array{name: string}
+         */
+        public function __debugInfo(): array {}
+
+        /**
+         * Makes a batch named `$name` (any bytes, '' too), keeping `$options`
+         * (any bytes; null: '') with it as given, under a new id (a
+         * time-ordered UUID: a later batch's id sorts after). Returns its
+         * record: `id`, `name`, `options`, `total`, `pending`, `failed`
+         * (counts), `failedIds` (the jobs that failed and were not done since,
+         * in the order they first failed), `createdAt`, `cancelledAt` and
+         * `finishedAt` (Unix seconds of the server's clock; null: not yet).
+         *
+         * @return array{id: string, name: string, options: string, total: int, pending: int, failed: int, failedIds: list<string>, createdAt: float, cancelledAt: float|null, finishedAt: float|null}
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function create(string $name, ?string $options = null): mixed {}
+
+        /**
+         * The record of the batch `$id` (see `create()`), null when there is none.
+         *
+         * @return array{id: string, name: string, options: string, total: int, pending: int, failed: int, failedIds: list<string>, createdAt: float, cancelledAt: float|null, finishedAt: float|null}|null
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function find(string $id): mixed {}
+
+        /**
+         * Up to `$limit` (at most 10000) records, the newest first; with
+         * `$before`, only the batches made before the batch of that id (the
+         * next page after it). Two round trips.
+         *
+         * @return list<array{id: string, name: string, options: string, total: int, pending: int, failed: int, failedIds: list<string>, createdAt: float, cancelledAt: float|null, finishedAt: float|null}>
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function list(int $limit = 50, ?string $before = null): mixed {}
+
+        /**
+         * Adds `$jobs` jobs (0 to 2147483647) to the batch `$id`: to its total
+         * and its pending jobs; a finished batch is unfinished again. False
+         * when there is no such batch.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function addJobs(string $id, int $jobs): bool {}
+
+        /**
+         * Counts the job `$job` of the batch `$id` done, in one step: one job
+         * less pending (every call counts, as Laravel's), and the job no
+         * longer among the failed ones. Returns the counts after, `['pending'
+         * => int, 'failed' => int]`, or null when there is no such batch.
+         *
+         * @return array{pending: int, failed: int}|null
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function jobDone(string $id, string $job): mixed {}
+
+        /**
+         * Counts the job `$job` of the batch `$id` failed, in one step: one
+         * failure more (every call counts), the job listed once among the
+         * failed ones. Returns the counts after (see `jobDone()`), or null.
+         *
+         * @return array{pending: int, failed: int}|null
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function jobFailed(string $id, string $job): mixed {}
+
+        /**
+         * Marks the batch `$id` finished now; false when there is no such batch.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function finish(string $id): bool {}
+
+        /**
+         * Marks the batch `$id` cancelled, and finished, now; false when there
+         * is no such batch.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function cancel(string $id): bool {}
+
+        /**
+         * Deletes the batch `$id`; false when there was none.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function delete(string $id): bool {}
+
+        /**
+         * Deletes the batches that finished before `$before` (Unix seconds),
+         * or with `$which` 'unfinished' those not finished and made before it,
+         * or 'cancelled' those cancelled and made before it (null:
+         * 'finished'); up to 1000 a round trip. Returns how many it deleted.
+         *
+         * @throws RedisLockException Redis out of reach or answering with an error
+         */
+        public function prune(float $before, ?string $which = null): int {}
     }
 
     /**

@@ -49,7 +49,28 @@ final class BadInputTest extends RedisLockTestCase
             $q->enqueue('t', 'p');
             return [$q, $q->reserve()[0]];
         };
+        $batches = fn () => $client()->batches('b');
+        $batch = function () use ($batches) {
+            $b = $batches();
+            return [$b, $b->create('made')['id']];
+        };
         return [
+            'Client::batches $name' => fn ($v) => $client()->batches($v),
+            'Batches::create $name' => fn ($v) => $batches()->create($v),
+            'Batches::create $options' => fn ($v) => $batches()->create('n', $v),
+            'Batches::find $id' => fn ($v) => $batches()->find($v),
+            'Batches::list $limit' => fn ($v) => $batches()->list($v),
+            'Batches::list $before' => fn ($v) => $batches()->list(50, $v),
+            'Batches::addJobs $id' => fn ($v) => $batches()->addJobs($v, 1),
+            'Batches::addJobs $jobs' => [$batch, fn ($b, $v) => $b[0]->addJobs($b[1], $v)],
+            'Batches::jobDone $id' => fn ($v) => $batches()->jobDone($v, 'j'),
+            'Batches::jobDone $job' => [$batch, fn ($b, $v) => $b[0]->jobDone($b[1], $v)],
+            'Batches::jobFailed $job' => [$batch, fn ($b, $v) => $b[0]->jobFailed($b[1], $v)],
+            'Batches::finish $id' => fn ($v) => $batches()->finish($v),
+            'Batches::cancel $id' => fn ($v) => $batches()->cancel($v),
+            'Batches::delete $id' => fn ($v) => $batches()->delete($v),
+            'Batches::prune $before' => [$batch, fn ($b, $v) => $b[0]->prune($v)],
+            'Batches::prune $which' => [$batch, fn ($b, $v) => $b[0]->prune(0, $v)],
             'Client::queue $name' => fn ($v) => $client()->queue($v),
             'Client::queue $options' => fn ($v) => $client()->queue('q', $v),
             'Client::queue option rate' => fn ($v) => $client()->queue('q', ['rate' => $v])->enqueue('i'),
@@ -185,6 +206,13 @@ final class BadInputTest extends RedisLockTestCase
             }
         }
         // Spot checks of the documented outcomes.
+        $this->assertSame('array', $outcomes['Batches::create $name(empty)']);
+        $this->assertSame('ValueError', $outcomes['Batches::find $id(empty)']);
+        $this->assertSame('NULL', $outcomes['Batches::find $id(nul bytes)']);
+        $this->assertSame('ValueError', $outcomes['Batches::addJobs $jobs(minus one)']);
+        $this->assertSame('ValueError', $outcomes['Batches::prune $before(nan)']);
+        $this->assertSame('ValueError', $outcomes['Batches::prune $which(empty)']);
+        $this->assertSame('TypeError', $outcomes['Batches::list $limit(array)']);
         $this->assertSame('boolean', $outcomes['addLock $intOrderId(null)']);
         $this->assertSame('integer', $outcomes['addLock $intOrderId(nul bytes)']);
         $this->assertSame('integer', $outcomes['addLock $intOrderId(huge)']);
@@ -409,6 +437,8 @@ final class BadInputTest extends RedisLockTestCase
             return $s;
         };
         $calls = [
+            'Batches::addJobs $jobs' => fn ($v) => $c()->batches('ints')->addJobs('none', $v),
+            'Batches::list $limit' => fn ($v) => $c()->batches('ints')->list($v),
             'Client::attempt $cost' => fn ($v) => $c()->attempt([$limiter()], $v),
             'Client::locks $limit' => fn ($v) => $c()->locks(null, $v),
             'Client::reserve $count' => fn ($v) => $c()->reserve([$q()], $v),

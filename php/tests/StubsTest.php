@@ -75,7 +75,7 @@ final class StubsTest extends RedisLockTestCase
             }
             $this->assertEquals(self::withoutDocs($e), self::withoutDocs($s), $class);
         }
-        $this->assertSame(13, $private, 'Decision, Leader, Limiter, Lock, MultiLock, OrderLocks, Queue, Runtime, Semaphore, Slot, Stock, Task and Telemetry');
+        $this->assertSame(14, $private, 'Batches, Decision, Leader, Limiter, Lock, MultiLock, OrderLocks, Queue, Runtime, Semaphore, Slot, Stock, Task and Telemetry');
     }
 
     /**
@@ -437,6 +437,21 @@ final class StubsTest extends RedisLockTestCase
         $this->call($seedLock, 'expire', 'x', 5);
         $this->call($seedLock, 'unlock', 'x');
         $this->call($seedLock, 'unlockAll');
+
+        $batches = $c->batches('stub-batches');
+        $this->call($batches, '__debugInfo');
+        $batch = $this->call($batches, 'create', 'b', 'options');
+        $this->call($batches, 'find', $batch['id']);
+        $this->call($batches, 'find', 'none');
+        $this->assertTrue($batches->addJobs($batch['id'], 2));
+        $this->assertSame(['pending' => 2, 'failed' => 1], $this->call($batches, 'jobFailed', $batch['id'], 'j1'));
+        $this->assertSame(['pending' => 1, 'failed' => 1], $this->call($batches, 'jobDone', $batch['id'], 'j1'));
+        $this->assertNull($this->call($batches, 'jobDone', 'none', 'j1'));
+        $this->call($batches, 'list');
+        $this->assertTrue($batches->finish($batch['id']));
+        $this->assertTrue($batches->cancel($batch['id']));
+        $this->assertSame(1, $batches->prune(microtime(true) + 60, 'cancelled'));
+        $this->assertFalse($batches->delete('none'));
 
         $seedQueue = new RedisQueue();
         $this->call($seedQueue, 'enqueue', 'sq', [42, 'b']);

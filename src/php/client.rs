@@ -548,7 +548,7 @@ impl Client {
 
     /// The batches of jobs named `$name` (keys `batches:{<name>}`...): a
     /// batch's counts of jobs, pending and failed, each changed in one step,
-    /// as Laravel's `Bus::batch()` keeps them (RedisLock\Laravel\BatchRepository).
+    /// as Laravel's `Bus::batch()` keeps them (`RedisLock\Laravel\BatchRepository`).
     pub fn batches(&self, name: Arg<Text>) -> PhpResult<Batches> {
         let name = non_empty(&name, "RedisLock\\Client::batches(): Argument #1 ($name)")?;
         Ok(Batches::new(self.config.clone(), name))
