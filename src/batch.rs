@@ -37,7 +37,7 @@ pub struct Batch {
     pub pending: i64,
     pub failed: i64,
     /// The jobs that failed and have not been done since, in the order
-    /// they first failed.
+    /// they first failed (read by `find` and `list`; empty after a step).
     pub failed_ids: Vec<Vec<u8>>,
     /// Server time, ms since the epoch.
     pub created_ms: u64,

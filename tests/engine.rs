@@ -5,6 +5,7 @@
 
 mod common;
 
+mod batch;
 mod cluster;
 mod contract;
 mod flow;

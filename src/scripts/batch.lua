@@ -19,9 +19,11 @@
 --   deletes the batch when it is one of those, finished (or made, for the
 --   other two) before then
 -- Returns {1, name, options, total, pending, failed, created, cancelled,
--- finished ('' when not), failed job ids in the order they first failed...}
--- after each step (a deleted batch: its record before), {0} when there is
--- no batch of that id (or, for create, there is one already).
+-- finished ('' when not), and for read and create the failed job ids in
+-- the order they first failed...} after each step (a deleted batch: its
+-- record before), {0} when there is no batch of that id (or, for create,
+-- there is one already). Only read lists the failed jobs: a step that
+-- counts one costs the same however many failed before.
 
 local all, finished, open, cancelled, record, failures = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local op, id = ARGV[1], ARGV[2]
@@ -37,7 +39,9 @@ local exists = need_exists(record, 'hash')
 local function reply()
   local out = {1}
   for i, v in ipairs(redis.call('HMGET', record, unpack(FIELDS))) do out[i + 1] = v or '' end
-  for _, job in ipairs(redis.call('ZRANGE', failures, 0, -1)) do out[#out + 1] = job end
+  if op == 'read' then
+    for _, job in ipairs(redis.call('ZRANGE', failures, 0, -1)) do out[#out + 1] = job end
+  end
   return out
 end
 
