@@ -250,7 +250,9 @@ impl Batches {
     /// Adds `jobs` jobs to the batch `id` (total and pending); a finished
     /// batch is unfinished again. False when there is no such batch.
     pub fn add(&self, id: &[u8], jobs: u32) -> Result<bool, Error> {
-        Ok(self.on("add", id, &[jobs.to_string().as_bytes()])?.is_some())
+        Ok(self
+            .on("add", id, &[jobs.to_string().as_bytes()])?
+            .is_some())
     }
 
     /// Counts the job `job` of the batch `id` done: one pending less, and

@@ -26,9 +26,15 @@ fn threads_ending_jobs_at_once_leave_exact_counts_and_one_last_job() {
                     let job = format!("job-{t}-{j}");
                     // Every tenth job fails once before it is done.
                     if j % 10 == 0 {
-                        batches.failed(id.as_bytes(), job.as_bytes()).unwrap().unwrap();
+                        batches
+                            .failed(id.as_bytes(), job.as_bytes())
+                            .unwrap()
+                            .unwrap();
                     }
-                    let counts = batches.done(id.as_bytes(), job.as_bytes()).unwrap().unwrap();
+                    let counts = batches
+                        .done(id.as_bytes(), job.as_bytes())
+                        .unwrap()
+                        .unwrap();
                     if counts.pending == 0 {
                         last += 1;
                     }
@@ -48,15 +54,31 @@ fn threads_ending_jobs_at_once_leave_exact_counts_and_one_last_job() {
 
     assert!(batches.finish(batch.id.as_bytes()).unwrap());
     let second = batches.create(b"", b"").unwrap();
-    assert!(second.id > batch.id, "ids sort in the order batches are made");
-    let listed: Vec<_> = batches.list(10, None).unwrap().into_iter().map(|b| b.id).collect();
+    assert!(
+        second.id > batch.id,
+        "ids sort in the order batches are made"
+    );
+    let listed: Vec<_> = batches
+        .list(10, None)
+        .unwrap()
+        .into_iter()
+        .map(|b| b.id)
+        .collect();
     assert_eq!(listed, vec![second.id.clone(), batch.id.clone()]);
     let far = u64::MAX / 2;
     assert_eq!(batches.prune(Pruned::Cancelled, far).unwrap(), 0);
     assert_eq!(batches.prune(Pruned::Finished, far).unwrap(), 1);
-    assert_eq!(batches.prune(Pruned::Unfinished, 0).unwrap(), 0, "made after the epoch");
+    assert_eq!(
+        batches.prune(Pruned::Unfinished, 0).unwrap(),
+        0,
+        "made after the epoch"
+    );
     assert_eq!(batches.prune(Pruned::Unfinished, far).unwrap(), 1);
-    assert!(server.snapshot().is_empty(), "nothing left: {:?}", server.snapshot());
+    assert!(
+        server.snapshot().is_empty(),
+        "nothing left: {:?}",
+        server.snapshot()
+    );
 }
 
 #[test]

@@ -38,7 +38,10 @@ impl Batches {
 
 /// `$id`, checked (`method` and `position` name it in errors).
 fn id(value: &Value, method: &str) -> PhpResult<Vec<u8>> {
-    non_empty(value, format!("RedisLock\\Batches::{method}(): Argument #1 ($id)").as_str())
+    non_empty(
+        value,
+        format!("RedisLock\\Batches::{method}(): Argument #1 ($id)").as_str(),
+    )
 }
 
 /// A batch's record as PHP sees it.
@@ -121,7 +124,10 @@ impl Batches {
         )?;
         let before = match &before.0 {
             Value::Null => None,
-            v => Some(non_empty(v, "RedisLock\\Batches::list(): Argument #2 ($before)")?),
+            v => Some(non_empty(
+                v,
+                "RedisLock\\Batches::list(): Argument #2 ($before)",
+            )?),
         };
         let mut out = ZendHashTable::new();
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -141,7 +147,10 @@ impl Batches {
             "RedisLock\\Batches::addJobs(): Argument #2 ($jobs)",
             0..=i32::MAX as u64,
         )?;
-        engine(self.batches.add(&id, u32::try_from(jobs).unwrap_or(u32::MAX)))
+        engine(
+            self.batches
+                .add(&id, u32::try_from(jobs).unwrap_or(u32::MAX)),
+        )
     }
 
     /// Counts the job `$job` of the batch `$id` done, in one step: one job
