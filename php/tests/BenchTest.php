@@ -106,6 +106,24 @@ final class BenchTest extends PHPUnit\Framework\TestCase
     }
 
     /**
+     * The batches table runs a batch through Laravel's workers on both
+     * repositories, each batch ending with its then() run once (the script
+     * exits 1 otherwise), and redislock's repository retries no job.
+     */
+    public function testTheBatchesTableEndsEachBatch(): void
+    {
+        $so = getenv('REDISLOCK_SO') ?: ini_get('extension_dir') . '/redislock.so';
+        $cmd = [PHP_BINARY, '-d', "extension=$so", dirname(__DIR__) . '/bench/batches.php', RedisServer::$main->dsn(), '60', '2'];
+        $proc = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        $this->assertSame(0, proc_close($proc), $out);
+        preg_match_all('/^\| (.+?) \| \d+ \| [\d.]+x \| (\d+) \|$/m', $out, $rows, PREG_SET_ORDER);
+        $this->assertCount(2, $rows, $out);
+        $this->assertStringContainsString('RedisLock\Laravel\BatchRepository', $rows[0][1]);
+        $this->assertSame('0', $rows[0][2], 'no job of redislock\'s repository retried: ' . $out);
+    }
+
+    /**
      * Every flash-sale contender sells the whole stock, and no more: a
      * contender that reads a key nothing set stops at once, and its row
      * measures a sale that never happened (the key layout once moved the
