@@ -47,6 +47,7 @@ mkdir -p bench
   "${php[@]}" php/bench/throughput.php "$REDIS_URL"
   "${php[@]}" php/bench/workers.php "$REDIS_URL"
   "${php[@]}" php/bench/batches.php "$REDIS_URL"
+  "${php[@]}" php/bench/flows.php "$REDIS_URL"
   "${php[@]}" php/bench/telemetry.php "$REDIS_URL"
   "$php_bin" php/bench/fpm.php "$REDIS_URL"
   "${php[@]}" php/bench/memory.php "$REDIS_URL"

@@ -124,6 +124,22 @@ final class BenchTest extends PHPUnit\Framework\TestCase
     }
 
     /**
+     * The flows table runs plain tasks and a flow's children to their end
+     * (the script exits otherwise) and prints a row for each.
+     */
+    public function testTheFlowsTableRunsEveryTask(): void
+    {
+        $so = getenv('REDISLOCK_SO') ?: ini_get('extension_dir') . '/redislock.so';
+        $cmd = [PHP_BINARY, '-d', "extension=$so", dirname(__DIR__) . '/bench/flows.php', RedisServer::$main->dsn(), '50', '10'];
+        $proc = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        $this->assertSame(0, proc_close($proc), $out);
+        preg_match_all('/^\| (plain tasks|children of a flow \(10 a parent\)) \| [\d.]+ \| ([\d.]+)x \| [\d.]+ \|$/m', $out, $rows, PREG_SET_ORDER);
+        $this->assertSame(['plain tasks', 'children of a flow (10 a parent)'], array_column($rows, 1), $out);
+        $this->assertSame('1.00', $rows[0][2], $out);
+    }
+
+    /**
      * Every flash-sale contender sells the whole stock, and no more: a
      * contender that reads a key nothing set stops at once, and its row
      * measures a sale that never happened (the key layout once moved the
