@@ -1070,10 +1070,12 @@ namespace RedisLock {
          * ('dead'). `reason`: why its last attempt failed (a dead letter: why
          * it died), or null. A parent waiting for its children (see
          * `enqueue()`) is in state 'waiting', `at` null, with `children`: how
-         * many of them have not ended.
+         * many of them have not ended, and `childStates`: each child
+         * (`<queue>/<id>`) in order, 'waiting' or how it ended ('acked',
+         * 'dead', 'removed').
          *
          * @param non-empty-string $id
-         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead'|'waiting', at: float|null, reason: string|null, tags: list<string>, group: string|null, children?: int<0, max>}|null
+         * @return array{id: string, payload: string|null, attempts: int, state: 'queued'|'leased'|'dead'|'waiting', at: float|null, reason: string|null, tags: list<string>, group: string|null, children?: int<0, max>, childStates?: array<string, 'waiting'|'acked'|'dead'|'removed'>}|null
          * @throws RedisLockException Redis out of reach or answering with an error
          */
         public function find(string $id): mixed {}

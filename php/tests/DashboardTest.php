@@ -445,10 +445,16 @@ final class DashboardTest extends RedisLockTestCase
         $this->assertStringContainsString('Sign in', (string) file_get_contents($url, false, stream_context_create(['http' => ['header' => "Cookie: $cookie"]])));
     }
 
-    /** A parent of a workflow waits for its children: its page says how many. */
+    /** A parent of a workflow waits for its children: its page says how many, and each one's state. */
     public function testAWaitingParentsPageSaysHowManyChildrenItWaitsFor(): void
     {
-        (new Client())->queue('reports')->enqueue('r1', null, children: [['queue' => 'pages', 'id' => 'p1'], ['queue' => 'pages', 'id' => 'p2']]);
+        (new Client())->queue('reports')->enqueue('r1', null, children: [['queue' => 'pages', 'id' => 'p1'], ['queue' => 'pages', 'id' => '<p2>']]);
+        $pages = (new Client())->queue('pages');
+        foreach ($pages->reserve(2) as $task) {
+            if ($task->id() === 'p1') {
+                $pages->ack($task);
+            }
+        }
         $url = self::serve(self::PASSWORD);
         [$cookie, $csrf] = self::session($url);
         [, , $headers] = self::post($url, ['csrf' => $csrf, 'action' => 'login', 'password' => self::PASSWORD], $cookie);
@@ -456,7 +462,9 @@ final class DashboardTest extends RedisLockTestCase
         $page = (string) file_get_contents($url . '?queue=reports&task=r1', false, stream_context_create(['http' => ['header' => "Cookie: $cookie", 'ignore_errors' => true]]));
         $this->assertStringContainsString('200', $http_response_header[0], $page);
         $this->assertStringContainsString('<td class="state">waiting</td>', $page);
-        $this->assertStringContainsString('<th>Waits for</th><td><span id="children">2</span> child(ren) not ended</td>', $page);
+        $this->assertStringContainsString('<th>Waits for</th><td><span id="children">1</span> child(ren) not ended</td>', $page);
+        $this->assertStringContainsString('<tr><td class="child">pages/p1</td><td class="state">acked</td></tr>'
+            . '<tr><td class="child">pages/&lt;p2&gt;</td><td class="state">waiting</td></tr>', $page, 'each child, its name escaped');
     }
 
     public function testTheSessionCookieIsSecureBehindHttps(): void

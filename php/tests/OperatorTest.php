@@ -648,14 +648,22 @@ final class OperatorTest extends RedisLockTestCase
         $this->assertSame(1, self::cli(['tagged', 'nope', 'x'])[0]);
     }
 
-    /** `task` shows a parent of a workflow as waiting, with its children not ended. */
+    /** `task` shows a parent of a workflow as waiting, with its children and their states. */
     public function testTheTaskCommandShowsAWaitingParent(): void
     {
         (new Client())->queue('reports')->enqueue('r1', null, children: [['queue' => 'pages', 'id' => 'p1'], ['queue' => 'pages', 'id' => 'p2']]);
+        $pages = (new Client())->queue('pages');
+        foreach ($pages->reserve(2) as $task) {
+            if ($task->id() === 'p1') {
+                $pages->ack($task, 'done');
+            }
+        }
         [$status, $out] = self::cli(['task', 'reports', 'r1']);
         $this->assertSame(0, $status, $out);
-        $this->assertMatchesRegularExpression('/^state +waiting\nwaits for +2 child\(ren\) not ended$/m', $out);
-        $this->assertSame(['waiting', 2], array_values(array_intersect_key(self::json(['task', 'reports', 'r1']), ['state' => 0, 'children' => 0])));
+        $this->assertMatchesRegularExpression('/^state +waiting\nwaits for +1 child\(ren\) not ended$/m', $out);
+        $this->assertMatchesRegularExpression('/^CHILD +STATE\npages\/p1 +acked\npages\/p2 +waiting$/m', $out);
+        $this->assertSame(['waiting', 1, ['pages/p1' => 'acked', 'pages/p2' => 'waiting']],
+            array_values(array_intersect_key(self::json(['task', 'reports', 'r1']), ['state' => 0, 'children' => 0, 'childStates' => 0])));
         $this->assertSame(1, (new Client())->queue('reports')->metrics()['waiting']);
     }
 

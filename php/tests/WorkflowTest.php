@@ -52,6 +52,17 @@ final class WorkflowTest extends RedisLockTestCase
         $this->assertNull($reports->find('report-1'));
     }
 
+    public function testAChildsNameIsItsBytesInTheResultsAndStates(): void
+    {
+        $work = $this->queue('work');
+        $parents = $this->queue('parents');
+        $parents->enqueue('p', null, children: [['queue' => $work, 'id' => "\xff\0id"]]);
+        $this->assertSame(["work/\xff\0id" => 'waiting'], $parents->find('p')['childStates']);
+        [$t] = $work->reserve();
+        $this->assertTrue($work->ack($t, "r\0"));
+        $this->assertSame(["work/\xff\0id" => "r\0"], $parents->reserve()[0]->childResults());
+    }
+
     public function testAChildThatDiesFailsIgnoresOrContinuesItsParent(): void
     {
         $work = $this->queue('work', ['maxAttempts' => 1]);
@@ -73,6 +84,7 @@ final class WorkflowTest extends RedisLockTestCase
         $dead = $parents->find('p-fail');
         $this->assertSame(['dead', 'child work/bad-fail died: boom', 'for fail'], [$dead['state'], $dead['reason'], $dead['payload']]);
         $this->assertSame(['waiting', 1], [$parents->find('p-ignore')['state'], $parents->find('p-ignore')['children']]);
+        $this->assertSame(['work/bad-ignore' => 'dead', 'work/good-ignore' => 'waiting'], $parents->find('p-ignore')['childStates'], 'each child, as the parent sees it');
         $this->assertSame('queued', $parents->find('p-continue')['state'], 'continue: at once');
 
         foreach (['good-fail', 'good-ignore', 'good-continue'] as $id) {
@@ -233,7 +245,7 @@ final class WorkflowTest extends RedisLockTestCase
         $this->redis->rename('{Queue:parents}:flow-children', 'aside');
         $this->redis->set('{Queue:parents}:flow-children', 'not a hash');
         $this->assertTrue($work->ack($t, 'kept'), 'the ack itself is done');
-        $this->assertSame('waiting', $parents->find('p')['state']);
+        $this->assertTrue($this->redis->hExists('{Queue:parents}:flows', 'p'), 'the parent still waits');
         $this->assertSame(1, $this->redis->hLen('{Queue:work}:ended'), 'the end waits for its parent');
         $this->redis->del('{Queue:parents}:flow-children');
         $this->redis->rename('aside', '{Queue:parents}:flow-children');

@@ -15,8 +15,8 @@ use super::errors::{Class, exception};
 use super::task::Task;
 use super::value::{
     Arg, Argument, Float, Int, Key, List, Named, NullableArray, NullableFloat, NullableInt,
-    NullableText, Text, Value, array, binary, natural, non_empty, optional_binary, optional_float,
-    quoted, shown, type_error, value_error,
+    NullableText, Text, Value, array, binary, insert_keyed, natural, non_empty, optional_binary,
+    optional_float, quoted, shown, type_error, value_error,
 };
 use super::{engine, inspect, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
@@ -1037,7 +1037,9 @@ impl Queue {
     /// ('dead'). `reason`: why its last attempt failed (a dead letter: why
     /// it died), or null. A parent waiting for its children (see
     /// `enqueue()`) is in state 'waiting', `at` null, with `children`: how
-    /// many of them have not ended.
+    /// many of them have not ended, and `childStates`: each child
+    /// (`<queue>/<id>`) in order, 'waiting' or how it ended ('acked', 'dead',
+    /// 'removed').
     pub fn find(&self, id: Arg<Text>) -> PhpResult<Zval> {
         let id = non_empty(&id, "RedisLock\\Queue::find(): Argument #1 ($id)")?;
         if let Some(t) = engine(self.queue.find(&id))? {
@@ -1363,6 +1365,11 @@ fn waiting(id: &[u8], w: &queue::flow::Waiting) -> PhpResult<Zval> {
     row.insert("tags", tag_list(&w.tags)?)?;
     row.insert("group", optional_binary(w.group.as_deref()))?;
     row.insert("children", i64::try_from(w.left).unwrap_or(i64::MAX))?;
+    let mut states = ZendHashTable::new();
+    for child in &w.children {
+        insert_keyed(&mut states, &child.name, binary(&child.outcome))?;
+    }
+    row.insert("childStates", array(states))?;
     Ok(array(row))
 }
 

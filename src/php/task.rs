@@ -97,10 +97,7 @@ impl Task {
         let children = super::engine(self.queue.child_results(self.part, &self.leased.id))?;
         let mut out = ZendHashTable::new();
         for c in children.iter().filter(|c| c.outcome == b"acked") {
-            out.insert(
-                String::from_utf8_lossy(&c.name).as_ref(),
-                optional_binary(c.value.as_deref()),
-            )?;
+            super::value::insert_keyed(&mut out, &c.name, optional_binary(c.value.as_deref()))?;
         }
         Ok(out)
     }

@@ -362,13 +362,22 @@ pub struct Waiting {
     /// Its stored tags and group (see [`Tags`]).
     pub tags: Vec<Vec<u8>>,
     pub group: Option<Vec<u8>>,
-    /// Its children's names (`<queue>/<id>`).
-    pub children: Vec<Vec<u8>>,
+    /// Its children in their order, each `waiting` or how it ended, with
+    /// its result or why it died.
+    pub children: Vec<Child>,
 }
 
 /// The parent `id` of the queue `keys` while it waits for its children.
 pub fn waiting(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Waiting>, Error> {
-    let Some(fields) = record(config, &keys.flows, id)? else {
+    type Reply = Option<(Vec<Option<Vec<u8>>>, Vec<Option<Vec<u8>>>)>;
+    let reply: Reply = conn::with(config, |c| {
+        READ.key(&keys.flows)
+            .key(&keys.flow_children)
+            .arg("waiting")
+            .arg(id)
+            .invoke(c)
+    })?;
+    let Some((fields, ends)) = reply else {
         return Ok(None);
     };
     let text = |i: usize| fields.get(i).cloned().flatten();
@@ -376,12 +385,22 @@ pub fn waiting(config: &Config, keys: &Keys, id: &[u8]) -> Result<Option<Waiting
         .and_then(|l| std::str::from_utf8(&l).ok()?.parse().ok())
         .unwrap_or_default();
     let (tags, group) = Tags::parts(text(4).as_deref());
+    let children = fields
+        .iter()
+        .skip(6)
+        .zip(ends.chunks(2))
+        .map(|(name, end)| Child {
+            name: name.clone().unwrap_or_default(),
+            outcome: end[0].clone().unwrap_or_else(|| b"waiting".to_vec()),
+            value: end.get(1).cloned().flatten(),
+        })
+        .collect();
     Ok(Some(Waiting {
         left,
         payload: text(5),
         tags,
         group,
-        children: fields.iter().skip(6).flatten().cloned().collect(),
+        children,
     }))
 }
 

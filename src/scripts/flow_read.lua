@@ -3,6 +3,10 @@
 -- KEYS[1] the hash of the records.
 -- ARGV[1] 'record': ARGV[2] a field; returns its record's fields (false:
 -- none), or false when it has none.
+-- ARGV[1] 'waiting': KEYS[1] the waiting parents (flows), KEYS[2] their
+-- children (flow-children), ARGV[2] a parent; returns {its record's
+-- fields, {outcome, value, ...}: each child's end, in order (false, false:
+-- not yet)}, or false when it is not waiting.
 -- ARGV[1] 'ended': ARGV[2] an HSCAN cursor; returns {next cursor, child
 -- id, its record as stored, the record's 8 fields, ...} (queue_task.lua's
 -- queue_flow_end: parent queue, partition, partitions, parent id, token,
@@ -15,6 +19,20 @@ if op == 'record' then
   local value = need_call('hash', 'HGET', KEYS[1], ARGV[2])
   if not value then return false end
   return {queue_fields(value)}
+end
+if op == 'waiting' then
+  local value = need_call('hash', 'HGET', KEYS[1], ARGV[2])
+  if not value then return false end
+  local fields = {queue_fields(value)}
+  local ends = {}
+  for i = 7, #fields do
+    local e = need_call('hash', 'HGET', KEYS[2], fields[1] .. '\0' .. fields[i])
+    local outcome, result = false, false
+    if e and e ~= '' then outcome, result = queue_fields(e) end
+    ends[#ends + 1] = outcome or false
+    ends[#ends + 1] = result or false
+  end
+  return {fields, ends}
 end
 if op == 'ended' then
   local page = need_call('hash', 'HSCAN', KEYS[1], ARGV[2], 'COUNT', 100)

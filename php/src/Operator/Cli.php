@@ -677,7 +677,10 @@ final class Cli
             ['attempts', $t['attempts']],
             ['reason', $t['reason'] ?? '-'],
             ['tags', $t['tags'] === [] ? '-' : implode(' ', $t['tags'])],
-        ]) . "payload:\n$payload\n";
+        ]) . (isset($t['childStates']) ? "\n" . self::table(['CHILD', 'STATE'], array_map(
+            fn ($child, string $state) => [self::clean((string) $child, 200), $state],
+            array_keys($t['childStates']), $t['childStates'],
+        )) . "\n" : '') . "payload:\n$payload\n";
     }
 
     private static function queueText(array $q): string

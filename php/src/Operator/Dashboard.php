@@ -392,6 +392,10 @@ final class Dashboard
                 fn (string $tag) => '<a href="?' . self::h(http_build_query(['queue' => $name, 'tag' => $tag])) . '">' . self::h($tag) . '</a>',
                 $t['tags'],
             ))) . '</td></tr></table>'
+            . (isset($t['childStates']) ? '<h3>Children</h3><table id="child-states"><tr><th>Child</th><th>State</th></tr>'
+                . implode('', array_map(fn ($child, string $state) => '<tr><td class="child">' . self::h((string) $child)
+                    . '</td><td class="state">' . self::h($state) . '</td></tr>', array_keys($t['childStates']), $t['childStates']))
+                . '</table>' : '')
             . '<h3>Payload</h3>' . self::payload($t['payload'])
             . match ($t['state']) {
                 'queued' => '<p>' . $this->form('remove', 'Remove', ['queue' => $name, 'id' => $id, 'back' => '1'], 'remove danger') . '</p>',
