@@ -108,10 +108,7 @@ final class WorkflowTest extends RedisLockTestCase
         $this->assertSame(0, $parents->metrics()['dead']);
     }
 
-    /**
-     * A child removed (remove(), clear()) ends as a failure for its
-     * parent's policy; a moveTo() carries it on, its parent waiting still.
-     */
+    /** A child removed (remove(), clear()) ends as a failure for its parent's policy. */
     public function testAChildRemovedEndsAsAFailure(): void
     {
         $work = $this->queue('work');
@@ -123,10 +120,45 @@ final class WorkflowTest extends RedisLockTestCase
         $this->assertSame(3, $work->clear(), 'b, c and d');
         $this->assertSame('queued', $parents->find('p-ignore')['state']);
         $this->assertSame([], $parents->reserve()[0]->childResults());
+    }
 
+    /**
+     * moveTo() on one server carries a child's link to its parent (it ends
+     * there for its parent, under the name its parent gave it) and a
+     * released parent's results; to another server, where its parent is
+     * not, a child ends for its parent as removed.
+     */
+    public function testAMovedChildEndsForItsParentWhereverItWent(): void
+    {
+        $work = $this->queue('work');
+        $parents = $this->queue('parents');
         $parents->enqueue('p-moved', null, children: [['queue' => $work, 'id' => 'e']]);
-        $this->assertSame(1, $work->moveTo($this->queue('elsewhere')));
-        $this->assertSame('waiting', $parents->find('p-moved')['state'], 'a move is no end');
+        $parents->enqueue('r', null, children: [['queue' => $work, 'id' => 'x']]);
+        foreach ($work->reserve(2) as $t) {
+            if ($t->id() === 'x') {
+                $this->assertTrue($work->ack($t, 'x done'));
+            } else {
+                $this->assertTrue($work->release($t));
+            }
+        }
+        $elsewhere = $this->queue('elsewhere');
+        $this->assertSame(1, $work->moveTo($elsewhere));
+        $this->assertSame(0, $this->redis->hLen('{Queue:work}:links'), 'the link left with the child');
+        $this->assertSame(['work/e' => 'waiting'], $parents->find('p-moved')['childStates'], 'a move is no end');
+        $this->assertSame(1, $parents->moveTo($this->queue('parents-2')), 'the released parent r');
+        [$t] = $elsewhere->reserve();
+        $this->assertTrue($elsewhere->ack($t, 'e done'));
+        $moved = $this->queue('parents-2')->reserve();
+        $this->assertSame(['r'], array_map(fn ($t) => $t->id(), $moved));
+        $this->assertSame(['work/x' => 'x done'], $moved[0]->childResults(), 'its results went with it');
+        [$released] = $parents->reserve();
+        $this->assertSame(['p-moved', ['work/e' => 'e done']], [$released->id(), $released->childResults()]);
+
+        $other = RedisServer::start();
+        $parents->enqueue('p-away', null, children: [['queue' => $work, 'id' => 'f']]);
+        $this->assertSame(1, $work->moveTo((new Client($other->dsn()))->queue('away')));
+        $this->assertSame(['dead', 'child work/f was removed'], [$parents->find('p-away')['state'], $parents->find('p-away')['reason']]);
+        $this->assertSame(['f'], array_map(fn ($t) => $t->id(), (new Client($other->dsn()))->queue('away')->reserve()), 'a task of its own there');
     }
 
     public function testAChildWhoseLeaseRunsOutForGoodFailsItsParent(): void

@@ -22,7 +22,7 @@ use std::sync::LazyLock;
 use super::{Keys, Tags, lease, register, wake_ms};
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::scripts::{Script, script};
+use crate::scripts::{Invocation, Script, script};
 
 static ADD: LazyLock<Script> = script!("flow_add.lua");
 static SETTLE: LazyLock<Script> = script!("flow_settle.lua");
@@ -324,6 +324,100 @@ fn settle(config: &Config, keys: &Keys, ends: &[&Ended]) -> Result<(), Error> {
         })?;
         lease::relay(config, &relays);
     }
+    Ok(())
+}
+
+/// What a task moving to another queue carries of its flow: its link to its
+/// parent (a child's) and the results of its children (a released
+/// parent's), as its queue keeps them.
+pub(crate) struct Carried {
+    link: Option<Vec<u8>>,
+    results: Option<Vec<u8>>,
+}
+
+/// What the tasks `ids` of the queue `keys` would carry (one round trip).
+pub(crate) fn carried(
+    config: &Config,
+    keys: &Keys,
+    ids: &[Vec<u8>],
+) -> Result<Vec<Carried>, Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    type Fields = Vec<Option<Vec<u8>>>;
+    let (links, results): (Fields, Fields) = conn::with(config, |c| {
+        let mut call = Invocation::keys_of(&["hash", "hash"]);
+        call.key(&keys.links).key(&keys.child_results);
+        redis::pipe()
+            .cmd("HMGET")
+            .arg(&keys.links)
+            .arg(ids)
+            .cmd("HMGET")
+            .arg(&keys.child_results)
+            .arg(ids)
+            .query(c)
+            .map_err(|e| call.naming(c, e))
+    })?;
+    Ok(links
+        .into_iter()
+        .zip(results)
+        .map(|(link, results)| Carried { link, results })
+        .collect())
+}
+
+/// Writes what the task `id` carries beside the queue `to` (its link only
+/// when `link`: a queue of its parent's server).
+pub(crate) fn carry(
+    to: (&Config, &Keys),
+    id: &[u8],
+    carried: &Carried,
+    link: bool,
+) -> Result<(), Error> {
+    let (config, keys) = to;
+    let link = carried.link.as_ref().filter(|_| link);
+    if link.is_none() && carried.results.is_none() {
+        return Ok(());
+    }
+    conn::with(config, |c| {
+        let mut call = Invocation::keys_of(&["hash", "hash"]);
+        call.key(&keys.links).key(&keys.child_results);
+        let mut pipe = redis::pipe();
+        if let Some(link) = link {
+            pipe.cmd("HSET").arg(&keys.links).arg(id).arg(link).ignore();
+        }
+        if let Some(results) = &carried.results {
+            pipe.cmd("HSET")
+                .arg(&keys.child_results)
+                .arg(id)
+                .arg(results)
+                .ignore();
+        }
+        pipe.query::<()>(c).map_err(|e| call.naming(c, e))
+    })
+}
+
+/// Deletes what the task `id` carried beside the queue `at`, where it no
+/// longer is (the source after a move; the destination of a task taken
+/// back), unless it is another flow's since.
+pub(crate) fn forget_carried(
+    at: (&Config, &Keys),
+    id: &[u8],
+    carried: &Carried,
+) -> Result<(), Error> {
+    let (config, keys) = at;
+    if carried.link.is_none() && carried.results.is_none() {
+        return Ok(());
+    }
+    conn::with(config, |c| {
+        let mut call = READ.prepare_invoke();
+        call.key(&keys.links)
+            .key(&keys.child_results)
+            .arg("forget-carried")
+            .arg(id)
+            .arg(carried.link.as_deref().unwrap_or_default())
+            .arg(carried.results.as_deref().unwrap_or_default());
+        call.invoke::<u64>(c)
+    })?;
     Ok(())
 }
 

@@ -7,6 +7,10 @@
 -- children (flow-children), ARGV[2] a parent; returns {its record's
 -- fields, {outcome, value, ...}: each child's end, in order (false, false:
 -- not yet)}, or false when it is not waiting.
+-- ARGV[1] 'forget-carried': KEYS[1] a queue's links, KEYS[2] its
+-- children's results, ARGV[2] a task, ARGV[3] its link, ARGV[4] its
+-- children's results ('': none) as they were read before it moved;
+-- deletes each that is still the one given; returns how many.
 -- ARGV[1] 'ended': ARGV[2] an HSCAN cursor; returns {next cursor, child
 -- id, its record as stored, the record's 8 fields, ...} (queue_task.lua's
 -- queue_flow_end: parent queue, partition, partitions, parent id, token,
@@ -33,6 +37,17 @@ if op == 'waiting' then
     ends[#ends + 1] = result or false
   end
   return {fields, ends}
+end
+if op == 'forget-carried' then
+  local n = 0
+  for k = 1, 2 do
+    local given = ARGV[k + 2]
+    if given ~= '' and need_call('hash', 'HGET', KEYS[k], ARGV[2]) == given then
+      redis.call('HDEL', KEYS[k], ARGV[2])
+      n = n + 1
+    end
+  end
+  return n
 end
 if op == 'ended' then
   local page = need_call('hash', 'HSCAN', KEYS[1], ARGV[2], 'COUNT', 100)

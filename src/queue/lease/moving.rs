@@ -14,7 +14,7 @@ use super::waiting::{check_remove, remove_with};
 use super::{BATCH, Peeked, metrics, pause, queued, resume};
 use crate::config::Config;
 use crate::conn::{self, Error};
-use crate::queue::{Keys, Tags, register, score_arg, wake_ms};
+use crate::queue::{Keys, Tags, flow, register, score_arg, wake_ms};
 use crate::scripts::{Script, script};
 
 static IMPORT: LazyLock<Script> = script!("queue_import.lua");
@@ -42,9 +42,26 @@ pub enum Moved {
 /// another DSN naming the same server, or the same database by another
 /// address, is seen for what it is.
 fn same(from: Place<'_>, to: Place<'_>) -> Result<bool, Error> {
+    seen_from(from, to, true)
+}
+
+/// Whether `to` reaches the server and database of `from` (its keys, or
+/// others'): a child moved there can still end for its parent, whose
+/// queue is on that server.
+fn same_server(from: Place<'_>, to: Place<'_>) -> Result<bool, Error> {
+    seen_from(from, to, false)
+}
+
+/// Whether a key written for a moment beside the source's keys is seen
+/// from `to`: beside its own keys (`beside`), or as the source's key.
+fn seen_from(from: Place<'_>, to: Place<'_>, beside: bool) -> Result<bool, Error> {
     let role = format!("move:{}", uuid::Uuid::new_v4().simple());
     let mine = [from.1.waiters.as_slice(), role.as_bytes()].concat();
-    let theirs = [to.1.waiters.as_slice(), role.as_bytes()].concat();
+    let theirs = if beside {
+        [to.1.waiters.as_slice(), role.as_bytes()].concat()
+    } else {
+        mine.clone()
+    };
     conn::with(from.0, |c| {
         redis::cmd("SET")
             .arg(&mine)
@@ -191,6 +208,13 @@ fn move_all(
     max_length: u64,
 ) -> Result<Moved, Error> {
     let mut moved = 0;
+    // A child moved to a queue of the same server takes its link to its
+    // parent along (it ends there for its parent); moved to another server,
+    // where its parent is not, it ends for its parent as removed.
+    let mut carry = Vec::with_capacity(to.len());
+    for place in to {
+        carry.push(same_server(from, *place)?);
+    }
     while left > 0 {
         let now = server_now(from.0)?;
         let tasks = queued(from.0, from.1, left.min(BATCH))?;
@@ -206,19 +230,30 @@ fn move_all(
             if tasks.is_empty() {
                 continue;
             }
+            let ids: Vec<Vec<u8>> = tasks.iter().map(|t| t.id.clone()).collect();
+            let flows = flow::carried(from.0, from.1, &ids)?;
             let added = match import(*place, &tasks, now, max_length)? {
                 Ok(added) => added,
                 Err(length) => return Ok(Moved::Full { moved, length }),
             };
             // One by one, to know which: a task removed here meanwhile (by
             // an operator: no consumer takes any while the source is
-            // paused) is taken back from there if this move added it.
-            for (task, added) in tasks.iter().zip(added) {
+            // paused) is taken back from there if this move added it. What
+            // a task carries of its flow is written there first: cut short
+            // in between, the task is on both sides, and whichever ends
+            // first ends for its parent (the parent's step counts a child
+            // once).
+            for ((task, added), flow) in tasks.iter().zip(added).zip(&flows) {
                 let ids = [task.id.clone()];
-                if remove_with(from.0, from.1, &ids, false)? == 1 {
+                if added {
+                    flow::carry(*place, &task.id, flow, carry[i])?;
+                }
+                if remove_with(from.0, from.1, &ids, !carry[i])? == 1 {
                     moved += 1;
+                    flow::forget_carried(from, &task.id, flow)?;
                 } else if added {
                     remove_with(place.0, place.1, &ids, false)?;
+                    flow::forget_carried(*place, &task.id, flow)?;
                 }
             }
         }
