@@ -34,6 +34,7 @@ final class LaravelBusBatchTest extends BusBatchTest
         $this->markTestSkipped(self::DATABASE_ONLY);
     }
 
+    /** @dataProvider serializedOptions */
     public function test_options_unserialize_on_postgres($serialize, $options)
     {
         $this->markTestSkipped(self::DATABASE_ONLY);
