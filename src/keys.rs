@@ -223,7 +223,7 @@ pub fn name_of(prefix: &[u8], kind: Kind, key: &[u8], role: &str) -> Option<Vec<
 /// The words at the start of every key the extension keeps under a prefix
 /// (after it): its own kinds' (`lock:{`...), the drop-in kinds' seed keys
 /// and the operator records.
-const KEPT: [&[u8]; 14] = [
+const KEPT: [&[u8]; 15] = [
     b"lock:{",
     b"semaphore:{",
     b"rwlock:{",
@@ -231,6 +231,7 @@ const KEPT: [&[u8]; 14] = [
     b"limit:{",
     b"once:{",
     b"leader:{",
+    b"batches:{",
     b"exactlock:{",
     b"exactrwlock:{",
     b"Queue:",
