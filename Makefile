@@ -20,7 +20,7 @@ ENGINE_TESTS := RUST_TEST_THREADS=$${RUST_TEST_THREADS:-4} $(ENGINE_CARGO) test 
 RUN     := env REDISLOCK_SO=$(CURDIR)/$(SO) tools/php.sh
 CARGO_SOURCES := Cargo.toml build.rs $(shell find src -type f)
 
-.PHONY: all deps test-deps build so demo test check test-rust test-php lint test-servers test-zts test-chroot faults bench check-stubs install uninstall deb clean
+.PHONY: all deps test-deps build so demo test check test-rust test-php lint test-servers test-zts test-chroot faults bench check-stubs install uninstall deb dist clean
 
 all: build
 
@@ -130,6 +130,14 @@ uninstall:
 # A Debian package for the PHP of PHP_CONFIG: target/deb/php<ver>-redislock_*.deb
 deb: $(SO)
 	tools/deb.sh
+
+# The release's files in target/dist/<version>/ (tools/dist.sh): the
+# source archive, PIE's pre-built zips and the .debs for this Debian's PHP
+# and trixie's 8.4 (its chroot; root), ZTS=1 with the ZTS builds, and
+# SHA256SUMS.
+dist:
+	@tools/deps.sh dist
+	tools/dist.sh
 
 clean:
 	cargo clean

@@ -10,6 +10,8 @@
 #                   promtool and systemd-analyze (the docs' scrape config and unit),
 #                   Chromium and its WebDriver (the
 #                   dashboard's browser tests, over php-curl), php-gd (their screenshots' checks)
+#   deps.sh dist    and what the release's files need (make dist): zip, strip,
+#                   dpkg-deb, debootstrap (the trixie chroot)
 #   deps.sh bench   and the peers and tools the benchmarks run (strace counts system calls;
 #                   Node.js and BullMQ from npm, bench/bullmq's lock file)
 # The PHP packages are the distribution's default PHP (php-dev, php-fpm...),
@@ -39,11 +41,14 @@ fi
 if [ "$mode" = demo ]; then
   packages+=(redis-server)
 fi
+if [ "$mode" = dist ]; then
+  packages+=(zip unzip binutils dpkg-dev debootstrap)
+fi
 if [ "$mode" = test ] || [ "$mode" = bench ]; then
   packages+=(redis-server redis-tools phpunit libfcgi-bin openssl dpkg-dev binutils php-symfony-lock php-symfony-semaphore
              php-symfony-messenger php-symfony-dependency-injection php-symfony-config php-symfony-yaml php-intl php-xml php-laravel-framework php-mockery php-phpstan-phpdoc-parser php-parser composer
              prometheus systemd chromium chromium-driver iproute2 nftables faketime libtcmalloc-minimal4 nginx-light
-             python3 python3-pip)
+             python3 python3-pip zip unzip)
   # Where the release has it (bookworm: yes, trixie: no); the tests use it
   # when it is there, the benchmarks need it.
   optional+=(php-nrk-predis php-symfony-rate-limiter)

@@ -1,7 +1,7 @@
 <?php
 
 /**
- * The install paths: phpize (PIE's and the Dockerfile's), `make install` /
+ * The install paths: phpize (PIE's fallback and docs/Dockerfile.source's), `make install` /
  * `make uninstall` and the fresh build beside an installed copy. Installs
  * happen in a throwaway root (tools/throwaway-root.sh: an overlay of this
  * machine's root in a private mount namespace), so the machine is left as
@@ -128,18 +128,26 @@ final class InstallTest extends RedisLockTestCase
     }
 
     /**
-     * PIE's path and the Dockerfile's: phpize, configure, make, make install,
-     * in a copy of the repository, with the Dockerfile's own command line.
+     * PIE's fallback path and docs/Dockerfile.source's: phpize, configure,
+     * make, make install, in the source archive alone (`make dist`'s, no
+     * git checkout), with the Dockerfile's own command line.
      */
-    public function testThePhpizeBuildOfTheDockerfileInstallsALoadableExtension(): void
+    public function testTheSourceArchiveAloneBuildsWithPhpizeAndInstallsALoadableExtension(): void
     {
         $root = self::root();
-        $this->assertSame(1, preg_match('/^RUN (cd ext && phpize .*)$/m', file_get_contents("$root/docs/Dockerfile"), $m));
+        $this->assertSame(1, preg_match('/^RUN (cd ext && phpize .*)$/m', file_get_contents("$root/docs/Dockerfile.source"), $m));
         $copy = sys_get_temp_dir() . '/redislock-phpize-' . getmypid();
         // The phpize and php-config of the PHP running the tests first.
         $path = dirname(PHP_BINARY) . ':' . getenv('PATH');
-        [$code, $out] = self::sh("mkdir -p $copy && git ls-files -co --exclude-standard | grep -v '^target/' | tar -cf - -T - | tar -xf - -C $copy", $root);
+        [$code, $out] = self::sh("DIST_DIR=$copy-dist tools/dist.sh source", $root);
         $this->assertSame(0, $code, $out);
+        preg_match('/^version = "(.*)"$/m', file_get_contents("$root/Cargo.toml"), $version);
+        [$code, $out] = self::sh("mkdir -p $copy && tar -xzf $copy-dist/redislock-$version[1].tar.gz -C $copy --strip-components=1 && rm -rf $copy-dist", $root);
+        $this->assertSame(0, $code, $out);
+        $this->assertFileExists("$copy/ext/config.m4");
+        $this->assertFileExists("$copy/Cargo.lock");
+        $this->assertDirectoryDoesNotExist("$copy/.git");
+        $this->assertDirectoryDoesNotExist("$copy/target");
         try {
             // make install before make: a clear message, nothing installed.
             [$code, $out] = self::sh('cd ext && phpize >/dev/null && ./configure >/dev/null && make install', $copy, ['INSTALL_ROOT' => "$copy/root", 'PATH' => $path]);
@@ -164,7 +172,6 @@ final class InstallTest extends RedisLockTestCase
                 . "var_dump(\$lock->acquire(), \$lock->token() > 0, \$lock->release(), phpversion('redislock'));";
             [, $check] = self::sh(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', '-d', "extension=$installed",
                 '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn(), '-r', $script])));
-            preg_match('/^version = "(.*)"$/m', file_get_contents("$root/Cargo.toml"), $version);
             $this->assertSame("bool(true)\nbool(true)\nbool(true)\nstring(" . strlen($version[1]) . ") \"$version[1]\"\n", $check);
         } finally {
             exec('rm -rf ' . escapeshellarg($copy));
@@ -177,6 +184,8 @@ final class InstallTest extends RedisLockTestCase
         $composer = json_decode(file_get_contents(self::root() . '/composer.json'), true, 512, JSON_THROW_ON_ERROR);
         $this->assertSame('php-ext', $composer['type']);
         $this->assertSame('redislock', $composer['php-ext']['extension-name']);
+        // The pre-built asset first (DistTest), the source build when none fits.
+        $this->assertSame(['pre-packaged-binary', 'composer-default'], $composer['php-ext']['download-url-method']);
         $this->assertSame('redislock', (new ReflectionExtension('redislock'))->getName());
         $this->assertFileExists(self::root() . '/' . $composer['php-ext']['build-path'] . '/config.m4');
         $this->assertFileExists(self::root() . '/LICENSE');
