@@ -66,6 +66,10 @@ function bench_app(string $url, string $repository, string $sqlite): Illuminate\
         ],
     ]));
     $app->singleton(Illuminate\Contracts\Debug\ExceptionHandler::class, BenchExceptions::class);
+    if (interface_exists(Illuminate\Contracts\Foundation\MaintenanceMode::class)) {
+        // Laravel 10's worker asks whether the application is down.
+        $app->singleton(Illuminate\Contracts\Foundation\MaintenanceMode::class, Illuminate\Foundation\FileBasedMaintenanceMode::class);
+    }
     foreach ([Illuminate\Redis\RedisServiceProvider::class, Illuminate\Database\DatabaseServiceProvider::class,
               Illuminate\Queue\QueueServiceProvider::class, Illuminate\Bus\BusServiceProvider::class,
               RedisLock\Laravel\ServiceProvider::class] as $provider) {

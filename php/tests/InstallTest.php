@@ -193,13 +193,33 @@ final class InstallTest extends RedisLockTestCase
         $this->assertStringContainsString('license = "MIT"', file_get_contents(self::root() . '/Cargo.toml'));
     }
 
-    /** Every composer.json is valid, by Debian's Composer. */
+    /**
+     * Every composer.json is valid, by Debian's Composer. Trixie's (2.8)
+     * knows `php-ext` but not its `download-url-method` list (Composer
+     * 2.9's): it checks the root package without that key, which the
+     * check with Composer 2.10.2's schema (below) covers.
+     */
     public function testTheComposerFilesAreValid(): void
     {
-        foreach (['composer.json', 'php/composer.json', 'stubs/composer.json'] as $file) {
-            [$code, $out] = self::sh('composer validate --no-check-publish --no-check-lock --strict ' . escapeshellarg($file),
-                self::root(), ['COMPOSER_ALLOW_SUPERUSER' => '1', 'COMPOSER_HOME' => sys_get_temp_dir() . '/redislock-composer-home']);
-            $this->assertSame(0, $code, "$file: $out");
+        $schema = '/usr/share/php/data/Composer/res/composer-schema.json';
+        $dir = sys_get_temp_dir() . '/redislock-composer-' . getmypid();
+        try {
+            foreach (['composer.json', 'php/composer.json', 'stubs/composer.json'] as $file) {
+                $path = self::root() . "/$file";
+                $root = json_decode(file_get_contents($path), true, 512, JSON_THROW_ON_ERROR);
+                if (isset($root['php-ext']['download-url-method']) && is_file($schema)
+                    && str_contains(file_get_contents($schema), '"php-ext"') && !str_contains(file_get_contents($schema), 'pre-packaged-binary')) {
+                    unset($root['php-ext']['download-url-method']);
+                    @mkdir($dir);
+                    $path = "$dir/composer.json";
+                    file_put_contents($path, json_encode($root, JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES));
+                }
+                [$code, $out] = self::sh('composer validate --no-check-publish --no-check-lock --strict ' . escapeshellarg($path),
+                    self::root(), ['COMPOSER_ALLOW_SUPERUSER' => '1', 'COMPOSER_HOME' => sys_get_temp_dir() . '/redislock-composer-home']);
+                $this->assertSame(0, $code, "$file: $out");
+            }
+        } finally {
+            exec('rm -rf ' . escapeshellarg($dir));
         }
     }
 

@@ -37,7 +37,12 @@ final class LaravelBatchTest extends TestCase
             . __DIR__ . '/laravel/worker.php";', self::laravelIni());
     }
 
-    /** Runs workers until `$done()` says so, SIGKILLing one every 150 ms `$kills` times. */
+    /**
+     * Runs workers until `$done()` says so, SIGKILLing one every 150 ms
+     * `$kills` times, each in the middle of a job (while its `in-job:<pid>`
+     * mark lives: BatchedJob): a kill between a job's count and its ack
+     * would run it again and count it again, as Laravel does.
+     */
     private function work(int $workers, int $kills, Closure $done): int
     {
         $running = [];
@@ -55,7 +60,17 @@ final class LaravelBatchTest extends TestCase
             }
             usleep(150000);
             if ($killed < $kills) {
-                $i = $killed % count($running);
+                $i = null;
+                for ($tries = 0; $i === null && $tries < 500; $tries++) {
+                    foreach ($running as $n => $w) {
+                        if ($this->redis->exists("in-job:{$w[2]}")) {
+                            $i = $n;
+                            break;
+                        }
+                    }
+                    $i ?? usleep(2000);
+                }
+                $this->assertNotNull($i, 'no worker was in a job for a second');
                 posix_kill($running[$i][2], SIGKILL);
                 self::finish($running[$i]);
                 $running[$i] = self::worker();
@@ -117,16 +132,30 @@ final class LaravelBatchTest extends TestCase
         sort($expected);
         $this->assertSame($expected, $callbacks, 'each callback once, then() only for the batch without failures');
 
+        // Laravel counts a job each time it ends (its own BusBatchTest
+        // counts one job id twice): a worker killed after a job ended and
+        // before its ack runs it again, and it counts again. So a batch's
+        // pending count is exact but for the jobs that ran to their end
+        // twice, each of which may have taken one more off it.
+        $lines = $this->said('batched');
+        $again = fn (array $jobs) => count(array_filter($lines, fn ($line) => in_array((int) $line, $jobs, true)))
+            - count(array_unique(array_map('intval', array_filter($lines, fn ($line) => in_array((int) $line, $jobs, true)))));
         $fine = Bus::findBatch($fine->id);
-        $this->assertSame([40, 0, 0], [$fine->totalJobs, $fine->pendingJobs, $fine->failedJobs]);
-        $this->assertEquals(100, $fine->progress());
+        $this->assertSame([40, 0], [$fine->totalJobs, $fine->failedJobs]);
+        $this->assertLessThanOrEqual(0, $fine->pendingJobs, 'no count lost');
+        $this->assertGreaterThanOrEqual(-$again(range(1, $jobs)), $fine->pendingJobs, 'no job counted more often than it ended');
+        $this->assertGreaterThanOrEqual(100, $fine->progress());
         $this->assertTrue($fine->finished());
         $failing = Bus::findBatch($failing->id);
-        $this->assertSame([10, 2, 2], [$failing->totalJobs, $failing->pendingJobs, $failing->failedJobs]);
+        $this->assertSame(10, $failing->totalJobs);
+        $this->assertLessThanOrEqual(2, $failing->pendingJobs, 'no count lost');
+        $this->assertGreaterThanOrEqual(2 - $again(range(101, 110)), $failing->pendingJobs);
+        $this->assertGreaterThanOrEqual(2, $failing->failedJobs);
+        $this->assertEqualsCanonicalizing(array_values(array_unique($failing->failedJobIds)), array_values($failing->failedJobIds), 'each failed job once');
         $this->assertCount(2, $failing->failedJobIds);
         $this->assertFalse($failing->cancelled());
 
-        $ran = array_unique(array_map(fn ($line) => (int) $line, $this->said('batched')));
+        $ran = array_unique(array_map(fn ($line) => (int) $line, $lines));
         sort($ran);
         $this->assertSame([...range(1, $jobs), ...range(101, 104), ...range(106, 109)], $ran, 'every job that does not fail ran to its end');
         $this->assertSame(0, Illuminate\Support\Facades\Queue::connection('redislock')->size());

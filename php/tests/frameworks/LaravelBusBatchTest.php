@@ -47,7 +47,15 @@ final class LaravelBusBatchTest extends BusBatchTest
         $redis->flushDb();
         $client = new RedisLock\Client(RedisServer::$main->dsn() . '/5');
         $repository = new BatchRepository(new BatchFactory($queue), $client->batches('job_batches'));
-        $pending = (new PendingBatch(new Container(), collect()))
+        $pending = new PendingBatch(new Container(), collect());
+        // As the parent's, of its Laravel version: progress() is Laravel 10's.
+        if (method_exists($pending, 'progress')) {
+            $pending->progress(function (Batch $batch) {
+                $_SERVER['__progress.batch'] = $batch;
+                $_SERVER['__progress.count']++;
+            });
+        }
+        $pending
             ->then(function (Batch $batch) {
                 $_SERVER['__then.batch'] = $batch;
                 $_SERVER['__then.count']++;

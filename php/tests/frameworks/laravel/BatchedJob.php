@@ -8,7 +8,8 @@ use Illuminate\Queue\InteractsWithQueue;
 
 /**
  * A job of the batch and chain tests: appends "<n> <attempt>" to the Redis
- * list `batched` when it ran to its end, after sleeping `$ms`, or "<n>
+ * list `batched` when it ran to its end, after sleeping `$ms` (marked
+ * `in-job:<pid>` for its first quarter), or "<n>
  * skipped" when its batch was cancelled (`$this->batch()`, as Laravel's
  * docs write it). With `$fail` it throws on every attempt: it has one.
  */
@@ -32,6 +33,11 @@ final class BatchedJob implements ShouldQueue
         if ($this->batch()?->cancelled()) {
             $redis->rpush('batched', "{$this->n} skipped");
             return;
+        }
+        if ($this->ms > 0) {
+            // Its worker is killed only while this mark lives: in the first
+            // quarter of its sleep (LaravelBatchTest::work()).
+            $redis->set('in-job:' . getmypid(), '1', 'PX', max(1, intdiv($this->ms, 4)));
         }
         usleep($this->ms * 1000);
         if ($this->fail) {
