@@ -11,7 +11,9 @@
 #                          builds for: this Debian's PHP (NTS), Debian trixie's
 #                          8.4 in its chroot (tools/chroot.sh; root), and with
 #                          ZTS=1 the ZTS builds of both (tools/zts.sh build);
-#                          the .debs of each PHP; then SHA256SUMS
+#                          the .debs of each PHP; then SHA256SUMS. A ZTS build
+#                          that fails (its PHP source not on the mirror) is
+#                          named at the end, after the rest: exit 1
 # Each prints the paths it wrote, one a line.
 #
 # The asset's name is PIE's (php/pie 1.4, src/Platform/
@@ -93,6 +95,7 @@ collect() {
 }
 
 everything() {
+  local missing=() zts="tools/zts.sh build >&2 && PHP_CONFIG=target/zts/php/bin/php-config SO=target/zts/cargo/release/libredislock.so tools/dist.sh asset"
   rm -f "$out"/*
   source_archive
   # (-W: cargo, not make, decides whether the release build is current:
@@ -101,13 +104,19 @@ everything() {
   asset
   make -s deb | collect target
   if [ "${ZTS:-0}" = 1 ]; then
-    tools/zts.sh build >&2
-    PHP_CONFIG=target/zts/php/bin/php-config SO=target/zts/cargo/release/libredislock.so asset
+    bash -c "$zts" || missing+=("the ZTS build of this machine's PHP")
   fi
-  local chroot="tools/deps.sh dist >&2 && make -s -W Cargo.toml build >&2 && tools/dist.sh asset && make -s deb"
-  [ "${ZTS:-0}" = 1 ] && chroot="$chroot && tools/zts.sh build >&2 && PHP_CONFIG=target/zts/php/bin/php-config SO=target/zts/cargo/release/libredislock.so tools/dist.sh asset"
-  tools/chroot.sh trixie "$chroot" | collect target/chroot/trixie/target
+  tools/chroot.sh trixie "tools/deps.sh dist >&2 && make -s -W Cargo.toml build >&2 && tools/dist.sh asset && make -s deb" \
+    | collect target/chroot/trixie/target
+  if [ "${ZTS:-0}" = 1 ]; then
+    # (Needs trixie's php8.4 source package from the mirror.)
+    tools/chroot.sh trixie "$zts" | collect target/chroot/trixie/target || missing+=("the ZTS build of trixie's PHP")
+  fi
   sums
+  if [ ${#missing[@]} -gt 0 ]; then
+    printf 'tools/dist.sh: not built (see above): %s\n' "${missing[@]}" >&2
+    exit 1
+  fi
 }
 
 case "${1:-all}" in
