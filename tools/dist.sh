@@ -20,9 +20,9 @@
 # PrePackagedBinaryAssetName.php): php_<extension>-<version>_php<major.minor>-
 # <arch>-<os family>-<libc>[-debug][-zts].zip, all lower case, where NTS has
 # no suffix (PIE also accepts -nts), <arch> is PIE's name of the machine
-# (x86_64; arm64 for aarch64: PIE 1.4.0 looks for arm64 only, later ones
-# also for aarch64) and <libc> glibc or musl (PIE: musl when `ldd ls` names
-# it). The version is Composer's of the tag, so a release's tag is the bare
+# (x86_64; arm64 for aarch64: the name every PIE with pre-built binaries
+# looks for, where only some releases also try aarch64) and <libc> glibc or
+# musl (PIE: musl when `ldd ls` names it). The version is Composer's of the tag, so a release's tag is the bare
 # version (0.1.0, not v0.1.0). PIE unpacks the zip and installs the
 # <extension>.so at its root.
 #
