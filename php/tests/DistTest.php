@@ -41,7 +41,8 @@ final class DistTest extends RedisLockTestCase
     {
         if (self::$dir === null) {
             self::$dir = sys_get_temp_dir() . '/redislock-dist-' . getmypid();
-            $env = ['DIST_DIR' => self::$dir, 'SO' => getenv('REDISLOCK_SO') ?: self::root() . '/target/release/libredislock.so'];
+            $env = ['DIST_DIR' => self::$dir, 'SO' => getenv('REDISLOCK_SO') ?: self::root() . '/target/release/libredislock.so',
+                'PHP_CONFIG' => self::phpConfig()];
             foreach (['asset', 'source', 'sums'] as $what) {
                 [$code, $out] = self::sh("tools/dist.sh $what", $env);
                 $this->assertSame(0, $code, $out);
@@ -156,8 +157,24 @@ final class DistTest extends RedisLockTestCase
         $this->assertStringContainsString(basename($asset) . ': FAILED', $out);
     }
 
+    /** The php-config of the PHP running the suite (a ZTS build's own, or Debian's of this version). */
+    private static function phpConfig(): string
+    {
+        $dir = dirname(PHP_BINARY);
+        foreach (["$dir/php-config" . PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION, "$dir/php-config"] as $candidate) {
+            if (is_executable($candidate) && trim((string) shell_exec(escapeshellarg($candidate) . ' --php-binary')) === PHP_BINARY) {
+                return $candidate;
+            }
+        }
+        return 'php-config';
+    }
+
     private function inThrowawayRoot(string $cmd): string
     {
+        // The installs go where Debian's PHP of this version looks.
+        if (PHP_BINARY !== '/usr/bin/php' . PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION) {
+            $this->markTestSkipped('this suite runs ' . PHP_BINARY . ', not Debian\'s PHP: the install steps are those of Debian\'s');
+        }
         [$code, $out] = self::sh('tools/throwaway-root.sh ' . escapeshellarg($cmd));
         if ($code === 77) {
             $this->markTestSkipped("no throwaway root on this machine: $out");
