@@ -13,24 +13,7 @@ final class DistTest extends RedisLockTestCase
 {
     private static ?string $dir = null;
 
-    private static function root(): string
-    {
-        return dirname(__DIR__, 2);
-    }
-
-    /** Runs a shell command; returns [exit code, stdout + stderr]. */
-    private static function sh(string $cmd, array $env = []): array
-    {
-        $proc = proc_open(['bash', '-c', "exec 2>&1; $cmd"], [1 => ['pipe', 'w']], $pipes, self::root(), $env + getenv());
-        $out = stream_get_contents($pipes[1]);
-        return [proc_close($proc), $out];
-    }
-
-    private static function version(): string
-    {
-        preg_match('/^version = "([^"]+)"/m', file_get_contents(self::root() . '/Cargo.toml'), $m);
-        return $m[1];
-    }
+    use Installs;
 
     /**
      * The release's files for this PHP in a directory of this run's (the
@@ -44,7 +27,7 @@ final class DistTest extends RedisLockTestCase
             $env = ['DIST_DIR' => self::$dir, 'SO' => getenv('REDISLOCK_SO') ?: self::root() . '/target/release/libredislock.so',
                 'PHP_CONFIG' => self::phpConfig()];
             foreach (['asset', 'source', 'sums'] as $what) {
-                [$code, $out] = self::sh("tools/dist.sh $what", $env);
+                [$code, $out] = self::sh("tools/dist.sh $what", null, $env);
                 $this->assertSame(0, $code, $out);
             }
         }
@@ -169,18 +152,12 @@ final class DistTest extends RedisLockTestCase
         return 'php-config';
     }
 
-    private function inThrowawayRoot(string $cmd): string
+    /** Skips where the suite's PHP is not Debian's: the install steps are Debian's. */
+    private function needDebiansPhp(): void
     {
-        // The installs go where Debian's PHP of this version looks.
         if (PHP_BINARY !== '/usr/bin/php' . PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION) {
             $this->markTestSkipped('this suite runs ' . PHP_BINARY . ', not Debian\'s PHP: the install steps are those of Debian\'s');
         }
-        [$code, $out] = self::sh('tools/throwaway-root.sh ' . escapeshellarg($cmd));
-        if ($code === 77) {
-            $this->markTestSkipped("no throwaway root on this machine: $out");
-        }
-        $this->assertSame(0, $code, $out);
-        return $out;
     }
 
     /**
@@ -196,6 +173,7 @@ final class DistTest extends RedisLockTestCase
         $zip = basename($asset);
         $ver = PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION;
         $suite = implode(' ', array_map(fn ($t) => "php/tests/$t.php", ['LockContractTest', 'DropInTest', 'LockServiceTest', 'RedisLockTest', 'RedisQueueTest']));
+        $this->needDebiansPhp();
         $out = $this->inThrowawayRoot(<<<SH
             set -e
             cd $dir && grep " $zip\$" SHA256SUMS | sha256sum -c - && cd - >/dev/null
@@ -237,6 +215,7 @@ final class DistTest extends RedisLockTestCase
         file_put_contents("$dir/steps.sh", $steps);
         // The Dockerfile's /tmp/redislock on a /tmp of the root's own: the
         // suite runs twice at once in CI.
+        $this->needDebiansPhp();
         $out = $this->inThrowawayRoot(<<<SH
             set -e
             mkdir -p /var/tmp/redislock-dist && cp $dir/*.zip $dir/SHA256SUMS $dir/steps.sh /var/tmp/redislock-dist/

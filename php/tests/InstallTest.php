@@ -9,28 +9,7 @@
  */
 final class InstallTest extends RedisLockTestCase
 {
-    private static function root(): string
-    {
-        return dirname(__DIR__, 2);
-    }
-
-    /** Runs a shell command; returns [exit code, stdout + stderr]. */
-    private static function sh(string $cmd, ?string $cwd = null, array $env = []): array
-    {
-        $proc = proc_open(['bash', '-c', "exec 2>&1; $cmd"], [1 => ['pipe', 'w']], $pipes, $cwd, $env + getenv());
-        $out = stream_get_contents($pipes[1]);
-        return [proc_close($proc), $out];
-    }
-
-    private function inThrowawayRoot(string $cmd): string
-    {
-        [$code, $out] = self::sh(self::root() . '/tools/throwaway-root.sh ' . escapeshellarg($cmd));
-        if ($code === 77) {
-            $this->markTestSkipped("no throwaway root on this machine: $out");
-        }
-        $this->assertSame(0, $code, $out);
-        return $out;
-    }
+    use Installs;
 
     public function testMakeInstallEnablesItForCliAndFpmAndUninstallRemovesEveryFile(): void
     {
@@ -68,8 +47,7 @@ final class InstallTest extends RedisLockTestCase
         foreach ([$deb, $tools] as $package) {
             exec('dpkg-deb -f ' . escapeshellarg(self::root() . "/$package") . ' Maintainer Version', $fields);
         }
-        preg_match('/^version = "([^"]+)"/m', file_get_contents(self::root() . '/Cargo.toml'), $m);
-        $version = $m[1];
+        $version = self::version();
         $this->assertSame(2, count(array_keys($fields, "Version: $version-1")), 'both of Cargo.toml\'s version');
         foreach (preg_grep('/^Maintainer: /', $fields) as $maintainer) {
             $this->assertMatchesRegularExpression('/^Maintainer: [^<>]+ <[^@\s]+@[^@\s]+\.[a-z]+>$/', $maintainer);
@@ -141,8 +119,8 @@ final class InstallTest extends RedisLockTestCase
         $path = dirname(PHP_BINARY) . ':' . getenv('PATH');
         [$code, $out] = self::sh("DIST_DIR=$copy-dist tools/dist.sh source", $root);
         $this->assertSame(0, $code, $out);
-        preg_match('/^version = "(.*)"$/m', file_get_contents("$root/Cargo.toml"), $version);
-        [$code, $out] = self::sh("mkdir -p $copy && tar -xzf $copy-dist/redislock-$version[1].tar.gz -C $copy --strip-components=1 && rm -rf $copy-dist", $root);
+        $version = self::version();
+        [$code, $out] = self::sh("mkdir -p $copy && tar -xzf $copy-dist/redislock-$version.tar.gz -C $copy --strip-components=1 && rm -rf $copy-dist", $root);
         $this->assertSame(0, $code, $out);
         $this->assertFileExists("$copy/ext/config.m4");
         $this->assertFileExists("$copy/Cargo.lock");
@@ -172,7 +150,7 @@ final class InstallTest extends RedisLockTestCase
                 . "var_dump(\$lock->acquire(), \$lock->token() > 0, \$lock->release(), phpversion('redislock'));";
             [, $check] = self::sh(implode(' ', array_map('escapeshellarg', [PHP_BINARY, '-n', '-d', "extension=$installed",
                 '-d', 'redislock.default_dsn=' . RedisServer::$main->dsn(), '-r', $script])));
-            $this->assertSame("bool(true)\nbool(true)\nbool(true)\nstring(" . strlen($version[1]) . ") \"$version[1]\"\n", $check);
+            $this->assertSame("bool(true)\nbool(true)\nbool(true)\nstring(" . strlen($version) . ") \"$version\"\n", $check);
         } finally {
             exec('rm -rf ' . escapeshellarg($copy));
         }
@@ -202,13 +180,13 @@ final class InstallTest extends RedisLockTestCase
     public function testTheComposerFilesAreValid(): void
     {
         $schema = '/usr/share/php/data/Composer/res/composer-schema.json';
+        $known = is_file($schema) ? file_get_contents($schema) : '';
         $dir = sys_get_temp_dir() . '/redislock-composer-' . getmypid();
         try {
             foreach (['composer.json', 'php/composer.json', 'stubs/composer.json'] as $file) {
                 $path = self::root() . "/$file";
                 $root = json_decode(file_get_contents($path), true, 512, JSON_THROW_ON_ERROR);
-                if (isset($root['php-ext']['download-url-method']) && is_file($schema)
-                    && str_contains(file_get_contents($schema), '"php-ext"') && !str_contains(file_get_contents($schema), 'pre-packaged-binary')) {
+                if (isset($root['php-ext']['download-url-method']) && str_contains($known, '"php-ext"') && !str_contains($known, 'pre-packaged-binary')) {
                     unset($root['php-ext']['download-url-method']);
                     @mkdir($dir);
                     $path = "$dir/composer.json";

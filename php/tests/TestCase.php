@@ -224,3 +224,42 @@ trait Processes
         return $records;
     }
 }
+
+/**
+ * What the install and release tests share: the repository, its version,
+ * shell commands, and a throwaway root (tools/throwaway-root.sh: an overlay
+ * of this machine's root in a private mount namespace) to install in.
+ */
+trait Installs
+{
+    private static function root(): string
+    {
+        return dirname(__DIR__, 2);
+    }
+
+    /** Cargo.toml's version. */
+    private static function version(): string
+    {
+        preg_match('/^version = "([^"]+)"/m', file_get_contents(self::root() . '/Cargo.toml'), $m);
+        return $m[1];
+    }
+
+    /** Runs a shell command (in the repository by default); returns [exit code, stdout + stderr]. */
+    private static function sh(string $cmd, ?string $cwd = null, array $env = []): array
+    {
+        $proc = proc_open(['bash', '-c', "exec 2>&1; $cmd"], [1 => ['pipe', 'w']], $pipes, $cwd ?? self::root(), $env + getenv());
+        $out = stream_get_contents($pipes[1]);
+        return [proc_close($proc), $out];
+    }
+
+    /** Runs a shell command as root in a throwaway root; skips where the machine has none. */
+    private function inThrowawayRoot(string $cmd): string
+    {
+        [$code, $out] = self::sh(self::root() . '/tools/throwaway-root.sh ' . escapeshellarg($cmd));
+        if ($code === 77) {
+            $this->markTestSkipped("no throwaway root on this machine: $out");
+        }
+        $this->assertSame(0, $code, $out);
+        return $out;
+    }
+}

@@ -138,8 +138,8 @@ final class LaravelBatchTest extends TestCase
         // pending count is exact but for the jobs that ran to their end
         // twice, each of which may have taken one more off it.
         $lines = $this->said('batched');
-        $again = fn (array $jobs) => count(array_filter($lines, fn ($line) => in_array((int) $line, $jobs, true)))
-            - count(array_unique(array_map('intval', array_filter($lines, fn ($line) => in_array((int) $line, $jobs, true)))));
+        $ends = array_count_values(array_map('intval', $lines));
+        $again = fn (array $jobs) => array_sum(array_map(fn ($n) => max(0, ($ends[$n] ?? 0) - 1), $jobs));
         $fine = Bus::findBatch($fine->id);
         $this->assertSame([40, 0], [$fine->totalJobs, $fine->failedJobs]);
         $this->assertLessThanOrEqual(0, $fine->pendingJobs, 'no count lost');
@@ -151,8 +151,8 @@ final class LaravelBatchTest extends TestCase
         $this->assertLessThanOrEqual(2, $failing->pendingJobs, 'no count lost');
         $this->assertGreaterThanOrEqual(2 - $again(range(101, 110)), $failing->pendingJobs);
         $this->assertGreaterThanOrEqual(2, $failing->failedJobs);
-        $this->assertEqualsCanonicalizing(array_values(array_unique($failing->failedJobIds)), array_values($failing->failedJobIds), 'each failed job once');
         $this->assertCount(2, $failing->failedJobIds);
+        $this->assertCount(2, array_unique($failing->failedJobIds), 'each failed job once');
         $this->assertFalse($failing->cancelled());
 
         $ran = array_unique(array_map(fn ($line) => (int) $line, $lines));
