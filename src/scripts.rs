@@ -526,6 +526,7 @@ mod tests {
                 "queue_add.lua",
                 "queue_record.lua",
                 "queue_group_count.lua",
+                "flow_end.lua",
                 "queue_task.lua",
                 "queue_ack.lua"
             ]

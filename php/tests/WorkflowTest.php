@@ -287,6 +287,75 @@ final class WorkflowTest extends RedisLockTestCase
     }
 
     /**
+     * A worker's ack counts its child in the parent's count in the same
+     * script (one script an ack, no end left to hand on), once it knows
+     * the parents' queue: the process that created the flow knows it, a
+     * worker of another process learns it from its first child's end. The
+     * parent's record (every child's name) is never rewritten on the way.
+     */
+    public function testAnAckCountsItsChildInPlaceOnceItsWorkerKnowsTheParentsQueue(): void
+    {
+        $children = array_map(fn ($i) => ['queue' => 'work', 'id' => "c$i"], range(1, 4));
+        $this->queue('parents')->enqueue('p', null, children: $children);
+        $record = $this->redis->hGet('{Queue:parents}:flows', 'p');
+        $out = self::php(<<<'PHP'
+            $work = (new RedisLock\Client())->queue('work');
+            $redis = new Redis();
+            [$host, $port] = explode(':', substr(ini_get('redislock.default_dsn'), strlen('redis://')));
+            $redis->connect($host, (int) $port);
+            $scripts = function () use ($redis): int {
+                preg_match('/calls=(\d+)/', $redis->info('commandstats')['cmdstat_fcall'] ?? '', $m);
+                return (int) ($m[1] ?? 0);
+            };
+            foreach ($work->reserve(10) as $i => $task) {
+                $before = $scripts();
+                $work->ack($task, "r$i");
+                echo $task->id(), ' ', $scripts() - $before, ' ', $redis->exists('{Queue:work}:ended'), "\n";
+            }
+            PHP, ['extension' => self::phpredisExtensions()]);
+        // The first ack hands its end on (the parents' step: 2 scripts);
+        // the next two count theirs in place; the last releases the parent.
+        $this->assertSame("c1 2 0\nc2 1 0\nc3 1 0\nc4 2 0\n", $out);
+        $this->assertSame(['work/c1' => 'r0', 'work/c2' => 'r1', 'work/c3' => 'r2', 'work/c4' => 'r3'], $this->queue('parents')->reserve()[0]->childResults());
+
+        $this->queue('parents')->enqueue('q', null, children: $children);
+        $work = $this->queue('work');
+        [$t] = $work->reserve();
+        $record = $this->redis->hGet('{Queue:parents}:flows', 'q');
+        $scripts = $this->scriptCalls();
+        $this->assertTrue($work->ack($t, 'x'));
+        $this->assertSame(1, $this->scriptCalls() - $scripts, 'the creating process counts in place from the first ack');
+        $this->assertSame(3, $this->queue('parents')->find('q')['children']);
+        $this->assertSame($record, $this->redis->hGet('{Queue:parents}:flows', 'q'), 'the record is not rewritten');
+    }
+
+    /**
+     * A parent that a release before the count kept beside its record
+     * began waiting still counts its children, from its record's count.
+     */
+    public function testAParentWaitingSinceAnEarlierReleaseCountsItsChildren(): void
+    {
+        $work = $this->queue('work');
+        $parents = $this->queue('parents');
+        $parents->enqueue('p', null, children: [['queue' => $work, 'id' => 'a'], ['queue' => $work, 'id' => 'b']]);
+        $token = null;
+        foreach ($this->redis->hGetAll('{Queue:parents}:flow-children') as $field => $value) {
+            if (!str_contains($field, "\0")) {
+                $token = $field;
+            }
+        }
+        $this->assertNotNull($token, 'the count is kept under the flow\'s token');
+        $this->redis->hDel('{Queue:parents}:flow-children', $token);
+        $this->assertSame(2, $parents->find('p')['children'], 'read from the record');
+        [$a, $b] = $work->reserve(2);
+        $this->assertTrue($work->ack($a, 'ra'));
+        $this->assertSame(1, $parents->find('p')['children']);
+        $this->assertSame([], $parents->reserve());
+        $this->assertTrue($work->ack($b, 'rb'));
+        $this->assertSame(['work/a' => 'ra', 'work/b' => 'rb'], $parents->reserve()[0]->childResults());
+    }
+
+    /**
      * What a script leaves its caller is that run's: a Redis function
      * library keeps its helpers' tables from one call to the next, and a
      * table of them once handed every later ack the end of a child acked

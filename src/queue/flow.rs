@@ -16,8 +16,8 @@
 //!   on. So a parent is released exactly once, whatever slot each child is
 //!   in, and no result is lost.
 
-use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{LazyLock, Mutex};
 
 use super::{Keys, Tags, lease, register, wake_ms};
 use crate::config::Config;
@@ -34,10 +34,11 @@ const ADD_TYPES: &[&str] = &[
 ];
 
 /// The types of `flow_settle.lua`'s keys: a queue's, then its waiting
-/// parents and their children.
-static SETTLE_TYPES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+/// parents and their children, and the children's queue's ended hash (as
+/// of an ack's keys with its [`Parents`]).
+pub(crate) static SETTLE_TYPES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let mut types = super::TYPES.to_vec();
-    types.extend(["hash", "hash"]);
+    types.extend(["hash", "hash", "hash"]);
     types
 });
 
@@ -94,13 +95,6 @@ pub struct Node<'a> {
     pub tags: &'a [u8],
 }
 
-impl Node<'_> {
-    /// How its parent names it: `<queue>/<id>`.
-    pub fn name_for_parent(&self) -> Vec<u8> {
-        [self.name, b"/", &self.id].concat()
-    }
-}
-
 /// What creating a flow did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Added {
@@ -119,11 +113,26 @@ pub fn add(config: &Config, nodes: &[Node<'_>]) -> Result<Result<Added, NotOneSl
         return Ok(Err(NotOneSlot));
     }
     let token = uuid::Uuid::new_v4().simple().to_string();
+    // Each queue (or partition) once, its keys and arguments; each task
+    // names its own by index.
+    let mut queues: Vec<&Node<'_>> = Vec::new();
+    let of: Vec<usize> = nodes
+        .iter()
+        .map(
+            |n| match queues.iter().position(|q| q.keys.queue == n.keys.queue) {
+                Some(j) => j + 1,
+                None => {
+                    queues.push(n);
+                    queues.len()
+                }
+            },
+        )
+        .collect();
     let reply: lease::Relayed<Vec<redis::Value>> = conn::with(config, |c| {
         let mut call = ADD.prepare_invoke();
         call.types_checked(ADD_TYPES);
-        for n in nodes {
-            let k = n.keys;
+        for q in &queues {
+            let k = q.keys;
             for key in [
                 &k.queue,
                 &k.payloads,
@@ -138,21 +147,23 @@ pub fn add(config: &Config, nodes: &[Node<'_>]) -> Result<Result<Added, NotOneSl
                 call.key(key);
             }
         }
-        call.arg(wake_ms()).arg(nodes.len());
-        for (i, n) in nodes.iter().enumerate() {
-            call.arg(&n.id)
+        call.arg(wake_ms()).arg(&token).arg(queues.len());
+        for q in &queues {
+            call.arg(&q.keys.waiters)
+                .arg(q.name)
+                .arg(q.part)
+                .arg(q.parts);
+        }
+        call.arg(nodes.len());
+        for (n, j) in nodes.iter().zip(&of) {
+            call.arg(*j)
+                .arg(&n.id)
                 .arg(n.payload.as_deref().unwrap_or_default())
                 .arg(if n.payload.is_some() { "1" } else { "0" })
                 .arg(n.parent.map_or(0, |p| p + 1))
                 .arg(n.on_failure.arg())
                 .arg(super::score_arg(n.delay))
-                .arg(n.tags)
-                .arg(n.name_for_parent())
-                .arg(&n.keys.waiters)
-                .arg(format!("{token}.{i}"))
-                .arg(n.name)
-                .arg(n.part)
-                .arg(n.parts);
+                .arg(n.tags);
         }
         call.invoke(c)
     })?;
@@ -171,6 +182,11 @@ pub fn add(config: &Config, nodes: &[Node<'_>]) -> Result<Result<Added, NotOneSl
             reply.get(1).and_then(index).unwrap_or_default(),
         ))),
         b"added" => {
+            for n in nodes {
+                if let Some(p) = n.parent.and_then(|p| nodes.get(p)) {
+                    learn(config, n.keys, p.name, p.part, p.parts);
+                }
+            }
             for i in reply[1..].iter().filter_map(index) {
                 if let Some(n) = nodes.get(i) {
                     register(config, n.keys)?;
@@ -185,6 +201,63 @@ pub fn add(config: &Config, nodes: &[Node<'_>]) -> Result<Result<Added, NotOneSl
 /// A flow's queues are in several slots of a Cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NotOneSlot;
+
+/// The queue (or partition) of parents whose children a queue's acks
+/// count in place (`queue_parents` in queue_task.lua): the one its
+/// children's last ends named, or its flow's when this process created
+/// it. A guess: an ack counts in place only the ends whose link names this
+/// queue, and relays the others.
+#[derive(Clone, Debug)]
+pub(crate) struct Parents {
+    pub name: Vec<u8>,
+    pub part: usize,
+    pub parts: usize,
+    pub keys: Keys,
+}
+
+/// [`Parents`] by the key of the children's queue (its prefix in it).
+static PARENTS: LazyLock<Mutex<HashMap<Vec<u8>, Parents>>> = LazyLock::new(Default::default);
+
+/// The [`Parents`] whose children are in the queue `keys`, if known and in
+/// its slot.
+pub(crate) fn parents(config: &Config, keys: &Keys) -> Option<Parents> {
+    let known = PARENTS.lock().ok()?.get(&keys.queue).cloned()?;
+    config
+        .one_slot(&[&keys.queue, &known.keys.flows])
+        .then_some(known)
+}
+
+/// Remembers that children of the queue `keys` have the parents' queue
+/// `name` (its partition `part` of `parts`).
+fn learn(config: &Config, keys: &Keys, name: &[u8], part: usize, parts: usize) {
+    let Ok(mut known) = PARENTS.lock() else {
+        return;
+    };
+    if known
+        .get(&keys.queue)
+        .is_some_and(|p| p.name == name && p.part == part && p.parts == parts)
+    {
+        return;
+    }
+    // A bound for processes that see many queues: they learn again.
+    if known.len() >= 1024 {
+        known.clear();
+    }
+    let parent_keys = if parts <= 1 {
+        Keys::new(&config.prefix, name)
+    } else {
+        Keys::partition(&config.prefix, name, part, parts)
+    };
+    known.insert(
+        keys.queue.clone(),
+        Parents {
+            name: name.to_vec(),
+            part,
+            parts,
+            keys: parent_keys,
+        },
+    );
+}
 
 /// Whether a script's relayed work (`queue_relayed`) says children ended
 /// there (see [`deliver`]).
@@ -207,47 +280,100 @@ struct Ended {
     value: Option<Vec<u8>>,
 }
 
+/// A child's end as `flow_read.lua` and the relays give it: [`Ended`]'s
+/// fields in their order.
+type Row = (
+    Vec<u8>,
+    Vec<u8>,
+    Vec<u8>,
+    usize,
+    usize,
+    Vec<u8>,
+    Vec<u8>,
+    Vec<u8>,
+    Vec<u8>,
+    Option<Vec<u8>>,
+);
+
+impl From<Row> for Ended {
+    fn from(row: Row) -> Self {
+        let (child, stored, parent_queue, part, parts, parent, token, name, outcome, value) = row;
+        Ended {
+            child,
+            stored,
+            parent_queue,
+            part,
+            parts,
+            parent,
+            token,
+            name,
+            outcome,
+            value,
+        }
+    }
+}
+
+/// The ends a script relayed (`queue_flow_end`: `ended` and the child's
+/// id, then the stored record and its 8 fields, the value marked).
+fn relayed(relays: &[Vec<u8>]) -> Vec<Ended> {
+    let mut ends = Vec::new();
+    let mut pairs = relays.chunks_exact(2);
+    while let Some(pair) = pairs.next() {
+        if pair[0] != b"ended" {
+            continue;
+        }
+        let f: Vec<&[u8]> = pairs.by_ref().take(9).map(|p| p[1].as_slice()).collect();
+        let number = |v: &[u8]| std::str::from_utf8(v).ok()?.parse().ok();
+        let (Some(part), Some(parts)) = (
+            f.get(2).copied().and_then(number),
+            f.get(3).copied().and_then(number),
+        ) else {
+            continue;
+        };
+        let Some(value) = f.get(8) else {
+            continue;
+        };
+        let text = |i: usize| f[i].to_vec();
+        ends.push(Ended::from((
+            pair[1].clone(),
+            text(0),
+            text(1),
+            part,
+            parts,
+            text(4),
+            text(5),
+            text(6),
+            text(7),
+            value.split_first().map(|(_, v)| v.to_vec()),
+        )));
+    }
+    ends
+}
+
 /// The most pages of ended children one [`deliver`] goes through (about
 /// 100 each): the rest wait for the next call on the queue.
 const PAGES: usize = 10;
 
 /// Hands the children that ended in the queue `keys` to their parents
-/// (`flow_settle.lua`), then forgets them. Best effort: what fails here
-/// stays in the `ended` hash, and the next call on the queue that finds it
-/// does it again (each step is idempotent).
-pub(crate) fn deliver(config: &Config, keys: &Keys) {
-    let _ = try_deliver(config, keys);
+/// (`flow_settle.lua`), then forgets them: those the script whose
+/// `relays` are given ended, or, when it relayed none, every end the
+/// queue holds (left by a caller that went before it was done). Best
+/// effort: what fails here stays in the `ended` hash, and the next call on
+/// the queue that finds it does it again (each step is idempotent).
+pub(crate) fn deliver(config: &Config, keys: &Keys, relays: &[Vec<u8>]) {
+    let ends = relayed(relays);
+    let _ = if ends.is_empty() {
+        deliver_all(config, keys)
+    } else {
+        hand(config, keys, &ends)
+    };
 }
 
-fn try_deliver(config: &Config, keys: &Keys) -> Result<(), Error> {
+fn deliver_all(config: &Config, keys: &Keys) -> Result<(), Error> {
     let mut cursor = b"0".to_vec();
     for _ in 0..PAGES {
         let (next, ended) = ended_page(config, keys, &cursor)?;
-        let mut by_parent: BTreeMap<(Vec<u8>, usize, usize), Vec<&Ended>> = BTreeMap::new();
-        for e in &ended {
-            by_parent
-                .entry((e.parent_queue.clone(), e.part, e.parts))
-                .or_default()
-                .push(e);
-        }
-        for ((name, part, parts), ends) in by_parent {
-            let parent_keys = if parts <= 1 {
-                Keys::new(&config.prefix, &name)
-            } else {
-                Keys::partition(&config.prefix, &name, part, parts)
-            };
-            settle(config, &parent_keys, &ends)?;
-        }
-        if !ended.is_empty() {
-            conn::with(config, |c| {
-                let mut call = READ.key(&keys.ended);
-                call.arg("forget");
-                for e in &ended {
-                    call.arg(&e.child).arg(&e.stored);
-                }
-                call.invoke::<u64>(c)
-            })?;
-        }
+        hand(config, keys, &ended)?;
         if next == b"0" {
             break;
         }
@@ -256,21 +382,48 @@ fn try_deliver(config: &Config, keys: &Keys) -> Result<(), Error> {
     Ok(())
 }
 
+/// Hands `ended` (of the queue `keys`) to their parents' queues, and
+/// forgets them: in the parent's step when it runs in the same slot, after
+/// it otherwise.
+fn hand(config: &Config, keys: &Keys, ended: &[Ended]) -> Result<(), Error> {
+    let mut by_parent: BTreeMap<(&[u8], usize, usize), Vec<&Ended>> = BTreeMap::new();
+    for e in ended {
+        by_parent
+            .entry((&e.parent_queue, e.part, e.parts))
+            .or_default()
+            .push(e);
+    }
+    let mut apart = Vec::new();
+    for ((name, part, parts), ends) in by_parent {
+        learn(config, keys, name, part, parts);
+        let parent_keys = if parts <= 1 {
+            Keys::new(&config.prefix, name)
+        } else {
+            Keys::partition(&config.prefix, name, part, parts)
+        };
+        let here = config.one_slot(&[&keys.ended, &parent_keys.queue]);
+        settle(config, &parent_keys, &ends, here.then_some(keys))?;
+        if !here {
+            apart.extend(ends);
+        }
+    }
+    if apart.is_empty() {
+        return Ok(());
+    }
+    conn::with(config, |c| {
+        let mut call = READ.key(&keys.ended);
+        call.arg("forget");
+        for e in &apart {
+            call.arg(&e.child).arg(&e.stored);
+        }
+        call.invoke::<u64>(c)
+    })?;
+    Ok(())
+}
+
 /// One page of the `ended` hash of `keys` from `cursor`: the next cursor,
 /// and the children's ends.
 fn ended_page(config: &Config, keys: &Keys, cursor: &[u8]) -> Result<(Vec<u8>, Vec<Ended>), Error> {
-    type Row = (
-        Vec<u8>,
-        Vec<u8>,
-        Vec<u8>,
-        usize,
-        usize,
-        Vec<u8>,
-        Vec<u8>,
-        Vec<u8>,
-        Vec<u8>,
-        Option<Vec<u8>>,
-    );
     let mut reply: Vec<redis::Value> = conn::with(config, |c| {
         READ.key(&keys.ended).arg("ended").arg(cursor).invoke(c)
     })?;
@@ -282,35 +435,21 @@ fn ended_page(config: &Config, keys: &Keys, cursor: &[u8]) -> Result<(Vec<u8>, V
         .map_err(|e| conn::unknown_reply(config, "flow_read.lua", &e))?;
     let rows: Vec<Row> = redis::from_redis_value(redis::Value::Array(rows))
         .map_err(|e| conn::unknown_reply(config, "flow_read.lua", &e))?;
-    let ended = rows
-        .into_iter()
-        .map(
-            |(child, stored, parent_queue, part, parts, parent, token, name, outcome, value)| {
-                Ended {
-                    child,
-                    stored,
-                    parent_queue,
-                    part,
-                    parts,
-                    parent,
-                    token,
-                    name,
-                    outcome,
-                    value,
-                }
-            },
-        )
-        .collect();
+    let ended = rows.into_iter().map(Ended::from).collect();
     Ok((next, ended))
 }
 
-/// `flow_settle.lua` on the parents' queue `keys` for `ends`.
-fn settle(config: &Config, keys: &Keys, ends: &[&Ended]) -> Result<(), Error> {
+/// `flow_settle.lua` on the parents' queue `keys` for `ends`, which it
+/// forgets from their queue `from` when given (one slot).
+fn settle(config: &Config, keys: &Keys, ends: &[&Ended], from: Option<&Keys>) -> Result<(), Error> {
     for chunk in ends.chunks(super::lease::BATCH as usize) {
         let lease::Relayed(_, relays): lease::Relayed<u64> = conn::with(config, |c| {
             let mut call = keys.call_ending(&SETTLE);
             call.types_checked(&SETTLE_TYPES);
             call.key(&keys.flows).key(&keys.flow_children);
+            if let Some(from) = from {
+                call.key(&from.ended);
+            }
             call.arg(&keys.waiters).arg(wake_ms());
             for e in chunk {
                 call.arg(&e.parent)
@@ -318,7 +457,9 @@ fn settle(config: &Config, keys: &Keys, ends: &[&Ended]) -> Result<(), Error> {
                     .arg(&e.name)
                     .arg(&e.outcome)
                     .arg(e.value.as_deref().unwrap_or_default())
-                    .arg(if e.value.is_some() { "1" } else { "0" });
+                    .arg(if e.value.is_some() { "1" } else { "0" })
+                    .arg(&e.child)
+                    .arg(&e.stored);
             }
             call.invoke(c)
         })?;

@@ -28,6 +28,8 @@ if op == 'waiting' then
   local value = need_call('hash', 'HGET', KEYS[1], ARGV[2])
   if not value then return false end
   local fields = {queue_fields(value)}
+  -- The count of children left, kept beside the record (flow_end.lua).
+  fields[3] = need_call('hash', 'HGET', KEYS[2], fields[1]) or fields[3]
   local ends = {}
   for i = 7, #fields do
     local e = need_call('hash', 'HGET', KEYS[2], fields[1] .. '\0' .. fields[i])

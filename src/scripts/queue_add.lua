@@ -7,6 +7,21 @@
 -- member after walking past every smaller one, parsing each one's score.
 -- In ascending order 100 members cost about 4x what they cost in reverse.
 
+-- The scores of ids (a list) in the zset key, in their order (false: not
+-- in it): one ZMSCORE, or a ZSCORE each on a server without it (before
+-- Redis 6.2). Checks key's type.
+local function queue_zscores(key, ids)
+  if #ids == 0 then return {} end
+  local scores = redis.pcall('ZMSCORE', key, unpack(ids))
+  if type(scores) == 'table' and scores.err then
+    need_type(key, 'zset')
+    scores = {}
+    for j, id in ipairs(ids) do scores[j] = redis.call('ZSCORE', key, id) end
+  end
+  need_read(key)
+  return scores
+end
+
 -- Queues id (neither queued nor leased) in the queue whose due times,
 -- payloads and attempts are the keys queue, payloads and attempts, due at
 -- dueText, as a new task: its payload (false: none), no attempts. hadPayload

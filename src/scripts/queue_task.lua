@@ -1,4 +1,4 @@
--- include: queue_line.lua queue_count.lua queue_add.lua queue_record.lua queue_group_count.lua
+-- include: queue_line.lua queue_count.lua queue_add.lua queue_record.lua queue_group_count.lua flow_end.lua
 -- What the scripts that move a queue's tasks share. They all take the same
 -- keys, in one hash slot:
 -- KEYS[1] queue zset (due time per id, the seed's); KEYS[2] payloads hash;
@@ -53,19 +53,9 @@ local function queue_has(i)
   return need_exists(KEYS[i], QUEUE_TYPES[i])
 end
 
--- The scores of ids (a list) in the zset KEYS[i], in their order (false:
--- not in it): one ZMSCORE, or a ZSCORE each on a server without it (before
--- Redis 6.2). Checks KEYS[i]'s type as queue_need does.
+-- The scores of ids (a list) in the zset KEYS[i] (queue_zscores).
 local function queue_scores(i, ids)
-  if #ids == 0 then return {} end
-  local scores = redis.pcall('ZMSCORE', KEYS[i], unpack(ids))
-  if type(scores) == 'table' and scores.err then
-    queue_need(i)
-    scores = {}
-    for j, id in ipairs(ids) do scores[j] = redis.call('ZSCORE', KEYS[i], id) end
-  end
-  need_read(KEYS[i])
-  return scores
+  return queue_zscores(KEYS[i], ids)
 end
 
 -- Groups. A task enqueued with a group has it after its tags, behind a
@@ -339,33 +329,66 @@ end
 local function queue_linked()
   if need_run.linked == nil then
     need_run.linked = KEYS[18] ~= nil and need_exists(KEYS[18], 'hash')
-    if need_run.linked then need_type(KEYS[19], 'hash') end
+    if need_run.linked then
+      need_type(KEYS[19], 'hash')
+      -- The parents' hashes are theirs: a wrong type there fails the
+      -- parents' own step (flow_settle.lua), never this one.
+      if need_run.parents then
+        for k = 21, 22 do
+          local t = redis.call('TYPE', KEYS[k])['ok']
+          if t ~= 'none' and t ~= 'hash' then need_run.parents = nil end
+          need_read(KEYS[k])
+        end
+      end
+    end
   end
   return need_run.linked
 end
 
+-- The queue (or partition) of parents whose hashes are KEYS[21] (waiting
+-- parents) and KEYS[22] (their children's ends), in this slot: the acks
+-- of its children count their ends in place (queue_flow_end), the caller
+-- having guessed it (name, part and parts as the links name it).
+local function queue_parents(name, part, parts)
+  if name ~= '' then need_run.parents = {name, part, parts} end
+end
+
 -- The ends of the tasks ids (a list) that are children: outcome ('acked',
 -- 'dead' or 'removed') and values[i] (their results, or why they died; false:
--- none). The caller is told by a relayed 'ended' (queue_relayed).
+-- none). An acked child of the parents in KEYS[21] and KEYS[22]
+-- (queue_parents) is counted there at once, unless it is the end that
+-- releases its parent. Any other end is relayed to the caller
+-- (queue_relayed), which hands it on at once: ('ended', the child's id),
+-- then ('', field) for the record as stored and each of its 8 fields, the
+-- value as '' or '1' .. value.
 local function queue_flow_end(ids, outcome, values)
   if not queue_linked() or #ids == 0 then return end
   local links = redis.call('HMGET', KEYS[18], unpack(ids))
-  local any = false
+  local here, gone = need_run.parents, {}
   for i, id in ipairs(ids) do
     local link = links[i]
     if link then
       local name, part, parts, parent, token, child = queue_fields(link)
-      redis.call('HDEL', KEYS[18], id)
+      gone[#gone + 1] = id
+      local value = values[i] or false
+      if child and here and outcome == 'acked' and name == here[1] and part == here[2]
+          and parts == here[3] then
+        local verdict = flow_end(KEYS[21], KEYS[22], parent, token, child, outcome, value, false)
+        if verdict == 'waits' or verdict == 'stale' then child = false end
+      end
       if child then
-        redis.call('HSET', KEYS[19], id, queue_record(name, part, parts, parent, token, child, outcome, values[i] or false))
-        any = true
+        local record = queue_record(name, part, parts, parent, token, child, outcome, value)
+        redis.call('HSET', KEYS[19], id, record)
+        need_run.ended = true
+        queue_relay('ended', id)
+        for _, field in ipairs({record, name, part, parts, parent, token, child, outcome,
+            value and ('1' .. value) or ''}) do
+          queue_relay('', field)
+        end
       end
     end
   end
-  if any and not need_run.ended then
-    need_run.ended = true
-    queue_relay('ended', '1')
-  end
+  if #gone > 0 then redis.call('HDEL', KEYS[18], unpack(gone)) end
 end
 
 -- Whether children ended here wait for their parents' step (1 or 0): this

@@ -161,7 +161,7 @@ fn try_reserve(
     })?;
     *acked += reply.acked;
     if reply.ended {
-        crate::queue::flow::deliver(config, keys);
+        crate::queue::flow::deliver(config, keys, &[]);
     }
     Ok(if reply.tasks.is_empty() {
         Try::Later(match reply.later {

@@ -36,7 +36,8 @@ pub fn ack_with(
     results: &[Option<&[u8]>],
 ) -> Result<u64, Error> {
     let mut done = 0;
-    let mut ended = false;
+    let mut ended = Vec::new();
+    let parents = crate::queue::flow::parents(config, keys);
     for (n, chunk) in tasks.chunks(BATCH as usize).enumerate() {
         let first = n * BATCH as usize;
         let kept: Vec<(&[u8], &[u8])> = chunk
@@ -48,8 +49,16 @@ pub fn ack_with(
             let mut call = keys.call_ending(&ACK);
             call.arg(&keys.waiters)
                 .arg(wake_ms())
-                .arg(crate::identity::my_id())
-                .arg(kept.len());
+                .arg(crate::identity::my_id());
+            match &parents {
+                Some(p) => {
+                    call.types_checked(&crate::queue::flow::SETTLE_TYPES);
+                    call.key(&p.keys.flows).key(&p.keys.flow_children);
+                    call.arg(&p.name).arg(p.part).arg(p.parts)
+                }
+                None => call.arg("").arg(0).arg(0),
+            };
+            call.arg(kept.len());
             for (id, result) in &kept {
                 call.arg(*id).arg(*result);
             }
@@ -58,11 +67,11 @@ pub fn ack_with(
             }
             call.invoke(c)
         })?;
-        ended |= crate::queue::flow::told(&relays);
+        ended.extend(relays);
         done += n;
     }
-    if ended {
-        crate::queue::flow::deliver(config, keys);
+    if crate::queue::flow::told(&ended) {
+        crate::queue::flow::deliver(config, keys, &ended);
     }
     Ok(done)
 }
@@ -162,7 +171,7 @@ fn give_back(
     })?;
     super::relay(config, &relays);
     if crate::queue::flow::told(&relays) {
-        crate::queue::flow::deliver(config, keys);
+        crate::queue::flow::deliver(config, keys, &relays);
     }
     Ok(match outcome.as_str() {
         "requeued" => Nack::Requeued,

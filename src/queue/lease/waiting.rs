@@ -243,7 +243,7 @@ pub(super) fn remove_with(
     end_children: bool,
 ) -> Result<u64, Error> {
     let mut removed = 0;
-    let mut ended = false;
+    let mut ended = Vec::new();
     for chunk in ids.chunks(BATCH as usize) {
         let super::Relayed(n, relays): super::Relayed<u64> = conn::with(config, |c| {
             let mut call = if end_children {
@@ -257,11 +257,11 @@ pub(super) fn remove_with(
             }
             call.invoke(c)
         })?;
-        ended |= crate::queue::flow::told(&relays);
+        ended.extend(relays);
         removed += n;
     }
-    if ended {
-        crate::queue::flow::deliver(config, keys);
+    if crate::queue::flow::told(&ended) {
+        crate::queue::flow::deliver(config, keys, &ended);
     }
     Ok(removed)
 }
@@ -291,7 +291,7 @@ pub fn clear(config: &Config, keys: &Keys) -> Result<u64, Error> {
                     .invoke(c)
             })?;
         if crate::queue::flow::told(&relays) {
-            crate::queue::flow::deliver(config, keys);
+            crate::queue::flow::deliver(config, keys, &relays);
         }
         removed += n;
         if next.is_empty() {
