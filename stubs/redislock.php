@@ -1023,11 +1023,11 @@ namespace RedisLock {
          * and may have `children` (and an `onChildFailure`) of its own: a
          * chain is a parent of one child, nested. A string names a queue of
          * one partition of this client. The parent and every child are
-         * created in one step, or none is: 'ignored' when the parent's id is
+         * created whole, or none is: 'ignored' when the parent's id is
          * queued, leased or waiting already, an exception when a child's is.
          * A child's `ack()` result is kept for the parent
-         * (`Task::childResults()`). On a Redis Cluster their queues must share
-         * a hash tag.
+         * (`Task::childResults()`). On a Redis Cluster a flow whose queues are
+         * in several hash slots is created in one step per slot.
          *
          * @param non-empty-string $id
          * @param 'keep'|'replace'|'earliest'|'latest'|null $policy

@@ -440,7 +440,6 @@ impl Queue {
         children: &ZendHashTable,
         on_failure: queue::flow::OnChildFailure,
     ) -> PhpResult<&'static str> {
-        const M: &str = "RedisLock\\Queue::enqueue()";
         let mut specs = vec![super::flow::Spec {
             queue: self.queue.clone(),
             id: task.id,
@@ -487,12 +486,13 @@ impl Queue {
             })
             .collect();
         match engine(queue::flow::add(self.queue.config(), &nodes))? {
-            Err(queue::flow::NotOneSlot) => Err(value_error(format!(
-                "{M}: on a Redis Cluster a parent and its children must be in one hash slot: give their queues one hash tag ('{{report}}:pages', '{{report}}:render')"
-            ))),
-            Ok(queue::flow::Added::Added) => Ok("added"),
-            Ok(queue::flow::Added::Busy(0)) => Ok("ignored"),
-            Ok(queue::flow::Added::Busy(i)) => {
+            queue::flow::Added::Added => Ok("added"),
+            queue::flow::Added::Busy(0) => Ok("ignored"),
+            queue::flow::Added::Undone => Err(exception(
+                Class::Root,
+                "redislock: the flow's creation across Cluster slots stalled and was undone meanwhile: nothing of the flow was created".to_string(),
+            )),
+            queue::flow::Added::Busy(i) => {
                 let s = &specs[i.min(specs.len() - 1)];
                 Err(exception(
                     Class::Root,
@@ -590,11 +590,11 @@ impl Queue {
     /// and may have `children` (and an `onChildFailure`) of its own: a
     /// chain is a parent of one child, nested. A string names a queue of
     /// one partition of this client. The parent and every child are
-    /// created in one step, or none is: 'ignored' when the parent's id is
+    /// created whole, or none is: 'ignored' when the parent's id is
     /// queued, leased or waiting already, an exception when a child's is.
     /// A child's `ack()` result is kept for the parent
-    /// (`Task::childResults()`). On a Redis Cluster their queues must share
-    /// a hash tag.
+    /// (`Task::childResults()`). On a Redis Cluster a flow whose queues are
+    /// in several hash slots is created in one step per slot.
     #[php(defaults(delay = 0))]
     #[allow(clippy::too_many_arguments)]
     pub fn enqueue(

@@ -27,10 +27,11 @@ use crate::scripts::{Invocation, Script, script};
 static ADD: LazyLock<Script> = script!("flow_add.lua");
 static SETTLE: LazyLock<Script> = script!("flow_settle.lua");
 static READ: LazyLock<Script> = script!("flow_read.lua");
+static STAGE: LazyLock<Script> = script!("flow_stage.lua");
 
 /// The types of `flow_add.lua`'s keys for one task, in their order.
 const ADD_TYPES: &[&str] = &[
-    "zset", "hash", "hash", "zset", "list", "hash", "hash", "hash", "hash",
+    "zset", "hash", "hash", "zset", "list", "hash", "hash", "hash", "hash", "hash",
 ];
 
 /// The types of `flow_settle.lua`'s keys: a queue's, then its waiting
@@ -99,108 +100,336 @@ pub struct Node<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Added {
     Added,
-    /// Task `i` (of the list) is queued, leased, waiting or a child of a
-    /// flow already: nothing was created.
+    /// Task `i` (of the list) is queued, leased, waiting, being created or
+    /// a child of a flow already: nothing was created.
     Busy(usize),
+    /// A flow across slots whose creation stalled past [`STALLED`] was
+    /// undone by another caller meanwhile: nothing was created.
+    Undone,
 }
 
+/// How long a flow across slots may be on its way before a later caller
+/// takes it for abandoned and finishes it (see [`tend`]).
+pub const STALLED: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Creates the flow `nodes` (the root first, each parent before its
-/// children) in one script. On a Cluster every task's keys must be in one
-/// slot (queues sharing a hash tag): `Err` otherwise, as `NotOneSlot`.
-pub fn add(config: &Config, nodes: &[Node<'_>]) -> Result<Result<Added, NotOneSlot>, Error> {
-    let all: Vec<&[u8]> = nodes.iter().map(|n| n.keys.queue.as_slice()).collect();
-    if !config.one_slot(&all) {
-        return Ok(Err(NotOneSlot));
-    }
+/// children). In one script when every task's keys are in one slot (on
+/// one server, always); across the slots of a Cluster in steps
+/// (`flow_stage.lua`): each slot's tasks are staged (the parents waiting,
+/// the links, the leaves held back), the flow's record in its root queue
+/// goes from staging to committing, then each queue's leaves are queued.
+/// A slot that refuses a task undoes the others; a creator that goes half
+/// way leaves the record, and [`tend`] finishes the flow the way it was
+/// going. Either way no child runs before every parent waits for it.
+pub fn add(config: &Config, nodes: &[Node<'_>]) -> Result<Added, Error> {
+    add_halting(config, nodes, usize::MAX)
+}
+
+/// [`add`] by a creator that stops for good after `steps` of its scripts
+/// across slots, as a process killed there does (for the tests of what
+/// [`finish_stalled`] does then): `Err` when it stopped.
+#[doc(hidden)]
+pub fn add_halting(config: &Config, nodes: &[Node<'_>], steps: usize) -> Result<Added, Error> {
     let token = uuid::Uuid::new_v4().simple().to_string();
-    // Each queue (or partition) once, its keys and arguments; each task
-    // names its own by index.
+    // Each queue (or partition) once; each task names its own by index.
     let mut queues: Vec<&Node<'_>> = Vec::new();
     let of: Vec<usize> = nodes
         .iter()
         .map(
             |n| match queues.iter().position(|q| q.keys.queue == n.keys.queue) {
-                Some(j) => j + 1,
+                Some(j) => j,
                 None => {
                     queues.push(n);
-                    queues.len()
+                    queues.len() - 1
                 }
             },
         )
         .collect();
-    let reply: lease::Relayed<Vec<redis::Value>> = conn::with(config, |c| {
-        let mut call = ADD.prepare_invoke();
-        call.types_checked(ADD_TYPES);
-        for q in &queues {
-            let k = q.keys;
-            for key in [
-                &k.queue,
-                &k.payloads,
-                &k.attempts,
-                &k.leased,
-                &k.line,
-                &k.stats,
-                &k.flows,
-                &k.flow_children,
-                &k.links,
-            ] {
-                call.key(key);
-            }
+    // The queues by slot, the root's first (the root's queue is queues[0]).
+    let mut slots: Vec<Vec<usize>> = Vec::new();
+    for (j, q) in queues.iter().enumerate() {
+        let same = |g: &Vec<usize>| config.one_slot(&[&queues[g[0]].keys.queue, &q.keys.queue]);
+        match slots.iter_mut().find(|g| same(g)) {
+            Some(g) => g.push(j),
+            None => slots.push(vec![j]),
         }
-        call.arg(wake_ms()).arg(&token).arg(queues.len());
-        for q in &queues {
-            call.arg(&q.keys.waiters)
-                .arg(q.name)
-                .arg(q.part)
-                .arg(q.parts);
-        }
-        call.arg(nodes.len());
-        for (n, j) in nodes.iter().zip(&of) {
-            call.arg(*j)
-                .arg(&n.id)
-                .arg(n.payload.as_deref().unwrap_or_default())
-                .arg(if n.payload.is_some() { "1" } else { "0" })
-                .arg(n.parent.map_or(0, |p| p + 1))
-                .arg(n.on_failure.arg())
-                .arg(super::score_arg(n.delay))
-                .arg(n.tags);
-        }
-        call.invoke(c)
-    })?;
-    let lease::Relayed(reply, relays) = reply;
-    lease::relay(config, &relays);
-    let word = |v: Option<&redis::Value>| match v {
-        Some(redis::Value::BulkString(w)) => w.clone(),
-        _ => Vec::new(),
+    }
+    let flow = Flow {
+        token: &token,
+        nodes,
+        queues: &queues,
+        of: &of,
+        steps: std::cell::Cell::new(steps),
     };
-    let index = |v: &redis::Value| match v {
-        redis::Value::Int(i) => usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)),
-        _ => None,
-    };
-    match word(reply.first()).as_slice() {
-        b"busy" => Ok(Ok(Added::Busy(
-            reply.get(1).and_then(index).unwrap_or_default(),
-        ))),
-        b"added" => {
-            for n in nodes {
-                if let Some(p) = n.parent.and_then(|p| nodes.get(p)) {
-                    learn(config, n.keys, p.name, p.part, p.parts);
+    let mut unregistered = Vec::new();
+    if slots.len() == 1 {
+        match flow.stage(config, "whole", &slots[0], false)? {
+            Err(i) => return Ok(Added::Busy(i)),
+            Ok(new) => unregistered.extend(new),
+        }
+    } else {
+        for (g, group) in slots.iter().enumerate() {
+            match flow.stage(config, "stage", group, g == 0) {
+                Ok(Ok(new)) => unregistered.extend(new),
+                refused => {
+                    // Undone in the slots staged so far, this one too (a
+                    // reply lost may have staged it); the record goes last,
+                    // so that a failure here leaves it to tend().
+                    let undone = slots[..=g]
+                        .iter()
+                        .flatten()
+                        .try_for_each(|&j| flow.step(config, "drop", j).map(drop));
+                    if undone.is_ok() {
+                        let _ = flow.journal(config, "done");
+                    }
+                    return Ok(Added::Busy(refused?.err().unwrap_or_default()));
                 }
             }
-            for i in reply[1..].iter().filter_map(index) {
-                if let Some(n) = nodes.get(i) {
-                    register(config, n.keys)?;
-                }
-            }
-            Ok(Ok(Added::Added))
         }
-        _ => Err(conn::unknown_reply(config, "flow_add.lua", &reply)),
+        if flow.journal(config, "start")? == 0 {
+            for j in 0..queues.len() {
+                flow.step(config, "drop", j)?;
+            }
+            flow.journal(config, "done")?;
+            return Ok(Added::Undone);
+        }
+        for j in 0..queues.len() {
+            if flow.step(config, "commit", j)? == 1 {
+                unregistered.push(j);
+            }
+        }
+        flow.journal(config, "done")?;
+    }
+    for n in nodes {
+        if let Some(p) = n.parent.and_then(|p| nodes.get(p)) {
+            learn(config, n.keys, p.name, p.part, p.parts);
+        }
+    }
+    for j in unregistered {
+        register(config, queues[j].keys)?;
+    }
+    Ok(Added::Added)
+}
+
+/// A flow being created: its token, tasks, and queues (each task's queue
+/// is `queues[of[i]]`).
+struct Flow<'a, 'n> {
+    token: &'a str,
+    nodes: &'a [Node<'n>],
+    queues: &'a [&'a Node<'n>],
+    of: &'a [usize],
+    /// How many more scripts its creator runs (see [`add_halting`]).
+    steps: std::cell::Cell<usize>,
+}
+
+/// The keys of a queue that `flow_add.lua` and `flow_stage.lua` take, in
+/// their order.
+fn flow_keys(call: &mut Invocation<'_>, k: &Keys) {
+    for key in [
+        &k.queue,
+        &k.payloads,
+        &k.attempts,
+        &k.leased,
+        &k.line,
+        &k.stats,
+        &k.flows,
+        &k.flow_children,
+        &k.links,
+        &k.staged,
+    ] {
+        call.key(key);
     }
 }
 
-/// A flow's queues are in several slots of a Cluster.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NotOneSlot;
+impl Flow<'_, '_> {
+    /// `flow_add.lua` in `mode` for the queues `here` (of one slot), with
+    /// the flow's record when `root`: the queues never registered, or the
+    /// index of a task that is busy.
+    fn stage(
+        &self,
+        config: &Config,
+        mode: &str,
+        here: &[usize],
+        root: bool,
+    ) -> Result<Result<Vec<usize>, usize>, Error> {
+        self.go_on(config)?;
+        let reply: lease::Relayed<Vec<redis::Value>> = conn::with(config, |c| {
+            let mut call = ADD.prepare_invoke();
+            call.types_checked(ADD_TYPES);
+            for &j in here {
+                flow_keys(&mut call, self.queues[j].keys);
+            }
+            if root {
+                call.key(&self.queues[0].keys.making);
+            }
+            call.arg(wake_ms())
+                .arg(self.token)
+                .arg(mode)
+                .arg(self.queues.len());
+            for (j, q) in self.queues.iter().enumerate() {
+                let place = here.iter().position(|&h| h == j).map_or(0, |p| p + 1);
+                call.arg(&q.keys.waiters)
+                    .arg(q.name)
+                    .arg(q.part)
+                    .arg(q.parts)
+                    .arg(place);
+            }
+            call.arg(self.nodes.len());
+            for (n, j) in self.nodes.iter().zip(self.of) {
+                call.arg(j + 1)
+                    .arg(&n.id)
+                    .arg(n.payload.as_deref().unwrap_or_default())
+                    .arg(if n.payload.is_some() { "1" } else { "0" })
+                    .arg(n.parent.map_or(0, |p| p + 1))
+                    .arg(n.on_failure.arg())
+                    .arg(super::score_arg(n.delay))
+                    .arg(n.tags);
+            }
+            call.invoke(c)
+        })?;
+        let lease::Relayed(reply, relays) = reply;
+        lease::relay(config, &relays);
+        let index = |v: &redis::Value| match v {
+            redis::Value::Int(i) => usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)),
+            _ => None,
+        };
+        match reply.first() {
+            Some(redis::Value::BulkString(w)) if w == b"busy" => {
+                Ok(Err(reply.get(1).and_then(index).unwrap_or_default()))
+            }
+            Some(redis::Value::BulkString(w)) if w == b"added" => Ok(Ok(reply[1..]
+                .iter()
+                .filter_map(index)
+                .filter_map(|i| self.of.get(i).copied())
+                .collect())),
+            _ => Err(conn::unknown_reply(config, "flow_add.lua", &reply)),
+        }
+    }
+
+    /// `flow_stage.lua`'s `op` ('commit', 'drop') on the queue `j`.
+    fn step(&self, config: &Config, op: &str, j: usize) -> Result<u64, Error> {
+        self.go_on(config)?;
+        step(config, self.queues[j].keys, op, self.token)
+    }
+
+    /// [`journal`]'s `op` on the flow's record.
+    fn journal(&self, config: &Config, op: &str) -> Result<u64, Error> {
+        self.go_on(config)?;
+        journal(config, self.queues[0].keys, op, self.token)
+    }
+
+    /// Counts a script of the creator's; `Err` once it has stopped.
+    fn go_on(&self, config: &Config) -> Result<(), Error> {
+        match self.steps.get() {
+            0 => Err(Error::Connection {
+                server: config.server.clone(),
+                cause: "the creator stopped here (add_halting)".into(),
+            }),
+            n => {
+                self.steps.set(n - 1);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `flow_stage.lua`'s `op` ('commit', 'drop') for the flow `token` on the
+/// queue `keys`.
+fn step(config: &Config, keys: &Keys, op: &str, token: &str) -> Result<u64, Error> {
+    conn::with(config, |c| {
+        let mut call = STAGE.prepare_invoke();
+        call.types_checked(ADD_TYPES);
+        flow_keys(&mut call, keys);
+        call.arg(op)
+            .arg(token)
+            .arg(&keys.waiters)
+            .arg(wake_ms())
+            .invoke(c)
+    })
+}
+
+/// `flow_stage.lua`'s `op` ('start', 'abandon', 'done') on the record of
+/// the flow `token` in its root queue `root`.
+fn journal(config: &Config, root: &Keys, op: &str, token: &str) -> Result<u64, Error> {
+    conn::with(config, |c| {
+        STAGE.key(&root.making).arg(op).arg(token).invoke(c)
+    })
+}
+
+/// When each root queue's flows being made were last looked at by this
+/// process.
+static TENDED: LazyLock<Mutex<HashMap<Vec<u8>, std::time::Instant>>> =
+    LazyLock::new(Default::default);
+
+/// Finishes the flows across slots whose creation stalled past
+/// [`STALLED`] in the root queue `keys`, the way each was going (see
+/// [`finish_stalled`]). On a Cluster only, and at most once per
+/// [`STALLED`] per queue and process (a reserve calls it). Best effort:
+/// what fails stays for the next call.
+pub(crate) fn tend(config: &Config, keys: &Keys) {
+    if !matches!(config.topology, crate::config::Topology::Cluster { .. }) {
+        return;
+    }
+    if let Ok(mut tended) = TENDED.lock() {
+        let now = std::time::Instant::now();
+        if tended
+            .get(&keys.making)
+            .is_some_and(|at| now.duration_since(*at) < STALLED)
+        {
+            return;
+        }
+        if tended.len() >= 1024 {
+            tended.clear();
+        }
+        tended.insert(keys.making.clone(), now);
+    }
+    let _ = finish_stalled(config, keys, STALLED);
+}
+
+/// Finishes the flows across slots of the root queue `keys` being made
+/// since more than `after`: forward (each queue's leaves queued) when it
+/// was committing, back (what each slot staged undone) when it was still
+/// staging. Returns how many it finished.
+pub fn finish_stalled(
+    config: &Config,
+    keys: &Keys,
+    after: std::time::Duration,
+) -> Result<usize, Error> {
+    let old: Vec<Vec<Vec<u8>>> = conn::with(config, |c| {
+        STAGE
+            .key(&keys.making)
+            .arg("old")
+            .arg(after.as_millis() as u64)
+            .invoke(c)
+    })?;
+    let mut finished = 0;
+    for record in &old {
+        let [token, state, rest @ ..] = record.as_slice() else {
+            continue;
+        };
+        let token = String::from_utf8_lossy(token);
+        let forward = state == b"committing"
+            || (state == b"staging" && journal(config, keys, "abandon", &token)? == 0);
+        for q in rest.chunks_exact(3) {
+            let number = |v: &[u8]| std::str::from_utf8(v).ok()?.parse::<usize>().ok();
+            let (Some(part), Some(parts)) = (number(&q[1]), number(&q[2])) else {
+                continue;
+            };
+            let queue = if parts <= 1 {
+                Keys::new(&config.prefix, &q[0])
+            } else {
+                Keys::partition(&config.prefix, &q[0], part, parts)
+            };
+            let op = if forward { "commit" } else { "drop" };
+            if step(config, &queue, op, &token)? == 1 && forward {
+                register(config, &queue)?;
+            }
+        }
+        journal(config, keys, "done", &token)?;
+        finished += 1;
+    }
+    Ok(finished)
+}
 
 /// The queue (or partition) of parents whose children a queue's acks
 /// count in place (`queue_parents` in queue_task.lua): the one its

@@ -96,6 +96,11 @@ pub struct Keys {
     pub child_results: Vec<u8>,
     pub flows: Vec<u8>,
     pub flow_children: Vec<u8>,
+    /// A flow across Cluster slots on its way (see `flow::add`): the tasks
+    /// of each flow staged in this queue, and (in its root's queue) the
+    /// flows being made.
+    pub staged: Vec<u8>,
+    pub making: Vec<u8>,
 }
 
 /// The set of every queue's key (before the prefix), kept by the enqueue:
@@ -144,6 +149,8 @@ impl Keys {
             child_results: place.beside(":child-results"),
             flows: place.beside(":flows"),
             flow_children: place.beside(":flow-children"),
+            staged: place.beside(":flow-staged"),
+            making: place.beside(":flow-making"),
             queue: place.main,
         }
     }

@@ -397,6 +397,11 @@ pub fn ack_and_reserve(
     let Some((first, _)) = queues.first() else {
         return Ok((0, None));
     };
+    // Flows across Cluster slots whose creator went half way (rare,
+    // looked at every few seconds).
+    for (keys, _) in queues {
+        crate::queue::flow::tend(config, keys);
+    }
     let (before, done) = done.split_at(done.len().saturating_sub(BATCH as usize));
     let acked = if before.is_empty() {
         0
