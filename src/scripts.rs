@@ -502,6 +502,25 @@ fn refused(e: &RedisError, command: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// A task's stored tags hold its group and trace behind control bytes
+    /// ('\29', '\30'): queue_tags.lua is their one reader in Lua, as
+    /// `queue::Tags` is in Rust, so that a part added later is skipped the
+    /// same way everywhere.
+    #[test]
+    fn one_script_reads_the_parts_of_stored_tags() {
+        for (name, text) in FILES {
+            let code = text.lines().filter(|l| !l.trim_start().starts_with("--"));
+            let readers: Vec<&str> = code
+                .filter(|l| l.contains("\\29") || l.contains("\\30"))
+                .collect();
+            if *name == "queue_tags.lua" {
+                assert_eq!(readers.len(), 2, "{name}: its two readers");
+            } else {
+                assert_eq!(readers, Vec::<&str>::new(), "{name}");
+            }
+        }
+    }
+
     #[test]
     fn every_script_resolves_to_its_includes_in_order() {
         for (name, _) in FILES {
@@ -525,6 +544,7 @@ mod tests {
                 "queue_count.lua",
                 "queue_add.lua",
                 "queue_record.lua",
+                "queue_tags.lua",
                 "queue_group_count.lua",
                 "flow_end.lua",
                 "queue_task.lua",

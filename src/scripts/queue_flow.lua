@@ -56,7 +56,7 @@ if op == 'count' then
     local tags = #ids > 0 and redis.call('HMGET', KEYS[13], unpack(ids)) or {}
     local per = {}
     for i, id in ipairs(ids) do
-      local g = queue_group_of(tags[i])
+      local g = tags_group(tags[i])
       if g and g ~= '' and redis.call('HSETNX', KEYS[17], QUEUE_MARK .. id, '1') == 1 then
         per[g] = (per[g] or 0) + 1
       end

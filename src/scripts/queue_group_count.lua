@@ -1,3 +1,4 @@
+-- include: queue_tags.lua
 -- Each group's queued tasks, counted while the queue is grouped
 -- (queue_task.lua), in a hash beside the hint lists: '<p>group-count'
 -- (p: the consumer key prefix; a field per group, '' for the tasks
@@ -27,7 +28,7 @@ end
 -- Takes the tasks ids (a list), just taken out of the queue, off their
 -- groups' counts, when the queue counts them (its count hash exists): their
 -- groups from the tags hash (`tags`: a task's stored tags, the group after
--- a '\29', a trace context after a '\30': queue_task.lua).
+-- a '\29': queue_tags.lua).
 local function group_count_taken(p, groups, stats, tags, ids)
   if #ids == 0 or redis.call('EXISTS', p .. 'group-count') == 0 then return end
   local stored = redis.pcall('HMGET', tags, unpack(ids))
@@ -35,7 +36,7 @@ local function group_count_taken(p, groups, stats, tags, ids)
   local per = {}
   for i = 1, #ids do
     local t = stored[i]
-    local g = t and string.match(t, '\29([^\30]*)') or ''
+    local g = tags_group(t) or ''
     per[g] = (per[g] or 0) + 1
   end
   for g, n in pairs(per) do group_count(p, groups, stats, g, -n) end

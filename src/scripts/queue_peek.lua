@@ -98,10 +98,10 @@ if ARGV[1] == 'tagged' then
   local scan = need_call('hash', 'HSCAN', dead and KEYS[8] or KEYS[13], cursor or '0', 'COUNT', ARGV[4])
   for i = 1, #scan[2], 2 do
     local id, value = scan[2][i], scan[2][i + 1]
-    -- A dead letter's tags follow its attempts; a group and a trace
-    -- context follow the tags (queue_task.lua).
+    -- A dead letter's tags follow its attempts (queue_tags.lua reads
+    -- them).
     if dead then value = select(2, queue_task_fields(value)) or '' end
-    value = string.match(value, '^[^\29\30]*')
+    value = tags_words(value)
     if string.find(' ' .. value .. ' ', tag, 1, true) then
       if dead then addDead(id) else addLive(id) end
     end

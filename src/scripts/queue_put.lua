@@ -13,7 +13,7 @@
 -- ARGV[5] '1' for a status per task, '0' for how many were added;
 -- ARGV[6] consumer key prefix; ARGV[7] how long a wake-up waits for its
 -- consumer, in ms; ARGV[8] the tasks' tags, space-separated, and their
--- group ('<tags>\29<group>', queue_task.lua; '': none): a task added or
+-- group ('<tags>\29<group>', queue_tags.lua; '': none): a task added or
 -- replaced takes them (or loses old ones), as its payload, and is hinted
 -- to its group (queue_hint).
 -- Returns {done, status per task (0 ignored, 1 added, 2 updated)} or
@@ -120,7 +120,7 @@ else
 end
 -- The group the tasks are hinted to (false: none), and the latest due
 -- time of the tasks the queue had before it had groups (false: none).
-local group = queue_group_of(tags) or (queue_grouped() and '')
+local group = tags_group(tags) or (queue_grouped() and '')
 local grouping = group and not queue_grouped()
 local hadTasks = grouping and (redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or false)
 local hadCount = hadTasks and redis.call('ZCARD', KEYS[1]) or 0
@@ -229,7 +229,7 @@ if woken > 0 then
     for _ in pairs(fresh) do fresh_n = fresh_n + 1 end
     queue_counted(group, fresh_n)
     for i = 1, #updated do
-      local was = before[i] ~= nil and (queue_group_of(before[i]) or '') or group
+      local was = before[i] ~= nil and (tags_group(before[i]) or '') or group
       if was ~= group then
         queue_counted(was, -1)
         queue_counted(group, 1)

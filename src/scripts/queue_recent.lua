@@ -68,9 +68,8 @@ for _, record in ipairs(records) do
   -- Newest first: the first one too old ends the list (one not of this
   -- shape, written by hand, is passed over).
   if t and t < now - ms then break end
-  -- (The tags without the group and trace after them: queue_task.lua.)
   if t and type(of) == 'string' and (id == '' or of == id)
-    and (tag == '  ' or (type(tags) == 'string' and string.find(' ' .. string.match(tags, '^[^\29\30]*') .. ' ', tag, 1, true))) then
+    and (tag == '  ' or (type(tags) == 'string' and string.find(' ' .. tags_words(tags) .. ' ', tag, 1, true))) then
     out[#out + 1] = {at, outcome, token, of, tags, reason}
     if #out > most then break end
   end

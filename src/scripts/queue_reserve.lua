@@ -202,7 +202,7 @@ local function queue_fair()
         st.ids[#st.ids + 1] = got[i]
         st.dues[#st.dues + 1] = tonumber(dues[i]) or false
         -- (Of another group now: a stale hint.)
-        if tags and (queue_group_of(tags[i]) or '') ~= st.group then st.dues[#st.dues] = false end
+        if tags and (tags_group(tags[i]) or '') ~= st.group then st.dues[#st.dues] = false end
       end
     end
   end
@@ -228,7 +228,7 @@ local function queue_fair()
     if g == '' then
       local flat = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'WITHSCORES', 'LIMIT', '0', #ids + 20)
       for i = 1, #flat, 2 do
-        if not taken[flat[i]] and not queue_group_of(redis.call('HGET', KEYS[13], flat[i])) then
+        if not taken[flat[i]] and not tags_group(redis.call('HGET', KEYS[13], flat[i])) then
           -- (Its turns go on while the queue has such tasks due.)
           st.fallback = true
           return flat[i], tonumber(flat[i + 1])
@@ -301,7 +301,7 @@ local function dueNow()
       if #ids >= want then break end
       local id = flat[i]
       if not taken[id] then
-        local g = flow and queue_group_of(tags[(i + 1) / 2])
+        local g = flow and tags_group(tags[(i + 1) / 2])
         if not flow or flow_room(g) > 0 then
           ids[#ids + 1] = id
           dueAt[#dueAt + 1] = tonumber(flat[i + 1])

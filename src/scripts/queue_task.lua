@@ -58,12 +58,11 @@ local function queue_scores(i, ids)
   return queue_zscores(KEYS[i], ids)
 end
 
--- Groups. A task enqueued with a group has it after its tags, behind a
--- '\29' (a control byte, which no tag holds): '<tags>\29<group>'. So the
--- group goes wherever the tags go (reruns, dead letters, moves, recent
--- attempts). So does the W3C trace context of the span that enqueued the
--- task, when telemetry is on, after a '\30' (a control byte too):
--- '<tags>[\29<group>]\30<trace>' (src/telemetry/queue.rs).
+-- Groups. A task enqueued with a group has it in its stored tags
+-- (queue_tags.lua), so the group goes wherever the tags go (reruns, dead
+-- letters, moves, recent attempts), and so does the W3C trace context of
+-- the span that enqueued the task, when telemetry is on
+-- (src/telemetry/queue.rs).
 --
 -- reserve() takes the tasks of a grouped queue in turn across
 -- its groups (queue_reserve.lua): each group's queued tasks are hinted in
@@ -106,11 +105,6 @@ local function queue_start_counting(n)
   if n > 0 then redis.pcall('HSET', need_run.groups.p .. 'group-count', '', string.format('%d', n)) end
 end
 
--- The group of a task from its stored tags (false: none).
-local function queue_group_of(tags)
-  return tags and string.match(tags, '\29([^\30]*)') or false
-end
-
 -- Whether the queue is grouped (queue_groups read it).
 local function queue_grouped()
   return need_run.groups.grouped
@@ -145,7 +139,7 @@ local function queue_unhinted_step(fromText, skip, untilText)
   local tags = #ids > 0 and queue_has(13) and redis.call('HMGET', KEYS[13], unpack(ids)) or {}
   local hinted = {}
   for i, id in ipairs(ids) do
-    if not queue_group_of(tags[i]) then hinted[#hinted + 1] = id end
+    if not tags_group(tags[i]) then hinted[#hinted + 1] = id end
   end
   if #hinted > 0 then
     redis.pcall('RPUSH', queue_group_key(''), unpack(hinted))
@@ -178,7 +172,7 @@ end
 -- neither it nor the queue is grouped. A hint key of another type
 -- (written by hand) takes no hint: reserve() finds the task anyway.
 local function queue_hint(id, tags)
-  local group = queue_group_of(tags)
+  local group = tags_group(tags)
   if not group then
     if not queue_grouped() then return end
     group = ''
@@ -247,7 +241,7 @@ local function queue_unlease(ids, tags, n)
   if not limit then return false end
   local per, freed = {}, false
   for i = 1, n do
-    local g = queue_group_of(tags[i])
+    local g = tags_group(tags[i])
     if g and g ~= '' then
       -- (While the steps count: only a task counted, which has a mark.)
       local counted = not need_run.marks or redis.call('HDEL', KEYS[17], QUEUE_MARK .. ids[i]) == 1
@@ -443,7 +437,7 @@ local function queue_drop(id)
   -- (Its group's hint stays: reserve() drops it when it comes to it. Its
   -- group's count goes down: the caller called queue_groups.)
   if redis.call('ZREM', KEYS[1], id) == 1 then
-    if need_run.groups.counting then queue_counted(queue_group_of(redis.call('HGET', KEYS[13], id)) or '', -1) end
+    if need_run.groups.counting then queue_counted(tags_group(redis.call('HGET', KEYS[13], id)) or '', -1) end
     queue_forget({id})
     -- (A child removed ends for its parent, when the caller passed the
     -- keys of workflows: a move carries its tasks on instead.)
