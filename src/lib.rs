@@ -16,6 +16,7 @@ pub mod process;
 pub mod queue;
 mod resp;
 mod scripts;
+pub mod shown;
 pub mod signals;
 pub mod stock;
 pub mod telemetry;

@@ -184,3 +184,111 @@ fn large_pops_and_tops_run_in_bounded_batches_and_return_everything_asked() {
     seen.dedup();
     assert_eq!(seen.len(), 3000, "every task exactly once");
 }
+
+/// What a queue object was given decides in the engine: its terms stored
+/// with the queue at its first enqueue (read back by a worker given none),
+/// the defaults otherwise, and a full queue's refusal with its numbers
+/// (`QueueFullException`'s message).
+#[test]
+fn a_handle_stores_its_terms_once_and_says_what_a_full_queue_refused() {
+    use queue::handle::{DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, Full, Handle, Options};
+    use std::sync::Arc;
+    use std::time::Duration;
+    let server = RedisServer::start();
+    let config = Arc::new(server.config());
+    let options = |lease: Option<u64>, max_length: u64, partitions: u64| Options {
+        lease: lease.map(Duration::from_secs),
+        max_attempts: None,
+        max_length,
+        rate: None,
+        partitions,
+    };
+    let task = |id: &str| queue::NewTask {
+        id: id.as_bytes().to_vec(),
+        payload: None,
+    };
+    let tags = queue::Tags::default();
+    let worker = Handle::new(config.clone(), b"bounded".to_vec(), options(None, 2, 1));
+    let terms = worker.terms(None);
+    assert_eq!(
+        (terms.lease, terms.max_attempts),
+        (DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS)
+    );
+    assert!(terms.defaults.lease && terms.defaults.max_attempts);
+
+    let producer = Handle::new(config.clone(), b"bounded".to_vec(), options(Some(90), 2, 1));
+    let before = server.calls(&["fcall", "evalsha"]);
+    producer
+        .put(&[task("a")], 0.0, queue::Policy::Keep, &tags)
+        .unwrap()
+        .unwrap();
+    producer
+        .put(&[task("b")], 0.0, queue::Policy::Keep, &tags)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        server.calls(&["fcall", "evalsha"]) - before,
+        3,
+        "two enqueues, the terms stored once"
+    );
+    let full = producer
+        .put(&[task("c"), task("d")], 0.0, queue::Policy::Keep, &tags)
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        full.to_string(),
+        "redislock: queue 'bounded' is full: 2 tasks of at most 2; nothing was enqueued"
+    );
+    assert!(matches!(
+        full,
+        Full::Put {
+            length: 2,
+            enqueued: 0,
+            batch: 2,
+            ..
+        }
+    ));
+
+    let small = Handle::new(config.clone(), b"small".to_vec(), options(None, 3, 1));
+    small
+        .put(&[task("x"), task("y")], 0.0, queue::Policy::Keep, &tags)
+        .unwrap()
+        .unwrap();
+    let full = small
+        .put(&[task("z"), task("w")], 0.0, queue::Policy::Keep, &tags)
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        full.to_string(),
+        "redislock: queue 'small' has room for 1 more task (at most 3), fewer than the batch adds; nothing was enqueued"
+    );
+    let full = producer.move_to(&small).unwrap().unwrap_err();
+    assert_eq!(
+        full.to_string(),
+        "redislock: queue 'small' is full: 2 tasks of at most 3; 0 task(s) of queue 'bounded' moved before, the rest stay"
+    );
+    assert_eq!(
+        small.move_to(&small).unwrap(),
+        Ok(None),
+        "a queue to itself"
+    );
+
+    let parts = Handle::new(config, b"parts".to_vec(), options(None, 4, 2));
+    let many: Vec<queue::NewTask> = (0..8).map(|i| task(&format!("t{i}"))).collect();
+    let full = parts
+        .put(&many, 0.0, queue::Policy::Keep, &tags)
+        .unwrap()
+        .unwrap_err();
+    let Full::Put {
+        length, enqueued, ..
+    } = full
+    else {
+        panic!("{full:?}");
+    };
+    assert_eq!(
+        full.to_string(),
+        format!(
+            "redislock: a partition of queue 'parts' is full: {length} tasks of at most 2 (its share of maxLength 4 over 2 partitions); {enqueued} of the 8 tasks were enqueued, the others not"
+        )
+    );
+}

@@ -21,41 +21,20 @@ use super::value::{
 use super::{engine, inspect, lease, positive_seconds, wait_seconds};
 use crate::config::Config;
 use crate::queue::lease::{self as leased, BATCH, Leased, Nack, Reserve, Terms};
-use crate::queue::{self, NewTask, Policy, Put, Status, Tags};
+use crate::queue::{self, NewTask, Policy, Status, Tags};
 
-/// What `RedisLock\Client::queue()` was asked for.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// None: not given (the queue's stored term, else [`DEFAULT_LEASE`]).
-    pub lease: Option<Duration>,
-    /// None: not given (the queue's stored term, else
-    /// [`DEFAULT_MAX_ATTEMPTS`]).
-    pub max_attempts: Option<u64>,
-    pub max_length: u64,
-    /// The queue's rate (`setRate()`), stored at this object's first
-    /// enqueue or reserve; None: not given.
-    pub rate: Option<leased::Rate>,
-    /// How many partitions the queue is kept in (1: one hash slot).
-    pub partitions: u64,
-}
-
-/// A queue's lease when neither its object nor a producer gave one.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
-/// A queue's `maxAttempts` when neither its object nor a producer gave one.
-pub const DEFAULT_MAX_ATTEMPTS: u64 = 5;
+pub use crate::queue::handle::Options;
 
 /// A queue, from `RedisLock\Client::queue()` (not constructible with `new`).
 #[php_class]
 #[php(name = "RedisLock\\Queue")]
 pub struct Queue {
-    queue: Arc<queue::Queue>,
-    options: Options,
-    /// Whether the terms given to this object are stored with the queue
-    /// (at its first enqueue: `store_terms`).
-    terms_stored: std::cell::Cell<bool>,
-    /// Whether the rate given to this object is stored with the queue (at
-    /// its first enqueue or reserve: `store_rate`).
-    rate_stored: std::cell::Cell<bool>,
+    handle: queue::handle::Handle,
+}
+
+/// A full queue's refusal as PHP sees it.
+fn full(full: queue::handle::Full) -> PhpException {
+    exception(Class::QueueFull, full.to_string())
 }
 
 /// A number of seconds >= 0 (`what` names the parameter).
@@ -285,41 +264,14 @@ fn rate_count(value: &Value, param: impl Display + Copy) -> PhpResult<u64> {
 impl Queue {
     pub fn new(config: Arc<Config>, name: Vec<u8>, options: Options) -> Self {
         Self {
-            queue: Arc::new(queue::Queue::partitioned(
-                config,
-                name,
-                usize::try_from(options.partitions).unwrap_or(1),
-            )),
-            options,
-            terms_stored: std::cell::Cell::new(false),
-            rate_stored: std::cell::Cell::new(false),
+            handle: queue::handle::Handle::new(config, name, options),
         }
     }
 
-    /// The `rate` this object was given is the queue's from its first
-    /// enqueue or reserve on (one round trip per object), as `setRate()`
-    /// makes it.
+    /// The rate this object was given, stored with the queue at its first
+    /// enqueue or reserve (`Handle::store_rate`).
     pub fn store_rate(&self) -> PhpResult<()> {
-        if self.rate_stored.get() || self.options.rate.is_none() {
-            return Ok(());
-        }
-        engine(self.queue.set_rate(self.options.rate))?;
-        self.rate_stored.set(true);
-        Ok(())
-    }
-
-    /// A producer's terms go with its tasks: the `maxAttempts` and `lease`
-    /// this object was given are stored with the queue at its first
-    /// enqueue (one round trip per object), for the workers that were not
-    /// given their own (docs/queues.md).
-    fn store_terms(&self) -> PhpResult<()> {
-        let (max_attempts, lease) = (self.options.max_attempts, self.options.lease);
-        if self.terms_stored.get() || (max_attempts.is_none() && lease.is_none()) {
-            return Ok(());
-        }
-        engine(self.queue.set_terms(max_attempts, lease))?;
-        self.terms_stored.set(true);
-        Ok(())
+        engine(self.handle.store_rate())
     }
 
     fn put(
@@ -329,50 +281,7 @@ impl Queue {
         policy: Policy,
         tags: &Tags,
     ) -> PhpResult<Vec<Status>> {
-        self.store_terms()?;
-        self.store_rate()?;
-        let put = self
-            .queue
-            .put(tasks, delay, policy, self.options.max_length, tags);
-        match engine(put)? {
-            Put::Done(statuses) => Ok(statuses),
-            Put::Full { length, enqueued } if self.queue.partitions() > 1 => Err(exception(
-                Class::QueueFull,
-                format!(
-                    "redislock: a partition of queue '{}' is full: {length} tasks of at most {} (its share of maxLength {} over {} partitions); {enqueued} of the {} tasks were enqueued, the others not",
-                    super::value::escaped(self.queue.name()),
-                    self.queue.part_max_length(self.options.max_length),
-                    self.options.max_length,
-                    self.queue.partitions(),
-                    tasks.len()
-                ),
-            )),
-            Put::Full { length, enqueued } => Err(exception(
-                Class::QueueFull,
-                format!(
-                    "redislock: queue '{}' {}; {}",
-                    super::value::escaped(self.queue.name()),
-                    match self.options.max_length.checked_sub(length) {
-                        Some(room @ 1..) => format!(
-                            "has room for {room} more {} (at most {}), fewer than the batch adds",
-                            if room == 1 { "task" } else { "tasks" },
-                            self.options.max_length
-                        ),
-                        _ => format!(
-                            "is full: {length} tasks of at most {}",
-                            self.options.max_length
-                        ),
-                    },
-                    match enqueued {
-                        0 => "nothing was enqueued".to_owned(),
-                        n => format!(
-                            "the first {n} of the {} tasks were enqueued, the others not",
-                            tasks.len()
-                        ),
-                    }
-                ),
-            )),
-        }
+        engine(self.handle.put(tasks, delay, policy, tags))?.map_err(full)
     }
 
     /// The task's lease, after checking it is one of this queue's.
@@ -382,19 +291,19 @@ impl Queue {
 
     /// [`Self::own`] for the argument `param`.
     fn own_as<'a>(&self, task: &'a Task, method: &str, param: &str) -> PhpResult<queue::Held<'a>> {
-        if !task.is_of(&self.queue) && task.queue_name() == self.queue.name() {
+        if !task.is_of(self.handle.queue()) && task.queue_name() == self.handle.queue().name() {
             return Err(value_error(format!(
                 "RedisLock\\Queue::{method}(): {param} was reserved from queue '{}' kept in {} partition(s), and this object keeps it in {}: give every client of a queue the same `partitions`",
-                super::value::escaped(self.queue.name()),
+                super::value::escaped(self.handle.queue().name()),
                 task.partitions(),
-                self.queue.partitions()
+                self.handle.queue().partitions()
             )));
         }
-        if !task.is_of(&self.queue) {
+        if !task.is_of(self.handle.queue()) {
             return Err(value_error(format!(
                 "RedisLock\\Queue::{method}(): {param} belongs to queue '{}', not '{}'",
                 super::value::escaped(task.queue_name()),
-                super::value::escaped(self.queue.name())
+                super::value::escaped(self.handle.queue().name())
             )));
         }
         Ok(task.held())
@@ -422,12 +331,12 @@ impl Queue {
     }
 
     pub fn queue(&self) -> &queue::Queue {
-        &self.queue
+        self.handle.queue()
     }
 
     /// Its queue, shared (a workflow's child queue).
     pub fn shared(&self) -> Arc<queue::Queue> {
-        self.queue.clone()
+        self.handle.queue().clone()
     }
 
     /// Creates the task `task` as the parent of the flow `children` (see
@@ -441,16 +350,16 @@ impl Queue {
         on_failure: queue::flow::OnChildFailure,
     ) -> PhpResult<&'static str> {
         let mut specs = vec![super::flow::Spec {
-            queue: self.queue.clone(),
+            queue: self.handle.queue().clone(),
             id: task.id,
             payload: task.payload,
             parent: None,
             on_failure,
         }];
-        let config = self.queue.config().clone();
+        let config = self.handle.queue().config().clone();
         let named = |name: &[u8]| {
-            if name == self.queue.name() {
-                return self.queue.clone();
+            if name == self.handle.queue().name() {
+                return self.handle.queue().clone();
             }
             Arc::new(queue::Queue::new(config.clone(), name.to_vec()))
         };
@@ -462,7 +371,7 @@ impl Queue {
             &named,
             &mut specs,
         )?;
-        self.store_terms()?;
+        engine(self.handle.store_terms())?;
         self.store_rate()?;
         let nodes: Vec<queue::flow::Node<'_>> = specs
             .iter()
@@ -485,7 +394,7 @@ impl Queue {
                 }
             })
             .collect();
-        match engine(queue::flow::add(self.queue.config(), &nodes))? {
+        match engine(queue::flow::add(self.handle.queue().config(), &nodes))? {
             queue::flow::Added::Added => Ok("added"),
             queue::flow::Added::Busy(0) => Ok("ignored"),
             queue::flow::Added::Undone => Err(exception(
@@ -534,19 +443,11 @@ impl Queue {
     /// unless `lease` sets one, and its own `maxAttempts` (those it was not
     /// given: the queue's stored terms, else the defaults).
     pub fn terms(&self, lease: Option<Duration>) -> Terms {
-        let lease = lease.or(self.options.lease);
-        Terms {
-            lease: lease.unwrap_or(DEFAULT_LEASE),
-            max_attempts: self.options.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
-            defaults: leased::Defaults {
-                lease: lease.is_none(),
-                max_attempts: self.options.max_attempts.is_none(),
-            },
-        }
+        self.handle.terms(lease)
     }
 
     pub fn task(&self, leased: Leased, part: usize) -> Task {
-        Task::new(self.queue.clone(), leased, part)
+        Task::new(self.handle.queue().clone(), leased, part)
     }
 }
 
@@ -724,7 +625,11 @@ impl Queue {
             None => Vec::new(),
         };
         self.store_rate()?;
-        let (_, part, tasks) = engine(self.queue.ack_and_reserve(self.terms(lease), &how, &done))?;
+        let (_, part, tasks) = engine(self.handle.queue().ack_and_reserve(
+            self.terms(lease),
+            &how,
+            &done,
+        ))?;
         task_list(self, part, tasks)
     }
 
@@ -735,10 +640,14 @@ impl Queue {
     pub fn ack(&self, task: &Task, result: Arg<NullableText>) -> PhpResult<bool> {
         let (part, id, token) = self.own(task, "ack")?;
         if matches!(result.0, Value::Null) {
-            return engine(self.queue.ack(part, id, token));
+            return engine(self.handle.queue().ack(part, id, token));
         }
         let result = result.bytes("RedisLock\\Queue::ack(): Argument #2 ($result)")?;
-        let n = engine(self.queue.ack_with(&[(part, id, token)], &[Some(&result)]))?;
+        let n = engine(
+            self.handle
+                .queue()
+                .ack_with(&[(part, id, token)], &[Some(&result)]),
+        )?;
         Ok(n == 1)
     }
 
@@ -752,7 +661,7 @@ impl Queue {
     ) -> PhpResult<i64> {
         let leases = self.leases(tasks, "ackMany", "Argument #1 ($tasks)")?;
         let Some(results) = results else {
-            let n = engine(self.queue.ack_many(&leases))?;
+            let n = engine(self.handle.queue().ack_many(&leases))?;
             return Ok(i64::try_from(n).unwrap_or(i64::MAX));
         };
         let mut kept = Vec::with_capacity(leases.len());
@@ -775,7 +684,7 @@ impl Queue {
             }
         }
         let kept: Vec<Option<&[u8]>> = kept.iter().map(|r| r.as_deref()).collect();
-        let n = engine(self.queue.ack_with(&leases, &kept))?;
+        let n = engine(self.handle.queue().ack_with(&leases, &kept))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
@@ -794,10 +703,12 @@ impl Queue {
         let delay = delay_seconds(&delay, "RedisLock\\Queue::nack(): Argument #2 ($delay)")?;
         let reason = reason.bytes("RedisLock\\Queue::nack(): Argument #3 ($reason)")?;
         let (part, id, token) = self.own(task, "nack")?;
-        let done = engine(
-            self.queue
-                .nack(part, id, token, delay, self.terms(None), &reason),
-        )?;
+        let done =
+            engine(
+                self.handle
+                    .queue()
+                    .nack(part, id, token, delay, self.terms(None), &reason),
+            )?;
         Ok(done != Nack::NotLeased)
     }
 
@@ -809,7 +720,7 @@ impl Queue {
     pub fn release(&self, task: &Task, delay: Arg<Float>) -> PhpResult<bool> {
         let delay = delay_seconds(&delay, "RedisLock\\Queue::release(): Argument #2 ($delay)")?;
         let (part, id, token) = self.own(task, "release")?;
-        engine(self.queue.release(part, id, token, delay))
+        engine(self.handle.queue().release(part, id, token, delay))
     }
 
     /// Sends a task to the dead letters now, whatever its attempts: for a
@@ -819,7 +730,7 @@ impl Queue {
     pub fn bury(&self, task: &Task, reason: Arg<NullableText>) -> PhpResult<bool> {
         let reason = reason.bytes("RedisLock\\Queue::bury(): Argument #2 ($reason)")?;
         let (part, id, token) = self.own(task, "bury")?;
-        engine(self.queue.bury(part, id, token, &reason))
+        engine(self.handle.queue().bury(part, id, token, &reason))
     }
 
     /// Sets the task's lease to `$lease` seconds from now (default: the
@@ -828,10 +739,10 @@ impl Queue {
         let lease = lease_or(
             &lease,
             "RedisLock\\Queue::extend(): Argument #2 ($lease)",
-            self.options.lease.unwrap_or(DEFAULT_LEASE),
+            self.handle.lease(),
         )?;
         let (part, id, token) = self.own(task, "extend")?;
-        engine(self.queue.extend(part, id, token, lease))
+        engine(self.handle.queue().extend(part, id, token, lease))
     }
 
     /// Counts at one instant: `ready` (due now), `delayed`, `leased`, `dead`,
@@ -845,19 +756,19 @@ impl Queue {
     /// `retried` from the dead letters; `dead` out of attempts; `expired`
     /// leases that ran out).
     pub fn metrics(&self) -> PhpResult<Zval> {
-        metrics_array(&engine(self.queue.metrics())?)
+        metrics_array(&engine(self.handle.queue().metrics())?)
     }
 
     /// How many partitions the queue is kept in (the `partitions` option; 1:
     /// one hash slot).
     pub fn partitions(&self) -> i64 {
-        i64::try_from(self.queue.partitions()).unwrap_or(i64::MAX)
+        i64::try_from(self.handle.queue().partitions()).unwrap_or(i64::MAX)
     }
 
     /// `metrics()` of each partition, in partition order (one entry for a
     /// queue of one slot): `metrics()` is their sum.
     pub fn partition_metrics(&self) -> PhpResult<Zval> {
-        let all = engine(self.queue.partition_metrics())?;
+        let all = engine(self.handle.queue().partition_metrics())?;
         let mut list = ZendHashTable::with_capacity(u32::try_from(all.len()).unwrap_or(u32::MAX));
         for m in &all {
             list.push(metrics_array(m)?)?;
@@ -869,7 +780,7 @@ impl Queue {
     /// 10 minutes: 60 periods, oldest first, each with `at` (when it began,
     /// Unix time); the last one is still running.
     pub fn history(&self) -> PhpResult<Zval> {
-        let (_, periods) = engine(self.queue.history())?;
+        let (_, periods) = engine(self.handle.queue().history())?;
         let mut list = ZendHashTable::with_capacity(periods.len() as u32);
         for period in periods {
             list.push(array(counts(&period.counts, Some(period.start))?))?;
@@ -910,7 +821,11 @@ impl Queue {
                 Argument("RedisLock\\Queue::recent()", 3, "tag"),
             )?),
         };
-        let (_, attempts) = engine(self.queue.recent(limit, id.as_deref(), tag.as_deref()))?;
+        let (_, attempts) = engine(self.handle.queue().recent(
+            limit,
+            id.as_deref(),
+            tag.as_deref(),
+        ))?;
         let mut list =
             ZendHashTable::with_capacity(u32::try_from(attempts.len()).unwrap_or(u32::MAX));
         for a in attempts {
@@ -936,7 +851,7 @@ impl Queue {
     /// `maxBytes` (the terms they are kept by: `keepRecent()`'s; `maxBytes`
     /// null: no bound).
     pub fn recent_footprint(&self) -> PhpResult<Zval> {
-        let f = engine(self.queue.recent_footprint())?;
+        let f = engine(self.handle.queue().recent_footprint())?;
         let mut out = ZendHashTable::new();
         out.insert("kept", int(f.kept))?;
         let mut bytes = Zval::new();
@@ -991,7 +906,7 @@ impl Queue {
                 1..=leased::RECENT_BYTES_MAX,
             )?),
         };
-        engine(self.queue.keep_recent(count, how_long, max_bytes))?;
+        engine(self.handle.queue().keep_recent(count, how_long, max_bytes))?;
         Ok(true)
     }
 
@@ -1001,7 +916,7 @@ impl Queue {
     #[php(defaults(limit = 100))]
     pub fn dead(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::dead(): Argument #1 ($limit)")?;
-        let dead = engine(self.queue.dead(limit))?;
+        let dead = engine(self.handle.queue().dead(limit))?;
         let mut list = ZendHashTable::with_capacity(u32::try_from(dead.len()).unwrap_or(u32::MAX));
         for d in dead {
             let mut row = ZendHashTable::new();
@@ -1023,7 +938,7 @@ impl Queue {
     #[php(defaults(limit = 100))]
     pub fn peek(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::peek(): Argument #1 ($limit)")?;
-        let tasks = engine(self.queue.queued(limit))?;
+        let tasks = engine(self.handle.queue().queued(limit))?;
         let mut list = ZendHashTable::with_capacity(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
         for t in &tasks {
             list.push(peeked(t)?)?;
@@ -1042,10 +957,10 @@ impl Queue {
     /// 'removed').
     pub fn find(&self, id: Arg<Text>) -> PhpResult<Zval> {
         let id = non_empty(&id, "RedisLock\\Queue::find(): Argument #1 ($id)")?;
-        if let Some(t) = engine(self.queue.find(&id))? {
+        if let Some(t) = engine(self.handle.queue().find(&id))? {
             return peeked(&t);
         }
-        match engine(self.queue.waiting(&id))? {
+        match engine(self.handle.queue().waiting(&id))? {
             Some(w) => waiting(&id, &w),
             None => Ok(Zval::new()),
         }
@@ -1063,7 +978,7 @@ impl Queue {
     #[php(defaults(limit = 100))]
     pub fn groups(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::groups(): Argument #1 ($limit)")?;
-        let groups = engine(self.queue.groups(limit))?;
+        let groups = engine(self.handle.queue().groups(limit))?;
         let mut list =
             ZendHashTable::with_capacity(u32::try_from(groups.len()).unwrap_or(u32::MAX));
         for g in groups {
@@ -1090,7 +1005,7 @@ impl Queue {
         const M: &str = "RedisLock\\Queue::tagged()";
         let tag = self::tag(&tag, Argument(M, 1, "tag"))?;
         let limit = count(&limit, "RedisLock\\Queue::tagged(): Argument #2 ($limit)")?;
-        let tasks = engine(self.queue.tagged(&tag, limit))?;
+        let tasks = engine(self.handle.queue().tagged(&tag, limit))?;
         let mut list = ZendHashTable::with_capacity(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
         for t in &tasks {
             list.push(peeked(t)?)?;
@@ -1114,22 +1029,12 @@ impl Queue {
     /// its partition there, by its group or id: how a queue's count changes
     /// (docs/past-one-node.md).
     pub fn move_to(&self, to: &Queue) -> PhpResult<i64> {
-        let name = || super::value::escaped(self.queue.name());
-        match engine(self.queue.move_to(&to.queue, to.options.max_length))? {
-            leased::Moved::Done { moved, .. } => Ok(int(moved)),
-            leased::Moved::Itself => Err(value_error(format!(
+        match engine(self.handle.move_to(&to.handle))?.map_err(full)? {
+            Some(moved) => Ok(int(moved)),
+            None => Err(value_error(format!(
                 "RedisLock\\Queue::moveTo(): Argument #1 ($to) is queue '{}' itself (the same server, database and keys): nothing was moved",
-                name()
+                super::value::escaped(self.handle.queue().name())
             ))),
-            leased::Moved::Full { moved, length } => Err(exception(
-                Class::QueueFull,
-                format!(
-                    "redislock: queue '{}' is full: {length} tasks of at most {}; {moved} task(s) of queue '{}' moved before, the rest stay",
-                    super::value::escaped(to.queue.name()),
-                    to.options.max_length,
-                    name()
-                ),
-            )),
         }
     }
 
@@ -1140,26 +1045,14 @@ impl Queue {
     /// it are retried, it and the rest stay dead letters.
     pub fn retry_dead(&self, ids: Arg<NullableArray>) -> PhpResult<i64> {
         let ids = id_list(&ids, "RedisLock\\Queue::retryDead(): Argument #1 ($ids)")?;
-        let done = engine(self.queue.retry_dead(&ids, self.options.max_length))?;
-        match done.full {
-            None => Ok(int(done.retried)),
-            Some(length) => Err(exception(
-                Class::QueueFull,
-                format!(
-                    "redislock: queue '{}' is full: {length} tasks of at most {}; {} dead letter(s) retried before, the rest stay dead",
-                    super::value::escaped(self.queue.name()),
-                    self.options.max_length,
-                    done.retried
-                ),
-            )),
-        }
+        Ok(int(engine(self.handle.retry_dead(&ids))?.map_err(full)?))
     }
 
     /// Deletes dead letters and their payloads: the given ids, or all of
     /// them (null). Returns how many.
     pub fn purge_dead(&self, ids: Arg<NullableArray>) -> PhpResult<i64> {
         let ids = id_list(&ids, "RedisLock\\Queue::purgeDead(): Argument #1 ($ids)")?;
-        let n = engine(self.queue.purge_dead(&ids))?;
+        let n = engine(self.handle.queue().purge_dead(&ids))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
@@ -1173,7 +1066,7 @@ impl Queue {
             "RedisLock\\Queue::remove(): Argument #1 ($ids)",
             "array",
         )?;
-        let n = engine(self.queue.remove(&ids))?;
+        let n = engine(self.handle.queue().remove(&ids))?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
@@ -1181,7 +1074,7 @@ impl Queue {
     /// round trip: tasks leased to workers finish as usual, dead letters
     /// stay. Returns how many were removed.
     pub fn clear(&self) -> PhpResult<i64> {
-        let n = engine(self.queue.clear())?;
+        let n = engine(self.handle.queue().clear())?;
         Ok(i64::try_from(n).unwrap_or(i64::MAX))
     }
 
@@ -1193,7 +1086,7 @@ impl Queue {
     #[php(defaults(limit = 100))]
     pub fn leased(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::leased(): Argument #1 ($limit)")?;
-        let tasks = engine(self.queue.leased(limit))?;
+        let tasks = engine(self.handle.queue().leased(limit))?;
         let mut list = ZendHashTable::with_capacity(u32::try_from(tasks.len()).unwrap_or(u32::MAX));
         for (t, worker) in tasks {
             let mut row = ZendHashTable::new();
@@ -1220,7 +1113,7 @@ impl Queue {
     #[php(defaults(limit = 100))]
     pub fn workers(&self, limit: Arg<Int>) -> PhpResult<Zval> {
         let limit = count(&limit, "RedisLock\\Queue::workers(): Argument #1 ($limit)")?;
-        let workers = engine(self.queue.workers(limit))?;
+        let workers = engine(self.handle.queue().workers(limit))?;
         let mut list =
             ZendHashTable::with_capacity(u32::try_from(workers.len()).unwrap_or(u32::MAX));
         for w in workers {
@@ -1243,13 +1136,13 @@ impl Queue {
     /// `resume()`. Leased tasks finish as usual; enqueues go on. False when
     /// it was paused already.
     pub fn pause(&self) -> PhpResult<bool> {
-        engine(self.queue.pause())
+        engine(self.handle.queue().pause())
     }
 
     /// Lets the queue's consumers take tasks again, waking the waiting
     /// ones. False when it was not paused.
     pub fn resume(&self) -> PhpResult<bool> {
-        engine(self.queue.resume())
+        engine(self.handle.queue().resume())
     }
 
     /// Sets the queue's rate, which every worker keeps: `reserve()` hands out
@@ -1266,7 +1159,7 @@ impl Queue {
         burst: Arg<NullableInt>,
     ) -> PhpResult<bool> {
         let rate = rate_args("RedisLock\\Queue::setRate()", &limit, &per, &burst)?;
-        engine(self.queue.set_rate(rate))?;
+        engine(self.handle.queue().set_rate(rate))?;
         Ok(true)
     }
 
@@ -1284,7 +1177,7 @@ impl Queue {
                 Argument("RedisLock\\Queue::setGroupConcurrency()", 1, "concurrency"),
             )?,
         };
-        engine(self.queue.set_group_concurrency(concurrency))?;
+        engine(self.handle.queue().set_group_concurrency(concurrency))?;
         Ok(true)
     }
 
@@ -1300,7 +1193,7 @@ impl Queue {
         burst: Arg<NullableInt>,
     ) -> PhpResult<bool> {
         let rate = rate_args("RedisLock\\Queue::setGroupRate()", &limit, &per, &burst)?;
-        engine(self.queue.set_group_rate(rate))?;
+        engine(self.handle.queue().set_group_rate(rate))?;
         Ok(true)
     }
 
@@ -1322,7 +1215,7 @@ impl Queue {
             )));
         }
         let left = match &group.0 {
-            Value::Null => engine(self.queue.throttle(seconds.as_secs_f64()))?,
+            Value::Null => engine(self.handle.queue().throttle(seconds.as_secs_f64()))?,
             value => {
                 let param = Argument(M, 2, "group");
                 let group = value.bytes(param)?;
@@ -1333,7 +1226,11 @@ impl Queue {
                         quoted(&group)
                     ))
                 })?;
-                engine(self.queue.throttle_group(&group, seconds.as_secs_f64()))?
+                engine(
+                    self.handle
+                        .queue()
+                        .throttle_group(&group, seconds.as_secs_f64()),
+                )?
             }
         };
         Ok(left.as_secs_f64())
@@ -1341,7 +1238,7 @@ impl Queue {
 
     /// The queue's name.
     pub fn name(&self) -> Zval {
-        binary(self.queue.name())
+        binary(self.handle.queue().name())
     }
 
     /// What `var_dump()` shows: the queue's name.

@@ -5,6 +5,7 @@
 //! needed around it.
 
 pub mod flow;
+pub mod handle;
 pub mod lease;
 mod named;
 
