@@ -169,6 +169,94 @@ impl Limiter {
     }
 }
 
+/// Why the limits asked of one decision cannot be decided together.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// A limiter of another deployment than the caller's.
+    OtherClient,
+    /// The same limiter and key twice.
+    Twice { name: Vec<u8>, key: Vec<u8> },
+    /// No limit at all.
+    Empty,
+    /// On a Cluster, keys in several hash slots.
+    Slots,
+}
+
+impl std::fmt::Display for Refused {
+    /// The refusal, said after the name of what was asked.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::OtherClient => write!(f, " holds a limiter of another client"),
+            Refused::Twice { name, key } => write!(
+                f,
+                " names limiter {} with key {} twice",
+                crate::shown::quoted(name),
+                crate::shown::quoted(key)
+            ),
+            Refused::Empty => write!(f, " must not be empty"),
+            Refused::Slots => write!(
+                f,
+                ": on a Cluster the limits of one decision must share a hash slot; give the limiters' names one hash tag, e.g. '{{shop}}:ip' and '{{shop}}:user'"
+            ),
+        }
+    }
+}
+
+/// The limits of one decision of the deployment `config`, as they are
+/// asked: each refused as soon as it cannot join the others.
+pub struct Asked<'a> {
+    config: &'a Config,
+    limits: Vec<(&'a Limiter, Vec<u8>)>,
+}
+
+impl<'a> Asked<'a> {
+    pub fn new(config: &'a Config, capacity: usize) -> Self {
+        Self {
+            config,
+            limits: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Adds `key` of `limiter`.
+    pub fn add(&mut self, limiter: &'a Limiter, key: Vec<u8>) -> Result<(), Refused> {
+        if limiter.config.id != self.config.id {
+            return Err(Refused::OtherClient);
+        }
+        if self.limits.iter().any(|(l, k)| {
+            l.name == limiter.name && l.rate.policy == limiter.rate.policy && *k == key
+        }) {
+            return Err(Refused::Twice {
+                name: limiter.name.clone(),
+                key,
+            });
+        }
+        self.limits.push((limiter, key));
+        Ok(())
+    }
+
+    /// The limiters asked, in their order.
+    pub fn limiters(&self) -> Vec<&'a Limiter> {
+        self.limits.iter().map(|(l, _)| *l).collect()
+    }
+
+    /// Every limit asked, ready for [`decide`]: at least one, and on a
+    /// Cluster all in one slot.
+    pub fn limits(&self) -> Result<Vec<(&'a Limiter, &[u8])>, Refused> {
+        let limits: Vec<(&Limiter, &[u8])> = self
+            .limits
+            .iter()
+            .map(|(l, k)| (*l, k.as_slice()))
+            .collect();
+        if limits.is_empty() {
+            return Err(Refused::Empty);
+        }
+        if !share_a_slot(&limits) {
+            return Err(Refused::Slots);
+        }
+        Ok(limits)
+    }
+}
+
 /// Whether one script can reach every limit of `limits`: on a Cluster,
 /// their keys must share a hash slot (one limiter's always do).
 pub fn share_a_slot(limits: &[(&Limiter, &[u8])]) -> bool {

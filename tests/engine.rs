@@ -13,6 +13,7 @@ mod functions;
 mod layers;
 mod lease;
 mod lease_queue;
+mod limit;
 mod line;
 mod lock;
 mod permits;

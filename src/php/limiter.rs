@@ -233,7 +233,7 @@ impl Limiter {
 pub fn attempt_all(config: &Config, limits: &ZendHashTable, cost: &Value) -> PhpResult<Decision> {
     const M: &str = "RedisLock\\Client::attempt()";
     let param = Argument(M, 1, "limits");
-    let mut asked: Vec<(&limit::Limiter, Vec<u8>)> = Vec::with_capacity(limits.len());
+    let mut asked = limit::Asked::new(config, limits.len());
     for (_, entry) in super::value::entries(limits) {
         let (limiter, key) = match entry.array() {
             Some(pair) => {
@@ -259,35 +259,16 @@ pub fn attempt_all(config: &Config, limits: &ZendHashTable, cost: &Value) -> Php
                 }
             },
         };
-        let limiter = &limiter.limiter;
-        if limiter.config().id != config.id {
-            return Err(value_error(format!(
-                "{param} holds a limiter of another client"
-            )));
-        }
-        if asked.iter().any(|(l, k)| {
-            l.name() == limiter.name() && l.rate().policy == limiter.rate().policy && *k == key
-        }) {
-            return Err(value_error(format!(
-                "{param} names limiter {} with key {} twice",
-                super::value::quoted(limiter.name()),
-                super::value::quoted(&key)
-            )));
-        }
-        asked.push((limiter, key));
+        asked
+            .add(&limiter.limiter, key)
+            .map_err(|refused| value_error(format!("{param}{refused}")))?;
     }
-    if asked.is_empty() {
-        return Err(value_error(format!("{param} must not be empty")));
+    let refused = |refused: limit::Refused| value_error(format!("{param}{refused}"));
+    if asked.limiters().is_empty() {
+        return Err(refused(limit::Refused::Empty));
     }
-    let all: Vec<&limit::Limiter> = asked.iter().map(|(l, _)| *l).collect();
-    let cost = self::cost(cost, Argument(M, 2, "cost"), &all)?;
-    let limits: Vec<(&limit::Limiter, &[u8])> =
-        asked.iter().map(|(l, k)| (*l, k.as_slice())).collect();
-    if !limit::share_a_slot(&limits) {
-        return Err(value_error(format!(
-            "{param}: on a Cluster the limits of one decision must share a hash slot; give the limiters' names one hash tag, e.g. '{{shop}}:ip' and '{{shop}}:user'"
-        )));
-    }
+    let cost = self::cost(cost, Argument(M, 2, "cost"), &asked.limiters())?;
+    let limits = asked.limits().map_err(refused)?;
     let decision = engine(limit::decide(&limits, cost, true))?;
     Ok(Decision::of(decision, &limits))
 }
