@@ -1,6 +1,6 @@
 // ext-php-rs's own build script locates PHP; this one makes cargo rebuild
 // when the PHP it was built against changes, and lists the Lua scripts for
-// src/scripts.rs (every file under src/scripts/, by name).
+// src/scripts.rs (every file under src/scripts/ and its folders, by name).
 use std::fmt::Write;
 
 fn main() {
@@ -11,15 +11,27 @@ fn main() {
     // (phpize builds share a target dir) must read this tree's scripts.
     let root = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
     let dir = std::path::Path::new(&root).join("src/scripts");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("src/scripts/")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".lua"))
-        .collect();
-    names.sort();
+    // Each script by its file name, whatever folder of src/scripts/ holds
+    // it (the folders say what it is for; src/scripts.rs names no folder).
+    let mut found: Vec<(String, std::path::PathBuf)> = Vec::new();
+    let mut dirs = vec![dir];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).expect("src/scripts/").flatten() {
+            let path = entry.path();
+            let name = entry.file_name().into_string().unwrap_or_default();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.ends_with(".lua") {
+                found.push((name, path));
+            }
+        }
+    }
+    found.sort();
+    for pair in found.windows(2) {
+        assert!(pair[0].0 != pair[1].0, "two scripts named {}", pair[0].0);
+    }
     let mut out = String::from("&[\n");
-    for name in names {
-        let path = dir.join(&name);
+    for (name, path) in found {
         writeln!(
             out,
             "    ({name:?}, include_str!({:?})),",

@@ -19,15 +19,35 @@ use redis::{
 use crate::conn::Conn;
 use crate::resp::{self, Words};
 
-/// Every file under `src/scripts/`, by name.
+/// Every file under `src/scripts/` (in `lib/` the helpers the scripts
+/// include, in the other folders the scripts of each kind), by its name.
 const FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
 
-/// A script built from `src/scripts/<file>` and its includes (`with`
-/// files after them: a variant), loaded on first use. A file that does not
-/// exist does not compile.
+/// Whether a script of that name exists (at compile time: [`script!`]).
+pub(crate) const fn exists(file: &str) -> bool {
+    let mut i = 0;
+    while i < FILES.len() {
+        let (name, want) = (FILES[i].0.as_bytes(), file.as_bytes());
+        if name.len() == want.len() {
+            let mut j = 0;
+            while j < name.len() && name[j] == want[j] {
+                j += 1;
+            }
+            if j == name.len() {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
+/// A script built from the file `file` of `src/scripts/` and its includes
+/// (`with` files after them: a variant), loaded on first use. A file that
+/// does not exist does not compile.
 macro_rules! script {
     ($file:literal $(, with $($extra:literal),+)?) => {{
-        const _: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripts/", $file));
+        const _: () = assert!($crate::scripts::exists($file), concat!("no script ", $file));
         std::sync::LazyLock::new(|| $crate::scripts::Script::new($file, &[$($($extra),+)?]))
     }};
 }
@@ -307,7 +327,7 @@ impl<'a> Invocation<'a> {
     /// When the call fails with a command's own `WRONGTYPE` error, which
     /// names no key, checks that each key holds the type redislock keeps
     /// there, `types[i]` for the key `i`, the list repeating (the keys of
-    /// one lock, then of the next) (`scripts/types.lua`): its error, naming
+    /// one lock, then of the next) (`scripts/lib/types.lua`): its error, naming
     /// the key of the wrong type (need.lua's), is the call's. The scripts
     /// check the types of their keys before they write, so both failed
     /// before any change; a check that finds nothing leaves the call's own

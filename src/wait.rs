@@ -1,6 +1,6 @@
 //! Waiting in line, for locks and queues alike. A waiter that cannot go on
 //! joins a line kept in Redis beside the lock or queue (the scripts do that,
-//! see `scripts/line.lua`) and blocks (BLPOP) on a wake list of its own. The
+//! see `scripts/lib/line.lua`) and blocks (BLPOP) on a wake list of its own. The
 //! script that releases the lock or enqueues tasks pushes onto the wake lists
 //! of only as many waiters as it serves, first come first served: nobody
 //! else wakes, so the cost of an event does not grow with the crowd.

@@ -22,7 +22,7 @@ static PUT: LazyLock<Script> = script!("queue_put.lua");
 static DEQUEUE: LazyLock<Script> = script!("queue_dequeue.lua");
 static DUE: LazyLock<Script> = script!("queue_due.lua");
 /// The types of the keys of the scripts that move tasks, in their order
-/// (see `Keys::call`; `QUEUE_TYPES` in `scripts/queue_task.lua`, which a
+/// (see `Keys::call`; `QUEUE_TYPES` in `scripts/lib/queue_task.lua`, which a
 /// test checks against this).
 const TYPES: &[&str] = &[
     "zset", "hash", "hash", "zset", "hash", "hash", "zset", "hash", "list", "hash", "hash", "hash",
@@ -58,7 +58,7 @@ pub struct Keys {
     pub leased: Vec<u8>,
     pub leases: Vec<u8>,
     /// Tasks enqueued while their id was leased, waiting for the lease to
-    /// end (see `scripts/queue_task.lua`).
+    /// end (see `scripts/lib/queue_task.lua`).
     pub reruns: Vec<u8>,
     pub dead: Vec<u8>,
     /// The dead letters' own attempts and payloads.
@@ -73,7 +73,7 @@ pub struct Keys {
     pub tags: Vec<u8>,
     /// The groups whose tasks `reserve()` takes in turn, by their last
     /// turn; each group's queued tasks are hinted in a list the scripts
-    /// name from [`Keys::waiters`] (see `scripts/queue_task.lua`).
+    /// name from [`Keys::waiters`] (see `scripts/lib/queue_task.lua`).
     pub groups: Vec<u8>,
     /// The processes consuming it: when each was last seen, and the tasks
     /// each acked (see `lease::workers`).
@@ -157,7 +157,7 @@ impl Keys {
     }
 
     /// A call of a script that moves tasks, with the keys they all take,
-    /// in their order (see `scripts/queue_task.lua`); a command's own
+    /// in their order (see `scripts/lib/queue_task.lua`); a command's own
     /// `WRONGTYPE` error is told naming the key ([`TYPES`]).
     pub(crate) fn call<'a>(&self, script: &'a Script) -> crate::scripts::Invocation<'a> {
         let mut call = script.prepare_invoke();
@@ -773,7 +773,7 @@ mod tests {
 
     #[test]
     fn the_types_named_are_those_the_scripts_keep() {
-        let lua = include_str!("../scripts/queue_task.lua");
+        let lua = include_str!("../scripts/lib/queue_task.lua");
         let table = lua
             .lines()
             .find_map(|l| l.strip_prefix("local QUEUE_TYPES = {"))

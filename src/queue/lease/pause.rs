@@ -4,7 +4,7 @@
 //! wakes the consumers waiting in its line, and the first in line looks
 //! again when a throttle ends. And the limits of a grouped queue's
 //! groups: a concurrency, a rate and a throttle per group
-//! (`scripts/queue_flow.lua`).
+//! (`scripts/queue/queue_flow.lua`).
 
 use std::sync::LazyLock;
 use std::time::Duration;

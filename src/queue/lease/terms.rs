@@ -53,7 +53,7 @@ pub struct Rate {
 
 impl Rate {
     /// The rate as the scripts read it: '<limit> <per seconds> <burst>'
-    /// (`scripts/queue_rate.lua`).
+    /// (`scripts/lib/queue_rate.lua`).
     pub(crate) fn stored(&self) -> String {
         format!(
             "{} {} {}",
