@@ -363,13 +363,10 @@ static TENDED: LazyLock<Mutex<HashMap<Vec<u8>, std::time::Instant>>> =
 
 /// Finishes the flows across slots whose creation stalled past
 /// [`STALLED`] in the root queue `keys`, the way each was going (see
-/// [`finish_stalled`]). On a Cluster only, and at most once per
-/// [`STALLED`] per queue and process (a reserve calls it). Best effort:
-/// what fails stays for the next call.
+/// [`finish_stalled`]): called by a reserve that saw flows being made
+/// there, at most once per [`STALLED`] per queue and process. Best
+/// effort: what fails stays for the next call.
 pub(crate) fn tend(config: &Config, keys: &Keys) {
-    if !matches!(config.topology, crate::config::Topology::Cluster { .. }) {
-        return;
-    }
     if let Ok(mut tended) = TENDED.lock() {
         let now = std::time::Instant::now();
         if tended

@@ -45,12 +45,13 @@ impl Reserve {
 /// The reserve script's reply: the ms until the first in line should look
 /// again (-1: not first, or nothing scheduled), how many finished tasks it
 /// acked first, whether children that ended wait for their parents' step
-/// (`flow::deliver`), then each task reserved as id, payload (nil: none),
-/// attempts, lease token.
+/// (1: `flow::deliver`) and flows across slots are being made from the
+/// queue (2: `flow::tend`), then each task reserved as id, payload (nil:
+/// none), attempts, lease token.
 struct Reserved {
     later: i64,
     acked: u64,
-    ended: bool,
+    waits: i64,
     tasks: Vec<Leased>,
 }
 
@@ -65,7 +66,7 @@ impl Reserved {
         }
         let later = reply.int()?;
         let acked = u64::try_from(reply.int()?).ok()?;
-        let ended = reply.int()? != 0;
+        let waits = reply.int()?;
         let mut tasks = Vec::with_capacity(reply.room(count / 4, 16));
         for _ in 0..count / 4 {
             tasks.push(Leased {
@@ -78,7 +79,7 @@ impl Reserved {
         reply.end().then_some(Reserved {
             later,
             acked,
-            ended,
+            waits,
             tasks,
         })
     }
@@ -93,7 +94,7 @@ impl FromRedisValue for Reserved {
             return Err(format!("a short reserve reply: {items:?}").into());
         }
         let tasks = items.split_off(3);
-        let ended = i64::from_redis_value(items.pop().unwrap_or(Value::Nil))? != 0;
+        let waits = i64::from_redis_value(items.pop().unwrap_or(Value::Nil))?;
         let acked = u64::from_redis_value(items.pop().unwrap_or(Value::Nil))?;
         let later = i64::from_redis_value(items.pop().unwrap_or(Value::Nil))?;
         type Row = (Vec<u8>, Option<Vec<u8>>, i64, String);
@@ -101,7 +102,7 @@ impl FromRedisValue for Reserved {
         Ok(Reserved {
             later,
             acked,
-            ended,
+            waits,
             tasks: tasks
                 .into_iter()
                 .map(|(id, payload, attempts, token)| Leased {
@@ -138,6 +139,10 @@ fn try_reserve(
     let prefix = format!("{}:", crate::identity::token());
     let reply: Reserved = conn::with(config, |c| {
         let mut call = keys.call_ending(&RESERVE);
+        // Only a Cluster has flows made in steps (flow::add).
+        if matches!(config.topology, crate::config::Topology::Cluster { .. }) {
+            call.key(&keys.making);
+        }
         call.arg(how.count.clamp(1, BATCH))
             .arg(super::term_arg(
                 score_arg(terms.lease.as_secs_f64()),
@@ -160,8 +165,11 @@ fn try_reserve(
         call.invoke_read(c, Reserved::read)
     })?;
     *acked += reply.acked;
-    if reply.ended {
+    if reply.waits & 1 != 0 {
         crate::queue::flow::deliver(config, keys, &[]);
+    }
+    if reply.waits & 2 != 0 {
+        crate::queue::flow::tend(config, keys);
     }
     Ok(if reply.tasks.is_empty() {
         Try::Later(match reply.later {
@@ -397,11 +405,6 @@ pub fn ack_and_reserve(
     let Some((first, _)) = queues.first() else {
         return Ok((0, None));
     };
-    // Flows across Cluster slots whose creator went half way (rare,
-    // looked at every few seconds).
-    for (keys, _) in queues {
-        crate::queue::flow::tend(config, keys);
-    }
     let (before, done) = done.split_at(done.len().saturating_sub(BATCH as usize));
     let acked = if before.is_empty() {
         0

@@ -385,11 +385,16 @@ local function queue_flow_end(ids, outcome, values)
   if #gone > 0 then redis.call('HDEL', KEYS[18], unpack(gone)) end
 end
 
--- Whether children ended here wait for their parents' step (1 or 0): this
--- run's, or an earlier run's whose caller went before it was done.
+-- What waits for the caller: 1 when children ended here wait for their
+-- parents' step (this run's, or an earlier run's whose caller went before
+-- it was done), plus 2 when flows across Cluster slots are being made from
+-- this queue (KEYS[21], given on a Cluster: their records, flow_stage.lua),
+-- for the caller to finish any that stalled.
 local function queue_ended()
-  if need_run.ended then return 1 end
-  return KEYS[19] and redis.call('EXISTS', KEYS[19]) or 0
+  local n = 0
+  if need_run.ended or (KEYS[19] and redis.call('EXISTS', KEYS[19]) == 1) then n = 1 end
+  if KEYS[21] and redis.call('EXISTS', KEYS[21]) == 1 then n = n + 2 end
+  return n
 end
 
 -- Ends the lease of id (its token checked, or run out): the task is done
