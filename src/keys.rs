@@ -220,6 +220,51 @@ pub fn name_of(prefix: &[u8], kind: Kind, key: &[u8], role: &str) -> Option<Vec<
     (built == key).then(|| name.to_vec())
 }
 
+/// The name, partition `i` and count `n` whose shard's key `key` is (see
+/// [`Place::shard`]: `<prefix><word>{<tag>}#s<i>/<n>:<length>:<name>`):
+/// parsed, then checked by making it again.
+pub fn shard_of(prefix: &[u8], kind: Kind, key: &[u8]) -> Option<(Vec<u8>, usize, usize)> {
+    let rest = key
+        .strip_prefix(prefix)?
+        .strip_prefix(kind.shard_word())?
+        .strip_prefix(b"{".as_slice())?;
+    let close = rest.iter().position(|&b| b == b'}')?;
+    let mut fields = rest[close + 1..]
+        .strip_prefix(b"#s".as_slice())?
+        .splitn(3, |&b| b == b':');
+    let (place, len, name) = (fields.next()?, fields.next()?, fields.next()?);
+    let (i, n) = std::str::from_utf8(place).ok()?.split_once('/')?;
+    let (i, n): (usize, usize) = (i.parse().ok()?, n.parse().ok()?);
+    let len: usize = std::str::from_utf8(len).ok()?.parse().ok()?;
+    if name.len() != len || i >= n {
+        return None;
+    }
+    (Place::shard(prefix, kind, name, i, n).main == key).then(|| (name.to_vec(), i, n))
+}
+
+/// `bytes` matching only themselves in a `SCAN ... MATCH` glob.
+pub fn literal(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for &b in bytes {
+        if b"*?[]\\".contains(&b) {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+    out
+}
+
+/// The two `MATCH` globs of the own keys of the names of `kind` that match
+/// the glob `pattern` (see [`Place::new`]): `<word>{<name>}` for a name
+/// without braces, `<word>{<tag>}#<length>:<name>` for one with.
+pub fn globs(prefix: &[u8], kind: Kind, pattern: &[u8]) -> [Vec<u8>; 2] {
+    let (prefix, word) = (literal(prefix), kind.word());
+    [
+        [&prefix[..], word, b"{", pattern, b"}"].concat(),
+        [&prefix[..], word, b"{*}#*:", pattern].concat(),
+    ]
+}
+
 /// The words at the start of every key the extension keeps under a prefix
 /// (after it): its own kinds' (`lock:{`...), the drop-in kinds' seed keys
 /// and the operator records.
@@ -364,6 +409,48 @@ mod tests {
     use redis::cluster_routing::Slot;
 
     use proptest::prelude::*;
+
+    /// A shard's key names its name and place again ([`shard_of`]), and
+    /// no other key does: another kind's, a queue's own, one cut short.
+    #[test]
+    fn a_shard_key_is_read_back_to_its_name() {
+        let names: [&[u8]; 5] = [
+            b"jobs",
+            b"{t}:leases",
+            b"x:dead",
+            b"a}b{c",
+            b"\0\xff:#s1/2:",
+        ];
+        for prefix in [b"".as_slice(), b"app:", b"{app}:"] {
+            for name in names {
+                for n in 2..5 {
+                    for i in 0..n {
+                        let key = Place::shard(prefix, Kind::Queue, name, i, n).main;
+                        assert_eq!(
+                            shard_of(prefix, Kind::Queue, &key),
+                            Some((name.to_vec(), i, n))
+                        );
+                        assert_eq!(shard_of(prefix, Kind::Stock, &key), None);
+                        assert_eq!(shard_of(prefix, Kind::Queue, &key[..key.len() - 1]), None);
+                    }
+                }
+                let own = Place::new(prefix, Kind::Queue, name).main;
+                assert_eq!(shard_of(prefix, Kind::Queue, &own), None);
+            }
+        }
+    }
+
+    #[test]
+    fn a_glob_literal_matches_only_itself() {
+        assert_eq!(literal(b"a*b?[c]\\d"), b"a\\*b\\?\\[c\\]\\\\d".to_vec());
+        assert_eq!(
+            globs(b"p*", Kind::Lock, b"job-*"),
+            [
+                b"p\\*lock:{job-*}".to_vec(),
+                b"p\\*lock:{*}#*:job-*".to_vec()
+            ]
+        );
+    }
 
     use super::*;
 

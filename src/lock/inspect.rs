@@ -203,18 +203,6 @@ pub fn listable(config: &Config) -> bool {
     !matches!(config.topology, Topology::Cluster { .. })
 }
 
-/// `bytes` matching only themselves in a MATCH glob.
-fn literal(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len());
-    for &b in bytes {
-        if b"*?[]\\".contains(&b) {
-            out.push(b'\\');
-        }
-        out.push(b);
-    }
-    out
-}
-
 /// The names of up to `limit` locks matching the glob `pattern` (Redis'
 /// MATCH syntax), of every kind (exact-key locks: those held now, taken
 /// through this API within [`super::FENCE_KEEP`] of the end of their last
@@ -227,24 +215,12 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
     let seed = Keys::seed(prefix, b"").lock;
     let order = Keys::order(prefix, b"").lock;
     let mut seen = std::collections::HashSet::new();
-    // A name without braces: `<word>{<name>}`; with: `<word>{<tag>}#<length>:<name>`.
-    let named = |kind: Kind, word: &[u8], kept: &'static str| {
-        [
-            (
-                kind,
-                [&literal(prefix)[..], word, b"{", pattern, b"}"].concat(),
-                kept,
-            ),
-            (
-                kind,
-                [&literal(prefix)[..], word, b"{*}#*:", pattern].concat(),
-                kept,
-            ),
-        ]
+    let named = |kind: Kind, of: keys::Kind, kept: &'static str| {
+        keys::globs(prefix, of, pattern).map(|glob| (kind, glob, kept))
     };
-    let [lock, lock_braced] = named(Kind::Lock, b"lock:", "string");
-    let [semaphore, semaphore_braced] = named(Kind::Semaphore, b"semaphore:", "zset");
-    let [rwlock, rwlock_braced] = named(Kind::RwLock, b"rwlock:", "zset");
+    let [lock, lock_braced] = named(Kind::Lock, keys::Kind::Lock, "string");
+    let [semaphore, semaphore_braced] = named(Kind::Semaphore, keys::Kind::Semaphore, "zset");
+    let [rwlock, rwlock_braced] = named(Kind::RwLock, keys::Kind::RwLock, "zset");
     let globs: [(Kind, Vec<u8>, &str); 10] = [
         lock,
         lock_braced,
@@ -254,12 +230,12 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
         rwlock_braced,
         (
             Kind::Seed,
-            [&literal(&seed)[..], pattern].concat(),
+            [&keys::literal(&seed)[..], pattern].concat(),
             "string",
         ),
         (
             Kind::Order,
-            [&literal(&order)[..], pattern].concat(),
+            [&keys::literal(&order)[..], pattern].concat(),
             "string",
         ),
         // An exact-key lock's own key is any key: found by its fencing
@@ -267,9 +243,9 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
         (
             Kind::Exact,
             [
-                &literal(prefix)[..],
+                &keys::literal(prefix)[..],
                 b"exactlock:{",
-                &literal(prefix),
+                &keys::literal(prefix),
                 pattern,
                 b"}:fence",
             ]
@@ -279,7 +255,7 @@ pub fn list(config: &Config, pattern: &[u8], limit: usize) -> Result<Vec<(Kind, 
         (
             Kind::Exact,
             [
-                &literal(prefix)[..],
+                &keys::literal(prefix)[..],
                 b"exactlock:{*}#*:",
                 pattern,
                 b":fence",

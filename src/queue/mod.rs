@@ -523,24 +523,12 @@ pub fn listed(config: &Config) -> Result<Vec<(Vec<u8>, usize)>, Error> {
 }
 
 /// The queue name and partition count whose partition's key `key` is
-/// (see [`Keys::partition`]): parsed, then checked by making it again.
+/// (see [`Keys::partition`], `keys::shard_of`).
 fn partition_of_key(prefix: &[u8], key: &[u8]) -> Option<(Vec<u8>, usize)> {
-    let rest = key
-        .strip_prefix(prefix)?
-        .strip_prefix(b"queue:{".as_slice())?;
-    let close = rest.iter().position(|&b| b == b'}')?;
-    // <i>/<n>:<length of the name>:<name>
-    let mut fields = rest[close + 1..]
-        .strip_prefix(b"#s".as_slice())?
-        .splitn(3, |&b| b == b':');
-    let (place, len, name) = (fields.next()?, fields.next()?, fields.next()?);
-    let (i, n) = std::str::from_utf8(place).ok()?.split_once('/')?;
-    let (i, n): (usize, usize) = (i.parse().ok()?, n.parse().ok()?);
-    let len: usize = std::str::from_utf8(len).ok()?.parse().ok()?;
-    if name.len() != len || !(2..=named::MAX_PARTITIONS).contains(&n) || i >= n {
-        return None;
-    }
-    (Keys::partition(prefix, name, i, n).queue == key).then(|| (name.to_vec(), n))
+    let (name, _, n) = crate::keys::shard_of(prefix, crate::keys::Kind::Queue, key)?;
+    (2..=named::MAX_PARTITIONS)
+        .contains(&n)
+        .then_some((name, n))
 }
 
 /// Enqueues `tasks` due `delay` seconds from the server's now, under
