@@ -24,5 +24,6 @@ mod records;
 mod redlock;
 mod sentinel;
 mod stock;
+mod structure;
 mod tls;
 mod wire;
