@@ -5,10 +5,15 @@
 //! - A flow is created in one script (`flow_add.lua`): the parents wait in
 //!   their queue's `flows` hash (not reservable), the children without
 //!   children of their own are queued, each child linked to its parent in
-//!   its queue's `links` hash. On a Cluster its keys must share one slot.
-//! - A child's end (acked, or a dead letter) turns its link into a record
-//!   in its queue's `ended` hash in the same script that ends it
-//!   (`queue_task.lua`: `queue_flow_end`), with its result or why it died.
+//!   its queue's `links` hash. On a Cluster, a flow whose queues are in
+//!   several slots is made in one step per slot ([`add`]).
+//! - A child's ack counts it in its parent's count in the same script
+//!   (`flow_end.lua`) when the parent's queue is in its slot and the
+//!   worker knows it (`Parents`). Any other end (the one that releases
+//!   the parent, a dead or removed child, a parent in another slot) turns
+//!   its link into a record in its queue's `ended` hash in the same script
+//!   that ends it (`queue_task.lua`: `queue_flow_end`), with its result or
+//!   why it died, and is relayed to the caller.
 //! - The caller then hands those records to the parents' queues
 //!   ([`deliver`]: `flow_settle.lua`, in the parent's slot, idempotent) and
 //!   forgets them. A caller that goes in between leaves them there: the next
