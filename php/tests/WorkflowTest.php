@@ -19,6 +19,18 @@ final class WorkflowTest extends RedisLockTestCase
         return (new Client())->queue($name, $options);
     }
 
+    /** How many script calls failed (`failed_calls`: a script not loaded yet, sent again once loaded). */
+    private function failedScriptCalls(): int
+    {
+        $stats = $this->redis->info('commandstats');
+        $n = 0;
+        foreach (['fcall', 'evalsha', 'eval'] as $cmd) {
+            preg_match('/failed_calls=(\d+)/', $stats["cmdstat_$cmd"] ?? '', $m);
+            $n += (int) ($m[1] ?? 0);
+        }
+        return $n;
+    }
+
     public function testAParentRunsOnceItsChildrenAreAckedWithTheirResults(): void
     {
         $pages = $this->queue('pages');
@@ -303,9 +315,17 @@ final class WorkflowTest extends RedisLockTestCase
             $redis = new Redis();
             [$host, $port] = explode(':', substr(ini_get('redislock.default_dsn'), strlen('redis://')));
             $redis->connect($host, (int) $port);
+            // Scripts run to the end (a first call of a script the server
+            // has not loaded yet fails, and is sent again once loaded).
             $scripts = function () use ($redis): int {
-                preg_match('/calls=(\d+)/', $redis->info('commandstats')['cmdstat_fcall'] ?? '', $m);
-                return (int) ($m[1] ?? 0);
+                $n = 0;
+                foreach (['fcall', 'evalsha', 'eval'] as $cmd) {
+                    $line = $redis->info('commandstats')["cmdstat_$cmd"] ?? '';
+                    preg_match('/calls=(\d+)/', $line, $calls);
+                    preg_match('/failed_calls=(\d+)/', $line, $failed);
+                    $n += (int) ($calls[1] ?? 0) - (int) ($failed[1] ?? 0);
+                }
+                return $n;
             };
             foreach ($work->reserve(10) as $i => $task) {
                 $before = $scripts();
@@ -322,9 +342,9 @@ final class WorkflowTest extends RedisLockTestCase
         $work = $this->queue('work');
         [$t] = $work->reserve();
         $record = $this->redis->hGet('{Queue:parents}:flows', 'q');
-        $scripts = $this->scriptCalls();
+        $scripts = $this->scriptCalls() - $this->failedScriptCalls();
         $this->assertTrue($work->ack($t, 'x'));
-        $this->assertSame(1, $this->scriptCalls() - $scripts, 'the creating process counts in place from the first ack');
+        $this->assertSame(1, $this->scriptCalls() - $this->failedScriptCalls() - $scripts, 'the creating process counts in place from the first ack');
         $this->assertSame(3, $this->queue('parents')->find('q')['children']);
         $this->assertSame($record, $this->redis->hGet('{Queue:parents}:flows', 'q'), 'the record is not rewritten');
     }
