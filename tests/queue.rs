@@ -217,20 +217,37 @@ fn a_handle_stores_its_terms_once_and_says_what_a_full_queue_refused() {
     assert!(terms.defaults.lease && terms.defaults.max_attempts);
 
     let producer = Handle::new(config.clone(), b"bounded".to_vec(), options(Some(90), 2, 1));
-    let before = server.calls(&["fcall", "evalsha"]);
+    let stats = queue::Keys::new(b"", b"bounded").stats;
+    let lease = || -> Option<String> {
+        redis::cmd("HGET")
+            .arg(&stats)
+            .arg("lease")
+            .query(&mut server.client())
+            .unwrap()
+    };
+    assert_eq!(lease(), None, "nothing stored before the first enqueue");
     producer
         .put(&[task("a")], 0.0, queue::Policy::Keep, &tags)
         .unwrap()
+        .unwrap();
+    assert_eq!(
+        lease().as_deref(),
+        Some("90"),
+        "stored at the first enqueue"
+    );
+    // Another producer's term since: this object does not store its own
+    // again.
+    let _: i64 = redis::cmd("HSET")
+        .arg(&stats)
+        .arg("lease")
+        .arg("7")
+        .query(&mut server.client())
         .unwrap();
     producer
         .put(&[task("b")], 0.0, queue::Policy::Keep, &tags)
         .unwrap()
         .unwrap();
-    assert_eq!(
-        server.calls(&["fcall", "evalsha"]) - before,
-        3,
-        "two enqueues, the terms stored once"
-    );
+    assert_eq!(lease().as_deref(), Some("7"), "stored once per object");
     let full = producer
         .put(&[task("c"), task("d")], 0.0, queue::Policy::Keep, &tags)
         .unwrap()
